@@ -1,0 +1,32 @@
+"""Shared fixtures: the task app's own vectors from ``../shared/spec/vectors``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SPEC = REPO.parent / "shared" / "spec"
+VECTORS = SPEC / "vectors"
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    with path.open(encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle if line.strip()]
+
+
+@pytest.fixture(scope="session")
+def decision_vectors() -> list[dict]:
+    return read_jsonl(VECTORS / "decisions.jsonl")
+
+
+@pytest.fixture(scope="session")
+def episode_vectors() -> list[dict]:
+    return read_jsonl(VECTORS / "episodes.jsonl")
+
+
+def exact(value) -> str:
+    """A rendering that differs whenever keys, key order, types or float bits differ."""
+    return json.dumps(value, allow_nan=True)

@@ -1,0 +1,1 @@
+"""Crafter Reward Workbench."""

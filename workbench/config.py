@@ -1,0 +1,173 @@
+"""``RewardConfig``: one object for a task app ``step_rewards`` table.
+
+A config keeps what the user wrote (the strategy string as spelled, weights and k-limits as
+given) so that ``lint`` can point at mistakes the task app would swallow silently; the
+properties ``effective_*`` say what the task app actually runs. Reading and writing files
+(our YAML, synth-ai TOMLs) lives in ``workbench.config_files``; lint in ``workbench.lint``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any, Mapping
+
+from workbench.reward import (
+    coerce_k_limits,
+    coerce_weights,
+    effective_lambda,
+    normalize_strategy,
+)
+from workbench.tables import TASK_APP_RESOURCE_WEIGHTS, ResourceWeights
+
+#: The mode under which the task app shapes rewards at all.
+STEPWISE_MODE = "decision_stepwise"
+#: Keys of a resource-table override (a workbench extension the task app cannot express).
+RESOURCE_OVERRIDE_KEYS = ("inventory", "inventory_default", "achievement_counts", "achievement_count_default")
+
+
+class ConfigError(ValueError):
+    """A config that cannot be read or written; the message names the file and key path."""
+
+
+def _read_float(value: Any) -> float:
+    """The task app's ``float(value or 0.0)`` with 0.0 on error."""
+    try:
+        return float(value or 0.0)
+    except Exception:
+        return 0.0
+
+
+@dataclass(frozen=True)
+class RewardConfig:
+    """A step_rewards table: whether shaping runs, its strategy, weights and limits.
+
+    Field defaults describe an active consistent configuration (what ``configs/task_app_default.yaml``
+    ships); ``from_dict`` instead applies the task app's defaults to missing keys, so
+    ``RewardConfig.from_dict({})`` is "shaping off", exactly as the task app reads an empty table.
+    """
+
+    enabled: bool = True
+    mode: str = STEPWISE_MODE
+    strategy: str = "consistent"
+    weights: Mapping[str, float] = field(default_factory=dict)
+    k_limits: Mapping[str, int] = field(default_factory=dict)
+    indicator_lambda: float = 1.0
+    step_beta: float = 0.0
+    #: Overrides merged over the task app's resource tables; {} keeps the task app's tables.
+    resource_overrides: Mapping[str, Any] = field(default_factory=dict)
+
+    # -- what the task app runs -------------------------------------------------------------
+    @property
+    def active(self) -> bool:
+        """Whether the task app shapes rewards at all with this table."""
+        return bool(self.enabled) and str(self.mode or "off").lower() == STEPWISE_MODE
+
+    @property
+    def effective_strategy(self) -> str:
+        return normalize_strategy(self.strategy)
+
+    @property
+    def effective_lambda(self) -> float:
+        """The factor rewards are scaled by (0 means 1.0, reward.md quirk 2)."""
+        return float(effective_lambda(self.indicator_lambda))
+
+    @property
+    def resource_weights(self) -> ResourceWeights:
+        if not self.resource_overrides:
+            return TASK_APP_RESOURCE_WEIGHTS
+        return TASK_APP_RESOURCE_WEIGHTS.overridden(**self.resource_overrides)
+
+    # -- task app tables --------------------------------------------------------------------
+    @classmethod
+    def from_dict(cls, table: Mapping[str, Any] | None) -> "RewardConfig":
+        """Read a step_rewards table with the task app's rules (junk values coerced or dropped).
+
+        A ``resource_weights`` key (our extension) is taken as resource-table overrides.
+        """
+        table = dict(table or {})
+        return cls(
+            enabled=bool(table.get("enabled", False)),
+            mode=str(table.get("mode") or "off").lower(),
+            strategy=table["strategy"] if isinstance(table.get("strategy"), str) else "consistent",
+            weights=coerce_weights(table.get("weights")),
+            k_limits=coerce_k_limits(table.get("k_limits")),
+            indicator_lambda=_read_float(table.get("indicator_lambda")),
+            step_beta=_read_float(table.get("step_beta")),
+            resource_overrides=_resource_overrides(table.get("resource_weights")),
+        )
+
+    def to_task_app_dict(self) -> dict[str, Any]:
+        """The step_rewards table the task app reads (without our resource overrides)."""
+        table: dict[str, Any] = {
+            "enabled": bool(self.enabled),
+            "mode": self.mode,
+            "strategy": self.strategy,
+            "indicator_lambda": float(self.indicator_lambda),
+            "step_beta": float(self.step_beta),
+        }
+        if self.weights:
+            table["weights"] = dict(self.weights)
+        if self.k_limits:
+            table["k_limits"] = dict(self.k_limits)
+        return table
+
+    def to_dict(self) -> dict[str, Any]:
+        """``to_task_app_dict`` plus the workbench's resource overrides, when there are any."""
+        table = self.to_task_app_dict()
+        if self.resource_overrides:
+            table["resource_weights"] = _plain(self.resource_overrides)
+        return table
+
+    def with_changes(self, **changes: Any) -> "RewardConfig":
+        """A copy with some fields changed (configs are immutable so scoring can cache)."""
+        return replace(self, **changes)
+
+    # -- files (implemented in workbench.config_files) --------------------------------------
+    @classmethod
+    def from_file(cls, path: str | Path) -> "RewardConfig":
+        """Read our YAML or a synth-ai TOML (task-app or trainer style, detected)."""
+        from workbench import config_files
+
+        return config_files.read_config(path)
+
+    def to_file(self, path: str | Path, *, overwrite: bool = False) -> Path:
+        """Write YAML (.yaml/.yml) or a standalone TOML table (.toml), atomically."""
+        from workbench import config_files
+
+        return config_files.write_config(self, path, overwrite=overwrite)
+
+    def export_into(self, toml_path: str | Path) -> Path:
+        """Update the step-rewards keys of an existing training TOML in place, keeping the rest."""
+        from workbench import config_files
+
+        return config_files.export_into(self, toml_path)
+
+    def lint(self) -> list["Finding"]:
+        """Problems the task app would not tell you about; never changes the config."""
+        from workbench.lint import lint
+
+        return lint(self)
+
+
+def _resource_overrides(value: Any) -> dict[str, Any]:
+    if not isinstance(value, Mapping):
+        return {}
+    overrides: dict[str, Any] = {}
+    for key in RESOURCE_OVERRIDE_KEYS:
+        if key not in value:
+            continue
+        if key.endswith("_default"):
+            overrides[key] = float(value[key])
+        else:
+            overrides[key] = coerce_weights(dict(value[key] or {}))
+    return overrides
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
+
+
+CONFIG_FIELDS = tuple(f.name for f in fields(RewardConfig))
