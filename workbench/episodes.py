@@ -1,0 +1,410 @@
+"""Episodes and corpora: what the workbench scores and replays.
+
+An ``Episode`` is the state after reset plus one row per decision, kept as small numpy arrays
+(inventory and achievement counts per state, actions, Crafter's reward) with optional frames
+that stay on disk until first touched. ``episode.states()`` gives the observation states in the
+task app's form, ready for ``workbench.reward`` / ``workbench.rollout``.
+
+A ``Corpus`` is an ordered collection of episodes with a tidy index ``DataFrame`` (one row per
+episode) that is built from metadata only, so selecting and iterating never reads frames.
+Saving and loading live in ``workbench.storage``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from workbench.tables import ACHIEVEMENTS, ACTIONS, INITIAL_INVENTORY, INVENTORY_ITEMS
+
+#: Where an episode came from.
+SOURCES = ("recorded", "crafter-recorder", "rollout", "synthetic")
+ACTION_IDS: Mapping[str, int] = {name: index for index, name in enumerate(ACTIONS)}
+FRAME_SHAPE = (64, 64, 3)
+
+#: Columns of ``Corpus.index``, in order.
+INDEX_COLUMNS = (
+    "episode", "source", "policy", "seed", "decisions", "steps", "env_return",
+    "unlocked", "n_unlocked", "has_frames", "has_logged",
+)
+
+
+class EpisodeError(ValueError):
+    """An episode that breaks the data model; the message names the episode and the problem."""
+
+
+@dataclass
+class Frames:
+    """One episode's frames: ``images[0]`` is the reset frame, ``images[t]`` the frame after step t.
+
+    ``step_decision[t - 1]`` is the decision (1-based, as ``decision_index``) that step t belongs to.
+    """
+
+    images: np.ndarray
+    step_decision: np.ndarray
+
+
+@dataclass
+class Episode:
+    """One Crafter episode: the state after reset and one row per decision.
+
+    Arrays (n = number of decisions):
+    - ``inventory``: int (n+1, 16), columns ``INVENTORY_ITEMS``; row 0 is the state after reset.
+    - ``achievement_counts``: int (n+1, 22), columns ``ACHIEVEMENTS``, Crafter's cumulative counts.
+      When the source had no counts (text observations), they are derived from the status
+      (0/1) and ``metadata["counts"] == "derived"``; the status itself stays exact.
+    - ``player_pos``: int (n+1, 2), -1 where unknown.
+    - ``env_reward``: float (n,), Crafter's own reward summed over the decision's steps.
+    - ``done``: bool (n,).
+    ``actions[i]`` lists the Crafter action names of decision i+1.
+    ``logged`` holds what a task app logged for an imported rollout: ``config`` (its step_rewards
+    table) and ``stepwise`` (one ``info.stepwise`` dict or None per decision).
+    """
+
+    id: str
+    inventory: np.ndarray
+    achievement_counts: np.ndarray
+    actions: list[list[str]]
+    env_reward: np.ndarray
+    done: np.ndarray
+    player_pos: np.ndarray | None = None
+    achievement_status: np.ndarray | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+    logged: dict[str, Any] | None = None
+    frames_loader: Callable[[], Frames] | None = field(default=None, repr=False)
+    _frames: Frames | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        self.inventory = np.asarray(self.inventory, dtype=np.int32)
+        self.achievement_counts = np.asarray(self.achievement_counts, dtype=np.int32)
+        self.env_reward = np.asarray(self.env_reward, dtype=np.float64)
+        self.done = np.asarray(self.done, dtype=bool)
+        if self.player_pos is None:
+            self.player_pos = np.full((len(self.inventory), 2), -1, dtype=np.int32)
+        self.player_pos = np.asarray(self.player_pos, dtype=np.int32)
+        if self.achievement_status is None:
+            self.achievement_status = self.achievement_counts > 0
+        self.achievement_status = np.asarray(self.achievement_status, dtype=bool)
+        self.actions = [list(map(str, decision)) for decision in self.actions]
+        self.validate()
+
+    # -- checks -----------------------------------------------------------------------------
+    def validate(self) -> None:
+        """Raise ``EpisodeError`` naming this episode if its arrays do not fit together."""
+        n = len(self.actions)
+        if n == 0:
+            raise EpisodeError(f"episode {self.id!r}: has no decisions (an episode needs at least one)")
+        expected = {
+            "inventory": (n + 1, len(INVENTORY_ITEMS)),
+            "achievement_counts": (n + 1, len(ACHIEVEMENTS)),
+            "achievement_status": (n + 1, len(ACHIEVEMENTS)),
+            "player_pos": (n + 1, 2),
+            "env_reward": (n,),
+            "done": (n,),
+        }
+        for name, shape in expected.items():
+            actual = getattr(self, name).shape
+            if actual != shape:
+                raise EpisodeError(f"episode {self.id!r}: {name} has shape {actual}, expected {shape} for {n} decisions")
+        for i, decision in enumerate(self.actions, start=1):
+            if not decision:
+                raise EpisodeError(f"episode {self.id!r}: decision {i} has no actions")
+            unknown = [a for a in decision if a not in ACTION_IDS]
+            if unknown:
+                raise EpisodeError(f"episode {self.id!r}: decision {i} has unknown action(s) {unknown}; Crafter's are {list(ACTIONS)}")
+
+    # -- sizes ------------------------------------------------------------------------------
+    @property
+    def n_decisions(self) -> int:
+        return len(self.actions)
+
+    @property
+    def n_steps(self) -> int:
+        """Environment steps: the number of actions the decisions held."""
+        return sum(len(decision) for decision in self.actions)
+
+    @property
+    def env_return(self) -> float:
+        return float(self.env_reward.sum())
+
+    @property
+    def unlocked(self) -> list[str]:
+        """Achievements true in the last state, in Crafter's order."""
+        return [name for name, on in zip(ACHIEVEMENTS, self.achievement_status[-1]) if on]
+
+    # -- frames -----------------------------------------------------------------------------
+    @property
+    def has_frames(self) -> bool:
+        return self._frames is not None or self.frames_loader is not None
+
+    @property
+    def frames(self) -> Frames:
+        """The frames, loaded on first access; ``EpisodeError`` when the episode has none."""
+        if self._frames is None:
+            if self.frames_loader is None:
+                raise EpisodeError(f"episode {self.id!r}: recorded without frames")
+            self._frames = self.frames_loader()
+        return self._frames
+
+    def set_frames(self, images: np.ndarray, step_decision: np.ndarray) -> None:
+        """Attach frames, checking that there is one per step plus the reset frame."""
+        images = np.asarray(images)
+        step_decision = np.asarray(step_decision, dtype=np.int32)
+        if images.dtype != np.uint8 or images.shape[1:] != FRAME_SHAPE or len(images) != self.n_steps + 1:
+            raise EpisodeError(
+                f"episode {self.id!r}: frames have shape {images.shape} {images.dtype}, "
+                f"expected ({self.n_steps + 1}, 64, 64, 3) uint8"
+            )
+        if step_decision.shape != (self.n_steps,):
+            raise EpisodeError(f"episode {self.id!r}: step_decision has shape {step_decision.shape}, expected ({self.n_steps},)")
+        self._frames = Frames(images, step_decision)
+        self.frames_loader = None
+
+    def step_decisions(self) -> np.ndarray:
+        """For each environment step, the 1-based decision it belongs to (from the actions)."""
+        sizes = np.fromiter((len(d) for d in self.actions), dtype=np.int64, count=self.n_decisions)
+        return np.repeat(np.arange(1, self.n_decisions + 1, dtype=np.int32), sizes)
+
+    # -- the task app's view ----------------------------------------------------------------
+    def states(self) -> list[dict[str, dict[str, Any]]]:
+        """Observation states as the task app sees them (index 0 = after reset)."""
+        inventory = self.inventory.tolist()
+        counts = self.achievement_counts.tolist()
+        status = self.achievement_status.tolist()
+        return [
+            {
+                "inventory": dict(zip(INVENTORY_ITEMS, inventory[i])),
+                "achievements_status": dict(zip(ACHIEVEMENTS, status[i])),
+                "achievements_counts": dict(zip(ACHIEVEMENTS, counts[i])),
+            }
+            for i in range(self.n_decisions + 1)
+        ]
+
+    def index_row(self) -> dict[str, Any]:
+        """This episode's row of ``Corpus.index`` (metadata only: never reads frames)."""
+        unlocked = self.unlocked
+        return {
+            "episode": self.id,
+            "source": self.metadata.get("source", "recorded"),
+            "policy": self.metadata.get("policy"),
+            "seed": self.metadata.get("seed"),
+            "decisions": self.n_decisions,
+            "steps": self.n_steps,
+            "env_return": self.env_return,
+            "unlocked": unlocked,
+            "n_unlocked": len(unlocked),
+            "has_frames": self.has_frames,
+            "has_logged": self.logged is not None,
+        }
+
+    # -- construction -----------------------------------------------------------------------
+    @classmethod
+    def from_states(
+        cls,
+        id: str,
+        states: Sequence[Mapping[str, Any]],
+        actions: Sequence[Sequence[str]],
+        *,
+        env_reward: Sequence[float] | None = None,
+        done: Sequence[bool] | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> "Episode":
+        """Build an episode from task-app observation states (index 0 = after reset).
+
+        Missing inventory items read as 0; missing counts are derived from the status and the
+        episode says so in ``metadata["counts"]``.
+        """
+        n = len(states) - 1
+        inventory = [[int(s.get("inventory", {}).get(item, 0)) for item in INVENTORY_ITEMS] for s in states]
+        status = [[bool(s.get("achievements_status", {}).get(a, False)) for a in ACHIEVEMENTS] for s in states]
+        has_counts = all("achievements_counts" in s for s in states)
+        counts = (
+            [[int(s["achievements_counts"].get(a, 0)) for a in ACHIEVEMENTS] for s in states]
+            if has_counts
+            else np.asarray(status, dtype=np.int32)
+        )
+        meta = {"source": "synthetic", **(metadata or {})}
+        if not has_counts:
+            meta["counts"] = "derived"
+        return cls(
+            id=id,
+            inventory=inventory,
+            achievement_counts=counts,
+            achievement_status=status,
+            actions=[list(a) for a in actions],
+            env_reward=np.zeros(n) if env_reward is None else env_reward,
+            done=np.zeros(n, bool) if done is None else done,
+            metadata=meta,
+        )
+
+
+def reset_state_arrays() -> tuple[np.ndarray, np.ndarray]:
+    """Inventory and counts right after ``reset()``: what Crafter starts every episode with."""
+    inventory = np.array([INITIAL_INVENTORY[item] for item in INVENTORY_ITEMS], dtype=np.int32)
+    return inventory, np.zeros(len(ACHIEVEMENTS), dtype=np.int32)
+
+
+def now_iso() -> str:
+    """Creation timestamps, UTC, to the second."""
+    return datetime.now(timezone.utc).replace(microsecond=0).isoformat()
+
+
+class Corpus:
+    """An ordered collection of episodes with a tidy per-episode ``index`` DataFrame.
+
+    Episodes may be held in memory or loaded lazily (one loader per episode, as
+    ``workbench.storage`` provides); ``len``, ``corpus[i]``, ``corpus["id"]``, iteration and
+    boolean-mask selection (``corpus[corpus.index.policy == "scripted"]``) work as a pandas user
+    expects. Selecting never loads an episode; frames load only when an episode's frames are
+    touched.
+    """
+
+    def __init__(
+        self,
+        episodes: Iterable[Episode] = (),
+        *,
+        loaders: Sequence[Callable[[], Episode]] | None = None,
+        index: pd.DataFrame | None = None,
+    ) -> None:
+        if loaders is not None:
+            if index is None or len(index) != len(loaders):
+                raise ValueError("a lazily loaded corpus needs an index row per loader")
+            self._loaders = list(loaders)
+            self._cache: list[Episode | None] = [None] * len(self._loaders)
+            self.index = index.reset_index(drop=True)
+        else:
+            held = list(episodes)
+            self._loaders = [_constant(e) for e in held]
+            self._cache = list(held)
+            self.index = _index_frame([e.index_row() for e in held])
+        duplicated = self.index["episode"][self.index["episode"].duplicated()].tolist()
+        if duplicated:
+            raise ValueError(f"episode ids must be unique in a corpus; repeated: {duplicated[:5]}")
+        self._positions = {episode_id: i for i, episode_id in enumerate(self.index["episode"])}
+
+    def __len__(self) -> int:
+        return len(self._loaders)
+
+    def __iter__(self) -> Iterator[Episode]:
+        for i in range(len(self)):
+            yield self._load(i)
+
+    def __getitem__(self, key: int | str | slice | Sequence[bool] | pd.Series) -> "Episode | Corpus":
+        if isinstance(key, (int, np.integer)):
+            position = int(key) + (len(self) if key < 0 else 0)
+            if not 0 <= position < len(self):
+                raise IndexError(f"episode {key} out of range for a corpus of {len(self)}")
+            return self._load(position)
+        if isinstance(key, str):
+            if key not in self._positions:
+                raise KeyError(f"no episode {key!r} in this corpus")
+            return self._load(self._positions[key])
+        if isinstance(key, slice):
+            return self._subset(range(len(self))[key])
+        mask = np.asarray(key)
+        if mask.dtype == bool:
+            if mask.shape != (len(self),):
+                raise IndexError(f"a boolean mask must have {len(self)} entries, got {mask.shape}")
+            return self._subset(np.flatnonzero(mask))
+        return self._subset([int(i) for i in mask])
+
+    def select(self, **columns: Any) -> "Corpus":
+        """Episodes whose index columns equal the given values (a list means "any of")."""
+        mask = np.ones(len(self), dtype=bool)
+        for column, wanted in columns.items():
+            if column not in self.index.columns:
+                raise KeyError(f"no index column {column!r}; columns are {list(self.index.columns)}")
+            values = self.index[column]
+            mask &= values.isin(wanted).to_numpy() if isinstance(wanted, (list, tuple, set)) else (values == wanted).to_numpy()
+        return self[mask]
+
+    @property
+    def ids(self) -> list[str]:
+        return self.index["episode"].tolist()
+
+    @property
+    def n_decisions(self) -> int:
+        return int(self.index["decisions"].sum())
+
+    @staticmethod
+    def concat(corpora: Iterable["Corpus"]) -> "Corpus":
+        """One corpus of all episodes in order; repeated ids get a ``-2``, ``-3`` ... suffix."""
+        loaders: list[Callable[[], Episode]] = []
+        rows: list[pd.DataFrame] = []
+        seen: set[str] = set()
+        for corpus in corpora:
+            index = corpus.index.copy()
+            for i, episode_id in enumerate(index["episode"]):
+                unique = _unique_id(episode_id, seen)
+                seen.add(unique)
+                index.loc[i, "episode"] = unique
+                loaders.append(corpus._loader_with_id(i, unique))
+            rows.append(index)
+        index = pd.concat(rows, ignore_index=True) if rows else _index_frame([])
+        return Corpus(loaders=loaders, index=index)
+
+    def save(self, path: str | Path, *, overwrite: bool = False) -> Path:
+        """Save to a corpus folder (format: ``workbench.storage``); see ``storage.save_corpus``."""
+        from workbench.storage import save_corpus  # storage builds on this module, not the reverse
+
+        return save_corpus(self, path, overwrite=overwrite)
+
+    def __repr__(self) -> str:
+        by_source = self.index.groupby("source").size().to_dict() if len(self) else {}
+        return f"<Corpus: {len(self)} episodes, {self.n_decisions} decisions, sources {by_source}>"
+
+    # -- internals --------------------------------------------------------------------------
+    def _load(self, position: int) -> Episode:
+        episode = self._cache[position]
+        if episode is None:
+            episode = self._cache[position] = self._loaders[position]()
+        return episode
+
+    def _subset(self, positions: Iterable[int]) -> "Corpus":
+        positions = list(positions)
+        subset = Corpus(loaders=[self._loader_at(i) for i in positions], index=self.index.iloc[positions])
+        subset._cache = [self._cache[i] for i in positions]
+        return subset
+
+    def _loader_at(self, position: int) -> Callable[[], Episode]:
+        return lambda: self._load(position)
+
+    def _loader_with_id(self, position: int, episode_id: str) -> Callable[[], Episode]:
+        def load() -> Episode:
+            episode = self._load(position)
+            if episode.id != episode_id:
+                episode = _renamed(episode, episode_id)
+            return episode
+
+        return load
+
+
+def _constant(episode: Episode) -> Callable[[], Episode]:
+    return lambda: episode
+
+
+def _renamed(episode: Episode, episode_id: str) -> Episode:
+    copy = Episode.__new__(Episode)
+    copy.__dict__.update(episode.__dict__)
+    copy.id = episode_id
+    return copy
+
+
+def _unique_id(episode_id: str, seen: set[str]) -> str:
+    if episode_id not in seen:
+        return episode_id
+    suffix = 2
+    while f"{episode_id}-{suffix}" in seen:
+        suffix += 1
+    return f"{episode_id}-{suffix}"
+
+
+def _index_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    frame = pd.DataFrame(rows, columns=list(INDEX_COLUMNS))
+    return frame.astype({"decisions": "int64", "steps": "int64", "env_return": "float64",
+                         "n_unlocked": "int64", "has_frames": "bool", "has_logged": "bool"})
