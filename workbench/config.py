@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from workbench.reward import (
     coerce_k_limits,
@@ -19,6 +19,9 @@ from workbench.reward import (
     normalize_strategy,
 )
 from workbench.tables import TASK_APP_RESOURCE_WEIGHTS, ResourceWeights
+
+if TYPE_CHECKING:
+    from workbench.lint import Finding
 
 #: The mode under which the task app shapes rewards at all.
 STEPWISE_MODE = "decision_stepwise"
@@ -151,6 +154,11 @@ class RewardConfig:
 
 
 def _resource_overrides(value: Any) -> dict[str, Any]:
+    """Resource-table overrides read as leniently as the task app reads weights.
+
+    A default whose float() raises is dropped, tables go through ``coerce_weights``; junk
+    never raises here (the strict checks live in ``workbench.config_files``).
+    """
     if not isinstance(value, Mapping):
         return {}
     overrides: dict[str, Any] = {}
@@ -158,9 +166,13 @@ def _resource_overrides(value: Any) -> dict[str, Any]:
         if key not in value:
             continue
         if key.endswith("_default"):
-            overrides[key] = float(value[key])
+            try:
+                overrides[key] = float(value[key])
+            except Exception:
+                continue
         else:
-            overrides[key] = coerce_weights(dict(value[key] or {}))
+            table = value[key]
+            overrides[key] = coerce_weights(dict(table) if isinstance(table, Mapping) else table)
     return overrides
 
 

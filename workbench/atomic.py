@@ -1,0 +1,102 @@
+"""Atomic file writes: a target file is either completely written or left as it was.
+
+Every writer goes through ``atomic_path``: the data is written to a temporary file in the
+target's own directory (same filesystem, so the final rename is atomic), flushed to disk, then
+renamed into place in one step. A crash or an exception while writing leaves the old file (or
+no file) behind, never a half-written one, and the temporary file is removed.
+
+An existing file is replaced only with ``overwrite=True``; otherwise ``FileExistsError`` names
+the file. The check happens before any work and again at the rename (a hard link, which fails
+if the name was taken meanwhile), so a file created concurrently is not clobbered either.
+A replaced file keeps its permission bits; a symlink keeps pointing at the file it named.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+__all__ = ["atomic_path", "atomic_write_bytes", "atomic_write_text"]
+
+
+def atomic_write_text(path: str | Path, text: str, *, overwrite: bool = False) -> Path:
+    """Write ``text`` as UTF-8, byte for byte (no newline translation), atomically."""
+    return atomic_write_bytes(path, text.encode("utf-8"), overwrite=overwrite)
+
+
+def atomic_write_bytes(path: str | Path, data: bytes, *, overwrite: bool = False) -> Path:
+    """Write ``data`` atomically; returns the path written."""
+    with atomic_path(path, overwrite=overwrite) as tmp:
+        tmp.write_bytes(data)
+    return Path(path)
+
+
+@contextmanager
+def atomic_path(path: str | Path, *, overwrite: bool = False) -> Iterator[Path]:
+    """Yield a temporary path to write to; on success it is renamed to ``path``.
+
+    The temporary file already exists (empty) when yielded, so its name is reserved; write it
+    by name (``open(tmp, "wb")``, ``np.savez(tmp, ...)``). If the ``with`` body raises, the
+    temporary file is removed and ``path`` is untouched.
+    """
+    target = _resolve(Path(path))
+    if not overwrite:
+        _refuse_existing(target)
+    tmp = _reserve_temp(target)
+    try:
+        yield tmp
+        _fsync(tmp)
+        if overwrite and target.exists():
+            shutil.copymode(target, tmp)
+        _move_into_place(tmp, target, overwrite)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def _resolve(path: Path) -> Path:
+    # Replacing a symlink itself would turn it into a regular file and leave the file it
+    # points at unchanged; write where it points instead, as editors do.
+    return Path(os.path.realpath(path)) if path.is_symlink() else path
+
+
+def _refuse_existing(target: Path) -> None:
+    if target.exists():
+        raise FileExistsError(f"{target}: already exists; pass overwrite=True to replace it")
+
+
+def _reserve_temp(target: Path) -> Path:
+    # os.open with mode 0o666 lets the umask decide permissions, as for any new file
+    # (tempfile.mkstemp would force 0o600).
+    tmp = target.with_name(f".{target.name}.{secrets.token_hex(8)}.tmp")
+    os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+    return tmp
+
+
+def _fsync(path: Path) -> None:
+    """Flush the data to disk so the rename can never expose an empty or partial file."""
+    fd = os.open(path, os.O_RDWR)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _move_into_place(tmp: Path, target: Path, overwrite: bool) -> None:
+    if overwrite:
+        os.replace(tmp, target)
+        return
+    try:
+        os.link(tmp, target)  # atomic "create only if absent"
+    except FileExistsError:
+        raise FileExistsError(f"{target}: already exists; pass overwrite=True to replace it") from None
+    except OSError:
+        # Filesystems without hard links (FAT, some network mounts): check, then rename.
+        _refuse_existing(target)
+        os.replace(tmp, target)
+        return
+    tmp.unlink()
