@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import re
 import zipfile
+import zlib
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -38,6 +39,8 @@ SCHEMA_VERSION = 1
 INDEX_FILE = "corpus.json"
 EPISODE_DIR = "episodes"
 _ARRAYS = ("inventory", "achievement_counts", "achievement_status", "player_pos", "env_reward", "done")
+#: What numpy raises for a truncated or corrupt .npz (a damaged deflate stream gives zlib.error).
+_READ_ERRORS = (ValueError, OSError, zipfile.BadZipFile, EOFError, zlib.error)
 
 
 class CorpusFormatError(ValueError):
@@ -129,17 +132,19 @@ def load_episode(path: str | Path) -> Episode:
     """Read one episode file (frames stay on disk until touched)."""
     path = Path(path)
     with _open_npz(path) as data:
+        missing = [name for name in ("meta", *_ARRAYS, "action_ids", "action_offsets") if name not in data.files]
+        if missing:
+            raise CorpusFormatError(f"{path}: missing array(s) {', '.join(map(repr, missing))}")
         try:
             meta = json.loads(str(data["meta"]))
-            if meta.get("schema_version") != SCHEMA_VERSION:
-                raise CorpusFormatError(f"{path}: schema_version {meta.get('schema_version')!r}; this workbench reads {SCHEMA_VERSION}")
             arrays = {name: data[name] for name in _ARRAYS}
             action_ids, offsets = data["action_ids"], data["action_offsets"]
-            has_frames = "frames" in data.files
-        except KeyError as error:
-            raise CorpusFormatError(f"{path}: missing array {error.args[0]!r}") from None
-        except (ValueError, OSError, zipfile.BadZipFile, EOFError) as error:
+        except _READ_ERRORS as error:
             raise CorpusFormatError(f"{path}: corrupt episode file ({error})") from None
+        has_frames = "frames" in data.files
+    # Checked outside the try: CorpusFormatError is a ValueError and would be re-wrapped there.
+    if meta.get("schema_version") != SCHEMA_VERSION:
+        raise CorpusFormatError(f"{path}: schema_version {meta.get('schema_version')!r}; this workbench reads {SCHEMA_VERSION}")
     if np.any(action_ids < 0) or np.any(action_ids >= len(ACTIONS)):
         raise CorpusFormatError(f"{path}: action ids outside 0..{len(ACTIONS) - 1}")
     actions = [[ACTIONS[a] for a in action_ids[start:end]] for start, end in zip(offsets[:-1], offsets[1:])]
@@ -164,7 +169,7 @@ def _load_frames(path: Path) -> Frames:
     with _open_npz(path) as data:
         try:
             return Frames(images=data["frames"], step_decision=data["step_decision"])
-        except (KeyError, ValueError, OSError, zipfile.BadZipFile, EOFError) as error:
+        except (KeyError, *_READ_ERRORS) as error:
             raise CorpusFormatError(f"{path}: cannot read frames ({error})") from None
 
 
@@ -173,7 +178,7 @@ def _open_npz(path: Path):
         raise CorpusFormatError(f"{path}: episode file not found")
     try:
         return np.load(path, allow_pickle=False)
-    except (ValueError, OSError, zipfile.BadZipFile, EOFError) as error:
+    except _READ_ERRORS as error:
         raise CorpusFormatError(f"{path}: not a readable .npz episode file ({error})") from None
 
 

@@ -1,0 +1,243 @@
+"""Task-app rollout responses for tests, made by playing real Crafter.
+
+Mirrors the synth-ai task app's rollout loop as ``shared/spec/synth-ai.md`` describes it: a step's
+``obs`` is what the policy saw before the decision, ``final.observation`` the state after the last
+one; with ``on_done = "reset"`` a ``done`` step is followed by the next episode's reset observation
+and the state after the ``done`` decision is not stored. Observations are stored as the task
+app's text (``format_observation``) or as raw observation dicts. With shaping on, each step's
+``info.stepwise`` and ``info.meta.decision_rewards``, ``decision_samples`` and
+``metrics.details.stepwise`` come from ``workbench.reward.compute_stepwise_reward`` with the task
+app's bookkeeping: credit counts and the seen set clear at reset, the previous snapshots do not
+(reward.md quirk 7), and ``decision_index`` counts through the whole rollout.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Iterable
+
+import crafter
+import numpy as np
+
+from workbench.config import RewardConfig
+from workbench.reward import PER_ACHIEVEMENT, compute_stepwise_reward
+from workbench.rollout import actions_summary
+from workbench.tables import ACHIEVEMENTS
+
+#: A per_achievement table as users write them (an alias and an unlimited k-limit included).
+PER_ACHIEVEMENT_TABLE = {
+    "enabled": True,
+    "mode": "decision_stepwise",
+    "strategy": "per_achievement",
+    "indicator_lambda": 0.5,
+    "weights": {"collect_wood": 0.8, "collect_sapling": 0.6, "craft_wood_pickaxe": 0.3},
+    "k_limits": {"collect_wood": 2, "collect_sapling": 0},
+}
+#: Actions that unlock something now and then within a few dozen steps.
+_PLAY = ("move_left", "move_right", "move_up", "move_down", "do", "do", "do", "noop",
+         "place_table", "make_wood_pickaxe", "place_plant", "sleep")
+
+
+def raw_observation(env: crafter.Env, step: int, max_steps: int, reward: float, total: float, done: bool) -> dict[str, Any]:
+    """The task app's observation dict for the env's current state (image fields left out)."""
+    player = env._player
+    return {
+        "inventory": dict(player.inventory),
+        "achievements_status": {name: player.achievements[name] > 0 for name in ACHIEVEMENTS},
+        "achievements_counts": {name: int(player.achievements[name]) for name in ACHIEVEMENTS},
+        "player_position": [int(v) for v in player.pos],
+        "player_direction": [int(v) for v in player.facing],
+        "num_steps_taken": step,
+        "max_steps_episode": max_steps,
+        "reward_last_step": reward,
+        "total_reward_episode": total,
+        "terminated": bool(done and player.health <= 0),
+        "truncated": bool(done and player.health > 0),
+        "semantic_map": env._sem_view().tolist(),
+    }
+
+
+def format_observation(obs: dict[str, Any]) -> str:
+    """The task app's text observation (``envs/crafter/shared.py: format_observation``)."""
+    inventory = [f"{k}:{v}" for k, v in obs["inventory"].items() if v > 0 and k != "health"]
+    achieved = [k for k, v in obs["achievements_status"].items() if v]
+    return (
+        "=== CRAFTER GAME STATE ===\n"
+        f"Step: {obs['num_steps_taken']}/{obs['max_steps_episode']}\n"
+        f"Health: {obs['inventory']['health']}\n"
+        f"Position: {obs['player_position']}\n"
+        f"Facing: {obs['player_direction']}\n"
+        f"Inventory: {', '.join(inventory) if inventory else 'empty'}\n"
+        f"Achievements: {', '.join(achieved) if achieved else 'none'}\n"
+        f"{_map_view(obs)}\n\n"
+        "Choose your next actions.\n"
+    )
+
+
+def _map_view(obs: dict[str, Any], size: int = 5) -> str:
+    semantic = np.asarray(obs["semantic_map"])
+    px, py = obs["player_position"]
+    half = size // 2
+    rows = []
+    for dy in range(-half, half + 1):
+        row = []
+        for dx in range(-half, half + 1):
+            x, y = px + dx, py + dy
+            inside = 0 <= x < semantic.shape[0] and 0 <= y < semantic.shape[1]
+            row.append("player" if (dx, dy) == (0, 0) else (str(int(semantic[x, y])) if inside else "void"))
+        rows.append(" ".join(row))
+    return f"\nLocal Map View ({size}x{size}):\n" + "\n".join(rows)
+
+
+def text_variant(response: dict[str, Any]) -> dict[str, Any]:
+    """A copy storing every observation as the task app does for Crafter: text only."""
+    return _map_observations(response, lambda obs: {"text": format_observation(obs)})
+
+
+def raw_variant(response: dict[str, Any]) -> dict[str, Any]:
+    """A copy storing raw observation dicts (without the bulky semantic map)."""
+    return _map_observations(response, lambda obs: {k: v for k, v in obs.items() if k != "semantic_map"})
+
+
+def _map_observations(response: dict[str, Any], convert) -> dict[str, Any]:
+    copy = json.loads(json.dumps(response))
+    for trajectory in copy["trajectories"]:
+        for step in trajectory["steps"]:
+            step["obs"] = convert(step["obs"])
+        trajectory["final"]["observation"] = convert(trajectory["final"]["observation"])
+    return copy
+
+
+def rollout_response(*, text: bool = True, **play: Any) -> dict[str, Any]:
+    """``play_rollout(**play)`` stored as text (the task app's way) or as raw dicts."""
+    response = play_rollout(**play)
+    return text_variant(response) if text else raw_variant(response)
+
+
+def play_rollout(
+    *,
+    seed: int,
+    decisions: int,
+    actions_per_decision: int = 1,
+    episode_length: int = 10000,
+    table: dict[str, Any] | None = PER_ACHIEVEMENT_TABLE,
+    on_done: str = "reset",
+    run_id: str | None = None,
+    include_request: bool = False,
+) -> dict[str, Any]:
+    """One rollout response of ``decisions`` decisions played on ``crafter.Env(seed, length)``,
+    with full raw observations (``text_variant`` / ``raw_variant`` store them as files do).
+
+    A short ``episode_length`` makes the env end episodes (truncation) so ``on_done = "reset"``
+    puts several episodes in the one trajectory. ``table=None`` is a rollout without shaping.
+    """
+    rng = np.random.default_rng(seed)
+    env = crafter.Env(seed=seed, length=episode_length)
+    env.reset()
+    config = RewardConfig.from_dict(table) if table else None
+    current = raw_observation(env, 0, episode_length, 0.0, 0.0, False)
+    previous_state = current  # the task app's snapshots: not reset at on_done (quirk 7)
+    credit_counts: dict[str, int] = {}
+    seen: set[str] = set()
+    sums = {"indicator_sum": 0.0, "reward_sum": 0.0, "resource_reward": 0.0, "new_achievements_total": 0}
+    unique_all: set[str] = set()
+    steps, samples, returns = [], [], 0.0
+    episode_steps = total = 0.0
+    for decision_index in range(1, decisions + 1):
+        actions = [str(a) for a in rng.choice(_PLAY, size=actions_per_decision)]
+        reward, done = 0.0, False
+        for action in actions:
+            _, r, done, _ = env.step(env.action_names.index(action))
+            reward += r
+            episode_steps += 1
+            if done:
+                break
+        total += reward
+        after = raw_observation(env, int(episode_steps), episode_length, reward, total, done)
+        info: dict[str, Any] = {}
+        if config is not None:
+            stepwise, sample, stats = compute_stepwise_reward(
+                previous_state["achievements_status"], after["achievements_status"], decision_index,
+                actions_summary(actions), config.indicator_lambda,
+                strategy=config.strategy, weights=dict(config.weights), k_limits=dict(config.k_limits),
+                episode_counts=credit_counts,
+                prev_inventory=previous_state["inventory"], new_inventory=after["inventory"],
+                prev_counts=previous_state["achievements_counts"], new_counts=after["achievements_counts"],
+            )
+            unlocked = set(stepwise["new_achievements"])
+            unique = unlocked - seen
+            seen |= unlocked
+            unique_all |= unlocked
+            sums["indicator_sum"] += stats["indicator"]
+            sums["reward_sum"] += stats["reward"]
+            sums["resource_reward"] += stats.get("resource_reward", 0.0)
+            sums["new_achievements_total"] += int(stats["new_achievements_count"])
+            decision_rewards = {"turn": decision_index, "ach_delta": len(unlocked), "unique_delta": len(unique),
+                                "all": sorted(unlocked), "unique": sorted(unique)}
+            info = {"stepwise": stepwise, "meta": {"decision_rewards": decision_rewards}}
+            samples.append(sample)
+        steps.append({
+            "obs": current,
+            "tool_calls": [{"tool": "interact_many", "args": {"actions": actions}}],
+            "reward": reward, "done": bool(done), "truncated": bool(after["truncated"]),
+            "logprob": None, "value": None, "info": info,
+        })
+        returns += reward
+        previous_state = after
+        current = after
+        if done:
+            if on_done != "reset":
+                break
+            env.reset()
+            credit_counts.clear()
+            seen.clear()
+            episode_steps, total = 0, 0.0
+            current = raw_observation(env, 0, episode_length, 0.0, 0.0, False)
+    response: dict[str, Any] = {
+        "run_id": run_id or f"run-{seed}",
+        "trajectories": [{
+            "env_id": f"env-{seed}", "policy_id": "fixture-random", "steps": steps,
+            "final": {"observation": current}, "length": len(steps),
+            "decision_samples": samples if config is not None else None,
+        }],
+        "branches": {},
+        "metrics": {"episode_returns": [returns], "mean_return": returns, "num_steps": len(steps),
+                    "num_episodes": 1, "outcome_score": None, "events_score": None, "details": {}},
+        "aborted": False, "ops_executed": 2 * len(steps), "trace": None,
+    }
+    if config is not None:
+        response["metrics"]["details"]["stepwise"] = _summary(config, sums, unique_all, current)
+    if include_request:
+        response["request"] = {"run_id": response["run_id"], "on_done": on_done,
+                               "env": {"env_name": "crafter", "seed": seed, "config": {"step_rewards": table or {}}},
+                               "policy": {"policy_name": "fixture-random", "config": {}}}
+    return response
+
+
+def _summary(config: RewardConfig, sums: dict[str, Any], unique: set[str], last: dict[str, Any]) -> dict[str, Any]:
+    """``metrics.details.stepwise`` in the task app's key order (as ``workbench.rollout`` builds it)."""
+    summary: dict[str, Any] = dict(sums)
+    summary.update(mode=str(config.mode or "off").lower(), strategy=config.effective_strategy,
+                   indicator_lambda=float(config.indicator_lambda))
+    if config.step_beta:
+        summary["step_beta"] = float(config.step_beta)
+    if config.effective_strategy == PER_ACHIEVEMENT:
+        if config.weights:
+            summary["weights"] = dict(config.weights)
+        if config.k_limits:
+            summary["k_limits"] = dict(config.k_limits)
+    summary["unique_achievements_total"] = len(unique)
+    summary["unique_achievements"] = sorted(unique)
+    summary["final_achievements"] = sorted(n for n, v in last["achievements_status"].items() if v)
+    return summary
+
+
+def write_json(path: Path, response: Any) -> Path:
+    path.write_text(json.dumps(response, indent=1), encoding="utf-8")
+    return path
+
+
+def write_jsonl(path: Path, responses: Iterable[Any]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in responses), encoding="utf-8")
+    return path

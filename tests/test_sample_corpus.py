@@ -1,0 +1,63 @@
+"""The sample corpus shipped in the package (``workbench.sample``)."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import numpy as np
+
+import workbench.sample
+from conftest import REPO
+from workbench.sample import sample_corpus, sample_path
+
+SCRIPT = REPO / "benchmarks" / "make_sample_corpus.py"
+
+
+def _script():
+    spec = importlib.util.spec_from_file_location("make_sample_corpus", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+MAKER = _script()
+PARTS = {policy: (episodes, max_steps) for policy, episodes, max_steps in MAKER.PLAN}
+
+
+def test_sample_corpus_has_the_documented_parts():
+    corpus = sample_corpus()
+    counts = corpus.index.groupby("policy").size().to_dict()
+    assert counts == {policy: episodes for policy, (episodes, _) in PARTS.items()}
+    assert corpus.index["has_frames"].all() and (corpus.index["source"] == "recorded").all()
+    for policy, (_, max_steps) in PARTS.items():
+        assert (corpus.select(policy=policy).index["steps"] <= max_steps).all()
+
+
+def test_every_sample_episode_loads_with_its_frames():
+    for episode in sample_corpus():
+        frames = episode.frames
+        assert frames.images.shape == (episode.n_steps + 1, 64, 64, 3) and frames.images.dtype == np.uint8
+        np.testing.assert_array_equal(frames.step_decision, episode.step_decisions())
+        assert episode.metadata["crafter_version"] == "1.8.3"
+
+
+def test_sample_corpus_is_small_and_inside_the_package():
+    path = sample_path()
+    assert path.is_relative_to(REPO / "workbench" / "data")
+    size = sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
+    assert size <= 20e6, f"the sample corpus is {size / 1e6:.1f} MB; keep it under 20 MB"
+
+
+def test_scripted_episodes_get_further_than_random_ones():
+    index = sample_corpus().index
+    by_policy = index.groupby("policy")["n_unlocked"].mean()
+    assert by_policy["scripted"] > by_policy["random"]
+
+
+def test_the_docstring_names_the_command_and_plan_that_made_it():
+    doc = " ".join(workbench.sample.__doc__.split())
+    assert ".venv/bin/python benchmarks/make_sample_corpus.py --overwrite" in doc
+    assert f"corpus seed {MAKER.SEED}" in doc
+    for policy, (episodes, max_steps) in PARTS.items():
+        assert f"{episodes} {policy} episodes" in doc and f"most {max_steps}" in doc
+    assert {e.metadata["corpus_seed"] for e in sample_corpus()} == {MAKER.SEED}

@@ -1,0 +1,61 @@
+"""``workbench import``: turn crafter.Recorder files or task-app rollouts into a corpus folder."""
+
+from __future__ import annotations
+
+import argparse
+from functools import partial
+from pathlib import Path
+from typing import Callable
+
+from workbench.cli.errors import UsageError
+from workbench.importers import ImportResult, import_crafter_recorder, import_rollouts
+from workbench.storage import CorpusFormatError, save_corpus
+
+EXAMPLE = """\
+examples:
+  workbench import recorder logdir/ --out corpora/ppo        # crafter.Recorder's *.npz files
+  workbench import rollouts rollouts.jsonl --out corpora/llm  # task-app rollout responses
+
+  Episodes are added to --out (a new or existing corpus folder); an id already there is an error.
+  Bad files or lines are reported (file, line/step, problem) and skipped; the rest is saved.
+
+exit status: 0 everything imported, 1 some input could not be imported, 2 bad usage.
+"""
+
+SOURCES: dict[str, tuple[Callable[..., ImportResult], str]] = {
+    "recorder": (import_crafter_recorder, "a folder (or one .npz) written by crafter.Recorder"),
+    "rollouts": (import_rollouts, "task-app rollout responses: a .json, a .jsonl or a folder of them"),
+}
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "import",
+        help="import episodes recorded elsewhere (crafter.Recorder files, task-app rollouts)",
+        description="Import episodes recorded elsewhere into a workbench corpus folder.",
+        epilog=EXAMPLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sources = parser.add_subparsers(dest="source", metavar="SOURCE", required=True)
+    for name, (importer, what) in SOURCES.items():
+        sub = sources.add_parser(name, help=what, description=f"Import {what}.", epilog=EXAMPLE,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+        sub.add_argument("path", metavar="PATH", help=what)
+        sub.add_argument("--out", required=True, metavar="DIR", help="corpus folder to save into")
+        sub.add_argument("--quiet", action="store_true", help="no progress bar")
+        sub.set_defaults(func=partial(run, importer))
+
+
+def run(importer: Callable[..., ImportResult], args: argparse.Namespace) -> int:
+    if not Path(args.path).exists():
+        raise UsageError(f"{args.path}: no such file or folder")
+    result = importer(args.path, progress=not args.quiet)
+    if len(result.corpus):
+        try:
+            save_corpus(result.corpus, args.out)
+        except (FileExistsError, CorpusFormatError) as error:
+            raise UsageError(str(error)) from None
+    print(result)
+    if len(result.corpus):
+        print(f"saved {len(result.corpus)} episode(s) to {args.out}")
+    return 1 if result.errors else 0

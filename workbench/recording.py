@@ -1,0 +1,359 @@
+"""Record Crafter episodes played by a policy into a corpus folder.
+
+``record(policy, episodes, out)`` plays ``episodes`` fresh Crafter worlds and saves each finished
+episode at once (``storage.save_episode`` + the index), so an interrupted run keeps what
+finished and ``resume=True`` continues it. Crafter is not reproducible from seed and actions
+(crafter.md), so a recording stores everything a replay needs: per decision the inventory,
+achievement counts, player position, Crafter's reward and ``done``, and (unless ``frames=False``)
+every frame. The world seeds derive from ``(seed, episode number)`` alone, so the same command
+records the same set of worlds whatever ``workers`` is.
+
+With ``workers > 1`` episodes are recorded in spawned worker processes; the parent is the only
+writer of the corpus folder (episode files and index).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as futures
+import importlib.metadata
+import multiprocessing
+import pickle
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+import crafter
+import numpy as np
+from tqdm.auto import tqdm
+
+from workbench.episodes import ACTION_IDS, Episode, now_iso
+from workbench.policies import PolicyFactory, PolicyInput, policy_input_from, resolve_policy
+from workbench.storage import INDEX_FILE, EPISODE_DIR, episode_filename, load_episode, read_index, save_episode, write_index
+from workbench.tables import ACHIEVEMENTS, INVENTORY_ITEMS
+
+
+# -- the report -------------------------------------------------------------------------------
+@dataclass
+class RecordReport:
+    """What a ``record`` run did: episodes recorded, failed (with why) and skipped (resume)."""
+
+    out: Path
+    recorded: list[str] = field(default_factory=list)
+    failed: dict[str, str] = field(default_factory=dict)
+    skipped: list[str] = field(default_factory=list)
+    elapsed: float = 0.0
+    steps: int = 0
+
+    @property
+    def steps_per_second(self) -> float:
+        return self.steps / self.elapsed if self.elapsed > 0 else 0.0
+
+    @property
+    def ok(self) -> bool:
+        return not self.failed
+
+    def __str__(self) -> str:
+        lines = [
+            f"recorded {len(self.recorded)} episode(s) into {self.out}: {self.steps} steps in "
+            f"{self.elapsed:.1f} s ({self.steps_per_second:.0f} steps/s)",
+        ]
+        if self.skipped:
+            lines.append(f"skipped {len(self.skipped)} episode(s) already in {self.out} (resume)")
+        if self.failed:
+            lines.append(f"FAILED {len(self.failed)} episode(s) (not saved):")
+            lines += [f"  - {message}" for message in self.failed.values()]
+        return "\n".join(lines)
+
+
+# -- one episode (runs in a worker) -----------------------------------------------------------
+@dataclass(frozen=True)
+class _Job:
+    """Everything a worker needs to record one episode (picklable, so spawn-safe)."""
+
+    episode_id: str
+    number: int
+    policy: str | PolicyFactory
+    policy_name: str
+    corpus_seed: int
+    actions_per_decision: int
+    max_steps: int
+    frames: bool
+
+
+class _PolicyFailure(Exception):
+    """The policy raised or returned something that is not 1..K Crafter actions."""
+
+
+def episode_seeds(seed: int, number: int) -> tuple[int, np.random.Generator]:
+    """The world seed and the policy's generator of episode ``number`` of a corpus ``seed``.
+
+    Derived from ``(seed, number)`` alone (numpy ``SeedSequence`` with spawn key ``number``), so an
+    episode's world does not depend on how many episodes or workers a run has.
+    """
+    sequence = np.random.SeedSequence(seed, spawn_key=(number,))
+    world_seed = int(sequence.generate_state(1, dtype=np.uint32)[0]) % (2**31 - 1)
+    return world_seed, np.random.default_rng(sequence.spawn(1)[0])
+
+
+def _record_episode(job: _Job, on_steps: Callable[[int], None]) -> Episode:
+    """Play one episode; raises ``_PolicyFailure`` naming the decision and step when the policy misbehaves."""
+    world_seed, rng = episode_seeds(job.corpus_seed, job.number)
+    policy = (resolve_policy(job.policy) if isinstance(job.policy, str) else job.policy)(rng)
+    env = crafter.Env(seed=world_seed, length=job.max_steps)
+    obs = env.reset()
+    seen = policy_input_from(env, obs, None, 0, job.actions_per_decision)
+    rows = [_state_row(seen.inventory, seen.achievements, seen.player_pos)]
+    actions: list[list[str]] = []
+    rewards: list[float] = []
+    dones: list[bool] = []
+    images = [obs] if job.frames else None
+    steps, done = 0, False
+    while not done:
+        chosen = _decide(policy, seen, job, len(actions) + 1, steps)
+        executed, reward = [], 0.0
+        for name in chosen:
+            obs, step_reward, done, info = env.step(ACTION_IDS[name])
+            executed.append(name)
+            reward += step_reward
+            if images is not None:
+                images.append(obs)
+            if done:
+                break  # the episode ended mid-decision: only executed actions are recorded
+        steps += len(executed)
+        actions.append(executed)
+        rewards.append(reward)
+        dones.append(done)
+        rows.append(_state_row(info["inventory"], info["achievements"], info["player_pos"]))
+        on_steps(len(executed))
+        if not done:
+            seen = policy_input_from(env, obs, info, steps, job.actions_per_decision)
+    inventory, counts, positions = (np.array(column, dtype=np.int32) for column in zip(*rows))
+    episode = Episode(
+        id=job.episode_id,
+        inventory=inventory,
+        achievement_counts=counts,
+        player_pos=positions,
+        actions=actions,
+        env_reward=np.array(rewards),
+        done=np.array(dones),
+        metadata=_metadata(job, world_seed),
+    )
+    if images is not None:
+        episode.set_frames(np.stack(images), episode.step_decisions())
+    return episode
+
+
+def _decide(policy: Callable[[PolicyInput], Sequence[str]], seen: PolicyInput, job: _Job, decision: int, step: int) -> list[str]:
+    """Ask the policy and check its answer: 1..actions_per_decision Crafter action names."""
+    where = f"episode {job.episode_id!r}, decision {decision} (after step {step})"
+    try:
+        chosen = policy(seen)
+    except Exception as error:  # a policy bug fails its episode only
+        raise _PolicyFailure(f"{where}: policy {job.policy_name!r} raised {type(error).__name__}: {error}") from error
+    if isinstance(chosen, (str, bytes)) or not isinstance(chosen, Sequence):
+        raise _PolicyFailure(f"{where}: policy returned {chosen!r}; expected a list of action names")
+    chosen = list(chosen)
+    if not chosen:
+        raise _PolicyFailure(f"{where}: policy returned no action")
+    if len(chosen) > job.actions_per_decision:
+        raise _PolicyFailure(f"{where}: policy returned {len(chosen)} actions, more than actions_per_decision={job.actions_per_decision}")
+    unknown = [a for a in chosen if a not in ACTION_IDS]
+    if unknown:
+        raise _PolicyFailure(f"{where}: policy returned unknown action(s) {unknown}")
+    return chosen
+
+
+def _state_row(inventory: Mapping[str, int], achievements: Mapping[str, int], pos: Sequence[int]) -> tuple[list[int], list[int], list[int]]:
+    return [inventory[i] for i in INVENTORY_ITEMS], [achievements[a] for a in ACHIEVEMENTS], [int(pos[0]), int(pos[1])]
+
+
+def _metadata(job: _Job, world_seed: int) -> dict[str, Any]:
+    return {
+        "source": "recorded",
+        "seed": world_seed,
+        "corpus_seed": job.corpus_seed,
+        "episode_number": job.number,
+        "policy": job.policy_name,
+        "actions_per_decision": job.actions_per_decision,
+        "max_steps": job.max_steps,
+        "crafter_version": importlib.metadata.version("crafter"),
+        "created": now_iso(),
+    }
+
+
+def _outcome(job: _Job, on_steps: Callable[[int], None]) -> tuple[str, Episode | None, str | None]:
+    """(id, episode, None) or (id, None, why it failed): a failure never stops the run."""
+    try:
+        return job.episode_id, _record_episode(job, on_steps), None
+    except _PolicyFailure as failure:
+        return job.episode_id, None, str(failure)
+    except Exception as error:
+        return job.episode_id, None, f"episode {job.episode_id!r}: {type(error).__name__}: {error}"
+
+
+# Worker processes count steps into a shared counter the parent's progress bar reads.
+_STEP_COUNTER: Any = None
+
+
+def _init_worker(counter: Any) -> None:
+    global _STEP_COUNTER
+    _STEP_COUNTER = counter
+
+
+def _count_steps(n: int) -> None:
+    with _STEP_COUNTER.get_lock():
+        _STEP_COUNTER.value += n
+
+
+def _work(job: _Job) -> tuple[str, Episode | None, str | None]:
+    """A worker's task (top-level, so spawn can find it)."""
+    return _outcome(job, _count_steps)
+
+
+# -- the run (parent) -------------------------------------------------------------------------
+def record(
+    policy: str | PolicyFactory,
+    episodes: int,
+    out: str | Path,
+    *,
+    seed: int = 0,
+    actions_per_decision: int = 1,
+    max_steps: int = 10000,
+    workers: int = 1,
+    frames: bool = True,
+    resume: bool = False,
+    progress: bool = True,
+) -> RecordReport:
+    """Record ``episodes`` episodes of ``policy`` into the corpus folder ``out``.
+
+    ``policy`` is a name or ``"module:function"`` spec (see ``workbench.policies.resolve_policy``)
+    or a policy factory (``factory(rng) -> policy``; with ``workers > 1`` it must be a
+    module-level function). Episode ids are ``<policy>-s<seed>-<NNNNN>``. A policy that raises or
+    answers badly fails only its own episode (not saved; the report says why). ``out`` must not
+    already hold episodes unless ``resume=True``, which skips the ids it holds.
+    """
+    _check_arguments(episodes, actions_per_decision, max_steps, workers)
+    name, policy = _policy_name(policy, workers)
+    out = Path(out)
+    rows = _existing_rows(out, resume)
+    label = re.sub(r"[^A-Za-z0-9._-]+", "_", name)
+    jobs = [
+        _Job(f"{label}-s{seed}-{n:05d}", n, policy, name, seed, actions_per_decision, max_steps, frames)
+        for n in range(episodes)
+    ]
+    report = RecordReport(out=out, skipped=[job.episode_id for job in jobs if job.episode_id in rows])
+    if report.skipped:
+        _check_resume_settings(out, rows[report.skipped[0]][0], jobs[0])
+    todo = [job for job in jobs if job.episode_id not in rows]
+    # The index lists other episodes first (as they were), then this run's by number, whatever
+    # order the workers finish in.
+    position = {job.episode_id: job.number for job in jobs}
+    started = time.perf_counter()
+    with tqdm(total=len(todo), desc="episodes", unit="ep", disable=not progress, position=0) as episode_bar, \
+            tqdm(desc="steps", unit="step", disable=not progress, position=1) as step_bar:
+
+        def finish(episode_id: str, episode: Episode | None, failure: str | None) -> None:
+            if episode is None:
+                report.failed[episode_id] = failure or f"episode {episode_id!r}: failed"
+            else:
+                # The parent is the single writer: episode file first, then the index naming it.
+                save_episode(out, episode, overwrite=resume)
+                rows[episode_id] = (episode_filename(episode_id), episode.index_row())
+                write_index(out, sorted(rows.values(), key=lambda row: position.get(row[1]["episode"], -1)))
+                report.recorded.append(episode_id)
+                report.steps += episode.n_steps
+            episode_bar.update()
+
+        if workers == 1 or len(todo) <= 1:
+            for job in todo:
+                finish(*_outcome(job, step_bar.update))
+        else:
+            _run_pool(todo, min(workers, len(todo)), finish, step_bar)
+    report.elapsed = time.perf_counter() - started
+    return report
+
+
+def _check_arguments(episodes: int, actions_per_decision: int, max_steps: int, workers: int) -> None:
+    if episodes < 1:
+        raise ValueError(f"episodes must be at least 1, got {episodes}")
+    if actions_per_decision < 1:
+        raise ValueError(f"actions_per_decision must be at least 1, got {actions_per_decision}")
+    if max_steps < 1:
+        # Crafter reads length 0 as "no limit"; an episode also needs at least one decision.
+        raise ValueError(f"max_steps must be at least 1 (an episode needs at least one decision), got {max_steps}")
+    if workers < 1:
+        raise ValueError(f"workers must be at least 1, got {workers}")
+
+
+def _policy_name(policy: str | PolicyFactory, workers: int) -> tuple[str, str | PolicyFactory]:
+    """The policy's name for ids and metadata; resolves a spec once here so a typo fails fast."""
+    if isinstance(policy, str):
+        resolve_policy(policy)
+        return policy, policy
+    if not callable(policy):
+        raise TypeError(f"policy must be a name, a 'module:function' spec or a policy factory, got {policy!r}")
+    name = f"{getattr(policy, '__module__', '?')}:{getattr(policy, '__qualname__', type(policy).__name__)}"
+    if workers > 1:
+        try:
+            pickle.dumps(policy)  # only to check it can reach a spawned worker (sent by reference)
+        except Exception:
+            raise ValueError(
+                f"policy {name} cannot be sent to worker processes; pass a module-level function "
+                "or a 'module:function' spec, or use workers=1"
+            ) from None
+    return getattr(policy, "__name__", name), policy
+
+
+def _existing_rows(out: Path, resume: bool) -> dict[str, tuple[str, dict[str, Any]]]:
+    """The episodes ``out`` already holds (id -> (file, index row)); an error unless resuming."""
+    holds_index = (out / INDEX_FILE).exists()
+    holds_files = (out / EPISODE_DIR).is_dir() and any((out / EPISODE_DIR).iterdir())
+    if not resume and (holds_index or holds_files):
+        count = len(read_index(out)) if holds_index else "unindexed"
+        raise FileExistsError(
+            f"{out} already holds episodes ({count}); pass resume=True (--resume) to continue that "
+            "recording, or choose another folder (recording never overwrites)"
+        )
+    if not holds_index:
+        return {}
+    return {row["episode"]: (row["file"], row) for row in read_index(out)}
+
+
+def _check_resume_settings(out: Path, file: str, job: _Job) -> None:
+    """Refuse to resume with settings that would mix two kinds of episodes in one corpus."""
+    episode = load_episode(out / file)
+    recorded = {**episode.metadata, "frames": episode.has_frames}
+    now = {"actions_per_decision": job.actions_per_decision, "max_steps": job.max_steps,
+           "corpus_seed": job.corpus_seed, "policy": job.policy_name, "frames": job.frames}
+    different = {key: (recorded.get(key), value) for key, value in now.items() if recorded.get(key) != value}
+    if different:
+        shown = ", ".join(f"{key} {old!r} -> {new!r}" for key, (old, new) in different.items())
+        raise ValueError(f"{out}: cannot resume with different settings ({shown})")
+
+
+def _run_pool(
+    jobs: list[_Job],
+    workers: int,
+    finish: Callable[[str, Episode | None, str | None], None],
+    step_bar: tqdm,
+) -> None:
+    """Record ``jobs`` in ``workers`` spawned processes, handing each result to ``finish`` as it comes."""
+    context = multiprocessing.get_context("spawn")  # numba and fork do not mix; spawn is safe everywhere
+    counter = context.Value("q", 0)
+    with futures.ProcessPoolExecutor(workers, mp_context=context, initializer=_init_worker, initargs=(counter,)) as pool:
+        pending = {pool.submit(_work, job): job for job in jobs}
+        try:
+            while pending:
+                done, _ = futures.wait(pending, timeout=0.25, return_when=futures.FIRST_COMPLETED)
+                step_bar.update(counter.value - step_bar.n)
+                for future in done:
+                    job = pending.pop(future)
+                    try:
+                        finish(*future.result())
+                    except futures.process.BrokenProcessPool as error:
+                        finish(job.episode_id, None, f"episode {job.episode_id!r}: worker process died ({error})")
+        except BaseException:
+            pool.shutdown(wait=False, cancel_futures=True)  # Ctrl-C: keep what is saved, stop the rest
+            raise

@@ -1,0 +1,29 @@
+"""The sample corpus shipped with the package, so tutorials and tests have real episodes at hand.
+
+Recorded (from the repository root) with::
+
+    .venv/bin/python benchmarks/make_sample_corpus.py --overwrite
+
+which runs ``workbench.recording.record`` with corpus seed 2024 for 4 scripted episodes of at
+most 600 steps, 3 farmer episodes of at most 400 and 3 random episodes of at most 200, all with
+frames, and saves them as one corpus in ``workbench/data/sample/`` (package data). Crafter is not
+reproducible from seed and actions, so the recording is shipped, not regenerated on install.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+
+from workbench.episodes import Corpus
+from workbench.storage import load_corpus
+
+
+def sample_path() -> Path:
+    """The folder holding the sample corpus inside the installed package."""
+    return Path(str(resources.files("workbench").joinpath("data", "sample")))
+
+
+def sample_corpus() -> Corpus:
+    """The sample corpus: scripted, farmer and random episodes with frames (opened lazily)."""
+    return load_corpus(sample_path())
