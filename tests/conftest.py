@@ -3,13 +3,21 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-SPEC = REPO.parent / "shared" / "spec"
+# The contract lives beside the checkout (../shared/spec), as CI lays it out;
+# WORKBENCH_SPEC points elsewhere when a clone sits somewhere else.
+SPEC = Path(os.environ.get("WORKBENCH_SPEC", REPO.parent / "shared" / "spec"))
 VECTORS = SPEC / "vectors"
+if not (VECTORS / "decisions.jsonl").exists():
+    raise pytest.UsageError(
+        f"the task app's vectors are not at {VECTORS}: put shared/ beside the checkout "
+        "or set WORKBENCH_SPEC to the spec folder"
+    )
 
 
 def read_jsonl(path: Path) -> list[dict]:
