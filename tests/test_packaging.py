@@ -55,3 +55,12 @@ def test_console_script_and_module_entry_point():
 def test_readme_shows_the_two_commands():
     readme = (REPO / "README.md").read_text()
     assert "make lab" in readme and "make test" in readme
+
+
+def test_top_level_api_scores_the_sample_corpus():
+    import workbench
+
+    corpus = workbench.sample_corpus()
+    scores = workbench.score(corpus, workbench.RewardConfig.from_file(REPO / "configs" / "recommended.yaml"))
+    assert len(scores.episodes) == len(corpus)
+    assert set(workbench.__all__) <= set(dir(workbench))

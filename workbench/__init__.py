@@ -1,1 +1,22 @@
-"""Crafter Reward Workbench."""
+"""Crafter Reward Workbench: design the synth-ai task app's shaped rewards on recorded episodes.
+
+The names most sessions need, importable from the top level::
+
+    import workbench
+    corpus = workbench.sample_corpus()
+    config = workbench.RewardConfig.from_file("configs/recommended.yaml")
+    scores = workbench.score(corpus, config)
+"""
+
+from workbench.config import ConfigError, RewardConfig
+from workbench.episodes import Corpus, Episode
+from workbench.reward import compute_stepwise_reward
+from workbench.rollout import score_episode
+from workbench.sample import sample_corpus
+from workbench.scoring import compare, crafter_score, score, verify_logged
+from workbench.storage import load_corpus
+
+__all__ = [
+    "ConfigError", "Corpus", "Episode", "RewardConfig", "compare", "compute_stepwise_reward",
+    "crafter_score", "load_corpus", "sample_corpus", "score", "score_episode", "verify_logged",
+]
