@@ -20,9 +20,9 @@ install: $(STAMP)
 lab: $(STAMP)
 	$(BIN)/jupyter lab --notebook-dir=notebooks --ip=127.0.0.1 --no-browser
 
-## make test: every test (unit, property, notebooks).
+## make test: every test: unit, property, CLI, real Crafter, and the notebooks under nbval.
 test: $(STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest tests notebooks --nbval --nbval-current-env
 
 clean:
 	rm -rf $(VENV) .pytest_cache build *.egg-info

@@ -12,6 +12,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
 
 from workbench.episodes import Corpus, Episode
 from workbench.tables import ACHIEVEMENTS
@@ -119,9 +120,10 @@ def cumulative_return(scores, episode: str, *, cursor: int | None = None) -> Fig
     twin.step(x, decisions["new_achievements"].cumsum().to_numpy(), where="post", color=PALETTE[2],
               linestyle="--", label="achievements unlocked")
     twin.set_ylabel("achievements unlocked (count)")
-    twin.set_ylim(0, max(1, len(ACHIEVEMENTS) // 2))
+    twin.yaxis.set_major_locator(MaxNLocator(integer=True))
+    twin.set_ylim(0, len(ACHIEVEMENTS) + 0.5)  # the full scale: 22 achievements
     if cursor is not None:
-        ax.axvline(cursor, color="0.2", linewidth=1.0)
+        ax.axvline(cursor, color="0.2", linewidth=1.0, label="current decision")
     lines = ax.get_lines() + twin.get_lines()
     ax.legend(lines, [line.get_label() for line in lines], loc="upper left", bbox_to_anchor=(1.08, 1.0), frameon=False)
     return fig
