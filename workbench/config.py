@@ -123,7 +123,7 @@ class RewardConfig:
         return table
 
     def with_changes(self, **changes: Any) -> "RewardConfig":
-        """A copy with some fields changed (configs are immutable so scoring can cache)."""
+        """A copy with some fields changed (configs are frozen, so one can be shared between widgets and scores)."""
         return replace(self, **changes)
 
     # -- files (implemented in workbench.config_files) --------------------------------------

@@ -164,7 +164,7 @@ def run_score(args: argparse.Namespace) -> int:
         f"\ntotal: {n} episode(s), {totals['decisions']} decisions, {totals['steps']} steps; "
         f"strategy {config.effective_strategy}, lambda x{config.effective_lambda:g}\n"
         f"  shaped return  {totals['reward_sum']:.4f} (mean {totals['reward_sum'] / n:.4f} per episode; "
-        f"resource shaping {totals['resource_reward']:.4f})\n"
+        f"resource shaping {totals['resource_reward']:.4f} before lambda)\n"
         f"  Crafter return {totals['env_return']:.4f} (mean {totals['env_return'] / n:.4f} per episode)\n"
         f"  achievements   {totals['new_achievements_total']} unlocked; Crafter score {crafter_score(corpus):.2f}%"
     )
