@@ -1,0 +1,217 @@
+"""Interactive views (ipywidgets 8) over the scoring engine. They hold controls, not logic:
+every number comes from ``workbench.scoring``, every figure from ``workbench.plots``-style
+matplotlib code, every file from ``RewardConfig`` methods.
+
+``Tuner``: strategy, lambda, a weight slider and a k-limit box per achievement (grouped as
+``workbench/data/crafter.yaml`` groups them), resource tables under "advanced"; each change
+re-scores the corpus (weights only recombine cached arrays) and redraws, with live lint, a
+per-episode returns table, and buttons to save the config or export it into a training TOML.
+"""
+
+from __future__ import annotations
+
+import html
+import io
+import time
+from pathlib import Path
+from typing import Any
+
+import ipywidgets as w
+import numpy as np
+from matplotlib.figure import Figure
+from matplotlib.patches import Patch
+
+from workbench.config import RewardConfig
+from workbench.episodes import Corpus
+from workbench.plots import PALETTE
+from workbench.reward import STRATEGIES
+from workbench.scoring import Scores, prepare, score
+from workbench.tables import ACHIEVEMENT_GROUPS, ACHIEVEMENTS, TASK_APP_RESOURCE_WEIGHTS
+
+#: Slider ranges: wide enough for the shipped configs, fine enough to tune by hand.
+WEIGHT_RANGE = (-2.0, 10.0, 0.05)
+LAMBDA_RANGE = (-1.0, 2.0, 0.05)
+RESOURCE_RANGE = (0.0, 1.0, 0.01)
+#: What the task app pays an achievement with no weight / limit entry.
+DEFAULT_WEIGHT, DEFAULT_LIMIT = 1.0, 1
+GROUP_TITLES = {"collect": "collect", "make": "make", "place": "place", "combat_and_survival": "combat and survival"}
+
+
+def figure_png(figure: Figure) -> bytes:
+    """A figure rendered to PNG bytes (Agg), for an ``ipywidgets.Image``."""
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=80)
+    return buffer.getvalue()
+
+
+def returns_figure(scores: Scores, corpus: Corpus) -> Figure:
+    """Shaped return per episode, coloured by policy: the Tuner's live picture."""
+    episodes = scores.episodes
+    policies = corpus.index.set_index("episode").loc[episodes["episode"], "policy"].astype(str).to_numpy()
+    colors = {policy: PALETTE[i % len(PALETTE)] for i, policy in enumerate(dict.fromkeys(policies))}
+    fig = Figure(figsize=(7.0, 3.2), layout="constrained")
+    ax = fig.subplots()
+    x = np.arange(len(episodes))
+    ax.bar(x, episodes["reward_sum"], color=[colors[p] for p in policies])
+    ax.set_xticks(x, [str(e) for e in episodes["episode"]], rotation=60, ha="right", fontsize=7)
+    ax.axhline(0, color="0.3", linewidth=0.8)
+    ax.set(title=f"Shaped return per episode ({scores.config.effective_strategy})", ylabel="shaped return")
+    handles = [Patch(color=color, label=policy) for policy, color in colors.items()]
+    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, title="policy")
+    return fig
+
+
+class Tuner:
+    """Tune a RewardConfig on a corpus: every control change re-scores and redraws.
+
+    ``tuner.config`` is the config the controls describe; ``tuner.scores`` the latest scores;
+    ``tuner.last_update_ms`` how long the last re-score and redraw took. Display it in a
+    notebook (``tuner`` as a cell's last line) or use ``tuner.widget``.
+    """
+
+    def __init__(self, corpus: Corpus, config: RewardConfig | None = None) -> None:
+        self.corpus = corpus
+        self.prepared = prepare(corpus)
+        self.initial = config or RewardConfig(strategy="per_achievement")
+        # Names the controls do not cover (misspelled achievements) are kept as they are, so
+        # lint keeps pointing at them and saving never silently drops what the user wrote.
+        self._extra_weights = {k: v for k, v in self.initial.weights.items() if k not in ACHIEVEMENTS}
+        self._extra_limits = {k: v for k, v in self.initial.k_limits.items() if k not in ACHIEVEMENTS}
+        self._build_controls()
+        self._build_outputs()
+        self.widget = w.VBox([w.HBox([self._controls_box, self._outputs_box])])
+        self.update()
+        for control in self._all_controls():
+            control.observe(self._on_change, names="value")
+
+    # -- the config the controls describe ---------------------------------------------------
+    @property
+    def config(self) -> RewardConfig:
+        weights = {name: s.value for name, s in self.weight_sliders.items()
+                   if s.value != DEFAULT_WEIGHT or name in self.initial.weights}
+        limits = {name: box.value for name, box in self.limit_boxes.items()
+                  if box.value != DEFAULT_LIMIT or name in self.initial.k_limits}
+        inventory = {item: s.value for item, s in self.resource_sliders.items()
+                     if s.value != TASK_APP_RESOURCE_WEIGHTS.inventory_weight(item)}
+        overrides = dict(self.initial.resource_overrides)
+        if inventory:
+            overrides["inventory"] = {**overrides.get("inventory", {}), **inventory}
+        return self.initial.with_changes(
+            strategy=self.strategy.value,
+            indicator_lambda=float(self.lam.value),
+            weights={**weights, **self._extra_weights},
+            k_limits={**limits, **self._extra_limits},
+            resource_overrides=overrides,
+        )
+
+    # -- building ---------------------------------------------------------------------------
+    def _build_controls(self) -> None:
+        start = self.initial
+        self.strategy = w.Dropdown(options=list(STRATEGIES), value=start.effective_strategy, description="strategy")
+        low, high, step = LAMBDA_RANGE
+        self.lam = w.FloatSlider(value=start.indicator_lambda, min=low, max=high, step=step,
+                                 description="lambda", continuous_update=False)
+        low, high, step = WEIGHT_RANGE
+        self.weight_sliders = {
+            name: w.FloatSlider(value=float(start.weights.get(name, DEFAULT_WEIGHT)), min=low, max=high, step=step,
+                                description=name, continuous_update=False, style={"description_width": "150px"},
+                                layout=w.Layout(width="360px"))
+            for name in ACHIEVEMENTS
+        }
+        self.limit_boxes = {
+            name: w.IntText(value=int(start.k_limits.get(name, DEFAULT_LIMIT)), description="k",
+                            style={"description_width": "15px"}, layout=w.Layout(width="80px"))
+            for name in ACHIEVEMENTS
+        }
+        groups = w.Accordion(children=[
+            w.VBox([w.HBox([self.weight_sliders[n], self.limit_boxes[n]]) for n in names])
+            for names in ACHIEVEMENT_GROUPS.values()
+        ], titles=tuple(GROUP_TITLES.get(g, g) for g in ACHIEVEMENT_GROUPS))
+        resource = start.resource_weights
+        low, high, step = RESOURCE_RANGE
+        self.resource_sliders = {
+            item: w.FloatSlider(value=resource.inventory_weight(item), min=low, max=high, step=step,
+                                description=item, continuous_update=False, style={"description_width": "110px"})
+            for item in TASK_APP_RESOURCE_WEIGHTS.inventory
+        }
+        advanced = w.Accordion(children=[w.VBox([
+            w.HTML("<i>Inventory shaping weights (per_achievement only). Overrides are a workbench "
+                   "extension: the task app cannot read them and export drops them.</i>"),
+            *self.resource_sliders.values(),
+        ])], titles=("advanced: resource tables",))
+        self.path = w.Text(value="my_reward.yaml", description="save as")
+        self.toml_path = w.Text(value="", placeholder="training.toml", description="export to")
+        self.save_button = w.Button(description="Save YAML", icon="save")
+        self.export_button = w.Button(description="Export into TOML", icon="upload")
+        self.file_status = w.HTML()
+        self.save_button.on_click(lambda _: self._file_action(self.save))
+        self.export_button.on_click(lambda _: self._file_action(self.export))
+        files = w.VBox([w.HBox([self.path, self.save_button]), w.HBox([self.toml_path, self.export_button]), self.file_status])
+        self._controls_box = w.VBox([self.strategy, self.lam, groups, advanced, files], layout=w.Layout(width="480px"))
+
+    def _build_outputs(self) -> None:
+        self.figure = w.Image(format="png")
+        self.table = w.HTML()
+        self.lint_view = w.HTML()
+        self.timing = w.HTML()
+        self._outputs_box = w.VBox([self.lint_view, self.figure, self.timing, self.table])
+
+    def _all_controls(self) -> list[w.Widget]:
+        return [self.strategy, self.lam, *self.weight_sliders.values(), *self.limit_boxes.values(),
+                *self.resource_sliders.values()]
+
+    # -- reacting ---------------------------------------------------------------------------
+    def _on_change(self, _change: dict[str, Any]) -> None:
+        self.update()
+
+    def update(self) -> None:
+        """Re-score the corpus under the controls' config and redraw everything."""
+        start = time.perf_counter()
+        config = self.config
+        self.scores = score(self.prepared, config)
+        self.figure.value = figure_png(returns_figure(self.scores, self.corpus))
+        self.table.value = self._returns_table()
+        self.lint_view.value = self._lint_html(config)
+        self.last_update_ms = (time.perf_counter() - start) * 1000
+        self.timing.value = f"<small>re-scored {self.prepared.n_decisions:,} decisions and redrew in {self.last_update_ms:.0f} ms</small>"
+
+    def _returns_table(self):
+        episodes = self.scores.episodes[["episode", "reward_sum", "resource_reward", "env_return", "unique_achievements_total"]]
+        return episodes.rename(columns={"reward_sum": "shaped return", "resource_reward": "resource (before lambda)",
+                                        "env_return": "Crafter return", "unique_achievements_total": "achievements"}
+                               ).to_html(index=False, float_format="%.3f")
+
+    @staticmethod
+    def _lint_html(config: RewardConfig) -> str:
+        findings = config.lint()
+        if not findings:
+            return "<b>lint:</b> no findings"
+        colors = {"error": "#D55E00", "warning": "#E69F00", "info": "#0072B2"}
+        items = "".join(
+            f"<li><span style='color:{colors.get(f.level, 'black')}'>{f.level}</span> <code>{html.escape(f.key)}</code>: "
+            f"{html.escape(f.message)}</li>"
+            for f in findings
+        )
+        return f"<b>lint:</b><ul>{items}</ul>"
+
+    # -- files ------------------------------------------------------------------------------
+    def save(self, path: str | Path | None = None, *, overwrite: bool = False) -> Path:
+        """Write the current config as YAML (atomic; an existing file needs ``overwrite``)."""
+        return self.config.to_file(path or self.path.value, overwrite=overwrite)
+
+    def export(self, toml_path: str | Path | None = None) -> Path:
+        """Write the current config's step_rewards into an existing training TOML."""
+        return self.config.export_into(toml_path or self.toml_path.value)
+
+    def _file_action(self, action) -> None:
+        try:
+            written = action()
+        except (OSError, ValueError) as error:  # ConfigError is a ValueError
+            self.file_status.value = f"<span style='color:#D55E00'>{html.escape(str(error))}</span>"
+        else:
+            self.file_status.value = f"wrote <code>{html.escape(str(written))}</code>"
+
+    def _ipython_display_(self) -> None:
+        from IPython.display import display
+
+        display(self.widget)
