@@ -83,3 +83,35 @@ def test_a_slider_move_is_fast_on_the_sample_corpus(corpus):
         timings.append(tuner.last_update_ms)
     # The README states the measured figure; this bound only catches a regression by a lot.
     assert statistics.median(timings) < 1000
+
+
+def test_replayer_steps_through_frames_and_rewards(corpus):
+    from workbench.widgets import Replayer
+
+    replayer = Replayer(corpus, SHAPED, episode="scripted-s2024-00000")
+    episode = corpus["scripted-s2024-00000"]
+    assert replayer.step.max == episode.n_steps
+    assert "reset frame" in replayer.components_view.value
+    assert replayer.frame.value[:4] == b"\x89PNG"
+    # The first decision that pays: its components appear, with the scores' numbers.
+    decisions = score(corpus, SHAPED).decisions
+    paying = decisions[(decisions.episode == episode.id) & (decisions.reward > 0)].iloc[0]
+    replayer.step.value = int(paying.decision)  # one action per decision: step == decision
+    assert f"decision {int(paying.decision)}</b>: {paying.reward:.3f}" in replayer.components_view.value
+    assert f"after decision {int(paying.decision)}" in replayer.state_view.value
+    replayer.episode_picker.value = "farmer-s2024-00000"
+    assert replayer.step.value == 0
+    assert replayer.step.max == corpus["farmer-s2024-00000"].n_steps
+
+
+def test_enlarged_frames_keep_crisp_pixels():
+    import numpy as np
+    from matplotlib.image import imread
+    import io
+    from workbench.widgets import enlarged_png
+
+    frame = np.zeros((64, 64, 3), np.uint8)
+    frame[0, 0] = 255
+    image = imread(io.BytesIO(enlarged_png(frame, scale=5)))
+    assert image.shape[:2] == (320, 320)
+    assert image[:5, :5, 0].min() == 1.0 and image[5, 5, 0] == 0.0

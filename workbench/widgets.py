@@ -23,7 +23,7 @@ from matplotlib.patches import Patch
 
 from workbench.config import RewardConfig
 from workbench.episodes import Corpus
-from workbench.plots import PALETTE
+from workbench.plots import PALETTE, cumulative_return
 from workbench.reward import STRATEGIES
 from workbench.scoring import Scores, prepare, score
 from workbench.tables import ACHIEVEMENT_GROUPS, ACHIEVEMENTS, TASK_APP_RESOURCE_WEIGHTS
@@ -210,6 +210,103 @@ class Tuner:
             self.file_status.value = f"<span style='color:#D55E00'>{html.escape(str(error))}</span>"
         else:
             self.file_status.value = f"wrote <code>{html.escape(str(written))}</code>"
+
+    def _ipython_display_(self) -> None:
+        from IPython.display import display
+
+        display(self.widget)
+
+
+#: How much the Replayer enlarges Crafter's 64x64 frames (nearest neighbour: crisp pixels).
+FRAME_SCALE = 5
+
+
+def enlarged_png(frame: np.ndarray, scale: int = FRAME_SCALE) -> bytes:
+    """A 64x64 frame as PNG, enlarged by repeating pixels so they stay sharp."""
+    from matplotlib.image import imsave
+
+    buffer = io.BytesIO()
+    imsave(buffer, frame.repeat(scale, axis=0).repeat(scale, axis=1), format="png")
+    return buffer.getvalue()
+
+
+class Replayer:
+    """Replay an episode's frames step by step beside its rewards under a config.
+
+    Frames are the recorded ones (Crafter cannot be re-simulated). The state shown at step t is
+    the one after the last decision completed by then; the components are those of the
+    decision step t belongs to; the cumulative plot has a cursor at that decision.
+    """
+
+    def __init__(self, corpus: Corpus, config: RewardConfig, *, episode: str | None = None) -> None:
+        with_frames = corpus.index.loc[corpus.index["has_frames"], "episode"].tolist()
+        if not with_frames:
+            raise ValueError("no episode in this corpus has frames: record without --no-frames to replay")
+        self.corpus, self.config = corpus, config
+        self.scores = score(corpus, config)
+        self.episode_picker = w.Dropdown(options=with_frames, value=episode or with_frames[0], description="episode")
+        self.play = w.Play(interval=200, step=1, description="play")
+        self.step = w.IntSlider(description="step", continuous_update=True, layout=w.Layout(width="420px"))
+        w.jslink((self.play, "value"), (self.step, "value"))
+        self.frame = w.Image(format="png")
+        self.state_view = w.HTML()
+        self.components_view = w.HTML()
+        self.plot = w.Image(format="png")
+        self.widget = w.VBox([
+            w.HBox([self.episode_picker, self.play, self.step]),
+            w.HBox([self.frame, w.VBox([self.state_view, self.components_view])]),
+            self.plot,
+        ])
+        self.episode_picker.observe(lambda _: self._load_episode(), names="value")
+        self.step.observe(lambda _: self.show(), names="value")
+        self._load_episode()
+
+    def _load_episode(self) -> None:
+        self.episode = self.corpus[self.episode_picker.value]
+        self.frames = self.episode.frames
+        self.states = self.episode.states()
+        ends = np.cumsum([len(d) for d in self.episode.actions])  # last step of each decision
+        self._ends = ends
+        self.play.max = self.step.max = int(ends[-1])
+        if self.step.value == 0:
+            self.show()
+        else:
+            self.step.value = 0
+
+    def decision_at(self, step: int) -> int:
+        """The 1-based decision that step ``step`` belongs to (0 for the reset frame)."""
+        return 0 if step == 0 else int(self.frames.step_decision[step - 1])
+
+    def completed_at(self, step: int) -> int:
+        """How many decisions are complete once ``step`` steps have run."""
+        return int(np.searchsorted(self._ends, step, side="right"))
+
+    def show(self) -> None:
+        """Draw the frame, state, components and cursor for the slider's step."""
+        step = self.step.value
+        decision, completed = self.decision_at(step), self.completed_at(step)
+        self.frame.value = enlarged_png(self.frames.images[step])
+        self.state_view.value = self._state_html(completed)
+        self.components_view.value = self._components_html(decision)
+        figure = cumulative_return(self.scores, self.episode.id, cursor=max(decision, 1))
+        self.plot.value = figure_png(figure)
+
+    def _state_html(self, completed: int) -> str:
+        state = self.states[completed]
+        inventory = ", ".join(f"{k} {v}" for k, v in state["inventory"].items() if v)
+        unlocked = ", ".join(k for k, v in state["achievements_status"].items() if v) or "none"
+        return (f"<b>after decision {completed}</b> of {self.episode.n_decisions}<br>"
+                f"<b>inventory</b>: {html.escape(inventory)}<br><b>achievements</b>: {html.escape(unlocked)}")
+
+    def _components_html(self, decision: int) -> str:
+        if decision == 0:
+            return "<i>reset frame: no decision yet</i>"
+        components = self.scores.components
+        rows = components[(components["episode"] == self.episode.id) & (components["decision"] == decision)]
+        if rows.empty:
+            return f"<b>decision {decision}</b>: pays nothing"
+        table = rows[["kind", "name", "delta", "weight", "scaled"]].to_html(index=False, float_format="%.3f")
+        return f"<b>decision {decision}</b>: {rows['scaled'].sum():.3f}{table}"
 
     def _ipython_display_(self) -> None:
         from IPython.display import display
