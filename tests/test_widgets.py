@@ -115,3 +115,11 @@ def test_enlarged_frames_keep_crisp_pixels():
     image = imread(io.BytesIO(enlarged_png(frame, scale=5)))
     assert image.shape[:2] == (320, 320)
     assert image[:5, :5, 0].min() == 1.0 and image[5, 5, 0] == 0.0
+
+
+def test_a_resource_slider_moved_back_to_the_task_app_weight_drops_its_override(corpus):
+    start = SHAPED.with_changes(resource_overrides={"inventory": {"stone": 0.0}})
+    tuner = Tuner(corpus, start)
+    assert tuner.resource_sliders["stone"].value == 0.0
+    tuner.resource_sliders["stone"].value = 0.15  # the task app's own weight
+    assert tuner.config.resource_overrides == {}

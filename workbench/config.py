@@ -8,7 +8,7 @@ properties ``effective_*`` say what the task app actually runs. Reading and writ
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
@@ -181,5 +181,3 @@ def _plain(value: Any) -> Any:
         return {k: _plain(v) for k, v in value.items()}
     return value
 
-
-CONFIG_FIELDS = tuple(f.name for f in fields(RewardConfig))

@@ -22,8 +22,6 @@ import pandas as pd
 
 from workbench.tables import ACHIEVEMENTS, ACTIONS, INITIAL_INVENTORY, INVENTORY_ITEMS
 
-#: Where an episode came from.
-SOURCES = ("recorded", "crafter-recorder", "rollout", "synthetic")
 ACTION_IDS: Mapping[str, int] = {name: index for index, name in enumerate(ACTIONS)}
 FRAME_SHAPE = (64, 64, 3)
 

@@ -98,10 +98,7 @@ def _mark_unlocks(ax, scores, episode: str, top: np.ndarray) -> None:
 
 
 def _unlock_names(scores, episode: str) -> dict[int, list[str]]:
-    unlocks = getattr(scores, "unlocks", None)
-    if unlocks is None:
-        return {}
-    rows = unlocks[unlocks["episode"] == episode]
+    rows = scores.unlocks[scores.unlocks["episode"] == episode]
     return rows.groupby("decision")["name"].apply(list).to_dict()
 
 

@@ -91,11 +91,14 @@ class Tuner:
                    if s.value != DEFAULT_WEIGHT or name in self.initial.weights}
         limits = {name: box.value for name, box in self.limit_boxes.items()
                   if box.value != DEFAULT_LIMIT or name in self.initial.k_limits}
-        inventory = {item: s.value for item, s in self.resource_sliders.items()
-                     if s.value != TASK_APP_RESOURCE_WEIGHTS.inventory_weight(item)}
-        overrides = dict(self.initial.resource_overrides)
-        if inventory:
-            overrides["inventory"] = {**overrides.get("inventory", {}), **inventory}
+        # The sliders own every item they show: an item slid back to the task app's weight
+        # drops out of the overrides even if the starting config overrode it.
+        initial = dict(self.initial.resource_overrides)
+        inventory = {item: weight for item, weight in initial.pop("inventory", {}).items()
+                     if item not in self.resource_sliders}
+        inventory.update({item: s.value for item, s in self.resource_sliders.items()
+                          if s.value != TASK_APP_RESOURCE_WEIGHTS.inventory_weight(item)})
+        overrides = {**initial, **({"inventory": inventory} if inventory else {})}
         return self.initial.with_changes(
             strategy=self.strategy.value,
             indicator_lambda=float(self.lam.value),
