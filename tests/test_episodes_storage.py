@@ -272,3 +272,14 @@ def test_opening_a_thousand_episode_corpus_is_fast(tmp_path, monkeypatch):
     assert elapsed < 1.0, f"opening a 1,000-episode corpus took {elapsed:.2f} s"
     monkeypatch.undo()
     assert subset[1].n_decisions == 50  # the rows point at a real file
+
+
+def test_following_scores_against_the_previous_episodes_end():
+    previous, episode = make_episode("first", seed=1), make_episode("second", seed=2)
+    carried = episode.following(previous)
+    assert carried.metadata["follows"] == "first"
+    for name in ("inventory", "achievement_counts", "achievement_status", "player_pos"):
+        np.testing.assert_array_equal(getattr(carried, name)[0], getattr(previous, name)[-1])
+        np.testing.assert_array_equal(getattr(carried, name)[1:], getattr(episode, name)[1:])
+    assert carried.actions == episode.actions and carried.id == "second"
+    assert "follows" not in episode.metadata  # the original is untouched

@@ -28,6 +28,7 @@ def _figures(setting):
         plots.cumulative_return(scores, episode, cursor=10),
         plots.achievement_timeline(corpus[0]),
         plots.compare_configs(comparison, labels=("upstream", "recommended")),
+        plots.compare_configs(comparison, labels=("upstream", "recommended"), corpus=corpus),
         plots.component_share(scores, corpus=corpus),
         plots.return_vs_achievements(scores, corpus),
     ]

@@ -123,3 +123,45 @@ def test_a_resource_slider_moved_back_to_the_task_app_weight_drops_its_override(
     assert tuner.resource_sliders["stone"].value == 0.0
     tuner.resource_sliders["stone"].value = 0.15  # the task app's own weight
     assert tuner.config.resource_overrides == {}
+
+
+def test_compare_shows_two_configs_side_by_side(corpus):
+    from workbench.alignment import misranked_pairs
+    from workbench.scoring import compare
+    from workbench.widgets import Compare
+
+    recommended = RewardConfig.from_file(REPO / "configs" / "recommended.yaml")
+    view = Compare(corpus, {"shaped": SHAPED, "recommended": recommended})
+    assert (view.picker_a.value, view.picker_b.value) == ("shaped", "recommended")
+    expected = compare(corpus, SHAPED, recommended).episodes
+    assert list(view.comparison.episodes["difference"]) == pytest.approx(list(expected["difference"]), abs=1e-12)
+    worst = misranked_pairs(view.comparison.a).iloc[0]
+    assert f"<code>{worst.paid_more}</code> paid more than <code>{worst.progressed_more}</code>" in view.summary.value
+    assert "0 episode pair(s)" in view.summary.value  # recommended ranks no pair against progress
+    assert view.figure.value[:4] == b"\x89PNG"
+    assert "farmer-s2024-00001" in view.episodes_view.value and "rank_b" in view.episodes_view.value
+    groups = view.groups()
+    assert set(groups["config"]) == {"A", "B"} and len(groups) == 6
+
+    view.swap()
+    assert (view.picker_a.value, view.picker_b.value) == ("recommended", "shaped")
+    assert list(view.comparison.episodes["difference"]) == pytest.approx(list(-expected["difference"]), abs=1e-12)
+
+
+def test_compare_takes_a_tuned_config_and_names_bad_choices(corpus):
+    from workbench.widgets import Compare
+
+    view = Compare(corpus, {"shaped": SHAPED})
+    assert view.comparison.episodes["difference"].abs().max() == 0.0  # A == B until told otherwise
+    tuner = Tuner(corpus, SHAPED)
+    tuner.weight_sliders["collect_diamond"].value = 7.5
+    view.add("tuned", tuner.config, side="b")
+    assert view.picker_b.value == "tuned" and view.picker_a.value == "shaped"
+    assert list(view.picker_a.options) == ["shaped", "tuned"]
+    assert list(view.comparison.b.episodes["reward_sum"]) == pytest.approx(list(tuner.scores.episodes["reward_sum"]), abs=1e-12)
+    with pytest.raises(KeyError, match="b='missing' is not one of the configs"):
+        Compare(corpus, {"shaped": SHAPED}, b="missing")
+    with pytest.raises(ValueError, match="at least one named config"):
+        Compare(corpus, {})
+    with pytest.raises(ValueError, match="side must be"):
+        view.add("x", SHAPED, side="c")

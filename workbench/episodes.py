@@ -183,6 +183,28 @@ class Episode:
             for i in range(self.n_decisions + 1)
         ]
 
+    def following(self, previous: "Episode") -> "Episode":
+        """This episode as the task app scores it when it follows ``previous`` in one rollout
+        with ``on_done = "reset"``: its reset state replaced by ``previous``'s last state, since
+        the task app does not reset its inventory and count snapshots (reward.md quirk 7). The
+        first decision is then paid for, e.g., health, food, drink and energy refilling to 9.
+        Frames are not carried: the result is for scoring."""
+        def swapped(array: np.ndarray, last: np.ndarray) -> np.ndarray:
+            return np.concatenate([last[-1:], array[1:]])
+
+        return Episode(
+            id=self.id,
+            inventory=swapped(self.inventory, previous.inventory),
+            achievement_counts=swapped(self.achievement_counts, previous.achievement_counts),
+            achievement_status=swapped(self.achievement_status, previous.achievement_status),
+            actions=self.actions,
+            env_reward=self.env_reward,
+            done=self.done,
+            player_pos=swapped(self.player_pos, previous.player_pos),
+            metadata={**self.metadata, "follows": previous.id},
+            logged=self.logged,
+        )
+
     def index_row(self) -> dict[str, Any]:
         """This episode's row of ``Corpus.index`` (metadata only: never reads frames)."""
         unlocked = self.unlocked

@@ -146,16 +146,23 @@ def achievement_timeline(episode: Episode) -> Figure:
     return fig
 
 
-def compare_configs(comparison, *, labels: Sequence[str] = ("A", "B"), top: int = 12) -> Figure:
-    """Two configs across a corpus: per-episode returns (left) and per-achievement contribution (right)."""
+def compare_configs(comparison, *, labels: Sequence[str] = ("A", "B"), top: int = 12,
+                    corpus: Corpus | None = None, by: str = "policy") -> Figure:
+    """Two configs across a corpus: per-episode returns (left; coloured by ``by`` when the
+    ``corpus`` is given) and the ``top`` per-component corpus totals that changed most (right)."""
     episodes, contributions = comparison.episodes, comparison.achievements
     fig, (left, right) = _figure((12.0, 5.0), ncols=2)
     a, b = episodes["return_a"].to_numpy(), episodes["return_b"].to_numpy()
-    left.scatter(a, b, color=PALETTE[0], s=18)
+    if corpus is not None:
+        groups = episodes["episode"].map(corpus.index.set_index("episode")[by].astype(str))
+        for color, (group, rows) in zip(PALETTE, episodes.groupby(groups, sort=False)):
+            left.scatter(rows["return_a"], rows["return_b"], color=color, s=24, label=group)
+    else:
+        left.scatter(a, b, color=PALETTE[0], s=24)
     low, high = float(min(a.min(), b.min(), 0.0)), float(max(a.max(), b.max(), 1e-9))
     left.plot([low, high], [low, high], color="0.6", linewidth=1, label="equal")
     left.set(title="Shaped return per episode", xlabel=f"return under {labels[0]}", ylabel=f"return under {labels[1]}")
-    left.legend(loc="upper left", frameon=False)
+    left.legend(loc="upper left", frameon=False, title=by if corpus is not None else None)
     shown = contributions.reindex(contributions["difference"].abs().sort_values(ascending=False).index).head(top)
     shown = shown.iloc[::-1]
     y = np.arange(len(shown))

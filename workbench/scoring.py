@@ -758,7 +758,7 @@ def verify_logged(corpus: Corpus) -> pd.DataFrame:
             continue
         follows = episode.metadata.get("follows")
         if follows in ids:
-            episode = _carried_over(episode, corpus[follows])
+            episode = episode.following(corpus[follows])
             carried_over.append(episode.id)
         elif follows is not None:
             predecessor_missing[episode.id] = follows
@@ -812,25 +812,6 @@ def verify_logged(corpus: Corpus) -> pd.DataFrame:
 #: What a logged ``info.stepwise`` means by a missing optional key (reward.md: keys appear only
 #: when non-empty / non-zero).
 _LOGGED_DEFAULTS: dict[str, Any] = {"resource_reward": 0.0, "new_achievements": [], "credited_achievements": []}
-
-
-def _carried_over(episode: Episode, previous: Episode) -> Episode:
-    """``episode`` with its reset state replaced by ``previous``'s last state: what the task app
-    scored the first decision against after an ``on_done = reset`` (reward.md quirk 7)."""
-    def swapped(array: np.ndarray, last: np.ndarray) -> np.ndarray:
-        return np.concatenate([last[-1:], array[1:]])
-
-    return Episode(
-        id=episode.id,
-        inventory=swapped(episode.inventory, previous.inventory),
-        achievement_counts=swapped(episode.achievement_counts, previous.achievement_counts),
-        achievement_status=swapped(episode.achievement_status, previous.achievement_status),
-        actions=episode.actions,
-        env_reward=episode.env_reward,
-        done=episode.done,
-        metadata=episode.metadata,
-        logged=episode.logged,
-    )
 
 
 def _unlock_names(scores: Scores) -> dict[int, dict[str, list[str]]]:

@@ -6,6 +6,12 @@ matplotlib code, every file from ``RewardConfig`` methods.
 ``workbench/data/crafter.yaml`` groups them), resource tables under "advanced"; each change
 re-scores the corpus (weights only recombine cached arrays) and redraws, with live lint, a
 per-episode returns table, and buttons to save the config or export it into a training TOML.
+
+``Replayer``: an episode's recorded frames step by step beside its state, the current
+decision's components and the cumulative returns with a cursor.
+
+``Compare``: two configs side by side over the corpus: which pays more for progress
+(``workbench.alignment``), per group and per episode, and which components changed.
 """
 
 from __future__ import annotations
@@ -18,14 +24,16 @@ from typing import Any
 
 import ipywidgets as w
 import numpy as np
+import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
+from workbench.alignment import misranked_pairs, progress_agreement, returns_by_group
 from workbench.config import RewardConfig
 from workbench.episodes import Corpus
-from workbench.plots import PALETTE, cumulative_return
+from workbench.plots import PALETTE, compare_configs, cumulative_return
 from workbench.reward import STRATEGIES
-from workbench.scoring import Scores, prepare, score
+from workbench.scoring import Comparison, Scores, compare, prepare, score
 from workbench.tables import ACHIEVEMENT_GROUPS, ACHIEVEMENTS, TASK_APP_RESOURCE_WEIGHTS
 
 #: Slider ranges: wide enough for the shipped configs, fine enough to tune by hand.
@@ -310,6 +318,131 @@ class Replayer:
             return f"<b>decision {decision}</b>: pays nothing"
         table = rows[["kind", "name", "delta", "weight", "scaled"]].to_html(index=False, float_format="%.3f")
         return f"<b>decision {decision}</b>: {rows['scaled'].sum():.3f}{table}"
+
+    def _ipython_display_(self) -> None:
+        from IPython.display import display
+
+        display(self.widget)
+
+
+class Compare:
+    """Two configs side by side over a corpus.
+
+    Pick A and B among named configs (``add`` more, e.g. a Tuner's ``tuner.config``). Shows, for
+    each: how well the shaped return agrees with progress (Spearman's rho against achievements
+    unlocked, and the episode pairs it ranks against progress), the mean return per group
+    (``by``, e.g. policy); then the ``plots.compare_configs`` figure, the per-episode returns
+    and ranks, and the components whose corpus totals changed most. ``comparison`` holds the
+    latest ``scoring.Comparison``.
+    """
+
+    def __init__(self, corpus: Corpus, configs: dict[str, RewardConfig], *, a: str | None = None,
+                 b: str | None = None, by: str = "policy", top: int = 12) -> None:
+        if not configs:
+            raise ValueError("Compare needs at least one named config, e.g. {'shaped': RewardConfig.from_file(...)}")
+        self.corpus, self.by, self.top = corpus, by, top
+        self.prepared = prepare(corpus)
+        self.configs = dict(configs)
+        names = list(self.configs)
+        for side, name in (("a", a), ("b", b)):
+            if name is not None and name not in self.configs:
+                raise KeyError(f"{side}={name!r} is not one of the configs {names}")
+        self.picker_a = w.Dropdown(options=names, value=a or names[0], description="A")
+        self.picker_b = w.Dropdown(options=names, value=b or names[min(1, len(names) - 1)], description="B")
+        self.swap_button = w.Button(description="Swap A and B", icon="exchange")
+        self.swap_button.on_click(lambda _: self.swap())
+        self.summary = w.HTML()
+        self.figure = w.Image(format="png")
+        self.episodes_view = w.HTML()
+        self.components_view = w.HTML()
+        tables = w.Tab(children=[self.episodes_view, self.components_view],
+                       titles=("episodes", f"components (top {top} changes)"))
+        self.widget = w.VBox([w.HBox([self.picker_a, self.picker_b, self.swap_button]), self.summary, self.figure, tables])
+        self._updating = False
+        self.update()
+        for picker in (self.picker_a, self.picker_b):
+            picker.observe(lambda _: self.update(), names="value")
+
+    @property
+    def config_a(self) -> RewardConfig:
+        return self.configs[self.picker_a.value]
+
+    @property
+    def config_b(self) -> RewardConfig:
+        return self.configs[self.picker_b.value]
+
+    def add(self, name: str, config: RewardConfig, *, side: str | None = None) -> None:
+        """Offer ``config`` as ``name`` (replacing a config of that name); with ``side`` ("a" or
+        "b") also pick it there."""
+        if side not in (None, "a", "b"):
+            raise ValueError(f"side must be 'a', 'b' or None, not {side!r}")
+        self.configs[name] = config
+        self._updating = True  # one re-score for the whole change, not one per widget event
+        try:
+            for picker in (self.picker_a, self.picker_b):
+                value = picker.value
+                picker.options = list(self.configs)
+                picker.value = value
+            if side is not None:
+                (self.picker_a if side == "a" else self.picker_b).value = name
+        finally:
+            self._updating = False
+        self.update()
+
+    def swap(self) -> None:
+        """Exchange A and B."""
+        self._updating = True
+        try:
+            self.picker_a.value, self.picker_b.value = self.picker_b.value, self.picker_a.value
+        finally:
+            self._updating = False
+        self.update()
+
+    def update(self) -> None:
+        """Compare the picked configs and redraw everything."""
+        if self._updating:
+            return
+        labels = (f"A: {self.picker_a.value}", f"B: {self.picker_b.value}")
+        self.comparison: Comparison = compare(self.prepared, self.config_a, self.config_b)
+        self.summary.value = self._summary_html(labels)
+        self.figure.value = figure_png(compare_configs(self.comparison, labels=labels, top=self.top, corpus=self.corpus, by=self.by))
+        self.episodes_view.value = self._episodes_html()
+        self.components_view.value = self._components_html()
+
+    def groups(self) -> pd.DataFrame:
+        """Per group and config (long form): ``alignment.returns_by_group`` under A and under B."""
+        sides = {"A": self.comparison.a, "B": self.comparison.b}
+        return pd.concat([returns_by_group(scores, self.corpus, by=self.by).assign(config=side)
+                          for side, scores in sides.items()], ignore_index=True)
+
+    def _summary_html(self, labels: tuple[str, str]) -> str:
+        rows = []
+        for label, scores in zip(labels, (self.comparison.a, self.comparison.b)):
+            config = scores.config
+            pairs = misranked_pairs(scores)
+            worst = (f" (worst: <code>{html.escape(pairs['paid_more'].iloc[0])}</code> paid more than "
+                     f"<code>{html.escape(pairs['progressed_more'].iloc[0])}</code>)" if len(pairs) else "")
+            rows.append(f"<li><b>{html.escape(label)}</b>: {config.effective_strategy}, lambda x{config.effective_lambda:g}; "
+                        f"rank agreement with progress {progress_agreement(scores):.3f}; "
+                        f"{len(pairs)} episode pair(s) ranked against progress{worst}</li>")
+        groups = self.groups()
+        table = groups.pivot(index=self.by, columns="config", values=["mean_return", "return_per_achievement"])
+        table.columns = [f"{'mean return' if value == 'mean_return' else 'per achievement'} {side}" for value, side in table.columns]
+        achievements = groups[groups["config"] == "A"].set_index(self.by)["mean_achievements"]
+        table.insert(0, "mean achievements", achievements)
+        table = table.reindex(achievements.index)
+        return f"<ul>{''.join(rows)}</ul>{table.to_html(float_format='%.3f')}"
+
+    def _episodes_html(self) -> str:
+        policy = self.corpus.index.set_index("episode")[self.by]
+        episodes = self.comparison.episodes.assign(**{self.by: lambda t: t["episode"].map(policy)})
+        columns = ["episode", self.by, "env_return", "return_a", "return_b", "difference", "rank_a", "rank_b"]
+        return episodes[columns].to_html(index=False, float_format="%.3f")
+
+    def _components_html(self) -> str:
+        changes = self.comparison.achievements
+        changes = changes.reindex(changes["difference"].abs().sort_values(ascending=False, kind="stable").index)
+        return changes.head(self.top)[["component", "total_a", "total_b", "difference"]].to_html(index=False, float_format="%.3f")
 
     def _ipython_display_(self) -> None:
         from IPython.display import display

@@ -1,0 +1,92 @@
+"""Does a shaped reward pay for progress? Small pure functions over ``Scores``.
+
+A shaped reward should rank behaviour the way the task does: an episode that unlocks more
+achievements should earn more. Where it does not, a policy can raise its shaped return without
+progressing (a reward hacker, such as the sample corpus's farmer). These functions measure that
+per corpus, per pair of episodes and per group of episodes. "Achievements" is the number of
+distinct achievements an episode unlocked (``Scores.episodes["unique_achievements_total"]``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from workbench.episodes import Corpus
+from workbench.scoring import Scores
+
+__all__ = ["misranked_pairs", "progress_agreement", "returns_by_group"]
+
+#: Comparisons held in memory at once by ``misranked_pairs`` (rows x episodes).
+_PAIR_CHUNK = 1 << 22
+
+
+def progress_agreement(scores: Scores) -> float:
+    """Spearman's rank correlation between shaped return and achievements unlocked, per episode.
+
+    1.0: the shaped return orders episodes as their progress does; near 0: unrelated; negative:
+    the shaping pays for something else. NaN when either is the same for every episode (no
+    order to agree with).
+    """
+    episodes = scores.episodes
+    returns = episodes["reward_sum"].rank()
+    achievements = episodes["unique_achievements_total"].rank()
+    if returns.nunique() < 2 or achievements.nunique() < 2:
+        return float("nan")
+    return float(np.corrcoef(returns, achievements)[0, 1])
+
+
+def misranked_pairs(scores: Scores) -> pd.DataFrame:
+    """Pairs of episodes the shaping ranks against progress: ``paid_more`` earned a strictly
+    higher shaped return than ``progressed_more`` while unlocking strictly fewer achievements.
+
+    One row per pair with both episodes' ``return_*`` and ``achievements_*``, the largest
+    achievement gap first, then the largest return gap. Empty when the shaping never pays less
+    for more progress. (n episodes give at most n(n-1)/2 rows.)
+    """
+    episodes = scores.episodes
+    returns = episodes["reward_sum"].to_numpy()
+    achievements = episodes["unique_achievements_total"].to_numpy()
+    n = len(episodes)
+    progressed, paid = [], []
+    chunk = max(1, _PAIR_CHUNK // max(n, 1))
+    for start in range(0, n, chunk):
+        rows = slice(start, start + chunk)
+        mask = (achievements[rows, None] > achievements[None, :]) & (returns[rows, None] < returns[None, :])
+        i, j = np.nonzero(mask)
+        progressed.append(i + start)
+        paid.append(j)
+    i = np.concatenate(progressed) if progressed else np.zeros(0, dtype=np.int64)
+    j = np.concatenate(paid) if paid else np.zeros(0, dtype=np.int64)
+    ids = episodes["episode"].to_numpy()
+    pairs = pd.DataFrame({
+        "paid_more": ids[j],
+        "progressed_more": ids[i],
+        "return_paid_more": returns[j],
+        "return_progressed_more": returns[i],
+        "achievements_paid_more": achievements[j],
+        "achievements_progressed_more": achievements[i],
+    })
+    gap = pairs["achievements_progressed_more"] - pairs["achievements_paid_more"]
+    overpaid = pairs["return_paid_more"] - pairs["return_progressed_more"]
+    order = np.lexsort((-overpaid.to_numpy(), -gap.to_numpy()))
+    return pairs.iloc[order].reset_index(drop=True)
+
+
+def returns_by_group(scores: Scores, corpus: Corpus, *, by: str = "policy") -> pd.DataFrame:
+    """Per group of episodes (a ``corpus.index`` column, e.g. "policy"): ``episodes``,
+    ``mean_return`` (shaped), ``mean_achievements``, ``mean_env_return`` (Crafter's) and
+    ``return_per_achievement`` (mean return / mean achievements: what one unit of progress is
+    worth to this group; NaN for a group that unlocked nothing). Groups in first-seen order."""
+    if by not in corpus.index.columns:
+        raise KeyError(f"{by!r} is not a column of corpus.index; it has {list(corpus.index.columns)}")
+    groups = corpus.index.set_index("episode")[by].astype(str)
+    episodes = scores.episodes.assign(group=scores.episodes["episode"].map(groups))
+    table = episodes.groupby("group", sort=False).agg(
+        episodes=("episode", "size"),
+        mean_return=("reward_sum", "mean"),
+        mean_achievements=("unique_achievements_total", "mean"),
+        mean_env_return=("env_return", "mean"),
+    )
+    table["return_per_achievement"] = table["mean_return"] / table["mean_achievements"].replace(0, np.nan)
+    return table.rename_axis(by).reset_index()
