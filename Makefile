@@ -22,7 +22,7 @@ lab: $(STAMP)
 
 ## make test: every test: unit, property, CLI, real Crafter, and the notebooks under nbval.
 test: $(STAMP)
-	$(BIN)/python -m pytest tests notebooks --nbval --nbval-current-env
+	$(BIN)/python -m pytest tests notebooks --nbval --nbval-current-env --nbval-sanitize-with notebooks/nbval_sanitize.cfg
 
 clean:
 	rm -rf $(VENV) .pytest_cache build *.egg-info

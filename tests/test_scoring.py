@@ -333,7 +333,7 @@ def _logged_vectors() -> Corpus:
 def test_verify_logged_finds_nothing_when_everything_reproduces():
     mismatches = verify_logged(_logged_vectors())
     assert mismatches.empty
-    assert list(mismatches.columns) == ["episode", "decision", "logged", "recomputed", "difference", "fields"]
+    assert list(mismatches.columns) == ["episode", "decision", "logged", "recomputed", "difference", "fields", "note"]
     assert mismatches.attrs["episodes_checked"] == 2
     assert mismatches.attrs["decisions_checked"] == sum(len(e["actions"]) for e in VECTOR_EPISODES[:2])
     assert mismatches.attrs["skipped"] == {VECTOR_EPISODES[2]["case"]: "no task-app log"}

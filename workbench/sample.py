@@ -8,6 +8,9 @@ which runs ``workbench.recording.record`` with corpus seed 2024 for 4 scripted e
 most 600 steps, 3 farmer episodes of at most 400 and 3 random episodes of at most 200, all with
 frames, and saves them as one corpus in ``workbench/data/sample/`` (package data). Crafter is not
 reproducible from seed and actions, so the recording is shipped, not regenerated on install.
+
+``sample_imports_path()`` holds files in the formats people already have, for tutorial 05:
+``crafter.Recorder`` runs and task-app rollout responses (``benchmarks/make_sample_imports.py``).
 """
 
 from __future__ import annotations
@@ -27,3 +30,9 @@ def sample_path() -> Path:
 def sample_corpus() -> Corpus:
     """The sample corpus: scripted, farmer and random episodes with frames (opened lazily)."""
     return load_corpus(sample_path())
+
+
+def sample_imports_path() -> Path:
+    """The folder of example files to import: ``recorder/`` (``crafter.Recorder`` ``.npz`` runs)
+    and ``rollouts/`` (task-app rollout responses, ``.json`` and ``.jsonl``)."""
+    return Path(str(resources.files("workbench").joinpath("data", "sample_imports")))

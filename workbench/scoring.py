@@ -732,8 +732,12 @@ def verify_logged(corpus: Corpus) -> pd.DataFrame:
     task app counts it through the whole rollout).
 
     Returns one row per decision where any of those differ: ``episode``, ``decision``,
-    ``logged`` and ``recomputed`` reward, ``difference`` (recomputed - logged) and ``fields``
-    (the differing ones, comma-separated); empty when everything matches. ``attrs`` say what
+    ``logged`` and ``recomputed`` reward, ``difference`` (recomputed - logged), ``fields``
+    (the differing ones, comma-separated) and ``note`` (why a difference may come from the
+    import rather than the reward: the first decision after a reset is scored against the
+    previous episode's end, which a rollout with ``on_done = "reset"`` does not store, so the
+    importer rebuilt it from logged rises and any loss in it is unknown); empty when everything
+    matches. ``attrs`` say what
     was checked: ``episodes_checked``, ``decisions_checked``, ``skipped`` (episode -> why it
     was not checked: no log, no config in it), ``unchecked`` (decisions not compared, as
     (episode, decision, reason): no ``info.stepwise`` logged, or the first decision of an episode
@@ -746,6 +750,7 @@ def verify_logged(corpus: Corpus) -> pd.DataFrame:
     unchecked: list[tuple[str, int, str]] = []
     carried_over: list[str] = []
     predecessor_missing: dict[str, str] = {}
+    notes: dict[str, str] = {}  # episode -> why its first decision may not reproduce
     groups: dict[str, tuple[RewardConfig, list[Episode]]] = {}
     ids = set(corpus.ids)
     for episode in corpus:
@@ -758,8 +763,12 @@ def verify_logged(corpus: Corpus) -> pd.DataFrame:
             continue
         follows = episode.metadata.get("follows")
         if follows in ids:
-            episode = episode.following(corpus[follows])
+            previous = corpus[follows]
+            episode = episode.following(previous)
             carried_over.append(episode.id)
+            rebuilt = previous.metadata.get("terminal_state")
+            if rebuilt:
+                notes[episode.id] = f"scored against the end of {follows!r}, not stored by the rollout: {rebuilt}"
         elif follows is not None:
             predecessor_missing[episode.id] = follows
         config = RewardConfig.from_dict(logged["config"])
@@ -796,8 +805,8 @@ def verify_logged(corpus: Corpus) -> pd.DataFrame:
                     logged_reward = _number(stepwise.get("reward"))
                     rows.append({"episode": episode.id, "decision": i + 1, "logged": logged_reward,
                                  "recomputed": mine["reward"], "difference": mine["reward"] - logged_reward,
-                                 "fields": ", ".join(differing)})
-    table = pd.DataFrame(rows, columns=["episode", "decision", "logged", "recomputed", "difference", "fields"])
+                                 "fields": ", ".join(differing), "note": notes.get(episode.id, "") if i == 0 else ""})
+    table = pd.DataFrame(rows, columns=["episode", "decision", "logged", "recomputed", "difference", "fields", "note"])
     table = table.astype({"decision": np.int64, "logged": np.float64, "recomputed": np.float64, "difference": np.float64})
     table.attrs.update(
         episodes_checked=sum(len(e) for _, e in groups.values()),
