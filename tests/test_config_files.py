@@ -560,3 +560,12 @@ def test_export_round_trips_any_valid_config(tmp_path_factory, config, source):
     path = _copy(tmp_path_factory.mktemp("export"), source)
     export_into(config, path)
     assert read_config(path) == config
+
+
+@pytest.mark.parametrize("text", ["\x85", "a\u2028b", "x\u2029", "café λ"])
+@pytest.mark.parametrize("suffix", [".yaml", ".toml"])
+def test_unicode_line_breaks_survive_a_round_trip(tmp_path, text, suffix):
+    # PyYAML writes NEL/LS/PS raw in single quotes with allow_unicode and reads them back as a
+    # space; found by the property test above.
+    config = RewardConfig(strategy=text, weights={"collect_wood": 0.5})
+    assert read_config(write_config(config, tmp_path / f"c{suffix}")) == config

@@ -435,12 +435,32 @@ def write_config(config: RewardConfig, path: str | Path, *, overwrite: bool = Fa
         raise ConfigError(f"{path}: cannot write: {error.strerror}") from None
 
 
+class _Dumper(yaml.SafeDumper):
+    """SafeDumper that double-quotes strings holding YAML line breaks (NEL, LS, PS): with
+    ``allow_unicode`` PyYAML writes them raw inside single quotes, and reading folds them into
+    a space, so the file would not read back as written."""
+
+
+_YAML_BREAKS = ("\x85", "\u2028", "\u2029")
+
+
+def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    style = '"' if any(ch in value for ch in _YAML_BREAKS) else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_Dumper.add_representer(str, _represent_str)
+
+
+def _dump_yaml(value: Mapping[str, Any]) -> str:
+    return yaml.dump(value, Dumper=_Dumper, sort_keys=False, allow_unicode=True)
+
+
 def _yaml_text(table: Mapping[str, Any]) -> str:
     main = {key: value for key, value in table.items() if key != RESOURCE_KEY}
-    text = YAML_HEADER + yaml.safe_dump(main, sort_keys=False, allow_unicode=True)
+    text = YAML_HEADER + _dump_yaml(main)
     if RESOURCE_KEY in table:
-        resource = {RESOURCE_KEY: table[RESOURCE_KEY]}
-        text += f"# {RESOURCE_NOTE}\n" + yaml.safe_dump(resource, sort_keys=False, allow_unicode=True)
+        text += f"# {RESOURCE_NOTE}\n" + _dump_yaml({RESOURCE_KEY: table[RESOURCE_KEY]})
     return text
 
 
