@@ -4,6 +4,9 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+CHROMIUM := /usr/bin/chromium
+# JupyterLab refuses to run as root unless told (containers and CI machines often are root).
+ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
 
 .PHONY: lab test install clean
 
@@ -16,12 +19,18 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
+# The browser test drives Debian's chromium (Playwright must not download a browser of its own).
+$(CHROMIUM):
+	@command -v apt-get >/dev/null || { echo "tests/test_browser.py needs chromium at $(CHROMIUM): install it with your package manager"; exit 1; }
+	apt-get update -qq && apt-get install -y -qq --no-install-recommends chromium
+
 ## make lab: JupyterLab on notebooks/, bound to 127.0.0.1.
 lab: $(STAMP)
-	$(BIN)/jupyter lab --notebook-dir=notebooks --ip=127.0.0.1 --no-browser
+	$(BIN)/jupyter lab --notebook-dir=notebooks --ip=127.0.0.1 --no-browser $(ALLOW_ROOT)
 
-## make test: every test: unit, property, CLI, real Crafter, and the notebooks under nbval.
-test: $(STAMP)
+## make test: every test: unit, property, CLI, real Crafter, the widgets in JupyterLab in
+## chromium, and the notebooks under nbval.
+test: $(STAMP) $(CHROMIUM)
 	$(BIN)/python -m pytest tests notebooks --nbval --nbval-current-env --nbval-sanitize-with notebooks/nbval_sanitize.cfg
 
 clean:

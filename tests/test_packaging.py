@@ -42,7 +42,7 @@ def test_environment_installs_this_checkout_with_existing_extras():
 
 def test_dev_extra_has_the_test_tools():
     dev = " ".join(PYPROJECT["project"]["optional-dependencies"]["dev"])
-    for tool in ("pytest", "hypothesis", "nbval"):
+    for tool in ("pytest", "hypothesis", "nbval", "playwright", "jupyterlab"):
         assert tool in dev
 
 

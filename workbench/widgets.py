@@ -355,8 +355,7 @@ class Compare:
         self.figure = w.Image(format="png")
         self.episodes_view = w.HTML()
         self.components_view = w.HTML()
-        tables = w.Tab(children=[self.episodes_view, self.components_view],
-                       titles=("episodes", f"components (top {top} changes)"))
+        tables = w.Tab(children=[self.episodes_view, self.components_view], titles=("episodes", "components"))
         self.widget = w.VBox([w.HBox([self.picker_a, self.picker_b, self.swap_button]), self.summary, self.figure, tables])
         self._updating = False
         self.update()
@@ -430,8 +429,8 @@ class Compare:
         table.columns = [f"{'mean return' if value == 'mean_return' else 'per achievement'} {side}" for value, side in table.columns]
         achievements = groups[groups["config"] == "A"].set_index(self.by)["mean_achievements"]
         table.insert(0, "mean achievements", achievements)
-        table = table.reindex(achievements.index)
-        return f"<ul>{''.join(rows)}</ul>{table.to_html(float_format='%.3f')}"
+        table = table.reindex(achievements.index).reset_index()
+        return f"<ul>{''.join(rows)}</ul>{table.to_html(index=False, float_format='%.3f')}"
 
     def _episodes_html(self) -> str:
         policy = self.corpus.index.set_index("episode")[self.by]
@@ -440,6 +439,7 @@ class Compare:
         return episodes[columns].to_html(index=False, float_format="%.3f")
 
     def _components_html(self) -> str:
+        """The ``top`` components whose corpus totals changed most between A and B."""
         changes = self.comparison.achievements
         changes = changes.reindex(changes["difference"].abs().sort_values(ascending=False, kind="stable").index)
         return changes.head(self.top)[["component", "total_a", "total_b", "difference"]].to_html(index=False, float_format="%.3f")
