@@ -98,5 +98,5 @@ def test_returns_by_group_numbers_and_errors():
     assert row["mean_return"] == pytest.approx(a["reward_sum"].mean())
     assert row["mean_env_return"] == pytest.approx(a["env_return"].mean())
     assert row["return_per_achievement"] == pytest.approx(a["reward_sum"].mean() / a["unique_achievements_total"].mean())
-    with pytest.raises(KeyError, match="'strategy' is not a column of corpus.index"):
+    with pytest.raises(KeyError, match="no index column 'strategy'"):
         returns_by_group(scores, corpus, by="strategy")

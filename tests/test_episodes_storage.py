@@ -283,3 +283,11 @@ def test_following_scores_against_the_previous_episodes_end():
         np.testing.assert_array_equal(getattr(carried, name)[1:], getattr(episode, name)[1:])
     assert carried.actions == episode.actions and carried.id == "second"
     assert "follows" not in episode.metadata  # the original is untouched
+
+
+def test_groups_label_episodes_by_an_index_column():
+    corpus = Corpus([make_episode("a", policy="farmer"), make_episode("b", policy="scripted", seed=3)])
+    assert corpus.groups("policy").to_dict() == {"a": "farmer", "b": "scripted"}
+    assert corpus.groups("seed").to_dict() == {"a": "0", "b": "3"}  # text: a label, not a number
+    with pytest.raises(KeyError, match="no index column 'strategy'; columns are"):
+        corpus.groups("strategy")

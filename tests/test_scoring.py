@@ -289,6 +289,10 @@ def test_compare_lines_up_two_configs(sample):
     assert totals.loc[("indicator", INDICATOR_COMPONENT_NAME), "total_b"] == 0.0  # only under a
     assert totals.loc[("achievement", "collect_wood"), "component"] == "achievement: collect_wood"
     np.testing.assert_allclose(totals["difference"], totals["total_b"] - totals["total_a"])
+    largest = comparison.largest_changes(3)
+    assert len(largest) == 3
+    magnitudes = comparison.achievements["difference"].abs()
+    assert list(largest["difference"].abs()) == sorted(magnitudes, reverse=True)[:3]
 
 
 # -- Crafter's score --------------------------------------------------------------------------

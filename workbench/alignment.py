@@ -78,10 +78,7 @@ def returns_by_group(scores: Scores, corpus: Corpus, *, by: str = "policy") -> p
     ``mean_return`` (shaped), ``mean_achievements``, ``mean_env_return`` (Crafter's) and
     ``return_per_achievement`` (mean return / mean achievements: what one unit of progress is
     worth to this group; NaN for a group that unlocked nothing). Groups in first-seen order."""
-    if by not in corpus.index.columns:
-        raise KeyError(f"{by!r} is not a column of corpus.index; it has {list(corpus.index.columns)}")
-    groups = corpus.index.set_index("episode")[by].astype(str)
-    episodes = scores.episodes.assign(group=scores.episodes["episode"].map(groups))
+    episodes = scores.episodes.assign(group=scores.episodes["episode"].map(corpus.groups(by)))
     table = episodes.groupby("group", sort=False).agg(
         episodes=("episode", "size"),
         mean_return=("reward_sum", "mean"),

@@ -343,6 +343,13 @@ class Corpus:
             mask &= values.isin(wanted).to_numpy() if isinstance(wanted, (list, tuple, set)) else (values == wanted).to_numpy()
         return self[mask]
 
+    def groups(self, by: str) -> pd.Series:
+        """Episode id -> the index column ``by`` as text (e.g. "policy"): how figures and
+        tables group episodes. KeyError naming the columns when there is no such column."""
+        if by not in self.index.columns:
+            raise KeyError(f"no index column {by!r}; columns are {list(self.index.columns)}")
+        return self.index.set_index("episode")[by].astype(str)
+
     @property
     def ids(self) -> list[str]:
         return self.index["episode"].tolist()

@@ -154,7 +154,7 @@ def compare_configs(comparison, *, labels: Sequence[str] = ("A", "B"), top: int 
     fig, (left, right) = _figure((12.0, 5.0), ncols=2)
     a, b = episodes["return_a"].to_numpy(), episodes["return_b"].to_numpy()
     if corpus is not None:
-        groups = episodes["episode"].map(corpus.index.set_index("episode")[by].astype(str))
+        groups = episodes["episode"].map(corpus.groups(by))
         for color, (group, rows) in zip(PALETTE, episodes.groupby(groups, sort=False)):
             left.scatter(rows["return_a"], rows["return_b"], color=color, s=24, label=group)
     else:
@@ -163,8 +163,7 @@ def compare_configs(comparison, *, labels: Sequence[str] = ("A", "B"), top: int 
     left.plot([low, high], [low, high], color="0.6", linewidth=1, label="equal")
     left.set(title="Shaped return per episode", xlabel=f"return under {labels[0]}", ylabel=f"return under {labels[1]}")
     left.legend(loc="upper left", frameon=False, title=by if corpus is not None else None)
-    shown = contributions.reindex(contributions["difference"].abs().sort_values(ascending=False).index).head(top)
-    shown = shown.iloc[::-1]
+    shown = comparison.largest_changes(top).iloc[::-1]
     y = np.arange(len(shown))
     right.barh(y - 0.2, shown["total_a"], height=0.4, color=PALETTE[0], label=labels[0])
     right.barh(y + 0.2, shown["total_b"], height=0.4, color=PALETTE[1], label=labels[1])
@@ -183,8 +182,7 @@ def component_share(scores, *, by: str | None = "policy", corpus: Corpus | None 
     """
     components = scores.components
     if by is not None and corpus is not None:
-        groups = corpus.index.set_index("episode")[by].astype(str)
-        components = components.assign(group=components["episode"].map(groups))
+        components = components.assign(group=components["episode"].map(corpus.groups(by)))
     else:
         components = components.assign(group="corpus")
     totals = components.assign(magnitude=components["scaled"].abs()).pivot_table(
@@ -208,7 +206,7 @@ def return_vs_achievements(scores, corpus: Corpus, *, by: str = "policy") -> Fig
     """Shaped return against achievements unlocked per episode: does the shaping pay for progress?"""
     index = corpus.index.set_index("episode")
     returns = scores.episodes.set_index("episode")["reward_sum"]
-    frame = pd.DataFrame({"return": returns, "unlocked": index["n_unlocked"], "group": index[by].astype(str)}).dropna()
+    frame = pd.DataFrame({"return": returns, "unlocked": index["n_unlocked"], "group": corpus.groups(by)}).dropna()
     fig, (ax,) = _figure(SQUARE)
     for color, (group, rows) in zip(PALETTE, frame.groupby("group")):
         ax.scatter(rows["unlocked"], rows["return"], color=color, label=group, s=30, alpha=0.85)

@@ -670,6 +670,12 @@ class Comparison:
     a: Scores
     b: Scores
 
+    def largest_changes(self, top: int = 12) -> pd.DataFrame:
+        """The ``top`` rows of ``achievements`` with the largest absolute ``difference``,
+        largest first (ties in component order)."""
+        order = self.achievements["difference"].abs().sort_values(ascending=False, kind="stable").index
+        return self.achievements.loc[order].head(top)
+
 
 def compare(corpus: Corpus | PreparedCorpus, config_a: RewardConfig, config_b: RewardConfig) -> Comparison:
     """How two configs differ on ``corpus``: per-episode returns and ranks, per-component totals."""

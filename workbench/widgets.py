@@ -55,7 +55,7 @@ def figure_png(figure: Figure) -> bytes:
 def returns_figure(scores: Scores, corpus: Corpus) -> Figure:
     """Shaped return per episode, coloured by policy: the Tuner's live picture."""
     episodes = scores.episodes
-    policies = corpus.index.set_index("episode").loc[episodes["episode"], "policy"].astype(str).to_numpy()
+    policies = episodes["episode"].map(corpus.groups("policy")).to_numpy()
     colors = {policy: PALETTE[i % len(PALETTE)] for i, policy in enumerate(dict.fromkeys(policies))}
     fig = Figure(figsize=(7.0, 3.2), layout="constrained")
     ax = fig.subplots()
@@ -433,16 +433,15 @@ class Compare:
         return f"<ul>{''.join(rows)}</ul>{table.to_html(index=False, float_format='%.3f')}"
 
     def _episodes_html(self) -> str:
-        policy = self.corpus.index.set_index("episode")[self.by]
-        episodes = self.comparison.episodes.assign(**{self.by: lambda t: t["episode"].map(policy)})
+        groups = self.corpus.groups(self.by)
+        episodes = self.comparison.episodes.assign(**{self.by: lambda t: t["episode"].map(groups)})
         columns = ["episode", self.by, "env_return", "return_a", "return_b", "difference", "rank_a", "rank_b"]
         return episodes[columns].to_html(index=False, float_format="%.3f")
 
     def _components_html(self) -> str:
         """The ``top`` components whose corpus totals changed most between A and B."""
-        changes = self.comparison.achievements
-        changes = changes.reindex(changes["difference"].abs().sort_values(ascending=False, kind="stable").index)
-        return changes.head(self.top)[["component", "total_a", "total_b", "difference"]].to_html(index=False, float_format="%.3f")
+        changes = self.comparison.largest_changes(self.top)
+        return changes[["component", "total_a", "total_b", "difference"]].to_html(index=False, float_format="%.3f")
 
     def _ipython_display_(self) -> None:
         from IPython.display import display
