@@ -98,6 +98,8 @@ def assert_parity(corpus: Corpus, config: RewardConfig, scores: Scores | None = 
         assert got[column].tolist() == want_decisions[column].tolist(), column
     for column in ("reward", "base", "resource_reward"):
         np.testing.assert_allclose(got[column], want_decisions[column], rtol=0, atol=TOLERANCE, err_msg=column)
+    # Same zeros too: a decision that paid nothing under a negative lambda is -0.0 in the task app.
+    np.testing.assert_array_equal(np.signbit(got["reward"]), np.signbit(want_decisions["reward"].to_numpy(float)))
 
     components = scores.components
     assert len(components) == len(want_components)

@@ -428,7 +428,8 @@ class Scores:
     @cached_property
     def reward(self) -> np.ndarray:
         """Reward per decision, after lambda."""
-        return self._per_decision(self._reward)
+        # A decision that paid nothing is lambda * 0.0 in the task app: -0.0 for a negative lambda.
+        return self._per_decision(self._reward, fill=self.config.effective_lambda * 0.0)
 
     @cached_property
     def base(self) -> np.ndarray:
@@ -445,8 +446,8 @@ class Scores:
         """Indicator per decision: 1 when it unlocked anything or its base is positive."""
         return self._per_decision(self._indicator)
 
-    def _per_decision(self, active_values: np.ndarray) -> np.ndarray:
-        values = np.zeros(self.prepared.n_decisions, dtype=active_values.dtype)
+    def _per_decision(self, active_values: np.ndarray, fill: float = 0) -> np.ndarray:
+        values = np.full(self.prepared.n_decisions, fill, dtype=active_values.dtype)
         values[self.prepared.active] = active_values
         return values
 
