@@ -271,7 +271,10 @@ def test_opening_a_thousand_episode_corpus_is_fast(tmp_path, monkeypatch):
     assert reads == []  # opening and selecting read the index only
     assert elapsed < 1.0, f"opening a 1,000-episode corpus took {elapsed:.2f} s"
     monkeypatch.undo()
-    assert subset[1].n_decisions == 50  # the rows point at a real file
+    # Every row points at the one template file: reading it is refused, since the file holds
+    # another episode than the row names.
+    with pytest.raises(CorpusFormatError, match="holds episode 'template', but corpus.json lists it as 'ep-0007'"):
+        subset[1]
 
 
 def test_following_scores_against_the_previous_episodes_end():
@@ -291,3 +294,26 @@ def test_groups_label_episodes_by_an_index_column():
     assert corpus.groups("seed").to_dict() == {"a": "0", "b": "3"}  # text: a label, not a number
     with pytest.raises(KeyError, match="no index column 'strategy'; columns are"):
         corpus.groups("strategy")
+
+
+def test_an_episode_file_must_hold_the_episode_its_index_row_names(tmp_path):
+    save_corpus(Corpus([make_episode("a"), make_episode("b", seed=2)]), tmp_path)
+    # Swap the two files, as a hand-edited or half-copied folder might.
+    path_a, path_b = tmp_path / episode_filename("a"), tmp_path / episode_filename("b")
+    blob = path_a.read_bytes()
+    path_a.write_bytes(path_b.read_bytes())
+    corpus = load_corpus(tmp_path)
+    with pytest.raises(CorpusFormatError, match=rf"{path_a}: holds episode 'b', but corpus.json lists it as 'a'"):
+        corpus["a"]
+    path_a.write_bytes(blob)
+    assert load_corpus(tmp_path)["a"].id == "a"
+
+
+def test_saving_streams_frames_instead_of_keeping_them(tmp_path):
+    save_corpus(Corpus([make_episode("a", frames=True), make_episode("b", frames=True, seed=2)]), tmp_path / "one")
+    lazy = load_corpus(tmp_path / "one")
+    lazy.save(tmp_path / "two")
+    assert all(episode._frames is None for episode in lazy)  # read for writing, not kept
+    copied = load_corpus(tmp_path / "two")
+    np.testing.assert_array_equal(copied["b"].frames.images, lazy["b"].frames.images)
+    assert lazy["b"]._frames is not None  # touching .frames keeps them, as before

@@ -142,12 +142,20 @@ class Episode:
 
     @property
     def frames(self) -> Frames:
-        """The frames, loaded on first access; ``EpisodeError`` when the episode has none."""
-        if self._frames is None:
-            if self.frames_loader is None:
-                raise EpisodeError(f"episode {self.id!r}: recorded without frames")
-            self._frames = self.frames_loader()
-        return self._frames
+        """The frames, loaded on first access and kept; ``EpisodeError`` when the episode has none."""
+        return self.load_frames()
+
+    def load_frames(self, *, keep: bool = True) -> Frames:
+        """The frames; with ``keep=False`` frames not yet loaded are read without being kept, so
+        saving or converting a large corpus streams its frames instead of holding them all."""
+        if self._frames is not None:
+            return self._frames
+        if self.frames_loader is None:
+            raise EpisodeError(f"episode {self.id!r}: recorded without frames")
+        frames = self.frames_loader()
+        if keep:
+            self._frames = frames
+        return frames
 
     def set_frames(self, images: np.ndarray, step_decision: np.ndarray) -> None:
         """Attach frames, checking that there is one per step plus the reset frame."""

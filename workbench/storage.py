@@ -62,8 +62,9 @@ def save_episode(root: str | Path, episode: Episode, *, overwrite: bool = False)
     arrays["action_ids"] = np.array([ACTION_IDS[a] for d in episode.actions for a in d], dtype=np.int8)
     arrays["action_offsets"] = offsets
     if episode.has_frames:
-        arrays["frames"] = episode.frames.images
-        arrays["step_decision"] = episode.frames.step_decision
+        frames = episode.load_frames(keep=False)
+        arrays["frames"] = frames.images
+        arrays["step_decision"] = frames.step_decision
     meta = {"schema_version": SCHEMA_VERSION, "id": episode.id, "metadata": episode.metadata, "logged": episode.logged}
     arrays["meta"] = np.array(json.dumps(_jsonable(meta)))
     with atomic_path(path, overwrite=overwrite) as tmp:
@@ -124,7 +125,7 @@ def load_corpus(root: str | Path) -> Corpus:
     root = Path(root)
     rows = read_index(root)
     index = pd.DataFrame([{c: row.get(c) for c in INDEX_COLUMNS} for row in rows], columns=list(INDEX_COLUMNS))
-    loaders = [_episode_loader(root / row["file"]) for row in rows]
+    loaders = [_episode_loader(root / row["file"], row["episode"]) for row in rows]
     return Corpus(loaders=loaders, index=index.astype({"has_frames": bool, "has_logged": bool}))
 
 
@@ -161,8 +162,14 @@ def load_episode(path: str | Path) -> Episode:
         raise CorpusFormatError(f"{path}: {error}") from None
 
 
-def _episode_loader(path: Path):
-    return lambda: load_episode(path)
+def _episode_loader(path: Path, episode_id: str):
+    def load() -> Episode:
+        episode = load_episode(path)
+        if episode.id != episode_id:
+            raise CorpusFormatError(f"{path}: holds episode {episode.id!r}, but {INDEX_FILE} lists it as {episode_id!r}")
+        return episode
+
+    return load
 
 
 def _load_frames(path: Path) -> Frames:

@@ -274,7 +274,7 @@ class Replayer:
 
     def _load_episode(self) -> None:
         self.episode = self.corpus[self.episode_picker.value]
-        self.frames = self.episode.frames
+        self.frames = self.episode.load_frames(keep=False)  # only the shown episode's frames stay in memory
         self.states = self.episode.states()
         ends = np.cumsum([len(d) for d in self.episode.actions])  # last step of each decision
         self._ends = ends
