@@ -19,6 +19,7 @@ from hypothesis.extra import numpy as hnp
 
 from conftest import REPO, VECTORS, read_jsonl
 from rollout_fixtures import play_rollout, raw_variant, write_json
+from workbench.alignment import misranked_pairs
 from workbench.cli import main
 from workbench.config import RewardConfig
 from workbench.episodes import Corpus, Episode
@@ -391,6 +392,9 @@ def test_cli_score_prints_episodes_and_totals_and_writes_tables(sample, tmp_path
     assert main(["score", "--config", CONFIG_FILE, "sample", "--out", str(out)]) == 0
     text = capsys.readouterr().out
     assert sample.ids[0] in text and "total: 10 episode(s)" in text and "Crafter score" in text
+    pairs = misranked_pairs(score(sample, RewardConfig.from_file(CONFIG_FILE)))
+    assert f"{len(pairs)} episode pair(s) paid more for less progress" in text
+    assert f"e.g. {pairs.paid_more.iloc[0]} ({pairs.achievements_paid_more.iloc[0]} achievements" in text
     scores = score(sample, RewardConfig.from_file(CONFIG_FILE))
     for table in ("episodes", "decisions", "components"):
         written = pd.read_parquet(tmp_path / "res" / f"shaped.{table}.parquet")

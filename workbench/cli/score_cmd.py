@@ -4,11 +4,13 @@ imported rollouts against what the task app logged."""
 from __future__ import annotations
 
 import argparse
+import math
 from contextlib import ExitStack
 from pathlib import Path
 
 import pandas as pd
 
+from workbench.alignment import misranked_pairs, progress_agreement
 from workbench.atomic import atomic_path
 from workbench.cli.errors import UsageError
 from workbench.config import ConfigError, RewardConfig
@@ -28,7 +30,9 @@ CORPUS_HELP = "a corpus folder (from `workbench record` / `workbench import`), o
 
 SCORE_EPILOG = """\
 Prints one row per episode (shaped return reward_sum, indicator_sum, resource_reward, achievements
-unlocked, Crafter's env_return) and the corpus totals, with Crafter's score. Scores show what the
+unlocked, Crafter's env_return) and the corpus totals, with Crafter's score and whether the shaped
+return ranks episodes as their progress does (rank agreement, and pairs of episodes where the one
+that unlocked fewer achievements was paid more: a reward hacker's signature). Scores show what the
 config would pay even when the task app would not shape with it (enabled false or another mode).
 
 --out FILE.parquet (or FILE.csv) writes three tables beside each other:
@@ -168,11 +172,26 @@ def run_score(args: argparse.Namespace) -> int:
         f"  Crafter return {totals['env_return']:.4f} (mean {totals['env_return'] / n:.4f} per episode)\n"
         f"  achievements   {totals['new_achievements_total']} unlocked; Crafter score {crafter_score(corpus):.2f}%"
     )
+    print(_progress_line(scores))
     if args.out:
         tables = {"episodes": scores.episodes, "decisions": scores.decisions, "components": scores.components}
         written = write_tables(tables, args.out, overwrite=args.overwrite)
         print("wrote " + ", ".join(map(str, written)))
     return 0
+
+
+def _progress_line(scores) -> str:
+    """Does the shaped return rank episodes as progress does (workbench.alignment)?"""
+    pairs = misranked_pairs(scores)
+    rho = progress_agreement(scores)
+    agreement = "n/a (returns or achievements all equal)" if math.isnan(rho) else f"{rho:.3f}"
+    line = (f"  progress       rank agreement {agreement} (Spearman, return vs achievements); "
+            f"{len(pairs)} episode pair(s) paid more for less progress")
+    if len(pairs):
+        worst = pairs.iloc[0]
+        line += (f", e.g. {worst.paid_more} ({worst.achievements_paid_more} achievements, {worst.return_paid_more:.4f}) "
+                 f"over {worst.progressed_more} ({worst.achievements_progressed_more}, {worst.return_progressed_more:.4f})")
+    return line
 
 
 def run_verify(args: argparse.Namespace) -> int:
