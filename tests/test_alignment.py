@@ -100,3 +100,21 @@ def test_returns_by_group_numbers_and_errors():
     assert row["return_per_achievement"] == pytest.approx(a["reward_sum"].mean() / a["unique_achievements_total"].mean())
     with pytest.raises(KeyError, match="no index column 'strategy'"):
         returns_by_group(scores, corpus, by="strategy")
+
+
+def test_group_comparison_puts_both_configs_side_by_side():
+    from workbench.alignment import group_comparison
+    from workbench.scoring import compare
+
+    corpus = sample_corpus()
+    recommended = RewardConfig.from_file(REPO / "configs" / "recommended.yaml")
+    table = group_comparison(compare(corpus, SHAPED, recommended), corpus).set_index("policy")
+    a = returns_by_group(score(corpus, SHAPED), corpus).set_index("policy")
+    b = returns_by_group(score(corpus, recommended), corpus).set_index("policy")
+    assert list(table.index) == ["scripted", "farmer", "random"]
+    assert table["mean_return_a"].equals(a["mean_return"]) and table["mean_return_b"].equals(b["mean_return"])
+    assert table["return_per_achievement_b"].equals(b["return_per_achievement"])
+    assert table["mean_achievements"].equals(a["mean_achievements"])
+    # The fix in numbers: under B the farmer no longer earns more per achievement than scripted.
+    assert table.loc["farmer", "return_per_achievement_a"] > table.loc["scripted", "return_per_achievement_a"]
+    assert table.loc["farmer", "return_per_achievement_b"] < table.loc["scripted", "return_per_achievement_b"]

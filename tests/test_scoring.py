@@ -430,3 +430,28 @@ def test_cli_verify_exit_status(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "1 decision(s) differ" in out and bad.id in out
     assert len(load_corpus(tmp_path / "bad")) == 1
+
+
+def test_cli_compare_prints_both_configs_side_by_side(sample, capsys):
+    recommended = str(REPO / "configs" / "recommended.yaml")
+    shaped = str(REPO / "configs" / "upstream_shaped.yaml")
+    assert main(["compare", shaped, recommended, "sample", "--top", "3"]) == 0
+    text = capsys.readouterr().out
+    comparison = compare(sample, RewardConfig.from_file(shaped), RewardConfig.from_file(recommended))
+    first = comparison.episodes.iloc[0]
+    assert f"{first.episode} scripted     {first.env_return:.4f}   {first.return_a:.4f}   {first.return_b:.4f}" in text
+    assert "per policy:" in text and "return_per_achievement_b" in text
+    assert "A: rank agreement 0.973" in text and "B: rank agreement 0.991" in text
+    assert "top 3" in text
+    for component in comparison.largest_changes(3)["component"]:
+        assert component in text
+
+
+def test_cli_compare_usage_errors(capsys):
+    shaped = str(REPO / "configs" / "upstream_shaped.yaml")
+    assert main(["compare", shaped, shaped, "sample", "--by", "colour"]) == 2
+    assert "--by: no index column 'colour'" in capsys.readouterr().err
+    assert main(["compare", shaped, shaped, "sample", "--top", "0"]) == 2
+    assert "--top must be at least 1" in capsys.readouterr().err
+    assert main(["compare", shaped, "missing.yaml", "sample"]) == 2
+    assert "missing.yaml" in capsys.readouterr().err

@@ -13,9 +13,9 @@ import numpy as np
 import pandas as pd
 
 from workbench.episodes import Corpus
-from workbench.scoring import Scores
+from workbench.scoring import Comparison, Scores
 
-__all__ = ["misranked_pairs", "progress_agreement", "returns_by_group"]
+__all__ = ["group_comparison", "misranked_pairs", "progress_agreement", "returns_by_group"]
 
 #: Comparisons held in memory at once by ``misranked_pairs`` (rows x episodes).
 _PAIR_CHUNK = 1 << 22
@@ -87,3 +87,18 @@ def returns_by_group(scores: Scores, corpus: Corpus, *, by: str = "policy") -> p
     )
     table["return_per_achievement"] = table["mean_return"] / table["mean_achievements"].replace(0, np.nan)
     return table.rename_axis(by).reset_index()
+
+
+def group_comparison(comparison: Comparison, corpus: Corpus, *, by: str = "policy") -> pd.DataFrame:
+    """``returns_by_group`` under both configs of a comparison, side by side: per group
+    ``mean_achievements``, ``mean_return_a`` / ``mean_return_b`` and ``return_per_achievement_a``
+    / ``_b``. Does B still pay the hacker more per unit of progress than the honest policy?"""
+    a = returns_by_group(comparison.a, corpus, by=by).set_index(by)
+    b = returns_by_group(comparison.b, corpus, by=by).set_index(by)
+    return pd.DataFrame({
+        "mean_achievements": a["mean_achievements"],
+        "mean_return_a": a["mean_return"],
+        "mean_return_b": b["mean_return"],
+        "return_per_achievement_a": a["return_per_achievement"],
+        "return_per_achievement_b": b["return_per_achievement"],
+    }).reset_index()

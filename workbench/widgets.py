@@ -24,11 +24,10 @@ from typing import Any
 
 import ipywidgets as w
 import numpy as np
-import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
-from workbench.alignment import misranked_pairs, progress_agreement, returns_by_group
+from workbench.alignment import group_comparison, misranked_pairs, progress_agreement
 from workbench.config import RewardConfig
 from workbench.episodes import Corpus
 from workbench.plots import PALETTE, compare_configs, cumulative_return
@@ -325,6 +324,12 @@ class Replayer:
         display(self.widget)
 
 
+#: How Compare titles ``alignment.group_comparison``'s columns.
+GROUP_COLUMN_TITLES = {"mean_achievements": "mean achievements", "mean_return_a": "mean return A",
+                       "mean_return_b": "mean return B", "return_per_achievement_a": "per achievement A",
+                       "return_per_achievement_b": "per achievement B"}
+
+
 class Compare:
     """Two configs side by side over a corpus.
 
@@ -408,12 +413,6 @@ class Compare:
         self.episodes_view.value = self._episodes_html()
         self.components_view.value = self._components_html()
 
-    def groups(self) -> pd.DataFrame:
-        """Per group and config (long form): ``alignment.returns_by_group`` under A and under B."""
-        sides = {"A": self.comparison.a, "B": self.comparison.b}
-        return pd.concat([returns_by_group(scores, self.corpus, by=self.by).assign(config=side)
-                          for side, scores in sides.items()], ignore_index=True)
-
     def _summary_html(self, labels: tuple[str, str]) -> str:
         rows = []
         for label, scores in zip(labels, (self.comparison.a, self.comparison.b)):
@@ -424,12 +423,7 @@ class Compare:
             rows.append(f"<li><b>{html.escape(label)}</b>: {config.effective_strategy}, lambda x{config.effective_lambda:g}; "
                         f"rank agreement with progress {progress_agreement(scores):.3f}; "
                         f"{len(pairs)} episode pair(s) ranked against progress{worst}</li>")
-        groups = self.groups()
-        table = groups.pivot(index=self.by, columns="config", values=["mean_return", "return_per_achievement"])
-        table.columns = [f"{'mean return' if value == 'mean_return' else 'per achievement'} {side}" for value, side in table.columns]
-        achievements = groups[groups["config"] == "A"].set_index(self.by)["mean_achievements"]
-        table.insert(0, "mean achievements", achievements)
-        table = table.reindex(achievements.index).reset_index()
+        table = group_comparison(self.comparison, self.corpus, by=self.by).rename(columns=GROUP_COLUMN_TITLES)
         return f"<ul>{''.join(rows)}</ul>{table.to_html(index=False, float_format='%.3f')}"
 
     def _episodes_html(self) -> str:

@@ -1,5 +1,5 @@
-"""``workbench score`` and ``workbench verify``: a config's rewards over a corpus, and a check of
-imported rollouts against what the task app logged."""
+"""``workbench score``, ``compare`` and ``verify``: a config's rewards over a corpus, two configs
+side by side, and a check of imported rollouts against what the task app logged."""
 
 from __future__ import annotations
 
@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from workbench.alignment import misranked_pairs, progress_agreement
+from workbench.alignment import group_comparison, misranked_pairs, progress_agreement
 from workbench.atomic import atomic_path
 from workbench.cli.errors import UsageError
 from workbench.config import ConfigError, RewardConfig
 from workbench.episodes import Corpus
-from workbench.scoring import crafter_score, score, verify_logged
+from workbench.scoring import compare, crafter_score, score, verify_logged
 from workbench.storage import CorpusFormatError, load_corpus
 
 #: The tables ``--out`` writes, each to ``<stem>.<table><suffix>``.
@@ -48,6 +48,19 @@ examples:
   workbench score --config configs/upstream_complex.yaml sample --out shaped.csv --overwrite
 
 exit status: 0 scored, 2 bad usage or unreadable config / corpus.
+"""
+
+COMPARE_EPILOG = """\
+Scores the corpus under config A and config B and prints, per episode, both shaped returns, the
+difference (B - A) and the episode's rank under each; per group of episodes (--by, default
+policy) the mean returns and what one achievement is worth; whether each config ranks episodes
+as their progress does; and the components whose corpus totals changed most (after lambda).
+
+examples:
+  workbench compare configs/upstream_shaped.yaml configs/recommended.yaml sample
+  workbench compare train.toml tuned.yaml corpora/scripted --top 5
+
+exit status: 0 compared, 2 bad usage or unreadable config / corpus.
 """
 
 VERIFY_EPILOG = """\
@@ -84,6 +97,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                        help="also write the episodes, decisions and components tables (.parquet or .csv)")
     score.add_argument("--overwrite", action="store_true", help="replace existing --out files")
     score.set_defaults(func=run_score)
+
+    comparing = subparsers.add_parser(
+        "compare",
+        help="two reward configs side by side on a corpus: returns, ranks, what changed",
+        description="Compare two configs' shaped returns on every episode of a corpus, and which "
+        "reward components the change moved.",
+        epilog=COMPARE_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    comparing.add_argument("config_a", metavar="A", help="the first reward config (our YAML or a synth-ai TOML)")
+    comparing.add_argument("config_b", metavar="B", help="the second reward config")
+    comparing.add_argument("corpus", metavar="CORPUS", help=CORPUS_HELP)
+    comparing.add_argument("--by", default="policy", metavar="COLUMN",
+                           help="corpus index column to group episodes by (default policy)")
+    comparing.add_argument("--top", type=int, default=10, metavar="N",
+                           help="how many changed components to list (default 10)")
+    comparing.set_defaults(func=run_compare)
 
     verify = subparsers.add_parser(
         "verify",
@@ -145,11 +175,15 @@ def _csv_ready(table: pd.DataFrame) -> pd.DataFrame:
     return table.assign(**{c: table[c].map(" ".join) for c in lists})
 
 
-def run_score(args: argparse.Namespace) -> int:
+def read_config(path: str) -> RewardConfig:
     try:
-        config = RewardConfig.from_file(args.config)
+        return RewardConfig.from_file(path)
     except (ConfigError, OSError) as error:
         raise UsageError(str(error)) from None
+
+
+def run_score(args: argparse.Namespace) -> int:
+    config = read_config(args.config)
     if args.out:
         output_paths(args.out, overwrite=args.overwrite)  # fail before the work, not after it
     corpus = open_corpus(args.corpus)
@@ -172,7 +206,7 @@ def run_score(args: argparse.Namespace) -> int:
         f"  Crafter return {totals['env_return']:.4f} (mean {totals['env_return'] / n:.4f} per episode)\n"
         f"  achievements   {totals['new_achievements_total']} unlocked; Crafter score {crafter_score(corpus):.2f}%"
     )
-    print(_progress_line(scores))
+    print("  progress       " + _progress_line(scores))
     if args.out:
         tables = {"episodes": scores.episodes, "decisions": scores.decisions, "components": scores.components}
         written = write_tables(tables, args.out, overwrite=args.overwrite)
@@ -185,13 +219,43 @@ def _progress_line(scores) -> str:
     pairs = misranked_pairs(scores)
     rho = progress_agreement(scores)
     agreement = "n/a (returns or achievements all equal)" if math.isnan(rho) else f"{rho:.3f}"
-    line = (f"  progress       rank agreement {agreement} (Spearman, return vs achievements); "
+    line = (f"rank agreement {agreement} (Spearman, return vs achievements); "
             f"{len(pairs)} episode pair(s) paid more for less progress")
     if len(pairs):
         worst = pairs.iloc[0]
         line += (f", e.g. {worst.paid_more} ({worst.achievements_paid_more} achievements, {worst.return_paid_more:.4f}) "
                  f"over {worst.progressed_more} ({worst.achievements_progressed_more}, {worst.return_progressed_more:.4f})")
     return line
+
+
+def run_compare(args: argparse.Namespace) -> int:
+    if args.top < 1:
+        raise UsageError(f"--top must be at least 1, not {args.top}")
+    config_a, config_b = read_config(args.config_a), read_config(args.config_b)
+    corpus = open_corpus(args.corpus)
+    try:
+        groups = corpus.groups(args.by)
+        comparison = compare(corpus, config_a, config_b)
+    except KeyError as error:
+        raise UsageError(f"--by: {error.args[0]}") from None
+    except ValueError as error:  # CorpusFormatError included
+        raise UsageError(str(error)) from None
+    episodes = comparison.episodes.assign(**{args.by: comparison.episodes["episode"].map(groups)})
+    columns = ["episode", args.by, "env_return", "return_a", "return_b", "difference", "rank_a", "rank_b"]
+    number = lambda v: f"{v:.4f}"  # noqa: E731
+    with pd.option_context("display.max_rows", None, "display.width", 200, "display.max_columns", None):
+        print(f"A: {args.config_a} ({config_a.effective_strategy}, lambda x{config_a.effective_lambda:g})")
+        print(f"B: {args.config_b} ({config_b.effective_strategy}, lambda x{config_b.effective_lambda:g})\n")
+        print(episodes[columns].to_string(index=False, float_format=number))
+        print(f"\nper {args.by}:")
+        print(group_comparison(comparison, corpus, by=args.by).to_string(index=False, float_format=number))
+        print("\nprogress:")
+        print("  A: " + _progress_line(comparison.a))
+        print("  B: " + _progress_line(comparison.b))
+        changes = comparison.largest_changes(args.top)[["component", "total_a", "total_b", "difference"]]
+        print(f"\ncomponents that changed most (corpus totals after lambda, top {len(changes)}):")
+        print(changes.to_string(index=False, float_format=number))
+    return 0
 
 
 def run_verify(args: argparse.Namespace) -> int:
