@@ -118,3 +118,14 @@ def test_group_comparison_puts_both_configs_side_by_side():
     # The fix in numbers: under B the farmer no longer earns more per achievement than scripted.
     assert table.loc["farmer", "return_per_achievement_a"] > table.loc["scripted", "return_per_achievement_a"]
     assert table.loc["farmer", "return_per_achievement_b"] < table.loc["scripted", "return_per_achievement_b"]
+
+
+def test_progress_summary_names_the_worst_pair():
+    from workbench.alignment import progress_summary
+
+    text = progress_summary(FakeScores([1, 5, 5, 1], [3, 1, 2, 2]))
+    rho = progress_agreement(FakeScores([1, 5, 5, 1], [3, 1, 2, 2]))
+    assert text.startswith(f"rank agreement with progress {rho:.3f}")
+    assert "3 episode pair(s) paid more for less progress, worst: e1 (1 achievements, return 5.000) over e0 (3, 1.000)" in text
+    assert progress_summary(FakeScores([1, 2], [1, 2])).endswith("0 episode pair(s) paid more for less progress")
+    assert "n/a (returns or achievements all equal)" in progress_summary(FakeScores([1], [1]))

@@ -170,4 +170,4 @@ def test_picking_another_config_in_compare(page):
     compare.locator("select").first.select_option("recommended")
     page.wait_for_function("(summary) => summary.innerText.includes('A: recommended')",
                            arg=summary.element_handle(), timeout=TIMEOUT_MS)
-    assert summary.inner_text().count("0 episode pair(s) ranked against progress") == 2
+    assert summary.inner_text().count("0 episode pair(s) paid more for less progress") == 2

@@ -394,7 +394,7 @@ def test_cli_score_prints_episodes_and_totals_and_writes_tables(sample, tmp_path
     assert sample.ids[0] in text and "total: 10 episode(s)" in text and "Crafter score" in text
     pairs = misranked_pairs(score(sample, RewardConfig.from_file(CONFIG_FILE)))
     assert f"{len(pairs)} episode pair(s) paid more for less progress" in text
-    assert f"e.g. {pairs.paid_more.iloc[0]} ({pairs.achievements_paid_more.iloc[0]} achievements" in text
+    assert f"worst: {pairs.paid_more.iloc[0]} ({pairs.achievements_paid_more.iloc[0]} achievements" in text
     scores = score(sample, RewardConfig.from_file(CONFIG_FILE))
     for table in ("episodes", "decisions", "components"):
         written = pd.read_parquet(tmp_path / "res" / f"shaped.{table}.parquet")
@@ -441,7 +441,7 @@ def test_cli_compare_prints_both_configs_side_by_side(sample, capsys):
     first = comparison.episodes.iloc[0]
     assert f"{first.episode} scripted     {first.env_return:.4f}   {first.return_a:.4f}   {first.return_b:.4f}" in text
     assert "per policy:" in text and "return_per_achievement_b" in text
-    assert "A: rank agreement 0.973" in text and "B: rank agreement 0.991" in text
+    assert "A: rank agreement with progress 0.973" in text and "B: rank agreement with progress 0.991" in text
     assert "top 3" in text
     for component in comparison.largest_changes(3)["component"]:
         assert component in text

@@ -30,6 +30,7 @@ def test_tuner_starts_from_a_config_and_matches_score(corpus):
     expected = score(corpus, SHAPED).episodes["reward_sum"].to_numpy()
     assert list(tuner.scores.episodes["reward_sum"]) == pytest.approx(expected, abs=1e-12)
     assert "collect_food" in tuner.lint_view.value
+    assert "1 episode pair(s) paid more for less progress, worst: farmer-s2024-00001" in tuner.progress_view.value
     assert tuner.figure.value[:4] == b"\x89PNG"
 
 
@@ -136,7 +137,8 @@ def test_compare_shows_two_configs_side_by_side(corpus):
     expected = compare(corpus, SHAPED, recommended).episodes
     assert list(view.comparison.episodes["difference"]) == pytest.approx(list(expected["difference"]), abs=1e-12)
     worst = misranked_pairs(view.comparison.a).iloc[0]
-    assert f"<code>{worst.paid_more}</code> paid more than <code>{worst.progressed_more}</code>" in view.summary.value
+    assert f"worst: {worst.paid_more} ({worst.achievements_paid_more} achievements" in view.summary.value
+    assert f"over {worst.progressed_more} ({worst.achievements_progressed_more}," in view.summary.value
     assert "0 episode pair(s)" in view.summary.value  # recommended ranks no pair against progress
     assert view.figure.value[:4] == b"\x89PNG"
     assert "farmer-s2024-00001" in view.episodes_view.value and "rank_b" in view.episodes_view.value
@@ -165,3 +167,29 @@ def test_compare_takes_a_tuned_config_and_names_bad_choices(corpus):
         Compare(corpus, {})
     with pytest.raises(ValueError, match="side must be"):
         view.add("x", SHAPED, side="c")
+
+
+def test_the_tuner_redraws_its_figure_in_place_like_a_fresh_one(corpus):
+    from workbench.widgets import figure_png, returns_figure
+
+    tuner = Tuner(corpus, SHAPED)
+    figure = tuner._plot
+    tuner.strategy.value = "consistent"
+    tuner.lam.value = -1.0
+    assert tuner._plot is figure  # redrawn, not rebuilt
+    fresh = returns_figure(tuner.scores, corpus)
+    figure_png(fresh)
+    ax, want = figure.axes[0], fresh.axes[0]
+    assert [bar.get_height() for bar in ax.containers[0]] == list(tuner.scores.episodes["reward_sum"])
+    assert ax.get_ylim() == pytest.approx(want.get_ylim()) and ax.get_title() == want.get_title()
+
+
+def test_the_replayer_moves_its_cursor(corpus):
+    from workbench.widgets import Replayer
+
+    replayer = Replayer(corpus, SHAPED, episode="scripted-s2024-00000")
+    figure = replayer._plot
+    replayer.step.value = 40  # one action per decision: decision 40
+    assert replayer._plot is figure and list(replayer._cursor.get_xdata()) == [40, 40]
+    replayer.episode_picker.value = "farmer-s2024-00000"
+    assert replayer._plot is not figure  # a new episode, a new figure

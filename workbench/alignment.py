@@ -9,13 +9,15 @@ distinct achievements an episode unlocked (``Scores.episodes["unique_achievement
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 
 from workbench.episodes import Corpus
 from workbench.scoring import Comparison, Scores
 
-__all__ = ["group_comparison", "misranked_pairs", "progress_agreement", "returns_by_group"]
+__all__ = ["group_comparison", "misranked_pairs", "progress_agreement", "progress_summary", "returns_by_group"]
 
 #: Comparisons held in memory at once by ``misranked_pairs`` (rows x episodes).
 _PAIR_CHUNK = 1 << 22
@@ -71,6 +73,22 @@ def misranked_pairs(scores: Scores) -> pd.DataFrame:
     overpaid = pairs["return_paid_more"] - pairs["return_progressed_more"]
     order = np.lexsort((-overpaid.to_numpy(), -gap.to_numpy()))
     return pairs.iloc[order].reset_index(drop=True)
+
+
+def progress_summary(scores: Scores) -> str:
+    """One line for people: the rank agreement and the misranked pairs, with the worst one
+    named (what ``workbench score``, the Tuner and Compare show)."""
+    pairs = misranked_pairs(scores)
+    rho = progress_agreement(scores)
+    agreement = "n/a (returns or achievements all equal)" if math.isnan(rho) else f"{rho:.3f}"
+    line = (f"rank agreement with progress {agreement} (Spearman, return vs achievements); "
+            f"{len(pairs)} episode pair(s) paid more for less progress")
+    if len(pairs):
+        worst = pairs.iloc[0]
+        line += (f", worst: {worst.paid_more} ({worst.achievements_paid_more} achievements, return "
+                 f"{worst.return_paid_more:.3f}) over {worst.progressed_more} ({worst.achievements_progressed_more}, "
+                 f"{worst.return_progressed_more:.3f})")
+    return line
 
 
 def returns_by_group(scores: Scores, corpus: Corpus, *, by: str = "policy") -> pd.DataFrame:

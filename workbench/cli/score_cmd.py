@@ -4,13 +4,12 @@ side by side, and a check of imported rollouts against what the task app logged.
 from __future__ import annotations
 
 import argparse
-import math
 from contextlib import ExitStack
 from pathlib import Path
 
 import pandas as pd
 
-from workbench.alignment import group_comparison, misranked_pairs, progress_agreement
+from workbench.alignment import group_comparison, progress_summary
 from workbench.atomic import atomic_path
 from workbench.cli.errors import UsageError
 from workbench.config import ConfigError, RewardConfig
@@ -206,26 +205,12 @@ def run_score(args: argparse.Namespace) -> int:
         f"  Crafter return {totals['env_return']:.4f} (mean {totals['env_return'] / n:.4f} per episode)\n"
         f"  achievements   {totals['new_achievements_total']} unlocked; Crafter score {crafter_score(corpus):.2f}%"
     )
-    print("  progress       " + _progress_line(scores))
+    print("  alignment      " + progress_summary(scores))
     if args.out:
         tables = {"episodes": scores.episodes, "decisions": scores.decisions, "components": scores.components}
         written = write_tables(tables, args.out, overwrite=args.overwrite)
         print("wrote " + ", ".join(map(str, written)))
     return 0
-
-
-def _progress_line(scores) -> str:
-    """Does the shaped return rank episodes as progress does (workbench.alignment)?"""
-    pairs = misranked_pairs(scores)
-    rho = progress_agreement(scores)
-    agreement = "n/a (returns or achievements all equal)" if math.isnan(rho) else f"{rho:.3f}"
-    line = (f"rank agreement {agreement} (Spearman, return vs achievements); "
-            f"{len(pairs)} episode pair(s) paid more for less progress")
-    if len(pairs):
-        worst = pairs.iloc[0]
-        line += (f", e.g. {worst.paid_more} ({worst.achievements_paid_more} achievements, {worst.return_paid_more:.4f}) "
-                 f"over {worst.progressed_more} ({worst.achievements_progressed_more}, {worst.return_progressed_more:.4f})")
-    return line
 
 
 def run_compare(args: argparse.Namespace) -> int:
@@ -250,8 +235,8 @@ def run_compare(args: argparse.Namespace) -> int:
         print(f"\nper {args.by}:")
         print(group_comparison(comparison, corpus, by=args.by).to_string(index=False, float_format=number))
         print("\nprogress:")
-        print("  A: " + _progress_line(comparison.a))
-        print("  B: " + _progress_line(comparison.b))
+        print("  A: " + progress_summary(comparison.a))
+        print("  B: " + progress_summary(comparison.b))
         changes = comparison.largest_changes(args.top)[["component", "total_a", "total_b", "difference"]]
         print(f"\ncomponents that changed most (corpus totals after lambda, top {len(changes)}):")
         print(changes.to_string(index=False, float_format=number))
