@@ -1,23 +1,14 @@
-"""Shared fixtures: the task app's own vectors from ``../shared/spec/vectors``."""
+"""Shared fixtures: the task app's own vectors, shipped in ``tests/vectors`` (see its README)."""
 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-# The contract lives beside the checkout (../shared/spec), as CI lays it out;
-# WORKBENCH_SPEC points elsewhere when a clone sits somewhere else.
-SPEC = Path(os.environ.get("WORKBENCH_SPEC", REPO.parent / "shared" / "spec"))
-VECTORS = SPEC / "vectors"
-if not (VECTORS / "decisions.jsonl").exists():
-    raise pytest.UsageError(
-        f"the task app's vectors are not at {VECTORS}: put shared/ beside the checkout "
-        "or set WORKBENCH_SPEC to the spec folder"
-    )
+VECTORS = Path(__file__).resolve().parent / "vectors"
 
 
 def read_jsonl(path: Path) -> list[dict]:
