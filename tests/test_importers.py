@@ -155,7 +155,7 @@ def test_text_and_raw_observations_give_the_same_states(reset_rollout, tmp_path)
         np.testing.assert_array_equal(t.achievement_status, r.achievement_status)
         np.testing.assert_array_equal(t.player_pos, r.player_pos)
         assert t.actions == r.actions
-        assert t.metadata["counts"] == "derived" and t.metadata["observations"] == "text"
+        assert t.metadata["counts"] == "estimated" and t.metadata["observations"] == "text"
         assert "counts" not in r.metadata and r.metadata["observations"] == "raw"
     # Raw counts are Crafter's own; text ones are derived from the status (0/1).
     assert (text[0].achievement_counts <= 1).all()

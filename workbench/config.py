@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
+from workbench.errors import ConfigError
 from workbench.reward import (
     coerce_k_limits,
     coerce_weights,
@@ -27,10 +28,6 @@ if TYPE_CHECKING:
 STEPWISE_MODE = "decision_stepwise"
 #: Keys of a resource-table override (a workbench extension the task app cannot express).
 RESOURCE_OVERRIDE_KEYS = ("inventory", "inventory_default", "achievement_counts", "achievement_count_default")
-
-
-class ConfigError(ValueError):
-    """A config that cannot be read or written; the message names the file and key path."""
 
 
 def _read_float(value: Any) -> float:

@@ -20,6 +20,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from workbench.errors import EpisodeError
 from workbench.tables import ACHIEVEMENTS, ACTIONS, INITIAL_INVENTORY, INVENTORY_ITEMS
 
 ACTION_IDS: Mapping[str, int] = {name: index for index, name in enumerate(ACTIONS)}
@@ -28,12 +29,14 @@ FRAME_SHAPE = (64, 64, 3)
 #: Columns of ``Corpus.index``, in order.
 INDEX_COLUMNS = (
     "episode", "source", "policy", "seed", "decisions", "steps", "env_return",
-    "unlocked", "n_unlocked", "has_frames", "has_logged",
+    "unlocked", "n_unlocked", "has_frames", "has_logged", "counts",
 )
 
-
-class EpisodeError(ValueError):
-    """An episode that breaks the data model; the message names the episode and the problem."""
+#: Where an episode's achievement counts come from (``metadata["counts"]``, index column
+#: ``counts``): Crafter's own counts (``observed``), rebuilt exactly from the rises a rollout
+#: logged (``logged``), or estimated from observations that carry no counts (``estimated``:
+#: count shaping scored on them is approximate and is labelled so wherever it is shown).
+COUNT_SOURCES = ("observed", "logged", "estimated")
 
 
 @dataclass
@@ -54,14 +57,18 @@ class Episode:
     Arrays (n = number of decisions):
     - ``inventory``: int (n+1, 16), columns ``INVENTORY_ITEMS``; row 0 is the state after reset.
     - ``achievement_counts``: int (n+1, 22), columns ``ACHIEVEMENTS``, Crafter's cumulative counts.
-      When the source had no counts (text observations), they are derived from the status
-      (0/1) and ``metadata["counts"] == "derived"``; the status itself stays exact.
+      ``metadata["counts"]`` says where they come from (``COUNT_SOURCES``; missing = observed);
+      the status itself is always exact.
     - ``player_pos``: int (n+1, 2), -1 where unknown.
     - ``env_reward``: float (n,), Crafter's own reward summed over the decision's steps.
     - ``done``: bool (n,).
     ``actions[i]`` lists the Crafter action names of decision i+1.
     ``logged`` holds what a task app logged for an imported rollout: ``config`` (its step_rewards
     table) and ``stepwise`` (one ``info.stepwise`` dict or None per decision).
+    Episodes imported from text observations (which have no frames) keep what a replay needs:
+    ``views[i]`` the text map view of state i (n+1 strings, index 0 = after reset) and
+    ``messages[i]`` what the model said for decision i+1 (n strings: its text, then its tool
+    call), each bounded in size; both are None when the source had none.
     """
 
     id: str
@@ -74,6 +81,8 @@ class Episode:
     achievement_status: np.ndarray | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
     logged: dict[str, Any] | None = None
+    views: list[str] | None = None
+    messages: list[str] | None = None
     frames_loader: Callable[[], Frames] | None = field(default=None, repr=False)
     _frames: Frames | None = field(default=None, repr=False)
 
@@ -109,6 +118,13 @@ class Episode:
             actual = getattr(self, name).shape
             if actual != shape:
                 raise EpisodeError(f"episode {self.id!r}: {name} has shape {actual}, expected {shape} for {n} decisions")
+        for name, length in (("views", n + 1), ("messages", n)):
+            texts = getattr(self, name)
+            if texts is not None and (len(texts) != length or not all(isinstance(t, str) for t in texts)):
+                raise EpisodeError(f"episode {self.id!r}: {name} must be {length} strings for {n} decisions")
+        counts = self.metadata.get("counts", "observed")
+        if counts not in COUNT_SOURCES:
+            raise EpisodeError(f"episode {self.id!r}: metadata counts is {counts!r}; expected one of {list(COUNT_SOURCES)}")
         for i, decision in enumerate(self.actions, start=1):
             if not decision:
                 raise EpisodeError(f"episode {self.id!r}: decision {i} has no actions")
@@ -211,6 +227,8 @@ class Episode:
             player_pos=swapped(self.player_pos, previous.player_pos),
             metadata={**self.metadata, "follows": previous.id},
             logged=self.logged,
+            views=self.views,
+            messages=self.messages,
         )
 
     def index_row(self) -> dict[str, Any]:
@@ -228,6 +246,7 @@ class Episode:
             "n_unlocked": len(unlocked),
             "has_frames": self.has_frames,
             "has_logged": self.logged is not None,
+            "counts": self.metadata.get("counts", "observed"),
         }
 
     # -- construction -----------------------------------------------------------------------
@@ -244,8 +263,8 @@ class Episode:
     ) -> "Episode":
         """Build an episode from task-app observation states (index 0 = after reset).
 
-        Missing inventory items read as 0; missing counts are derived from the status and the
-        episode says so in ``metadata["counts"]``.
+        Missing inventory items read as 0; missing counts are estimated from the status (0/1)
+        and the episode says so (``metadata["counts"] == "estimated"``).
         """
         n = len(states) - 1
         inventory = [[int(s.get("inventory", {}).get(item, 0)) for item in INVENTORY_ITEMS] for s in states]
@@ -258,7 +277,7 @@ class Episode:
         )
         meta = {"source": "synthetic", **(metadata or {})}
         if not has_counts:
-            meta["counts"] = "derived"
+            meta["counts"] = "estimated"
         return cls(
             id=id,
             inventory=inventory,

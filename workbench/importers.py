@@ -230,7 +230,7 @@ def import_rollouts(path: str | Path, *, progress: bool = True) -> ImportResult:
     ``on_done = "reset"`` (a ``done`` step is followed by the next episode's reset observation).
     States are ``steps[0].obs ... steps[n-1].obs, final.observation``: raw observation dicts are
     used where present, else the text observation is parsed (counts are then derived from the
-    status and ``metadata["counts"] == "derived"``). The rollout does not store the state after
+    status and ``metadata["counts"] == "estimated"``). The rollout does not store the state after
     the last decision of an episode it reset; it is rebuilt from that decision's ``info.stepwise``
     and ``metadata["terminal_state"]`` says how. ``episode.logged`` keeps the step_rewards
     config, each decision's ``info.stepwise`` and ``info.meta.decision_rewards``, and the

@@ -11,7 +11,7 @@ Episode arrays: ``inventory`` (n+1, 16), ``achievement_counts`` and ``achievemen
 (n+1, 22), ``player_pos`` (n+1, 2), ``env_reward`` and ``done`` (n,), ``action_ids`` (all steps'
 Crafter action ids, flat) with ``action_offsets`` (n+1: decision i holds
 ``action_ids[offsets[i-1]:offsets[i]]``), and optionally ``frames`` (steps+1, 64, 64, 3) uint8 with
-``step_decision`` (steps,). ``meta`` holds ``schema_version``, ``id``, ``metadata`` and ``logged``.
+``step_decision`` (steps,). ``meta`` holds ``schema_version``, ``id``, ``metadata``, ``logged``, ``views`` and ``messages``.
 
 No pickle anywhere: everything is plain arrays and JSON, read with ``allow_pickle=False``.
 Opening a corpus reads ``corpus.json`` only; an episode's arrays are read when it is first used
@@ -31,7 +31,8 @@ import numpy as np
 import pandas as pd
 
 from workbench.atomic import atomic_path, atomic_write_text
-from workbench.episodes import ACTION_IDS, Corpus, Episode, EpisodeError, Frames, INDEX_COLUMNS
+from workbench.episodes import ACTION_IDS, INDEX_COLUMNS, Corpus, Episode, Frames
+from workbench.errors import CorpusFormatError, EpisodeError
 from workbench.tables import ACTIONS
 
 FORMAT = "crafter-workbench-corpus"
@@ -41,10 +42,6 @@ EPISODE_DIR = "episodes"
 _ARRAYS = ("inventory", "achievement_counts", "achievement_status", "player_pos", "env_reward", "done")
 #: What numpy raises for a truncated or corrupt .npz (a damaged deflate stream gives zlib.error).
 _READ_ERRORS = (ValueError, OSError, zipfile.BadZipFile, EOFError, zlib.error)
-
-
-class CorpusFormatError(ValueError):
-    """A corpus folder or episode file that cannot be read; the message names the file."""
 
 
 def episode_filename(episode_id: str) -> str:
@@ -65,7 +62,10 @@ def save_episode(root: str | Path, episode: Episode, *, overwrite: bool = False)
         frames = episode.load_frames(keep=False)
         arrays["frames"] = frames.images
         arrays["step_decision"] = frames.step_decision
-    meta = {"schema_version": SCHEMA_VERSION, "id": episode.id, "metadata": episode.metadata, "logged": episode.logged}
+    meta = {
+        "schema_version": SCHEMA_VERSION, "id": episode.id, "metadata": episode.metadata, "logged": episode.logged,
+        "views": episode.views, "messages": episode.messages,
+    }
     arrays["meta"] = np.array(json.dumps(_jsonable(meta)))
     with atomic_path(path, overwrite=overwrite) as tmp:
         with open(tmp, "wb") as handle:
@@ -125,6 +125,7 @@ def load_corpus(root: str | Path) -> Corpus:
     root = Path(root)
     rows = read_index(root)
     index = pd.DataFrame([{c: row.get(c) for c in INDEX_COLUMNS} for row in rows], columns=list(INDEX_COLUMNS))
+    index["counts"] = index["counts"].fillna("observed")  # indexes written before the column existed
     loaders = [_episode_loader(root / row["file"], row["episode"]) for row in rows]
     return Corpus(loaders=loaders, index=index.astype({"has_frames": bool, "has_logged": bool}))
 
@@ -155,6 +156,8 @@ def load_episode(path: str | Path) -> Episode:
             actions=actions,
             metadata=meta.get("metadata") or {},
             logged=meta.get("logged"),
+            views=meta.get("views"),
+            messages=meta.get("messages"),
             frames_loader=(lambda: _load_frames(path)) if has_frames else None,
             **arrays,
         )
