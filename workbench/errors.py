@@ -7,6 +7,9 @@ one line and exits 2; any other exception is a bug and surfaces with its traceba
 
 from __future__ import annotations
 
+import zipfile
+import zlib
+
 
 class WorkbenchError(ValueError):
     """A user's mistake or bad input; the message names the file, key, line or step at fault."""
@@ -26,3 +29,11 @@ class CorpusFormatError(WorkbenchError):
 
 class CorpusError(WorkbenchError):
     """A corpus that cannot serve the request (e.g. empty, or an unknown episode id)."""
+
+
+class FrameReadError(WorkbenchError):
+    """An episode's frames that cannot be read from their file; the message names the file."""
+
+
+#: What numpy raises for a truncated or corrupt ``.npz`` (a damaged deflate stream: zlib.error).
+NPZ_READ_ERRORS = (ValueError, OSError, EOFError, KeyError, zipfile.BadZipFile, zlib.error)

@@ -1,0 +1,97 @@
+"""What an import returns (``ImportResult``, ``ImportIssue``) and how a batch goes on past bad items."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+from workbench.episodes import Corpus, Episode, _unique_id
+
+
+@dataclass(frozen=True)
+class ImportIssue:
+    """One bad item: the file, where in it (line, JSON path, array) and what is wrong."""
+
+    file: str
+    location: str
+    message: str
+
+    def __str__(self) -> str:
+        where = f"{self.file}: {self.location}" if self.location else self.file
+        return f"{where}: {self.message}"
+
+
+@dataclass
+class ImportResult:
+    """The episodes that imported cleanly, the problems with everything else, and warnings
+    about imported episodes (e.g. a text observation that disagrees with what was logged)."""
+
+    corpus: Corpus
+    errors: list[ImportIssue] = field(default_factory=list)
+    files: int = 0
+    warnings: list[ImportIssue] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """True when every item imported (warnings do not count)."""
+        return not self.errors
+
+    def __str__(self) -> str:
+        lines = [
+            f"imported {len(self.corpus)} episode(s), {self.corpus.n_decisions} decision(s) "
+            f"from {self.files} file(s); {len(self.errors)} problem(s)"
+        ]
+        lines += [f"  - {issue}" for issue in self.errors]
+        lines += [f"  warning: {issue}" for issue in self.warnings]
+        return "\n".join(lines)
+
+
+class BadInput(Exception):
+    """Raised while reading one item; becomes an ``ImportIssue`` once the file is known."""
+
+    def __init__(self, location: str, message: str) -> None:
+        super().__init__(message)
+        self.location = location
+        self.message = message
+
+
+class Collector:
+    """Gathers a batch's episodes and issues, giving repeated ids (two files may carry the same
+    run id or stem) a ``-2``, ``-3`` ... suffix as ``Corpus.concat`` does."""
+
+    def __init__(self) -> None:
+        self.episodes: list[Episode] = []
+        self.errors: list[ImportIssue] = []
+        self.warnings: list[ImportIssue] = []
+        self._seen: set[str] = set()
+        self._renamed: dict[str, str] = {}
+
+    def add(self, episode: Episode) -> None:
+        """Keep ``episode`` under an id unique in the batch."""
+        unique = _unique_id(episode.id, self._seen)
+        self._seen.add(unique)
+        # An episode's predecessor in its trajectory arrived just before it: map to its new id.
+        if "follows" in episode.metadata:
+            episode.metadata["follows"] = self._renamed.get(episode.metadata["follows"], episode.metadata["follows"])
+        self._renamed[episode.id] = unique
+        episode.id = unique
+        self.episodes.append(episode)
+
+    def result(self, files: int) -> ImportResult:
+        """The batch's outcome."""
+        return ImportResult(Corpus(self.episodes), self.errors, files, self.warnings)
+
+
+def batch_files(path: Path, patterns: Sequence[str], what: str) -> tuple[list[Path], Collector]:
+    """The files to read under ``path`` (itself, when it is a file) and a collector for the
+    batch, which already holds an issue when there is nothing to read."""
+    collected = Collector()
+    if path.is_file():
+        return [path], collected
+    files = sorted({f for pattern in patterns for f in path.rglob(pattern) if f.is_file()}) if path.is_dir() else []
+    if not path.is_dir():
+        collected.errors.append(ImportIssue(str(path), "", "no such file or folder"))
+    elif not files:
+        collected.errors.append(ImportIssue(str(path), "", f"no {what} found (looked for {', '.join(patterns)})"))
+    return files, collected

@@ -1,0 +1,441 @@
+"""Task-app rollout responses (JSON, JSONL or a folder of them) turned into episodes.
+
+Each trajectory becomes one episode, or several when the rollout ran with ``on_done = "reset"``.
+Achievement counts are Crafter's own when the file stored raw observations (``observed``),
+rebuilt exactly from the rises a per_achievement rollout logged (``logged``), or lower-bound
+estimates (``estimated``); ``metadata["counts"]`` and ``corpus.index["counts"]`` say which.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator, Mapping
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from workbench.crafter_facts import ACHIEVEMENTS, ACTIONS, INVENTORY_ITEMS
+from workbench.episodes import ACTION_IDS, Episode
+from workbench.errors import EpisodeError
+from workbench.importers.batch import BadInput, Collector, ImportIssue, ImportResult, batch_files
+from workbench.importers.counts import estimated_counts, inventory_disagreements, logged_counts
+from workbench.importers.observations import Observed, observation
+from workbench.reward import PER_ACHIEVEMENT
+
+#: Rollout steps the task app appends when it ends a rollout early without stepping the env.
+_NOT_EXECUTED = ("no_tool_calls", "invalid_action")
+#: The most characters of the model's words kept per decision.
+MAX_MESSAGE_CHARS = 2000
+
+
+def import_rollouts(path: str | Path, *, progress: bool = True) -> ImportResult:
+    """Import task-app rollout responses: a ``.json`` file (one response or a list), a ``.jsonl``
+    file (one response a line) or a folder of them.
+
+    Each trajectory becomes one episode, or several when the rollout ran with
+    ``on_done = "reset"`` (a ``done`` step is followed by the next episode's reset observation).
+    States are ``steps[0].obs ... steps[n-1].obs, final.observation``: raw observation dicts are
+    used where present, else the text observation is parsed. Text has no achievement counts:
+    they are rebuilt exactly from a per_achievement rollout's logged rises
+    (``metadata["counts"] == "logged"``) or estimated as lower bounds (``"estimated"``, e.g. a
+    consistent rollout, which logs no rises). For text episodes ``episode.views`` keeps each
+    state's map view and ``episode.messages`` what the model said (``info.meta.raw_response``).
+    The rollout does not store the state after
+    the last decision of an episode it reset; it is rebuilt from that decision's ``info.stepwise``
+    and ``metadata["terminal_state"]`` says how. ``episode.logged`` keeps the step_rewards
+    config, each decision's ``info.stepwise`` and ``info.meta.decision_rewards``, and the
+    rollout's ``metrics.details.stepwise`` summary (for the whole trajectory).
+    """
+    files, collected = batch_files(Path(path), ("*.json", "*.jsonl"), "rollout files (.json, .jsonl)")
+    for file in tqdm(files, desc="import", unit="file", disable=not progress or len(files) < 2):
+        for item in _file_episodes(file):
+            if isinstance(item, Episode):
+                _warn(collected, file, item)
+                collected.add(item)
+            else:
+                collected.errors.append(ImportIssue(str(file), item.location, item.message))
+    return collected.result(len(files))
+
+
+def _warn(collected: Collector, file: Path, episode: Episode) -> None:
+    """Say where an imported episode's text disagrees with what the task app logged."""
+    disagree = episode.metadata.get("inventory_disagrees")
+    if disagree:
+        collected.warnings.append(ImportIssue(
+            str(file), episode.metadata.get("location", ""),
+            f"episode {episode.id!r}: the text inventory disagrees with the logged inventory_deltas "
+            f"at decision(s) {disagree[:10]}: the file may have been edited",
+        ))
+
+
+def _file_episodes(file: Path) -> Iterator[Episode | BadInput]:
+    """Every episode of one file, or a ``BadInput`` per response/episode that cannot be read."""
+    for where, response in _responses(file):
+        if isinstance(response, BadInput):
+            yield response
+            continue
+        try:
+            yield from _response_episodes(file, where, response)
+        except BadInput as error:
+            yield error
+
+
+def _responses(file: Path) -> Iterator[tuple[str, Any]]:
+    """(location prefix, parsed response or BadInput) for each response in a JSON/JSONL file."""
+    try:
+        text = file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        yield "", BadInput("", f"cannot read ({error})")
+        return
+    if file.suffix == ".jsonl":
+        for number, line in enumerate(text.splitlines(), start=1):
+            if line.strip():
+                yield f"line {number}", _parse_json(line, offset=number - 1)
+        return
+    document = _parse_json(text, offset=0)
+    if isinstance(document, list):
+        for i, response in enumerate(document):
+            yield f"[{i}]", response
+    else:
+        yield "", document
+
+
+def _parse_json(text: str, *, offset: int) -> Any:
+    """The parsed JSON, or a BadInput naming the file's line (``offset`` = lines before ``text``)."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        line = error.lineno + offset
+        return BadInput(f"line {line}", f"not valid JSON ({error.msg} at column {error.colno}); truncated file?")
+
+
+def _join(*parts: str) -> str:
+    return ", ".join(p for p in parts if p)
+
+
+def _dig(value: Any, *keys: str | int) -> Any:
+    """``value[k1][k2]...`` (an int key indexes a list), or None as soon as a level is missing."""
+    for key in keys:
+        if isinstance(key, int):
+            value = value[key] if isinstance(value, list) and -len(value) <= key < len(value) else None
+        elif isinstance(value, Mapping):
+            value = value.get(key)
+        else:
+            return None
+    return value
+
+
+@dataclass
+class _Context:
+    """What every episode of one response shares."""
+
+    file: Path
+    where: str
+    response: Mapping[str, Any]
+    config: dict[str, Any] | None
+    config_source: str | None
+    summary: dict[str, Any] | None
+
+
+def _response_episodes(file: Path, where: str, response: Any) -> Iterator[Episode | BadInput]:
+    if not isinstance(response, Mapping):
+        raise BadInput(where, f"expected a rollout response object, got {type(response).__name__}")
+    trajectories = response.get("trajectories")
+    if not isinstance(trajectories, list) or not trajectories:
+        raise BadInput(where, "no 'trajectories' list: not a task-app rollout response")
+    summary = _dig(response, "metrics", "details", "stepwise")
+    summary = dict(summary) if isinstance(summary, Mapping) else None
+    context = _Context(file, where, response, *_logged_config(response, summary), summary)
+    for t, trajectory in enumerate(trajectories):
+        path = _join(where, f"trajectories[{t}]")
+        try:
+            yield from _trajectory_episodes(context, t, path, trajectory)
+        except BadInput as error:
+            yield error
+
+
+def _logged_config(response: Mapping[str, Any], summary: Mapping[str, Any] | None) -> tuple[dict[str, Any] | None, str | None]:
+    """The step_rewards table the rollout ran with: from its request when the file has one
+    (policy config first, as the task app reads it), else rebuilt from the summary's echo."""
+    for section in ("policy", "env"):
+        table = _dig(response, "request", section, "config", "step_rewards")
+        if isinstance(table, Mapping) and table:
+            return dict(table), f"request.{section}.config.step_rewards"
+    if isinstance(response.get("step_rewards"), Mapping):
+        return dict(response["step_rewards"]), "step_rewards"
+    if summary is None:
+        return None, None
+    table: dict[str, Any] = {"enabled": True}
+    for key in ("mode", "strategy", "indicator_lambda", "step_beta", "weights", "k_limits"):
+        if key in summary:
+            table[key] = summary[key]
+    return table, "metrics.details.stepwise"
+
+
+def _trajectory_episodes(context: _Context, t: int, path: str, trajectory: Any) -> Iterator[Episode | BadInput]:
+    """Split a trajectory at its ``done`` steps (on_done = reset) and build each episode."""
+    if not isinstance(trajectory, Mapping):
+        raise BadInput(path, "expected a trajectory object")
+    steps = trajectory.get("steps")
+    if not isinstance(steps, list) or not steps:
+        raise BadInput(path, "has no steps: an episode needs at least one decision")
+    ended = None
+    last_info = steps[-1].get("info") if isinstance(steps[-1], Mapping) else None
+    if isinstance(last_info, Mapping) and last_info.get("terminated") and last_info.get("reason") in _NOT_EXECUTED:
+        ended = str(last_info["reason"])  # the env never ran this step: not a decision
+        steps = steps[:-1]
+        if not steps:
+            raise BadInput(path, f"has no executed steps (the rollout ended at once: {ended}); an episode needs at least one decision")
+    for i, step in enumerate(steps):
+        if not isinstance(step, Mapping):
+            raise BadInput(f"{path}.steps[{i}]", "expected a step object")
+    ends = [i for i, step in enumerate(steps) if step.get("done")]
+    bounds = [0] + [i + 1 for i in ends if i + 1 < len(steps)] + [len(steps)]
+    previous: Episode | None = None
+    segments = list(zip(bounds[:-1], bounds[1:]))
+    for k, (start, stop) in enumerate(segments, start=1):
+        try:
+            episode = _episode(context, t, path, trajectory, steps, start, stop, k, len(segments), previous)
+        except (BadInput, TypeError, ValueError, AttributeError, KeyError) as error:  # the latter: odd field types
+            yield error if isinstance(error, BadInput) else BadInput(path, f"malformed rollout data ({type(error).__name__}: {error})")
+            previous = None
+            continue
+        if ended and stop == len(steps):
+            episode.metadata["ended"] = ended
+        previous = episode
+        yield episode
+
+
+def _episode(
+    context: _Context, t: int, path: str, trajectory: Mapping[str, Any], steps: list[Mapping[str, Any]],
+    start: int, stop: int, k: int, count: int, previous: Episode | None,
+) -> Episode:
+    """The episode of ``steps[start:stop]``; its states are those steps' obs plus the state after.
+    ``previous`` is the episode before it in the same trajectory (on_done = reset), if any."""
+    observed = [observation(step.get("obs"), f"{path}.steps[{i}].obs") for i, step in enumerate(steps[start:stop], start)]
+    actions = [_decision_actions(step.get("tool_calls"), f"{path}.steps[{i}].tool_calls") for i, step in enumerate(steps[start:stop], start)]
+    infos = [step.get("info") if isinstance(step.get("info"), Mapping) else {} for step in steps[start:stop]]
+    stepwise = [info.get("stepwise") if isinstance(info.get("stepwise"), Mapping) else None for info in infos]
+    metadata: dict[str, Any] = {}
+    last = observed[-1]
+    after = _after_last(trajectory, steps, stop, last, f"{path}.final.observation")
+    if after is None:
+        state, note = _terminal_state(last.state, stepwise[-1])
+        after = Observed(state, None, None, last.kind)
+        metadata["terminal_state"] = note
+    if steps[stop - 1].get("done"):
+        actions[-1] = _executed(actions[-1], last)
+    states = observed + [after]
+    try:
+        rewards = [float(step.get("reward") or 0.0) for step in steps[start:stop]]
+    except (TypeError, ValueError):
+        raise BadInput(path, "a step's reward is not a number") from None
+    metadata.update(_episode_metadata(context, path, trajectory, states, k, count))
+    if previous is not None:
+        # The task app scores this episode's first decision against the previous one's end
+        # (quirk 7): parity scoring needs to know which episode came before.
+        metadata["follows"] = previous.id
+    inventory = np.array([[s.state["inventory"].get(item, 0) for item in INVENTORY_ITEMS] for s in states], dtype=np.int64)
+    status = np.array([[bool(s.state["achievements_status"].get(a, False)) for a in ACHIEVEMENTS] for s in states])
+    counts, metadata["counts"], metadata["counts_note"] = _counts(states, status, inventory, actions, stepwise, previous)
+    disagree = inventory_disagreements(inventory, stepwise) if last.kind == "text" else []
+    if disagree:
+        metadata["inventory_disagrees"] = disagree
+    try:
+        episode = Episode(
+            id=_episode_id(context, t, k, count),
+            inventory=inventory,
+            achievement_counts=counts,
+            achievement_status=status,
+            actions=actions,
+            env_reward=rewards,
+            done=[bool(step.get("done")) for step in steps[start:stop]],
+            player_pos=np.array([s.position or (-1, -1) for s in states], dtype=np.int32),
+            metadata=metadata,
+            logged=_logged(context, stepwise, infos),
+            views=_views(states),
+            messages=_messages(infos) if last.kind == "text" else None,
+        )
+    except (EpisodeError, ValueError, TypeError) as error:
+        raise BadInput(path, str(error)) from None
+    return episode
+
+
+def _counts(
+    states: list[Observed], status: np.ndarray, inventory: np.ndarray, actions: list[list[str]],
+    stepwise: list[Mapping[str, Any] | None], previous: Episode | None,
+) -> tuple[np.ndarray, str, str]:
+    """The episode's counts (n+1, 22), where they come from and how (``COUNT_SOURCES``)."""
+    if all("achievements_counts" in s.state for s in states):
+        counts = np.array([[s.state["achievements_counts"].get(a, 0) for a in ACHIEVEMENTS] for s in states], dtype=np.int64)
+        return counts, "observed", "Crafter's own counts, stored in the observations"
+    start = None
+    if previous is not None:
+        if previous.metadata.get("counts") == "estimated":
+            return estimated_counts(status, inventory, actions), "estimated", "the episode before it in the rollout has estimated counts"
+        start = previous.achievement_counts[-1].astype(np.int64)
+    counts, reason = logged_counts(status, stepwise, start)
+    if counts is not None:
+        return counts, "logged", reason
+    return (estimated_counts(status, inventory, actions), "estimated",
+            f"lower bounds from inventory changes, actions and unlocks ({reason})")
+
+
+def _views(states: list[Observed]) -> list[str] | None:
+    """Each state's text map view ("" where a state had none), or None when no state had one."""
+    if all(s.view is None for s in states):
+        return None
+    return [s.view or "" for s in states]
+
+
+def _messages(infos: list[Mapping[str, Any]]) -> list[str]:
+    """What the model said for each decision: its text, then its tool calls as it wrote them
+    (``info.meta.raw_response``; the task app may rewrite the actions it then ran)."""
+    return [_model_words(_dig(info, "meta", "raw_response")) for info in infos]
+
+
+def _model_words(response: Any) -> str:
+    if isinstance(response, str):
+        return response[:MAX_MESSAGE_CHARS]
+    message = _dig(response, "choices", 0, "message") if isinstance(response, Mapping) else None
+    if not isinstance(message, Mapping):
+        return ""
+    content = message.get("content")
+    if isinstance(content, list):  # content parts
+        content = " ".join(str(p.get("text", "")) for p in content if isinstance(p, Mapping))
+    lines = [str(content).strip()] if content else []
+    for call in message.get("tool_calls") or []:
+        function = call.get("function") if isinstance(call, Mapping) else None
+        if isinstance(function, Mapping):
+            lines.append(f"{function.get('name')}({function.get('arguments')})")
+    return "\n".join(lines)[:MAX_MESSAGE_CHARS]
+
+
+def _episode_id(context: _Context, t: int, k: int, count: int) -> str:
+    """``<run_id>[-t<trajectory>][-e<episode>]`` (suffixes only where needed); without a run id,
+    the file's stem and the response's place in it."""
+    place = re.sub(r"[^0-9A-Za-z]+", "", context.where)  # "line 3" -> "line3", "[1]" -> "1"
+    base = context.response.get("run_id") or (f"{context.file.stem}-{place}" if place else context.file.stem)
+    trajectory = f"-t{t}" if len(context.response["trajectories"]) > 1 else ""
+    return f"{base}{trajectory}" + (f"-e{k}" if count > 1 else "")
+
+
+def _after_last(
+    trajectory: Mapping[str, Any], steps: list[Mapping[str, Any]], stop: int, last: "Observed", where: str
+) -> "Observed | None":
+    """The state after an episode's last decision, or None when the rollout did not store it.
+
+    Only the trajectory's last episode has it (``final.observation``), and not even that one
+    when its last step was ``done`` and the rollout reset: then ``final`` is a reset observation,
+    told by its step counter being no further than the step before.
+    """
+    if stop < len(steps):
+        return None
+    final = trajectory.get("final")
+    if not isinstance(final, Mapping) or "observation" not in final:
+        raise BadInput(where, "missing: the state after the last decision is needed")
+    after = observation(final["observation"], where)
+    reset = after.step is not None and last.step is not None and after.step <= last.step
+    return None if steps[stop - 1].get("done") and reset else after
+
+
+def _executed(actions: list[str], before: "Observed") -> list[str]:
+    """The actions of an episode's ``done`` decision that ran: the tool call lists what the
+    policy asked, but the env stops at the step limit (known from the ``Step: i/max`` counter)."""
+    if before.step is None or not before.max_steps:
+        return actions
+    return actions[: max(1, before.max_steps - before.step)]
+
+
+def _terminal_state(previous: Mapping[str, Any], stepwise: Mapping[str, Any] | None) -> tuple[dict[str, Any], str]:
+    """The state after an episode's last decision, rebuilt from that decision's ``info.stepwise``.
+
+    Exact for everything the stepwise reward reads: the new achievements, and (when the task app
+    logged per_achievement deltas) every inventory and count rise. Losses are not logged.
+    """
+    state = {key: dict(value) for key, value in previous.items()}
+    if stepwise is None:
+        return state, "unknown: the rollout reset without storing it and logged no info.stepwise; carried over the state before"
+    for name in stepwise.get("new_achievements") or []:
+        state["achievements_status"][name] = True
+    for item, delta in (stepwise.get("inventory_deltas") or {}).items():
+        state["inventory"][item] = int(state["inventory"].get(item, 0)) + int(delta)
+    if "achievements_counts" in state:
+        counts = state["achievements_counts"]
+        for name, delta in (stepwise.get("achievement_count_deltas") or {}).items():
+            counts[name] = int(counts.get(name, 0)) + int(delta)
+        for name, on in state["achievements_status"].items():
+            if on and not counts.get(name):
+                counts[name] = 1  # unlocked means counted at least once
+    # Only per_achievement logs the deltas (and then every rise, so none logged means none).
+    if stepwise.get("strategy") == PER_ACHIEVEMENT:
+        return state, "rebuilt from the last decision's info.stepwise: achievements and every rise exact, losses not logged"
+    return state, "rebuilt from the last decision's info.stepwise: achievements exact, inventory carried over (consistent logs no deltas)"
+
+
+def _episode_metadata(
+    context: _Context, path: str, trajectory: Mapping[str, Any], states: list["Observed"], k: int, count: int
+) -> dict[str, Any]:
+    kinds = sorted({s.kind for s in states})
+    metadata = {
+        "source": "rollout",
+        "file": context.file.name,
+        "location": path,
+        "run_id": context.response.get("run_id"),
+        "env_id": trajectory.get("env_id"),
+        "policy": trajectory.get("policy_id") or "unknown",
+        "seed": _dig(context.response, "request", "env", "seed"),
+        "observations": kinds[0] if len(kinds) == 1 else "mixed",
+        "episode_in_trajectory": k,
+        "episodes_in_trajectory": count,
+    }
+    max_steps = next((s.max_steps for s in states if s.max_steps), None)
+    if max_steps:
+        metadata["max_steps"] = max_steps
+    return metadata
+
+
+def _logged(context: _Context, stepwise: list[Mapping[str, Any] | None], infos: list[Mapping[str, Any]]) -> dict[str, Any] | None:
+    """What the task app logged about its shaped reward, or None when it logged nothing."""
+    if context.config is None and context.summary is None and not any(stepwise):
+        return None
+    decision_rewards = []
+    for info in infos:
+        meta = info.get("meta") if isinstance(info.get("meta"), Mapping) else {}
+        decision_rewards.append(meta.get("decision_rewards") if isinstance(meta.get("decision_rewards"), Mapping) else None)
+    return {
+        "config": context.config,
+        "config_source": context.config_source,
+        "stepwise": [dict(s) if s is not None else None for s in stepwise],
+        "decision_rewards": decision_rewards,
+        "summary": context.summary,
+    }
+
+
+def _decision_actions(tool_calls: Any, where: str) -> list[str]:
+    """The Crafter action names of one decision's ``interact_many`` tool calls, in order."""
+    if not isinstance(tool_calls, list) or not tool_calls:
+        raise BadInput(where, "no tool calls: a decision needs at least one action")
+    actions: list[Any] = []
+    for call in tool_calls:
+        args = call.get("args", call.get("arguments")) if isinstance(call, Mapping) else None
+        if isinstance(args, str):
+            try:
+                args = json.loads(args)
+            except json.JSONDecodeError:
+                args = None
+        if not isinstance(args, Mapping) or not ("actions" in args or "action" in args):
+            raise BadInput(where, f"a tool call without args.actions: {json.dumps(call)[:120]}")
+        listed = args.get("actions", [args.get("action")])
+        actions.extend(listed if isinstance(listed, list) else [listed])
+    unknown = [a for a in actions if a not in ACTION_IDS]
+    if unknown:
+        raise BadInput(where, f"unknown action name(s) {unknown}; Crafter's are {', '.join(ACTIONS)}")
+    if not actions:
+        raise BadInput(where, "the tool calls hold no actions: a decision needs at least one")
+    return actions
+
+
