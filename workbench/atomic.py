@@ -5,7 +5,8 @@ target's own directory (same filesystem, so the final rename is atomic), flushed
 renamed into place in one step. A crash or an exception while writing leaves the old file (or
 no file) behind, never a half-written one, and the temporary file is removed.
 
-An existing file is replaced only with ``overwrite=True``; otherwise ``FileExistsError`` names
+An existing file is replaced only with ``overwrite=True``; otherwise ``TargetExistsError`` (a
+``FileExistsError`` and a ``WorkbenchError``) names
 the file. The check happens before any work and again at the rename (a hard link, which fails
 if the name was taken meanwhile), so a file created concurrently is not clobbered either.
 A replaced file keeps its permission bits; a symlink keeps pointing at the file it named.
@@ -19,6 +20,8 @@ import shutil
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
+
+from workbench.errors import TargetExistsError
 
 __all__ = ["atomic_path", "atomic_write_bytes", "atomic_write_text"]
 
@@ -66,7 +69,7 @@ def _resolve(path: Path) -> Path:
 
 def _refuse_existing(target: Path) -> None:
     if target.exists():
-        raise FileExistsError(f"{target}: already exists; pass overwrite=True to replace it")
+        raise TargetExistsError(f"{target}: already exists; pass overwrite=True to replace it")
 
 
 def _reserve_temp(target: Path) -> Path:
@@ -93,7 +96,7 @@ def _move_into_place(tmp: Path, target: Path, overwrite: bool) -> None:
     try:
         os.link(tmp, target)  # atomic "create only if absent"
     except FileExistsError:
-        raise FileExistsError(f"{target}: already exists; pass overwrite=True to replace it") from None
+        raise TargetExistsError(f"{target}: already exists; pass overwrite=True to replace it") from None
     except OSError:
         # Filesystems without hard links (FAT, some network mounts): check, then rename.
         _refuse_existing(target)

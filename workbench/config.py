@@ -61,10 +61,16 @@ class RewardConfig:
     @property
     def active(self) -> bool:
         """Whether the task app shapes rewards at all with this table."""
-        return bool(self.enabled) and str(self.mode or "off").lower() == STEPWISE_MODE
+        return bool(self.enabled) and self.effective_mode == STEPWISE_MODE
+
+    @property
+    def effective_mode(self) -> str:
+        """The mode as the task app reads it: ``str(mode or "off").lower()``."""
+        return str(self.mode or "off").lower()
 
     @property
     def effective_strategy(self) -> str:
+        """The strategy the task app runs: ``consistent`` or ``per_achievement`` (normalised)."""
         return normalize_strategy(self.strategy)
 
     @property

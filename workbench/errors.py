@@ -27,6 +27,14 @@ class CorpusFormatError(WorkbenchError):
     """A corpus folder or episode file that cannot be read; the message names the file."""
 
 
+class TargetExistsError(WorkbenchError, FileExistsError):
+    """A write that would replace an existing file without being asked to; names the file."""
+
+
+class RecordingError(WorkbenchError):
+    """Recording settings or a policy that cannot be used; the message names the setting."""
+
+
 class CorpusError(WorkbenchError):
     """A corpus that cannot serve the request (e.g. empty, or an unknown episode id)."""
 

@@ -88,7 +88,7 @@ def _shaping_off(config: RewardConfig) -> Iterator[Finding]:
             "enabled is false: the task app computes no stepwise reward with this table",
             "set enabled: true to train with it",
         )
-    mode = str(config.mode or "off").lower()
+    mode = config.effective_mode
     if mode != STEPWISE_MODE:
         close = difflib.get_close_matches(mode, [STEPWISE_MODE], n=1)
         yield _finding(

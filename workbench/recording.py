@@ -29,6 +29,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from workbench.episodes import ACTION_IDS, Episode, now_iso
+from workbench.errors import RecordingError, TargetExistsError
 from workbench.policies import PolicyFactory, PolicyInput, policy_input_from, resolve_policy
 from workbench.storage import INDEX_FILE, EPISODE_DIR, episode_filename, load_episode, read_index, save_episode, write_index
 from workbench.tables import ACHIEVEMENTS, INVENTORY_ITEMS
@@ -277,14 +278,14 @@ def record(
 
 def _check_arguments(episodes: int, actions_per_decision: int, max_steps: int, workers: int) -> None:
     if episodes < 1:
-        raise ValueError(f"episodes must be at least 1, got {episodes}")
+        raise RecordingError(f"episodes must be at least 1, got {episodes}")
     if actions_per_decision < 1:
-        raise ValueError(f"actions_per_decision must be at least 1, got {actions_per_decision}")
+        raise RecordingError(f"actions_per_decision must be at least 1, got {actions_per_decision}")
     if max_steps < 1:
         # Crafter reads length 0 as "no limit"; an episode also needs at least one decision.
-        raise ValueError(f"max_steps must be at least 1 (an episode needs at least one decision), got {max_steps}")
+        raise RecordingError(f"max_steps must be at least 1 (an episode needs at least one decision), got {max_steps}")
     if workers < 1:
-        raise ValueError(f"workers must be at least 1, got {workers}")
+        raise RecordingError(f"workers must be at least 1, got {workers}")
 
 
 def _policy_name(policy: str | PolicyFactory, workers: int) -> tuple[str, str | PolicyFactory]:
@@ -293,13 +294,13 @@ def _policy_name(policy: str | PolicyFactory, workers: int) -> tuple[str, str | 
         resolve_policy(policy)
         return policy, policy
     if not callable(policy):
-        raise TypeError(f"policy must be a name, a 'module:function' spec or a policy factory, got {policy!r}")
+        raise RecordingError(f"policy must be a name, a 'module:function' spec or a policy factory, got {policy!r}")
     name = f"{getattr(policy, '__module__', '?')}:{getattr(policy, '__qualname__', type(policy).__name__)}"
     if workers > 1:
         try:
             pickle.dumps(policy)  # only to check it can reach a spawned worker (sent by reference)
         except Exception:
-            raise ValueError(
+            raise RecordingError(
                 f"policy {name} cannot be sent to worker processes; pass a module-level function "
                 "or a 'module:function' spec, or use workers=1"
             ) from None
@@ -312,7 +313,7 @@ def _existing_rows(out: Path, resume: bool) -> dict[str, tuple[str, dict[str, An
     holds_files = (out / EPISODE_DIR).is_dir() and any((out / EPISODE_DIR).iterdir())
     if not resume and (holds_index or holds_files):
         count = len(read_index(out)) if holds_index else "unindexed"
-        raise FileExistsError(
+        raise TargetExistsError(
             f"{out} already holds episodes ({count}); pass resume=True (--resume) to continue that "
             "recording, or choose another folder (recording never overwrites)"
         )
@@ -330,7 +331,7 @@ def _check_resume_settings(out: Path, file: str, job: _Job) -> None:
     different = {key: (recorded.get(key), value) for key, value in now.items() if recorded.get(key) != value}
     if different:
         shown = ", ".join(f"{key} {old!r} -> {new!r}" for key, (old, new) in different.items())
-        raise ValueError(f"{out}: cannot resume with different settings ({shown})")
+        raise RecordingError(f"{out}: cannot resume with different settings ({shown})")
 
 
 def _run_pool(

@@ -32,7 +32,7 @@ import pandas as pd
 
 from workbench.atomic import atomic_path, atomic_write_text
 from workbench.episodes import ACTION_IDS, INDEX_COLUMNS, Corpus, Episode, Frames
-from workbench.errors import CorpusFormatError, EpisodeError
+from workbench.errors import CorpusFormatError, EpisodeError, TargetExistsError
 from workbench.tables import ACTIONS
 
 FORMAT = "crafter-workbench-corpus"
@@ -94,7 +94,7 @@ def save_corpus(corpus: Corpus, root: str | Path, *, overwrite: bool = False) ->
     existing_ids = {row["episode"] for row in existing}
     clashes = [i for i in corpus.ids if i in existing_ids]
     if clashes and not overwrite:
-        raise FileExistsError(f"{root}: already holds episode(s) {clashes[:5]}; pass overwrite=True to replace them")
+        raise TargetExistsError(f"{root}: already holds episode(s) {clashes[:5]}; pass overwrite=True to replace them")
     rows = {row["episode"]: (row["file"], row) for row in existing}
     for episode in corpus:
         save_episode(root, episode, overwrite=overwrite)

@@ -1,8 +1,9 @@
 """The ``workbench`` command line.
 
 Each command group lives in its own module with a ``register(subparsers)`` function that adds
-its parser and sets ``func`` (the handler, returning an exit code). Usage errors and unreadable
-input exit 2 with one line on stderr; a finding that should fail a script exits 1.
+its parser and sets ``func`` (the handler, returning an exit code). A user's mistake (bad usage,
+unreadable input: any ``WorkbenchError``) exits 2 with one line on stderr; a finding that should
+fail a script exits 1. Any other exception is a bug and surfaces with its traceback.
 """
 
 from __future__ import annotations
@@ -12,13 +13,14 @@ import sys
 from typing import Sequence
 
 from workbench.cli import config_cmd, import_cmd, record_cmd, score_cmd
-from workbench.cli.errors import UsageError
+from workbench.errors import WorkbenchError
 
 #: Command groups, in the order ``--help`` lists them.
 COMMAND_MODULES = [config_cmd, record_cmd, import_cmd, score_cmd]
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The ``workbench`` parser with every command group registered."""
     parser = argparse.ArgumentParser(
         prog="workbench",
         description="Crafter Reward Workbench: design, re-score and compare the synth-ai task app's "
@@ -31,11 +33,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status (0 ok, 1 a finding, 2 a user's mistake)."""
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
         return int(args.func(args) or 0)
-    except UsageError as error:
+    except WorkbenchError as error:
         print(f"workbench: error: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import argparse
 
+from workbench.cli.common import read_config
 from workbench.cli.errors import UsageError
-from workbench.config import ConfigError, RewardConfig
-from workbench.config_files import export_config, read_config, write_config
+from workbench.config_files import export_config, write_config
+from workbench.errors import TargetExistsError
 from workbench.lint import lint
 
 FORMATS = """\
@@ -114,15 +115,8 @@ def _add(commands: argparse._SubParsersAction, name: str, summary: str, epilog: 
     )
 
 
-def _read(path: str) -> RewardConfig:
-    try:
-        return read_config(path)
-    except ConfigError as error:
-        raise UsageError(str(error)) from None
-
-
 def run_lint(args: argparse.Namespace) -> int:
-    configs = {path: _read(path) for path in args.files}  # all readable before any output
+    configs = {path: read_config(path) for path in args.files}  # all readable before any output
     failed = False
     for path, config in configs.items():
         findings = lint(config)
@@ -135,23 +129,18 @@ def run_lint(args: argparse.Namespace) -> int:
 
 
 def run_convert(args: argparse.Namespace) -> int:
-    config = _read(args.source)
+    config = read_config(args.source)
     try:
         written = write_config(config, args.target, overwrite=args.overwrite)
-    except FileExistsError:
+    except TargetExistsError:
         raise UsageError(f"{args.target}: already exists; pass --overwrite to replace it") from None
-    except ConfigError as error:
-        raise UsageError(str(error)) from None
     print(f"wrote {written}")
     return 0
 
 
 def run_export(args: argparse.Namespace) -> int:
-    config = _read(args.config)
-    try:
-        result = export_config(config, args.training_toml)
-    except ConfigError as error:
-        raise UsageError(str(error)) from None
+    config = read_config(args.config)
+    result = export_config(config, args.training_toml)
     state = "updated" if result.changed else "already up to date:"
     print(f"{state} {result.path} ({result.location.describe()})")
     if result.dropped_resource_overrides:

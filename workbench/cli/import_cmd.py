@@ -9,7 +9,7 @@ from typing import Callable
 
 from workbench.cli.errors import UsageError
 from workbench.importers import ImportResult, import_crafter_recorder, import_rollouts
-from workbench.storage import CorpusFormatError, save_corpus
+from workbench.storage import save_corpus
 
 EXAMPLE = """\
 examples:
@@ -51,10 +51,7 @@ def run(importer: Callable[..., ImportResult], args: argparse.Namespace) -> int:
         raise UsageError(f"{args.path}: no such file or folder")
     result = importer(args.path, progress=not args.quiet)
     if len(result.corpus):
-        try:
-            save_corpus(result.corpus, args.out)
-        except (FileExistsError, CorpusFormatError) as error:
-            raise UsageError(str(error)) from None
+        save_corpus(result.corpus, args.out)  # a clash with a saved id is a WorkbenchError: exit 2
     print(result)
     if len(result.corpus):
         print(f"saved {len(result.corpus)} episode(s) to {args.out}")

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import argparse
 
-from workbench.cli.errors import UsageError
-from workbench.storage import CorpusFormatError
 
 EXAMPLE = """\
 example:
@@ -58,20 +56,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from workbench.recording import record  # imports Crafter: only when recording, not for --help
 
-    try:
-        report = record(
-            args.policy,
-            args.episodes,
-            args.out,
-            seed=args.seed,
-            actions_per_decision=args.actions_per_decision,
-            max_steps=args.max_steps,
-            workers=args.workers,
-            frames=not args.no_frames,
-            resume=args.resume,
-            progress=not args.quiet,
-        )
-    except (ValueError, TypeError, FileExistsError, CorpusFormatError) as error:
-        raise UsageError(str(error)) from None
+    report = record(
+        args.policy,
+        args.episodes,
+        args.out,
+        seed=args.seed,
+        actions_per_decision=args.actions_per_decision,
+        max_steps=args.max_steps,
+        workers=args.workers,
+        frames=not args.no_frames,
+        resume=args.resume,
+        progress=not args.quiet,
+    )
     print(report)
     return 1 if report.failed else 0

@@ -4,28 +4,21 @@ side by side, and a check of imported rollouts against what the task app logged.
 from __future__ import annotations
 
 import argparse
-from contextlib import ExitStack
 from pathlib import Path
 
 import pandas as pd
 
 from workbench.alignment import group_comparison, progress_summary
-from workbench.atomic import atomic_path
+from workbench.cli.common import CORPUS_HELP, open_corpus, output_paths, read_config, write_tables
 from workbench.cli.errors import UsageError
-from workbench.config import ConfigError, RewardConfig
-from workbench.episodes import Corpus
-from workbench.scoring import compare, crafter_score, score, verify_logged
-from workbench.storage import CorpusFormatError, load_corpus
+from workbench.scoring import compare, crafter_score, score, verify
 
 #: The tables ``--out`` writes, each to ``<stem>.<table><suffix>``.
 TABLES = ("episodes", "decisions", "components")
-OUT_SUFFIXES = (".parquet", ".csv")
 #: Per-episode columns the summary prints (name lists are left to --out).
 SUMMARY_COLUMNS = ["episode", "decisions", "steps", "env_return", "reward_sum", "indicator_sum",
-                   "resource_reward", "new_achievements_total", "unique_achievements_total"]
+                   "resource_reward", "new_achievements_total", "unique_achievements_total", "counts"]
 
-CORPUS_HELP = "a corpus folder (from `workbench record` / `workbench import`), or the word `sample` " \
-              "for the sample corpus shipped with the package (write ./sample for a folder of that name)"
 
 SCORE_EPILOG = """\
 Prints one row per episode (shaped return reward_sum, indicator_sum, resource_reward, achievements
@@ -45,6 +38,10 @@ examples:
   workbench score --config configs/recommended.yaml corpora/scripted
   workbench score --config train.toml sample --out results/shaped.parquet
   workbench score --config configs/upstream_complex.yaml sample --out shaped.csv --overwrite
+
+Column counts says where an episode's achievement counts come from: observed (Crafter's own),
+logged (rebuilt exactly from a rollout's logged rises) or estimated (lower bounds: its
+achievement-count shaping is then approximate, and a warning says so).
 
 exit status: 0 scored, 2 bad usage or unreadable config / corpus.
 """
@@ -69,9 +66,10 @@ info.stepwise (reward, base_reward, indicator, resource_reward, new and credited
 Prints every decision that differs, and what was checked and skipped (episodes without a log).
 
 An episode that follows another in one rollout (on_done = reset) has its first decision scored
-against the previous episode's end, as the task app does (reward.md quirk 7). Episodes imported
-from text observations carry no achievement counts (derived 0/1): under per_achievement their
-achievement-count shaping cannot be reproduced and shows up here.
+against the previous episode's end, as the task app does (quirk 7 in the README). Text
+observations carry no achievement counts: a per_achievement rollout logged every rise, so its
+counts are rebuilt exactly; a consistent one logged none, so its counts are estimates (lower
+bounds), said in the output and in each difference's note.
 
 examples:
   workbench verify corpora/llm-rollouts
@@ -126,70 +124,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     verify.set_defaults(func=run_verify)
 
 
-def open_corpus(spec: str) -> Corpus:
-    """The corpus a CORPUS argument names; ``UsageError`` when it cannot be read."""
-    if spec == "sample":
-        try:
-            from workbench.sample import sample_corpus  # shipped data: only touched when asked for
-        except ImportError:
-            raise UsageError("the sample corpus is not available in this installation") from None
-        return sample_corpus()
-    if not Path(spec).is_dir():
-        raise UsageError(f"{spec}: no such corpus folder")
-    try:
-        return load_corpus(spec)
-    except CorpusFormatError as error:
-        raise UsageError(str(error)) from None
-
-
-def output_paths(out: Path, *, overwrite: bool) -> dict[str, Path]:
-    """Where ``--out FILE.ext`` puts each table (``FILE.<table>.ext``); ``UsageError`` for a bad
-    suffix, or when one exists and ``overwrite`` is not set (checked before any scoring)."""
-    if out.suffix not in OUT_SUFFIXES:
-        raise UsageError(f"{out}: --out must end in {' or '.join(OUT_SUFFIXES)}")
-    paths = {table: out.with_name(f"{out.stem}.{table}{out.suffix}") for table in TABLES}
-    existing = [str(p) for p in paths.values() if p.exists()]
-    if existing and not overwrite:
-        raise UsageError(f"{', '.join(existing)}: already exist(s); pass --overwrite to replace")
-    return paths
-
-
-def write_tables(tables: dict[str, pd.DataFrame], out: Path, *, overwrite: bool) -> list[Path]:
-    """Write every table atomically; if one target exists (without ``overwrite``) none is written."""
-    paths = output_paths(out, overwrite=overwrite)
-    paths[TABLES[0]].parent.mkdir(parents=True, exist_ok=True)
-    with ExitStack() as stack:  # every file is complete before any is renamed into place
-        for table, path in paths.items():
-            tmp = stack.enter_context(atomic_path(path, overwrite=overwrite))
-            if path.suffix == ".parquet":
-                tables[table].to_parquet(tmp, index=False)
-            else:
-                _csv_ready(tables[table]).to_csv(tmp, index=False)
-    return list(paths.values())
-
-
-def _csv_ready(table: pd.DataFrame) -> pd.DataFrame:
-    """Name-list columns as space-separated strings (CSV has no lists)."""
-    lists = [c for c in table.columns if table[c].dtype == object and table[c].map(lambda v: isinstance(v, list)).all()]
-    return table.assign(**{c: table[c].map(" ".join) for c in lists})
-
-
-def read_config(path: str) -> RewardConfig:
-    try:
-        return RewardConfig.from_file(path)
-    except (ConfigError, OSError) as error:
-        raise UsageError(str(error)) from None
-
-
 def run_score(args: argparse.Namespace) -> int:
     config = read_config(args.config)
     if args.out:
-        output_paths(args.out, overwrite=args.overwrite)  # fail before the work, not after it
+        output_paths(args.out, TABLES, overwrite=args.overwrite)  # fail before the work, not after it
     corpus = open_corpus(args.corpus)
-    try:
-        scores = score(corpus, config)
-    except ValueError as error:  # CorpusFormatError included: an episode file that cannot be read
-        raise UsageError(str(error)) from None
+    scores = score(corpus, config)
     if not config.active:
         print(f"note: the task app would not shape with {args.config} (enabled={config.enabled}, "
               f"mode={config.mode!r}); below is what it would pay if it did.\n")
@@ -206,6 +146,11 @@ def run_score(args: argparse.Namespace) -> int:
         f"  achievements   {totals['new_achievements_total']} unlocked; Crafter score {crafter_score(corpus):.2f}%"
     )
     print("  alignment      " + progress_summary(scores))
+    estimated = scores.estimated_episodes
+    if estimated and scores.per_achievement:
+        print(f"warning: {len(estimated)} episode(s) have estimated achievement counts ({', '.join(estimated[:3])}"
+              f"{', ...' if len(estimated) > 3 else ''}): imported from text observations without logged rises, so "
+              "their achievement-count shaping is a lower bound, not the task app's number (column counts)")
     if args.out:
         tables = {"episodes": scores.episodes, "decisions": scores.decisions, "components": scores.components}
         written = write_tables(tables, args.out, overwrite=args.overwrite)
@@ -223,8 +168,6 @@ def run_compare(args: argparse.Namespace) -> int:
         comparison = compare(corpus, config_a, config_b)
     except KeyError as error:
         raise UsageError(f"--by: {error.args[0]}") from None
-    except ValueError as error:  # CorpusFormatError included
-        raise UsageError(str(error)) from None
     episodes = comparison.episodes.assign(**{args.by: comparison.episodes["episode"].map(groups)})
     columns = ["episode", args.by, "env_return", "return_a", "return_b", "difference", "rank_a", "rank_b"]
     number = lambda v: f"{v:.4f}"  # noqa: E731
@@ -245,21 +188,22 @@ def run_compare(args: argparse.Namespace) -> int:
 
 def run_verify(args: argparse.Namespace) -> int:
     corpus = open_corpus(args.corpus)
-    try:
-        mismatches = verify_logged(corpus)
-    except ValueError as error:  # CorpusFormatError included
-        raise UsageError(str(error)) from None
-    info = mismatches.attrs
-    print(f"checked {info['decisions_checked']} logged decision(s) in {info['episodes_checked']} episode(s); "
-          f"{len(info['skipped'])} episode(s) skipped, {len(info['unchecked'])} decision(s) not checked")
-    for reason, count in pd.Series(info["skipped"], dtype=object).value_counts().items():
+    result = verify(corpus)
+    mismatches = result.mismatches
+    print(f"checked {result.decisions_checked} logged decision(s) in {result.episodes_checked} episode(s); "
+          f"{len(result.skipped)} episode(s) skipped, {len(result.unchecked)} decision(s) not checked")
+    for reason, count in pd.Series(result.skipped, dtype=object).value_counts().items():
         print(f"  skipped {count} episode(s): {reason}")
-    for reason, count in pd.Series([u[2] for u in info["unchecked"]], dtype=object).value_counts().items():
+    for reason, count in pd.Series([u[2] for u in result.unchecked], dtype=object).value_counts().items():
         print(f"  not checked {count} decision(s): {reason}")
-    if info["carried_over"]:
-        print(f"  {len(info['carried_over'])} episode(s) scored from the previous episode's end (quirk 7)")
+    if result.carried_over:
+        print(f"  {len(result.carried_over)} episode(s) scored from the previous episode's end (quirk 7)")
+    estimated = int((corpus.index["counts"] == "estimated").sum())
+    if estimated:
+        print(f"  {estimated} episode(s) have estimated achievement counts (text observations, no logged rises): "
+              "their count shaping is a lower bound")
     if mismatches.empty:
-        print("every logged decision reproduced" if info["decisions_checked"] else "nothing to verify: no episode carries a task-app log")
+        print("every logged decision reproduced" if result.decisions_checked else "nothing to verify: no episode carries a task-app log")
         return 0
     with pd.option_context("display.max_rows", None, "display.width", 200, "display.max_colwidth", 80):
         print(f"\n{len(mismatches)} decision(s) differ:")

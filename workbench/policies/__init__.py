@@ -13,6 +13,7 @@ from workbench.policies.base import Policy, PolicyFactory, PolicyInput, policy_i
 from workbench.policies.farmer import farmer_policy
 from workbench.policies.random_policy import random_policy
 from workbench.policies.scripted import scripted_policy
+from workbench.errors import RecordingError
 
 BUILTIN_POLICIES: dict[str, PolicyFactory] = {
     "random": random_policy,
@@ -32,17 +33,17 @@ def resolve_policy(spec: str) -> PolicyFactory:
         return BUILTIN_POLICIES[spec]
     module_name, sep, attr = spec.partition(":")
     if not sep or not module_name or not attr:
-        raise ValueError(
+        raise RecordingError(
             f"unknown policy {spec!r}: expected one of {', '.join(BUILTIN_POLICIES)} "
             "or 'module:function'")
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
-        raise ValueError(f"policy {spec!r}: cannot import module {module_name!r} ({exc})") from exc
+        raise RecordingError(f"policy {spec!r}: cannot import module {module_name!r} ({exc})") from exc
     factory = getattr(module, attr, None)
     if factory is None:
-        raise ValueError(f"policy {spec!r}: module {module_name!r} has no attribute {attr!r}")
+        raise RecordingError(f"policy {spec!r}: module {module_name!r} has no attribute {attr!r}")
     if not callable(factory):
-        raise ValueError(
+        raise RecordingError(
             f"policy {spec!r}: {module_name}.{attr} is a {type(factory).__name__}, not callable")
     return factory

@@ -1,0 +1,76 @@
+"""What the command modules share: reading a config or a corpus named on the command line, and
+writing result tables atomically."""
+
+from __future__ import annotations
+
+from contextlib import ExitStack
+from pathlib import Path
+
+import pandas as pd
+
+from workbench.atomic import atomic_path
+from workbench.cli.errors import UsageError
+from workbench.config import RewardConfig
+from workbench.episodes import Corpus
+from workbench.storage import load_corpus
+
+#: What a CORPUS argument may be, for every command's --help.
+CORPUS_HELP = "a corpus folder (from `workbench record` / `workbench import`), or the word `sample` " \
+              "for the sample corpus shipped with the package (write ./sample for a folder of that name)"
+#: Suffixes a table output may have.
+OUT_SUFFIXES = (".parquet", ".csv")
+
+
+def read_config(path: str) -> RewardConfig:
+    """The config file ``path`` names (our YAML or a synth-ai TOML); ``ConfigError`` naming the
+    file and key when it cannot be read."""
+    return RewardConfig.from_file(path)
+
+
+def open_corpus(spec: str) -> Corpus:
+    """The corpus a CORPUS argument names. Raises ``UsageError`` when there is no such folder
+    and ``CorpusFormatError`` when it is not a readable corpus."""
+    if spec == "sample":
+        try:
+            from workbench.sample import sample_corpus  # shipped data: only touched when asked for
+        except ImportError:
+            raise UsageError("the sample corpus is not available in this installation") from None
+        return sample_corpus()
+    if not Path(spec).is_dir():
+        raise UsageError(f"{spec}: no such corpus folder")
+    return load_corpus(spec)
+
+
+def output_paths(out: Path, tables: tuple[str, ...], *, overwrite: bool) -> dict[str, Path]:
+    """Where ``--out FILE.ext`` puts each table (``FILE.<table>.ext``). Raises ``UsageError`` for
+    a bad suffix, or when one exists and ``overwrite`` is not set (check before the work)."""
+    if out.suffix not in OUT_SUFFIXES:
+        raise UsageError(f"{out}: --out must end in {' or '.join(OUT_SUFFIXES)}")
+    paths = {table: out.with_name(f"{out.stem}.{table}{out.suffix}") for table in tables}
+    existing = [str(p) for p in paths.values() if p.exists()]
+    if existing and not overwrite:
+        raise UsageError(f"{', '.join(existing)}: already exist(s); pass --overwrite to replace")
+    return paths
+
+
+def write_tables(tables: dict[str, pd.DataFrame], out: Path, *, overwrite: bool) -> list[Path]:
+    """Write every table atomically to ``FILE.<table>.ext``; returns the paths. If one target
+    exists (without ``overwrite``) none is written."""
+    paths = output_paths(out, tuple(tables), overwrite=overwrite)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with ExitStack() as stack:  # every file is complete before any is renamed into place
+        for table, path in paths.items():
+            tmp = stack.enter_context(atomic_path(path, overwrite=overwrite))
+            if path.suffix == ".parquet":
+                tables[table].to_parquet(tmp, index=False)
+            else:
+                _csv_ready(tables[table]).to_csv(tmp, index=False)
+    return list(paths.values())
+
+
+def _csv_ready(table: pd.DataFrame) -> pd.DataFrame:
+    """Name-list columns as space-separated strings (CSV has no lists)."""
+    lists = [c for c in table.columns if table[c].dtype == object and table[c].map(lambda v: isinstance(v, list)).all()]
+    return table.assign(**{c: table[c].map(" ".join) for c in lists})
+
+

@@ -1,0 +1,198 @@
+"""``verify``: do our numbers reproduce the shaped rewards an imported rollout logged?"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from workbench.config import RewardConfig
+from workbench.crafter_facts import ACHIEVEMENTS
+from workbench.episodes import Corpus, Episode
+from workbench.scoring.score import score
+from workbench.scoring.scores import Scores
+
+#: |logged - recomputed| above which ``verify`` reports a float field.
+VERIFY_TOLERANCE = 1e-9
+
+
+@dataclass(frozen=True)
+class Verification:
+    """What ``verify`` found.
+
+    ``mismatches``: one row per decision whose logged stepwise reward is not reproduced
+    (``episode``, ``decision``, ``logged``, ``recomputed``, ``difference``, ``fields``,
+    ``note``). ``episodes_checked`` / ``decisions_checked``: how much was compared.
+    ``skipped``: episode -> why it was not checked (no log, no config in it). ``unchecked``:
+    decisions not compared, as (episode, decision, reason): no ``info.stepwise`` logged, or
+    the first decision of an episode whose predecessor is not in the corpus. ``carried_over``:
+    episodes whose first decision was re-scored against the previous episode's end (quirk 7:
+    the task app does not reset its snapshots when a rollout resets; importers name that
+    episode in ``metadata["follows"]``).
+    """
+
+    mismatches: pd.DataFrame
+    episodes_checked: int
+    decisions_checked: int
+    skipped: dict[str, str] = field(default_factory=dict)
+    unchecked: list[tuple[str, int, str]] = field(default_factory=list)
+    carried_over: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """True when every checked decision reproduced."""
+        return self.mismatches.empty
+
+
+#: Fields of a logged ``info.stepwise`` that ``verify_logged`` checks, with their defaults.
+VERIFIED_FIELDS = ("reward", "base_reward", "indicator", "resource_reward", "new_achievements", "credited_achievements")
+
+
+def verify(corpus: Corpus) -> Verification:
+    """Decisions whose logged shaped reward the workbench does not reproduce.
+
+    For every episode with ``episode.logged`` (imported task-app rollouts), re-scores it under
+    the config it ran with (``RewardConfig.from_dict(logged["config"])``) and compares each
+    decision's logged ``info.stepwise`` with the re-computation: ``reward``, ``base_reward``,
+    ``resource_reward`` (to ``VERIFY_TOLERANCE``), ``indicator``, and the names in
+    ``new_achievements`` / ``credited_achievements``. ``decision_index`` is not compared (the
+    task app counts it through the whole rollout).
+
+    Returns a ``Verification``; its ``mismatches`` has one row per decision where any of those differ: ``episode``, ``decision``,
+    ``logged`` and ``recomputed`` reward, ``difference`` (recomputed - logged), ``fields``
+    (the differing ones, comma-separated) and ``note`` (why a difference may come from the
+    import rather than the reward: the first decision after a reset is scored against the
+    previous episode's end, which a rollout with ``on_done = "reset"`` does not store, so the
+    importer rebuilt it from logged rises and any loss in it is unknown; or the episode's
+    achievement counts are estimates, ``metadata["counts"] == "estimated"``); empty when
+    everything matches. The other fields say what was checked (see ``Verification``).
+    """
+    skipped: dict[str, str] = {}
+    unchecked: list[tuple[str, int, str]] = []
+    carried_over: list[str] = []
+    predecessor_missing: dict[str, str] = {}
+    notes: dict[str, str] = {}  # episode -> why its first decision may not reproduce
+    groups: dict[str, tuple[RewardConfig, list[Episode]]] = {}
+    ids = set(corpus.ids)
+    for episode in corpus:
+        logged = episode.logged
+        if not logged:
+            skipped[episode.id] = "no task-app log"
+            continue
+        if not isinstance(logged.get("config"), dict):
+            skipped[episode.id] = "the log holds no step_rewards config"
+            continue
+        follows = episode.metadata.get("follows")
+        if follows in ids:
+            previous = corpus[follows]
+            episode = episode.following(previous)
+            carried_over.append(episode.id)
+            rebuilt = previous.metadata.get("terminal_state")
+            if rebuilt:
+                notes[episode.id] = f"scored against the end of {follows!r}, not stored by the rollout: {rebuilt}"
+        elif follows is not None:
+            predecessor_missing[episode.id] = follows
+        config = RewardConfig.from_dict(logged["config"])
+        key = json.dumps(config.to_dict(), sort_keys=True, default=str)
+        groups.setdefault(key, (config, []))[1].append(episode)
+
+    rows: list[dict[str, Any]] = []
+    decisions_checked = 0
+    for config, episodes in groups.values():
+        scores = score(Corpus(episodes), config)
+        names = _unlock_names(scores)
+        for position, episode in enumerate(episodes):
+            start = int(scores.prepared.starts[position])
+            logged = list(episode.logged.get("stepwise") or [])
+            for i in range(episode.n_decisions):
+                stepwise = logged[i] if i < len(logged) else None
+                if not isinstance(stepwise, dict):
+                    unchecked.append((episode.id, i + 1, "no info.stepwise logged"))
+                    continue
+                if i == 0 and episode.id in predecessor_missing:
+                    unchecked.append((episode.id, 1, f"scored by the task app against the end of "
+                                                     f"{predecessor_missing[episode.id]!r}, not in this corpus"))
+                    continue
+                decisions_checked += 1
+                mine = {
+                    "reward": float(scores.reward[start + i]),
+                    "base_reward": float(scores.base[start + i]),
+                    "indicator": int(scores.indicator[start + i]),
+                    "resource_reward": float(scores.resource[start + i]),
+                    **names.get(start + i, {"new_achievements": [], "credited_achievements": []}),
+                }
+                differing = [f for f in VERIFIED_FIELDS if not _same(stepwise.get(f, _LOGGED_DEFAULTS.get(f)), mine[f])]
+                if differing:
+                    logged_reward = _number(stepwise.get("reward"))
+                    rows.append({"episode": episode.id, "decision": i + 1, "logged": logged_reward,
+                                 "recomputed": mine["reward"], "difference": mine["reward"] - logged_reward,
+                                 "fields": ", ".join(differing), "note": _note(episode, i, notes)})
+    table = pd.DataFrame(rows, columns=["episode", "decision", "logged", "recomputed", "difference", "fields", "note"])
+    table = table.astype({"decision": np.int64, "logged": np.float64, "recomputed": np.float64, "difference": np.float64})
+    return Verification(
+        mismatches=table,
+        episodes_checked=sum(len(e) for _, e in groups.values()),
+        decisions_checked=decisions_checked,
+        skipped=skipped,
+        unchecked=unchecked,
+        carried_over=carried_over,
+    )
+
+
+def verify_logged(corpus: Corpus) -> pd.DataFrame:
+    """``verify(corpus).mismatches``, with the other fields of the ``Verification`` also in
+    ``attrs`` (the form earlier versions returned; new code should call ``verify``)."""
+    result = verify(corpus)
+    table = result.mismatches
+    table.attrs.update(
+        episodes_checked=result.episodes_checked, decisions_checked=result.decisions_checked,
+        skipped=result.skipped, unchecked=result.unchecked, carried_over=result.carried_over,
+    )
+    return table
+
+
+def _note(episode: Episode, i: int, notes: dict[str, str]) -> str:
+    """Why decision ``i`` (0-based) of ``episode`` may differ for a reason the import explains."""
+    parts = [notes[episode.id]] if i == 0 and episode.id in notes else []
+    if episode.metadata.get("counts") == "estimated":
+        parts.append("achievement counts are estimated (the rollout stored no counts and logged no rises): "
+                     "count shaping here is a lower bound")
+    return "; ".join(parts)
+
+
+#: What a logged ``info.stepwise`` means by a missing optional key (reward.md: keys appear only
+#: when non-empty / non-zero).
+_LOGGED_DEFAULTS: dict[str, Any] = {"resource_reward": 0.0, "new_achievements": [], "credited_achievements": []}
+
+
+def _unlock_names(scores: Scores) -> dict[int, dict[str, list[str]]]:
+    """Per decision with unlocks: the names unlocked and the names credited (sorted)."""
+    p = scores.prepared
+    names: dict[int, dict[str, list[str]]] = {}
+    for decision, name, credited in zip(p.unlock_decision.tolist(), p.unlock_name.tolist(), scores._credited.tolist()):
+        entry = names.setdefault(decision, {"new_achievements": [], "credited_achievements": []})
+        entry["new_achievements"].append(ACHIEVEMENTS[name])
+        if credited:
+            entry["credited_achievements"].append(ACHIEVEMENTS[name])
+    return names
+
+
+def _number(value: Any) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return float("nan")
+
+
+def _same(logged: Any, mine: Any) -> bool:
+    """Whether a logged field equals the re-computed one (floats to ``VERIFY_TOLERANCE``,
+    name lists as sets of names: the order is the logged observation's map order)."""
+    if isinstance(mine, list):
+        return isinstance(logged, list) and sorted(map(str, logged)) == sorted(mine)
+    if isinstance(mine, int):
+        return logged == mine
+    value = _number(logged)
+    return bool(abs(value - mine) <= VERIFY_TOLERANCE)
