@@ -9,10 +9,11 @@ import crafter
 import numpy as np
 import pytest
 
-from rollout_fixtures import PER_ACHIEVEMENT_TABLE, play_rollout, raw_variant, text_variant, write_json, write_jsonl
+from workbench.testing.rollouts import PER_ACHIEVEMENT_TABLE, play_rollout, raw_variant, text_variant, write_json, write_jsonl
 from workbench.config import RewardConfig
 from workbench.episodes import reset_state_arrays
 from workbench.importers import import_crafter_recorder, import_rollouts
+from workbench.scoring import verify
 from workbench.rollout import score_episode
 from workbench.tables import ACHIEVEMENTS, ACTIONS, INVENTORY_ITEMS
 
@@ -142,9 +143,9 @@ def test_rollout_splits_at_done_and_links_the_episodes(reset_rollout, tmp_path):
     # The rollout did not store the state after the done decision: rebuilt from info.stepwise.
     assert "rebuilt" in first.metadata["terminal_state"] and "terminal_state" not in second.metadata
     steps = reset_rollout["trajectories"][0]["steps"]
-    asked = [s["tool_calls"][0]["args"]["actions"] for s in steps[:7]]
+    asked = [s["tool_calls"][0]["arguments"]["actions"] for s in steps[:7]]
     assert first.actions == asked[:6] + [asked[6][:2]]  # only what ran before the step limit
-    assert first.env_reward.tolist() == [s["reward"] for s in steps[:7]]
+    assert first.env_reward.tolist() == [s["reward"] or 0.0 for s in steps[:7]]  # null unless it unlocked
 
 
 def test_text_and_raw_observations_give_the_same_states(reset_rollout, tmp_path):
@@ -286,7 +287,7 @@ def test_jsonl_batch_goes_on_past_bad_lines_and_names_file_and_line(tmp_path):
     good = raw_variant(play_rollout(seed=8, decisions=4, run_id="good"))
     bad_action = json.loads(json.dumps(good))
     bad_action["run_id"] = "bad-action"
-    bad_action["trajectories"][0]["steps"][2]["tool_calls"][0]["args"]["actions"] = ["jump"]
+    bad_action["trajectories"][0]["steps"][2]["tool_calls"][0]["arguments"]["actions"] = ["jump"]
     bad_text = text_variant(play_rollout(seed=9, decisions=3, run_id="bad-text"))
     bad_text["trajectories"][0]["steps"][1]["obs"]["text"] = "Step: 1/10000\nHealth: 9\n"
     empty = {"run_id": "empty", "trajectories": [{"steps": [], "final": {"observation": {}}}]}
@@ -308,7 +309,7 @@ def test_jsonl_batch_goes_on_past_bad_lines_and_names_file_and_line(tmp_path):
 
 def test_bad_action_fails_only_its_episode_of_a_split_trajectory(reset_rollout, tmp_path):
     response = text_variant(reset_rollout)
-    response["trajectories"][0]["steps"][9]["tool_calls"][0]["args"]["actions"][0] = "fly"
+    response["trajectories"][0]["steps"][9]["tool_calls"][0]["arguments"]["actions"][0] = "fly"
     result = import_rollouts(write_json(tmp_path / "r.json", response), progress=False)
     assert result.corpus.ids == ["reset-run-e1"]
     (issue,) = result.errors
@@ -369,3 +370,47 @@ def test_cli_import_rollouts_keeps_logged_data_and_reports_bad_input(reset_rollo
     assert saved[0].logged["stepwise"] == import_rollouts(folder / "good.json", progress=False).corpus[0].logged["stepwise"]
     assert main(["import", "rollouts", str(tmp_path / "missing"), "--out", str(tmp_path / "d")]) == 2
     assert "no such file or folder" in capsys.readouterr().err
+
+
+def test_a_real_server_rollout_never_done_is_one_episode_that_verifies(tmp_path):
+    # The real task app never sets done, so a rollout plays on past the end of Crafter's episode.
+    response = text_variant(play_rollout(seed=5, decisions=40, actions_per_decision=2, episode_length=30,
+                                         done_when_over=False))
+    steps = response["trajectories"][0]["steps"]
+    assert not any(step["done"] for step in steps) and all(step["truncated"] is None for step in steps)
+    assert {step["reward"] for step in steps} <= {None, 1.0}
+    corpus = import_rollouts(write_json(tmp_path / "r.json", response), progress=False).corpus
+    (episode,) = corpus
+    assert episode.n_decisions == 40 and episode.metadata["counts"] == "logged"
+    assert verify(corpus).ok
+
+
+def test_text_episodes_keep_map_views_and_the_models_words(reset_rollout, tmp_path):
+    corpus = import_rollouts(write_json(tmp_path / "t.json", text_variant(reset_rollout)), progress=False).corpus
+    first = corpus[0]
+    assert len(first.views) == first.n_decisions + 1 and len(first.messages) == first.n_decisions
+    assert first.views[0].splitlines()[2].split()[2] == "player"  # a 5x5 grid centred on the player
+    said = reset_rollout["trajectories"][0]["steps"][0]["info"]["meta"]["raw_response"]
+    call = said["choices"][0]["message"]["tool_calls"][0]["function"]
+    assert first.messages[0].endswith(f"interact_many({call['arguments']})")
+    raw = import_rollouts(write_json(tmp_path / "r.json", raw_variant(reset_rollout)), progress=False).corpus
+    assert raw[0].views is None and raw[0].messages is None  # raw observations have frames' data instead
+
+
+def test_the_task_apps_rewrite_of_move_right_do_is_what_ran(tmp_path):
+    response = play_rollout(seed=2, decisions=300, actions_per_decision=2, done_when_over=False)
+    rewritten = [s for s in response["trajectories"][0]["steps"]
+                 if s["info"]["meta"]["raw_response"]["choices"][0]["message"]["content"] == "I will move_right, do."]
+    assert rewritten and all(s["tool_calls"][0]["arguments"]["actions"] == ["move_right"] for s in rewritten)
+    corpus = import_rollouts(write_json(tmp_path / "r.json", text_variant(response)), progress=False).corpus
+    assert verify(corpus).ok
+
+
+def test_inventory_disagreeing_with_the_logged_deltas_is_a_warning(tmp_path):
+    response = text_variant(play_rollout(seed=5, decisions=30, actions_per_decision=2, done_when_over=False))
+    step = next(s for s in response["trajectories"][0]["steps"] if s["info"]["stepwise"].get("inventory_deltas"))
+    step["info"]["stepwise"]["inventory_deltas"] = {"diamond": 3}
+    result = import_rollouts(write_json(tmp_path / "edited.json", response), progress=False)
+    assert result.ok and len(result.warnings) == 1
+    assert "edited.json" in str(result.warnings[0]) and "inventory_deltas" in str(result.warnings[0])
+    assert "warning:" in str(result)

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from conftest import REPO, VECTORS, read_jsonl
-from rollout_fixtures import play_rollout, raw_variant, write_json
+from workbench.testing.rollouts import play_rollout, raw_variant, write_json
 from workbench.alignment import misranked_pairs
 from workbench.cli import main
 from workbench.config import RewardConfig

@@ -1,14 +1,24 @@
-"""Task-app rollout responses for tests, made by playing real Crafter.
+"""Task-app rollout responses for tests and example files, made by playing real Crafter.
 
-Mirrors the synth-ai task app's rollout loop as ``shared/spec/synth-ai.md`` describes it: a step's
-``obs`` is what the policy saw before the decision, ``final.observation`` the state after the last
-one; with ``on_done = "reset"`` a ``done`` step is followed by the next episode's reset observation
-and the state after the ``done`` decision is not stored. Observations are stored as the task
-app's text (``format_observation``) or as raw observation dicts. With shaping on, each step's
+Mirrors the synth-ai task app's rollout loop and the response shape its real server writes
+(measured on synth-ai 0.2.14; see the README's import section): a step is ``{obs, tool_calls,
+reward, done, truncated, info}``, its ``obs`` what the policy saw before the decision and
+``final.observation`` the state after the last one; ``tool_calls`` is one
+``{"tool_name": "interact_many", "arguments": {"actions": [...]}}`` holding the actions that ran
+(the policy rewrites exactly ``["move_right", "do"]`` into ``["move_right"]``, and
+``info.meta.raw_response`` keeps what the model said); ``reward`` is 1.0 on a decision that
+unlocked something, else null; ``truncated`` is null; the response has ``trace_correlation_id``
+and ``pipeline_metadata``. Observations are stored as the task app's text
+(``format_observation``) or as raw observation dicts (as other producers do).
+
+The real server never sets ``done`` (it reads it with getattr on a dict), so its rollouts run on
+past death; ``done_when_over=True`` plays the other producers' way instead: a ``done`` step when
+the episode ends, and with ``on_done = "reset"`` the next episode's reset observation follows and
+the state after the ``done`` decision is not stored. With shaping on, each step's
 ``info.stepwise`` and ``info.meta.decision_rewards``, ``decision_samples`` and
 ``metrics.details.stepwise`` come from ``workbench.reward.compute_stepwise_reward`` with the task
 app's bookkeeping: credit counts and the seen set clear at reset, the previous snapshots do not
-(reward.md quirk 7), and ``decision_index`` counts through the whole rollout.
+(quirk 7), and ``decision_index`` counts through the whole rollout.
 """
 
 from __future__ import annotations
@@ -22,8 +32,8 @@ import numpy as np
 
 from workbench.config import RewardConfig
 from workbench.reward import PER_ACHIEVEMENT, compute_stepwise_reward
-from workbench.rollout import actions_summary
-from workbench.tables import ACHIEVEMENTS
+from workbench.crafter_facts import ACHIEVEMENTS
+from workbench.reference import actions_summary
 
 #: A per_achievement table as users write them (an alias and an unlimited k-limit included).
 PER_ACHIEVEMENT_TABLE = {
@@ -125,12 +135,15 @@ def play_rollout(
     on_done: str = "reset",
     run_id: str | None = None,
     include_request: bool = False,
+    done_when_over: bool = True,
 ) -> dict[str, Any]:
     """One rollout response of ``decisions`` decisions played on ``crafter.Env(seed, length)``,
     with full raw observations (``text_variant`` / ``raw_variant`` store them as files do).
 
-    A short ``episode_length`` makes the env end episodes (truncation) so ``on_done = "reset"``
-    puts several episodes in the one trajectory. ``table=None`` is a rollout without shaping.
+    With ``done_when_over`` (other producers' way) a short ``episode_length`` makes the env end
+    episodes so ``on_done = "reset"`` puts several episodes in the one trajectory; without it
+    (the real server's way) ``done`` stays false and the rollout plays on past the end.
+    ``table=None`` is a rollout without shaping.
     """
     rng = np.random.default_rng(seed)
     env = crafter.Env(seed=seed, length=episode_length)
@@ -145,12 +158,14 @@ def play_rollout(
     steps, samples, returns = [], [], 0.0
     episode_steps = total = 0.0
     for decision_index in range(1, decisions + 1):
-        actions = [str(a) for a in rng.choice(_PLAY, size=actions_per_decision)]
+        said = [str(a) for a in rng.choice(_PLAY, size=actions_per_decision)]
+        actions = ["move_right"] if said == ["move_right", "do"] else said  # the task app's rewrite
         reward, done = 0.0, False
         for action in actions:
-            _, r, done, _ = env.step(env.action_names.index(action))
+            _, r, over, _ = env.step(env.action_names.index(action))
             reward += r
             episode_steps += 1
+            done = over and done_when_over
             if done:
                 break
         total += reward
@@ -175,15 +190,18 @@ def play_rollout(
             sums["new_achievements_total"] += int(stats["new_achievements_count"])
             decision_rewards = {"turn": decision_index, "ach_delta": len(unlocked), "unique_delta": len(unique),
                                 "all": sorted(unlocked), "unique": sorted(unique)}
-            info = {"stepwise": stepwise, "meta": {"decision_rewards": decision_rewards}}
+            info = {"stepwise": stepwise, "meta": {"decision_rewards": decision_rewards},
+                    "achievements_added": stepwise["new_achievements"]}
             samples.append(sample)
+        info.setdefault("meta", {})["raw_response"] = _chat_response(said)
+        unlocked_any = any(after["achievements_status"][a] and not previous_state["achievements_status"][a] for a in ACHIEVEMENTS)
         steps.append({
             "obs": current,
-            "tool_calls": [{"tool": "interact_many", "args": {"actions": actions}}],
-            "reward": reward, "done": bool(done), "truncated": bool(after["truncated"]),
-            "logprob": None, "value": None, "info": info,
+            "tool_calls": [{"tool_name": "interact_many", "arguments": {"actions": actions}}],
+            "reward": 1.0 if unlocked_any else None, "done": bool(done), "truncated": None,
+            "info": info,
         })
-        returns += reward
+        returns += 1.0 if unlocked_any else 0.0
         previous_state = after
         current = after
         if done:
@@ -204,7 +222,9 @@ def play_rollout(
         "branches": {},
         "metrics": {"episode_returns": [returns], "mean_return": returns, "num_steps": len(steps),
                     "num_episodes": 1, "outcome_score": None, "events_score": None, "details": {}},
-        "aborted": False, "ops_executed": 2 * len(steps), "trace": None,
+        "aborted": False, "ops_executed": 2 * len(steps),
+        "trace_correlation_id": f"trace_{seed}", "trace": None,
+        "pipeline_metadata": {"inference_url": f"http://127.0.0.1:8000/v1/chat/completions?cid=trace_{seed}"},
     }
     if config is not None:
         response["metrics"]["details"]["stepwise"] = _summary(config, sums, unique_all, current)
@@ -215,10 +235,19 @@ def play_rollout(
     return response
 
 
+def _chat_response(actions: list[str]) -> dict[str, Any]:
+    """An OpenAI-style chat completion answering with one ``interact_many`` tool call."""
+    call = {"id": "call_0", "type": "function",
+            "function": {"name": "interact_many", "arguments": json.dumps({"actions": actions})}}
+    message = {"role": "assistant", "content": f"I will {', '.join(actions)}.", "tool_calls": [call]}
+    return {"id": "chatcmpl-fixture", "object": "chat.completion",
+            "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls"}]}
+
+
 def _summary(config: RewardConfig, sums: dict[str, Any], unique: set[str], last: dict[str, Any]) -> dict[str, Any]:
     """``metrics.details.stepwise`` in the task app's key order (as ``workbench.rollout`` builds it)."""
     summary: dict[str, Any] = dict(sums)
-    summary.update(mode=str(config.mode or "off").lower(), strategy=config.effective_strategy,
+    summary.update(mode=config.effective_mode, strategy=config.effective_strategy,
                    indicator_lambda=float(config.indicator_lambda))
     if config.step_beta:
         summary["step_beta"] = float(config.step_beta)
