@@ -8,7 +8,7 @@ Usage, from the repository root::
   ``.npz`` files a Crafter user already has).
 - ``rollouts/shaped_raw.json``: one task-app rollout response with raw observation dicts,
   per_achievement shaping on, 5 actions per decision and ``on_done = "reset"``, so it holds two
-  episodes (the second one's first decision shows reward.md quirk 7).
+  episodes (the second one's first decision shows quirk 7).
 - ``rollouts/text_runs.jsonl``: two responses storing observations as the task app's text, one
   per_achievement, one consistent.
 

@@ -1,4 +1,4 @@
-"""Invariants that follow from reward.md, checked on generated inputs."""
+"""Invariants that follow from the task app's reward semantics (workbench.reward), checked on generated inputs."""
 
 from __future__ import annotations
 

@@ -75,7 +75,7 @@ class RewardConfig:
 
     @property
     def effective_lambda(self) -> float:
-        """The factor rewards are scaled by (0 means 1.0, reward.md quirk 2)."""
+        """The factor rewards are scaled by (0 means 1.0, quirk 2 in workbench.reward)."""
         return float(effective_lambda(self.indicator_lambda))
 
     @property

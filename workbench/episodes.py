@@ -210,7 +210,7 @@ class Episode:
     def following(self, previous: "Episode") -> "Episode":
         """This episode as the task app scores it when it follows ``previous`` in one rollout
         with ``on_done = "reset"``: its reset state replaced by ``previous``'s last state, since
-        the task app does not reset its inventory and count snapshots (reward.md quirk 7). The
+        the task app does not reset its inventory and count snapshots (quirk 7 in workbench.reward). The
         first decision is then paid for, e.g., health, food, drink and energy refilling to 9.
         Frames are not carried: the result is for scoring."""
         def swapped(array: np.ndarray, last: np.ndarray) -> np.ndarray:

@@ -1,4 +1,4 @@
-"""The task app's stepwise reward, exactly (see ``shared/spec/reward.md``).
+"""The task app's stepwise reward, exactly: ``compute_stepwise_reward`` and its coercions.
 
 ``compute_stepwise_reward`` is a drop-in for the synth-ai Crafter task app's function of the
 same name: same arguments, same outputs (keys, key order, values, types) and the same update
@@ -7,7 +7,23 @@ one episode's observation states. The only extension is ``resource_weights``: it
 the task app's own tables, so a call that does not pass it computes what the task app does.
 
 This module is the reference. ``workbench.scoring`` computes the same numbers vectorised over
-whole corpora and is tested against it.
+whole corpora and is tested against it (``tests/vectors``: the task app's own outputs).
+
+The task app's quirks, kept as they are (the README's "What the task app's reward really does"
+shows them to whoever chooses weights; docstrings cite them by number):
+
+1. A k_limit above 1 never matters in Crafter: an achievement unlocks at most once per
+   episode. Only the default (1) and "0 or less = unlimited" act.
+2. ``indicator_lambda`` 0 (or missing) scales by 1.0: it does not switch shaping off.
+3. Resource shaping is uncapped and ignores k_limits: repeatable events (drinking, eating,
+   saplings, placing and re-mining stone) pay every time.
+4. Any rise of an item counts, health, food, drink and energy recovering included (health at
+   0.05 a point); losses pay nothing.
+5. Names in weights or k_limits that are not Crafter achievements are ignored silently, and an
+   unknown strategy spelling runs ``consistent``.
+6. ``consistent`` pays 1.0 for a decision however many achievements it unlocked.
+7. With ``on_done = "reset"`` the task app does not reset its previous inventory and count
+   snapshots, so the next episode's first decision is scored against the previous one's end.
 """
 
 from __future__ import annotations
@@ -171,7 +187,7 @@ def compute_stepwise_reward(
                 if counts_given:
                     episode_counts[name] = prior + 1
 
-        # Resource shaping: always, uncapped, blind to k_limits (reward.md quirks 3 and 4).
+        # Resource shaping: always, uncapped, blind to k_limits (quirks 3 and 4).
         for item, delta in _resource_gains(prev_inventory, new_inventory):
             weight = resource_weights.inventory_weight(item)
             gain = weight * delta

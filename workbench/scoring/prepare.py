@@ -163,7 +163,7 @@ def _prepare_batch(episodes: Sequence[Episode], first_decision: int, first_episo
     local_episode = np.repeat(np.arange(e, dtype=np.int64), lengths)
     status = np.concatenate([ep.achievement_status for ep in episodes])
 
-    # Unlocks: status truthy now and not before, per name (reward.md step 1), listed by
+    # Unlocks: status truthy now and not before, per name (as the task app finds them), listed by
     # decision, then in the status map's (Crafter's) order.
     rows, names, _ = _transitions(status[1:] & ~status[:-1], decision_of)
     ordinal = _group_ordinal(local_episode[rows] * N_ACHIEVEMENTS + names)

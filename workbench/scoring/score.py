@@ -27,7 +27,7 @@ def score(corpus: Corpus | PreparedCorpus, config: RewardConfig) -> Scores:
         gain = slot_weights(config.resource_weights)[prepared.gain_slot] * prepared.gain_delta
         credit_sum = np.bincount(prepared.unlock_active[credited], weights=credit, minlength=active)
         resource = np.bincount(prepared.gain_active, weights=gain, minlength=active)
-        base = credit_sum + resource  # credits first, then the resource reward (reward.md)
+        base = credit_sum + resource  # credits first, then the resource reward (as the task app adds them)
     else:
         # consistent: 1.0 for a decision that unlocked anything, no per-name credits or resources.
         credited = np.zeros(len(prepared.unlock_name), dtype=bool)

@@ -163,7 +163,7 @@ def _note(episode: Episode, i: int, notes: dict[str, str]) -> str:
     return "; ".join(parts)
 
 
-#: What a logged ``info.stepwise`` means by a missing optional key (reward.md: keys appear only
+#: What a logged ``info.stepwise`` means by a missing optional key (the task app's keys appear only
 #: when non-empty / non-zero).
 _LOGGED_DEFAULTS: dict[str, Any] = {"resource_reward": 0.0, "new_achievements": [], "credited_achievements": []}
 
