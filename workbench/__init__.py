@@ -11,12 +11,12 @@ The names most sessions need, importable from the top level::
 from workbench.config import ConfigError, RewardConfig
 from workbench.episodes import Corpus, Episode
 from workbench.reward import compute_stepwise_reward
-from workbench.rollout import score_episode
+from workbench.reference import score_episode
 from workbench.sample import sample_corpus
-from workbench.scoring import compare, crafter_score, score, verify_logged
+from workbench.scoring import compare, crafter_score, score, verify, verify_logged
 from workbench.storage import load_corpus
 
 __all__ = [
     "ConfigError", "Corpus", "Episode", "RewardConfig", "compare", "compute_stepwise_reward",
-    "crafter_score", "load_corpus", "sample_corpus", "score", "score_episode", "verify_logged",
+    "crafter_score", "load_corpus", "sample_corpus", "score", "score_episode", "verify", "verify_logged",
 ]

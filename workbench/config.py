@@ -2,8 +2,9 @@
 
 A config keeps what the user wrote (the strategy string as spelled, weights and k-limits as
 given) so that ``lint`` can point at mistakes the task app would swallow silently; the
-properties ``effective_*`` say what the task app actually runs. Reading and writing files
-(our YAML, synth-ai TOMLs) lives in ``workbench.config_files``; lint in ``workbench.lint``.
+properties ``effective_*`` say what the task app actually runs. Files (our YAML, synth-ai
+TOMLs) are read and written as plain tables by ``workbench.config_io``; ``from_file``,
+``to_file`` and ``export_into`` are the front door to it. Lint lives in ``workbench.lint``.
 """
 
 from __future__ import annotations
@@ -12,22 +13,22 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
+from workbench.config_io import export_table, read_table, write_table
 from workbench.errors import ConfigError
 from workbench.reward import (
+    STEPWISE_MODE,
+    TABLE_DEFAULTS,
     coerce_k_limits,
     coerce_weights,
     effective_lambda,
     normalize_strategy,
 )
-from workbench.tables import TASK_APP_RESOURCE_WEIGHTS, ResourceWeights
+from workbench.resource_weights import RESOURCE_OVERRIDE_KEYS, TASK_APP_RESOURCE_WEIGHTS, ResourceWeights
 
 if TYPE_CHECKING:
     from workbench.lint import Finding
 
-#: The mode under which the task app shapes rewards at all.
-STEPWISE_MODE = "decision_stepwise"
-#: Keys of a resource-table override (a workbench extension the task app cannot express).
-RESOURCE_OVERRIDE_KEYS = ("inventory", "inventory_default", "achievement_counts", "achievement_count_default")
+__all__ = ["RESOURCE_OVERRIDE_KEYS", "STEPWISE_MODE", "ConfigError", "RewardConfig"]
 
 
 def _read_float(value: Any) -> float:
@@ -93,9 +94,9 @@ class RewardConfig:
         """
         table = dict(table or {})
         return cls(
-            enabled=bool(table.get("enabled", False)),
-            mode=str(table.get("mode") or "off").lower(),
-            strategy=table["strategy"] if isinstance(table.get("strategy"), str) else "consistent",
+            enabled=bool(table.get("enabled", TABLE_DEFAULTS["enabled"])),
+            mode=str(table.get("mode") or TABLE_DEFAULTS["mode"]).lower(),
+            strategy=table["strategy"] if isinstance(table.get("strategy"), str) else TABLE_DEFAULTS["strategy"],
             weights=coerce_weights(table.get("weights")),
             k_limits=coerce_k_limits(table.get("k_limits")),
             indicator_lambda=_read_float(table.get("indicator_lambda")),
@@ -129,29 +130,27 @@ class RewardConfig:
         """A copy with some fields changed (configs are frozen, so one can be shared between widgets and scores)."""
         return replace(self, **changes)
 
-    # -- files (implemented in workbench.config_files) --------------------------------------
+    # -- files (plain tables read and written by workbench.config_io) -----------------------
     @classmethod
     def from_file(cls, path: str | Path) -> "RewardConfig":
-        """Read our YAML or a synth-ai TOML (task-app or trainer style, detected)."""
-        from workbench import config_files
-
-        return config_files.read_config(path)
+        """Read our YAML or a synth-ai TOML (task-app or trainer style, detected), strictly.
+        Raises ``ConfigError`` naming the file, the dotted key and what was expected."""
+        return cls.from_dict(read_table(path))
 
     def to_file(self, path: str | Path, *, overwrite: bool = False) -> Path:
-        """Write YAML (.yaml/.yml) or a standalone TOML table (.toml), atomically."""
-        from workbench import config_files
-
-        return config_files.write_config(self, path, overwrite=overwrite)
+        """Write YAML (.yaml/.yml) or a standalone TOML table (.toml), atomically; returns the
+        path. Raises ``TargetExistsError`` when it exists (unless ``overwrite``) and
+        ``ConfigError`` for a config that would not read back."""
+        return write_table(self.to_dict(), path, overwrite=overwrite)
 
     def export_into(self, toml_path: str | Path) -> Path:
-        """Update the step-rewards keys of an existing training TOML in place, keeping the rest."""
-        from workbench import config_files
-
-        return config_files.export_into(self, toml_path)
+        """Update the step-rewards keys of an existing training TOML in place, keeping the rest;
+        returns its path. Raises ``ConfigError`` for a file it cannot update (unchanged then)."""
+        return export_table(self.to_task_app_dict(), toml_path, resource_overrides=bool(self.resource_overrides)).path
 
     def lint(self) -> list["Finding"]:
         """Problems the task app would not tell you about; never changes the config."""
-        from workbench.lint import lint
+        from workbench.lint import lint  # lint reads configs: imported here, not at module level
 
         return lint(self)
 
@@ -160,7 +159,7 @@ def _resource_overrides(value: Any) -> dict[str, Any]:
     """Resource-table overrides read as leniently as the task app reads weights.
 
     A default whose float() raises is dropped, tables go through ``coerce_weights``; junk
-    never raises here (the strict checks live in ``workbench.config_files``).
+    never raises here (the strict checks live in ``workbench.config_io``).
     """
     if not isinstance(value, Mapping):
         return {}

@@ -3,7 +3,7 @@
 An ``Episode`` is the state after reset plus one row per decision, kept as small numpy arrays
 (inventory and achievement counts per state, actions, Crafter's reward) with optional frames
 that stay on disk until first touched. ``episode.states()`` gives the observation states in the
-task app's form, ready for ``workbench.reward`` / ``workbench.rollout``.
+task app's form, ready for ``workbench.reward`` / ``workbench.reference``.
 
 A ``Corpus`` is an ordered collection of episodes with a tidy index ``DataFrame`` (one row per
 episode) that is built from metadata only, so selecting and iterating never reads frames.

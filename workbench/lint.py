@@ -13,14 +13,16 @@ strategy aliases, the unused step_beta).
 
 from __future__ import annotations
 
-import difflib
 import math
 from dataclasses import dataclass
-from typing import Any, Iterator, Literal, Mapping
+from typing import TYPE_CHECKING, Any, Iterator, Literal, Mapping
 
-from workbench.config import STEPWISE_MODE, RewardConfig
-from workbench.reward import CONSISTENT, PER_ACHIEVEMENT, STRATEGY_ALIASES
-from workbench.tables import ACHIEVEMENT_ALIASES, ACHIEVEMENTS
+from workbench.crafter_facts import ACHIEVEMENT_ALIASES, ACHIEVEMENTS
+from workbench.reward import CONSISTENT, PER_ACHIEVEMENT, STEPWISE_MODE, STRATEGY_ALIASES
+from workbench.suggest import close_match
+
+if TYPE_CHECKING:  # lint reads configs; RewardConfig.lint() imports this module, not the reverse
+    from workbench.config import RewardConfig
 
 __all__ = ["CODES", "Finding", "lint"]
 
@@ -90,7 +92,7 @@ def _shaping_off(config: RewardConfig) -> Iterator[Finding]:
         )
     mode = config.effective_mode
     if mode != STEPWISE_MODE:
-        close = difflib.get_close_matches(mode, [STEPWISE_MODE], n=1)
+        close = close_match(mode, [STEPWISE_MODE])
         yield _finding(
             "shaping-mode-off", "mode",
             f"mode {config.mode!r} is not {STEPWISE_MODE!r}: the task app computes no stepwise reward",
@@ -109,11 +111,11 @@ def _strategy(config: RewardConfig) -> Iterator[Finding]:
         return
     spelled = strategy.strip().lower()
     if spelled and spelled not in STRATEGY_ALIASES:
-        close = difflib.get_close_matches(spelled, list(STRATEGY_ALIASES), n=1)
+        close = close_match(spelled, list(STRATEGY_ALIASES))
         yield _finding(
             "unknown-strategy", "strategy",
             f"strategy {strategy!r} is not one the task app knows: it silently runs {CONSISTENT}",
-            f"did you mean {close[0]}?" if close else f"write {CONSISTENT} or {PER_ACHIEVEMENT}",
+            f"did you mean {close}?" if close else f"write {CONSISTENT} or {PER_ACHIEVEMENT}",
         )
     elif spelled not in (CONSISTENT, PER_ACHIEVEMENT):
         yield _finding(
@@ -138,7 +140,8 @@ def _achievement_suggestion(name: str) -> str | None:
     """The achievements ``name`` probably means: known aliases first, then spelling."""
     candidates = ACHIEVEMENT_ALIASES.get(name) or ACHIEVEMENT_ALIASES.get(name.strip().lower())
     if not candidates:
-        candidates = tuple(difflib.get_close_matches(name.strip().lower(), ACHIEVEMENTS, n=1))
+        match = close_match(name.strip().lower(), ACHIEVEMENTS)
+        candidates = (match,) if match else ()
     return f"did you mean {' or '.join(candidates)}?" if candidates else None
 
 

@@ -32,7 +32,7 @@ from workbench.episodes import ACTION_IDS, Episode, now_iso
 from workbench.errors import RecordingError, TargetExistsError
 from workbench.policies import PolicyFactory, PolicyInput, policy_input_from, resolve_policy
 from workbench.storage import INDEX_FILE, EPISODE_DIR, episode_filename, load_episode, read_index, save_episode, write_index
-from workbench.tables import ACHIEVEMENTS, INVENTORY_ITEMS
+from workbench.crafter_facts import ACHIEVEMENTS, INVENTORY_ITEMS
 
 
 # -- the report -------------------------------------------------------------------------------

@@ -13,6 +13,9 @@ from typing import Any, Mapping
 
 import yaml
 
+#: Keys of a resource-table override (a workbench extension the task app cannot express).
+RESOURCE_OVERRIDE_KEYS = ("inventory", "inventory_default", "achievement_counts", "achievement_count_default")
+
 
 @dataclass(frozen=True)
 class ResourceWeights:

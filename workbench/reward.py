@@ -31,8 +31,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping, MutableMapping, Sequence
 
-from workbench.tables import TASK_APP_RESOURCE_WEIGHTS, ResourceWeights
+from workbench.resource_weights import TASK_APP_RESOURCE_WEIGHTS, ResourceWeights
 
+#: The mode under which the task app shapes rewards at all.
+STEPWISE_MODE = "decision_stepwise"
 CONSISTENT = "consistent"
 PER_ACHIEVEMENT = "per_achievement"
 STRATEGIES = (CONSISTENT, PER_ACHIEVEMENT)
@@ -48,6 +50,14 @@ STRATEGY_ALIASES: Mapping[str, str] = {
     "perachievement": PER_ACHIEVEMENT,
     "achievement_weighted": PER_ACHIEVEMENT,
     "complex": PER_ACHIEVEMENT,
+}
+#: What the task app reads for a key its step_rewards table lacks.
+TABLE_DEFAULTS: Mapping[str, Any] = {
+    "enabled": False,
+    "mode": "off",
+    "strategy": CONSISTENT,
+    "indicator_lambda": 0.0,
+    "step_beta": 0.0,
 }
 #: The component a consistent decision gets, however many achievements it unlocked.
 INDICATOR_COMPONENT_NAME = "__indicator__"

@@ -6,7 +6,7 @@ import argparse
 
 from workbench.cli.common import read_config
 from workbench.cli.errors import UsageError
-from workbench.config_files import export_config, write_config
+from workbench.config_io import export_table
 from workbench.errors import TargetExistsError
 from workbench.lint import lint
 
@@ -131,7 +131,7 @@ def run_lint(args: argparse.Namespace) -> int:
 def run_convert(args: argparse.Namespace) -> int:
     config = read_config(args.source)
     try:
-        written = write_config(config, args.target, overwrite=args.overwrite)
+        written = config.to_file(args.target, overwrite=args.overwrite)
     except TargetExistsError:
         raise UsageError(f"{args.target}: already exists; pass --overwrite to replace it") from None
     print(f"wrote {written}")
@@ -140,7 +140,7 @@ def run_convert(args: argparse.Namespace) -> int:
 
 def run_export(args: argparse.Namespace) -> int:
     config = read_config(args.config)
-    result = export_config(config, args.training_toml)
+    result = export_table(config.to_task_app_dict(), args.training_toml, resource_overrides=bool(config.resource_overrides))
     state = "updated" if result.changed else "already up to date:"
     print(f"{state} {result.path} ({result.location.describe()})")
     if result.dropped_resource_overrides:

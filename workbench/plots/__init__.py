@@ -15,7 +15,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
 from workbench.episodes import Corpus, Episode
-from workbench.tables import ACHIEVEMENTS
+from workbench.crafter_facts import ACHIEVEMENTS
 
 #: Okabe & Ito (2008), distinguishable with the common colour-vision deficiencies.
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")

@@ -1,6 +1,6 @@
 """The stepwise reward over whole corpora, vectorised: what a table would pay, decision by decision.
 
-``score(corpus, config)`` gives the same numbers as ``workbench.rollout.score_episode`` run on
+``score(corpus, config)`` gives the same numbers as ``workbench.reference.score_episode`` run on
 every episode (the reference, one ``compute_stepwise_reward`` call per decision), as three tidy
 tables (``Scores.components``, ``Scores.decisions``, ``Scores.episodes``), without a Python loop
 per decision. Floats are summed in the task app's order (``np.bincount`` adds its weights

@@ -245,7 +245,7 @@ def _chat_response(actions: list[str]) -> dict[str, Any]:
 
 
 def _summary(config: RewardConfig, sums: dict[str, Any], unique: set[str], last: dict[str, Any]) -> dict[str, Any]:
-    """``metrics.details.stepwise`` in the task app's key order (as ``workbench.rollout`` builds it)."""
+    """``metrics.details.stepwise`` in the task app's key order (as ``workbench.reference`` builds it)."""
     summary: dict[str, Any] = dict(sums)
     summary.update(mode=config.effective_mode, strategy=config.effective_strategy,
                    indicator_lambda=float(config.indicator_lambda))
