@@ -7,9 +7,9 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-
 from conftest import REPO
 from test_episodes_storage import make_episode
+
 from workbench.alignment import misranked_pairs, progress_agreement, returns_by_group
 from workbench.config import RewardConfig
 from workbench.episodes import Corpus

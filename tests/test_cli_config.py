@@ -7,8 +7,8 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import REPO
+
 from workbench.cli import main
 from workbench.config_files import read_config
 

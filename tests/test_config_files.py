@@ -10,10 +10,10 @@ import stat
 from pathlib import Path
 
 import pytest
+from conftest import REPO
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import REPO
 from workbench.atomic import atomic_path, atomic_write_bytes, atomic_write_text
 from workbench.config import ConfigError, RewardConfig
 from workbench.config_files import (

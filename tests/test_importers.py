@@ -9,13 +9,20 @@ import crafter
 import numpy as np
 import pytest
 
-from workbench.testing.rollouts import PER_ACHIEVEMENT_TABLE, play_rollout, raw_variant, text_variant, write_json, write_jsonl
 from workbench.config import RewardConfig
 from workbench.episodes import reset_state_arrays
 from workbench.importers import import_crafter_recorder, import_rollouts
-from workbench.scoring import verify
 from workbench.rollout import score_episode
+from workbench.scoring import verify
 from workbench.tables import ACHIEVEMENTS, ACTIONS, INVENTORY_ITEMS
+from workbench.testing.rollouts import (
+    PER_ACHIEVEMENT_TABLE,
+    play_rollout,
+    raw_variant,
+    text_variant,
+    write_json,
+    write_jsonl,
+)
 
 
 # -- crafter.Recorder -------------------------------------------------------------------------

@@ -7,10 +7,10 @@ import dataclasses
 import math
 
 import pytest
+from conftest import REPO
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conftest import REPO
 from workbench.config import RewardConfig
 from workbench.config_files import read_config
 from workbench.lint import CODES, Finding, lint

@@ -8,7 +8,6 @@ import sys
 import tomllib
 
 import yaml
-
 from conftest import REPO
 
 PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from conftest import REPO
 from matplotlib.figure import Figure
 
-from conftest import REPO
 from workbench import plots
 from workbench.config import RewardConfig
 from workbench.sample import sample_corpus

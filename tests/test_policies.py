@@ -10,8 +10,7 @@ import crafter
 import numpy as np
 import pytest
 
-from workbench.policies import (
-    BUILTIN_POLICIES, PolicyInput, policy_input_from, resolve_policy)
+from workbench.policies import BUILTIN_POLICIES, PolicyInput, policy_input_from, resolve_policy
 from workbench.policies.farmer import farmer_policy
 from workbench.policies.navigation import MATERIAL_IDS, OBJECT_IDS
 from workbench.policies.random_policy import random_policy

@@ -5,10 +5,10 @@ from __future__ import annotations
 import math
 from collections import Counter
 
+from conftest import exact
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import exact
 from workbench.reward import (
     coerce_k_limits,
     coerce_state_int,

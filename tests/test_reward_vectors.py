@@ -5,8 +5,8 @@ from __future__ import annotations
 import copy
 
 import pytest
-
 from conftest import VECTORS, exact, read_jsonl
+
 from workbench.config import RewardConfig
 from workbench.reward import coerce_k_limits, coerce_weights, compute_stepwise_reward, normalize_strategy
 from workbench.rollout import score_episode

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-
 from conftest import VECTORS, read_jsonl
+
 from workbench.config import RewardConfig
 from workbench.rollout import actions_summary, score_episode
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import importlib.util
 
 import numpy as np
+from conftest import REPO
 
 import workbench.sample
-from conftest import REPO
 from workbench.sample import sample_corpus, sample_path
 
 SCRIPT = REPO / "benchmarks" / "make_sample_corpus.py"

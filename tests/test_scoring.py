@@ -13,12 +13,11 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import REPO, VECTORS, read_jsonl
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from conftest import REPO, VECTORS, read_jsonl
-from workbench.testing.rollouts import play_rollout, raw_variant, write_json
 from workbench.alignment import misranked_pairs
 from workbench.cli import main
 from workbench.config import RewardConfig
@@ -38,6 +37,7 @@ from workbench.scoring import (
 )
 from workbench.storage import load_corpus
 from workbench.tables import ACHIEVEMENTS, ACTIONS, INVENTORY_ITEMS
+from workbench.testing.rollouts import play_rollout, raw_variant, write_json
 
 VECTOR_EPISODES = read_jsonl(VECTORS / "episodes.jsonl")
 VECTOR_CONFIGS = VECTOR_EPISODES[0]["configs"]

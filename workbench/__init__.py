@@ -10,8 +10,8 @@ The names most sessions need, importable from the top level::
 
 from workbench.config import ConfigError, RewardConfig
 from workbench.episodes import Corpus, Episode
-from workbench.reward import compute_stepwise_reward
 from workbench.reference import score_episode
+from workbench.reward import compute_stepwise_reward
 from workbench.sample import sample_corpus
 from workbench.scoring import compare, crafter_score, score, verify, verify_logged
 from workbench.storage import load_corpus

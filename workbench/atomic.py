@@ -17,9 +17,9 @@ from __future__ import annotations
 import os
 import secrets
 import shutil
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 from workbench.errors import TargetExistsError
 

@@ -9,12 +9,14 @@ TOMLs) are read and written as plain tables by ``workbench.config_io``; ``from_f
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any
 
 from workbench.config_io import export_table, read_table, write_table
 from workbench.errors import ConfigError
+from workbench.resource_weights import RESOURCE_OVERRIDE_KEYS, TASK_APP_RESOURCE_WEIGHTS, ResourceWeights
 from workbench.reward import (
     STEPWISE_MODE,
     TABLE_DEFAULTS,
@@ -23,7 +25,6 @@ from workbench.reward import (
     effective_lambda,
     normalize_strategy,
 )
-from workbench.resource_weights import RESOURCE_OVERRIDE_KEYS, TASK_APP_RESOURCE_WEIGHTS, ResourceWeights
 
 if TYPE_CHECKING:
     from workbench.lint import Finding
@@ -87,7 +88,7 @@ class RewardConfig:
 
     # -- task app tables --------------------------------------------------------------------
     @classmethod
-    def from_dict(cls, table: Mapping[str, Any] | None) -> "RewardConfig":
+    def from_dict(cls, table: Mapping[str, Any] | None) -> RewardConfig:
         """Read a step_rewards table with the task app's rules (junk values coerced or dropped).
 
         A ``resource_weights`` key (our extension) is taken as resource-table overrides.
@@ -126,13 +127,13 @@ class RewardConfig:
             table["resource_weights"] = _plain(self.resource_overrides)
         return table
 
-    def with_changes(self, **changes: Any) -> "RewardConfig":
+    def with_changes(self, **changes: Any) -> RewardConfig:
         """A copy with some fields changed (configs are frozen, so one can be shared between widgets and scores)."""
         return replace(self, **changes)
 
     # -- files (plain tables read and written by workbench.config_io) -----------------------
     @classmethod
-    def from_file(cls, path: str | Path) -> "RewardConfig":
+    def from_file(cls, path: str | Path) -> RewardConfig:
         """Read our YAML or a synth-ai TOML (task-app or trainer style, detected), strictly.
         Raises ``ConfigError`` naming the file, the dotted key and what was expected."""
         return cls.from_dict(read_table(path))
@@ -148,7 +149,7 @@ class RewardConfig:
         returns its path. Raises ``ConfigError`` for a file it cannot update (unchanged then)."""
         return export_table(self.to_task_app_dict(), toml_path, resource_overrides=bool(self.resource_overrides)).path
 
-    def lint(self) -> list["Finding"]:
+    def lint(self) -> list[Finding]:
         """Problems the task app would not tell you about; never changes the config."""
         from workbench.lint import lint  # lint reads configs: imported here, not at module level
 

@@ -9,10 +9,11 @@ data (how the Tuner groups achievements, which misspellings mean which achieveme
 from __future__ import annotations
 
 import importlib.util
+from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any
 
 import yaml
 
@@ -23,12 +24,14 @@ def _crafter_data() -> dict[str, Any]:
     if spec is None or not spec.submodule_search_locations:
         raise ImportError("the crafter package is not installed (pip install crafter==1.8.3)")
     path = Path(next(iter(spec.submodule_search_locations))) / "data.yaml"
-    return yaml.safe_load(path.read_text(encoding="utf-8"))
+    data: dict[str, Any] = yaml.safe_load(path.read_text(encoding="utf-8"))
+    return data
 
 
 def _names() -> dict[str, Any]:
     text = resources.files("workbench").joinpath("data", "achievement_names.yaml").read_text(encoding="utf-8")
-    return yaml.safe_load(text)
+    names: dict[str, Any] = yaml.safe_load(text)
+    return names
 
 
 _DATA = _crafter_data()

@@ -14,8 +14,9 @@ strategy aliases, the unused step_beta).
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterator, Literal, Mapping
+from typing import TYPE_CHECKING, Any, Literal
 
 from workbench.crafter_facts import ACHIEVEMENT_ALIASES, ACHIEVEMENTS
 from workbench.reward import CONSISTENT, PER_ACHIEVEMENT, STEPWISE_MODE, STRATEGY_ALIASES

@@ -8,8 +8,9 @@ the task app does, so it is exact but slow; ``workbench.scoring`` is the fast pa
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 from workbench.config import RewardConfig
 from workbench.errors import EpisodeError

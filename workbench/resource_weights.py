@@ -6,10 +6,11 @@ them once and gives them as read-only ``ResourceWeights``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any
 
 import yaml
 
@@ -38,7 +39,7 @@ class ResourceWeights:
         """What one unit of rise of ``name``'s count pays (the default for an unlisted name)."""
         return self.achievement_counts.get(name, self.achievement_count_default)
 
-    def overridden(self, **changes: Any) -> "ResourceWeights":
+    def overridden(self, **changes: Any) -> ResourceWeights:
         """A copy with some tables merged over this one (tables merge key by key)."""
         inventory = {**self.inventory, **changes.get("inventory", {})}
         counts = {**self.achievement_counts, **changes.get("achievement_counts", {})}
@@ -54,7 +55,8 @@ class ResourceWeights:
 
 def _load() -> dict[str, Any]:
     text = resources.files("workbench").joinpath("data", "resource_weights.yaml").read_text(encoding="utf-8")
-    return yaml.safe_load(text)
+    table: dict[str, Any] = yaml.safe_load(text)
+    return table
 
 
 _TABLE = _load()

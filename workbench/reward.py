@@ -28,8 +28,8 @@ shows them to whoever chooses weights; docstrings cite them by number):
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Mapping, MutableMapping, Sequence
+from collections.abc import Mapping, MutableMapping, Sequence
+from typing import Any
 
 from workbench.resource_weights import TASK_APP_RESOURCE_WEIGHTS, ResourceWeights
 
@@ -173,8 +173,7 @@ def compute_stepwise_reward(
     if strategy_name == PER_ACHIEVEMENT:
         weight_map = coerce_weights(weights)
         limit_map = coerce_k_limits(k_limits)
-        counts_given = isinstance(episode_counts, MutableMapping)
-        running = episode_counts if counts_given else {}
+        running: Mapping[str, Any] = episode_counts if isinstance(episode_counts, MutableMapping) else {}
         for name in unlocked:
             try:
                 limit = int(limit_map.get(name, 1))
@@ -194,7 +193,7 @@ def compute_stepwise_reward(
                     {"achievement": name, "weight": weight, "count_prior": prior, "count_limit": limit}
                 )
                 credited.append(name)
-                if counts_given:
+                if isinstance(episode_counts, MutableMapping):
                     episode_counts[name] = prior + 1
 
         # Resource shaping: always, uncapped, blind to k_limits (quirks 3 and 4).

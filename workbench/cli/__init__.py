@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
 from workbench.cli import config_cmd, import_cmd, record_cmd, score_cmd
 from workbench.errors import WorkbenchError

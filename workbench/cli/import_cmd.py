@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import Callable
 
 from workbench.cli.errors import UsageError
 from workbench.importers import ImportResult, import_crafter_recorder, import_rollouts

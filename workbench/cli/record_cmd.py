@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 
-
 EXAMPLE = """\
 example:
   workbench record --policy scripted --episodes 8 --seed 0 --actions-per-decision 1 \\

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, Mapping
+from typing import Any, Literal
 
 from workbench.errors import ConfigError
 from workbench.resource_weights import RESOURCE_OVERRIDE_KEYS  # noqa: F401 - part of the key vocabulary

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import tomlkit
 import yaml
@@ -14,7 +15,6 @@ from workbench.config_io.checks import checked
 from workbench.config_io.locate import CONFIG_KEYS, RESOURCE_KEY
 from workbench.config_io.read import file_kind
 from workbench.errors import ConfigError
-
 
 YAML_HEADER = "# Reward config for the synth-ai Crafter task app (its step_rewards table), written by the Crafter Reward Workbench.\n"
 RESOURCE_NOTE = "Workbench extension: the task app cannot express resource_weights (export drops them)."

@@ -4,7 +4,8 @@ observations show, and labelled so (``metadata["counts"]``: ``logged`` or ``esti
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 

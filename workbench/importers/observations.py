@@ -5,8 +5,9 @@ lines and a local map view)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from workbench.crafter_facts import ACHIEVEMENTS, INVENTORY_ITEMS
 from workbench.importers.batch import BadInput

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from functools import partial
 from pathlib import Path
-from typing import Mapping
 
 import numpy as np
 from tqdm.auto import tqdm
@@ -86,7 +86,7 @@ def _check_recorder_shapes(file: Path, arrays: Mapping[str, np.ndarray], steps: 
     if steps < 1:
         raise BadInput("action", "no step after the reset row: an episode needs at least one decision")
     rows = steps + 1
-    expected = {name: (rows,) for name in RECORDER_ARRAYS}
+    expected: dict[str, tuple[int, ...]] = {name: (rows,) for name in RECORDER_ARRAYS}
     expected.update(image=(rows, *FRAME_SHAPE), player_pos=(rows, 2))
     for name, shape in expected.items():
         if arrays[name].shape != shape:

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any
 
 import numpy as np
 from tqdm.auto import tqdm
@@ -116,6 +117,11 @@ def _join(*parts: str) -> str:
     return ", ".join(p for p in parts if p)
 
 
+def _mapping(value: Any) -> Mapping[str, Any]:
+    """``value`` when it is an object, else an empty one (odd field types read as absent)."""
+    return value if isinstance(value, Mapping) else {}
+
+
 def _dig(value: Any, *keys: str | int) -> Any:
     """``value[k1][k2]...`` (an int key indexes a list), or None as soon as a level is missing."""
     for key in keys:
@@ -161,9 +167,9 @@ def _logged_config(response: Mapping[str, Any], summary: Mapping[str, Any] | Non
     """The step_rewards table the rollout ran with: from its request when the file has one
     (policy config first, as the task app reads it), else rebuilt from the summary's echo."""
     for section in ("policy", "env"):
-        table = _dig(response, "request", section, "config", "step_rewards")
-        if isinstance(table, Mapping) and table:
-            return dict(table), f"request.{section}.config.step_rewards"
+        requested = _dig(response, "request", section, "config", "step_rewards")
+        if isinstance(requested, Mapping) and requested:
+            return dict(requested), f"request.{section}.config.step_rewards"
     if isinstance(response.get("step_rewards"), Mapping):
         return dict(response["step_rewards"]), "step_rewards"
     if summary is None:
@@ -217,7 +223,7 @@ def _episode(
     ``previous`` is the episode before it in the same trajectory (on_done = reset), if any."""
     observed = [observation(step.get("obs"), f"{path}.steps[{i}].obs") for i, step in enumerate(steps[start:stop], start)]
     actions = [_decision_actions(step.get("tool_calls"), f"{path}.steps[{i}].tool_calls") for i, step in enumerate(steps[start:stop], start)]
-    infos = [step.get("info") if isinstance(step.get("info"), Mapping) else {} for step in steps[start:stop]]
+    infos: list[Mapping[str, Any]] = [_mapping(step.get("info")) for step in steps[start:stop]]
     stepwise = [info.get("stepwise") if isinstance(info.get("stepwise"), Mapping) else None for info in infos]
     metadata: dict[str, Any] = {}
     last = observed[-1]
@@ -251,8 +257,8 @@ def _episode(
             achievement_counts=counts,
             achievement_status=status,
             actions=actions,
-            env_reward=rewards,
-            done=[bool(step.get("done")) for step in steps[start:stop]],
+            env_reward=np.array(rewards, dtype=np.float64),
+            done=np.array([bool(step.get("done")) for step in steps[start:stop]]),
             player_pos=np.array([s.position or (-1, -1) for s in states], dtype=np.int32),
             metadata=metadata,
             logged=_logged(context, stepwise, infos),
@@ -277,9 +283,9 @@ def _counts(
         if previous.metadata.get("counts") == "estimated":
             return estimated_counts(status, inventory, actions), "estimated", "the episode before it in the rollout has estimated counts"
         start = previous.achievement_counts[-1].astype(np.int64)
-    counts, reason = logged_counts(status, stepwise, start)
-    if counts is not None:
-        return counts, "logged", reason
+    rebuilt, reason = logged_counts(status, stepwise, start)
+    if rebuilt is not None:
+        return rebuilt, "logged", reason
     return (estimated_counts(status, inventory, actions), "estimated",
             f"lower bounds from inventory changes, actions and unlocks ({reason})")
 
@@ -324,8 +330,8 @@ def _episode_id(context: _Context, t: int, k: int, count: int) -> str:
 
 
 def _after_last(
-    trajectory: Mapping[str, Any], steps: list[Mapping[str, Any]], stop: int, last: "Observed", where: str
-) -> "Observed | None":
+    trajectory: Mapping[str, Any], steps: list[Mapping[str, Any]], stop: int, last: Observed, where: str
+) -> Observed | None:
     """The state after an episode's last decision, or None when the rollout did not store it.
 
     Only the trajectory's last episode has it (``final.observation``), and not even that one
@@ -342,7 +348,7 @@ def _after_last(
     return None if steps[stop - 1].get("done") and reset else after
 
 
-def _executed(actions: list[str], before: "Observed") -> list[str]:
+def _executed(actions: list[str], before: Observed) -> list[str]:
     """The actions of an episode's ``done`` decision that ran: the tool call lists what the
     policy asked, but the env stops at the step limit (known from the ``Step: i/max`` counter)."""
     if before.step is None or not before.max_steps:
@@ -377,7 +383,7 @@ def _terminal_state(previous: Mapping[str, Any], stepwise: Mapping[str, Any] | N
 
 
 def _episode_metadata(
-    context: _Context, path: str, trajectory: Mapping[str, Any], states: list["Observed"], k: int, count: int
+    context: _Context, path: str, trajectory: Mapping[str, Any], states: list[Observed], k: int, count: int
 ) -> dict[str, Any]:
     kinds = sorted({s.kind for s in states})
     metadata = {
@@ -404,7 +410,7 @@ def _logged(context: _Context, stepwise: list[Mapping[str, Any] | None], infos: 
         return None
     decision_rewards = []
     for info in infos:
-        meta = info.get("meta") if isinstance(info.get("meta"), Mapping) else {}
+        meta = _mapping(info.get("meta"))
         decision_rewards.append(meta.get("decision_rewards") if isinstance(meta.get("decision_rewards"), Mapping) else None)
     return {
         "config": context.config,

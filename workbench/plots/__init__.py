@@ -7,15 +7,15 @@ axes with units, legends outside the data, and the Okabe-Ito palette (colour-bli
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
-from workbench.episodes import Corpus, Episode
 from workbench.crafter_facts import ACHIEVEMENTS
+from workbench.episodes import Corpus, Episode
 
 #: Okabe & Ito (2008), distinguishable with the common colour-vision deficiencies.
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
@@ -129,6 +129,7 @@ def cumulative_return(scores, episode: str, *, cursor: int | None = None) -> Fig
 def achievement_timeline(episode: Episode) -> Figure:
     """When each achievement was first unlocked in an episode (decision on x, name on y)."""
     status = episode.achievement_status
+    assert status is not None  # filled from the counts when not given
     first = {name: int(np.argmax(status[:, i])) for i, name in enumerate(ACHIEVEMENTS) if status[:, i].any()}
     ordered = sorted(first.items(), key=lambda item: item[1])
     fig, (ax,) = _figure((8.0, 0.5 + 0.3 * max(len(ordered), 3)))

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import importlib
 
+from workbench.errors import RecordingError
 from workbench.policies.base import Policy, PolicyFactory, PolicyInput, policy_input_from
 from workbench.policies.farmer import farmer_policy
 from workbench.policies.random_policy import random_policy
 from workbench.policies.scripted import scripted_policy
-from workbench.errors import RecordingError
 
 BUILTIN_POLICIES: dict[str, PolicyFactory] = {
     "random": random_policy,

@@ -24,9 +24,17 @@ from crafter import constants
 
 from workbench.policies.base import Policy
 from workbench.policies.navigation import (
-    DIRECTIONS, MOVES, Cell, Plan, Situation, add, approach_open, daylight, enclosed)
-from workbench.policies.scripted import (
-    ScriptedPolicy, defend, drink, eat, make_first, safe_walls)
+    DIRECTIONS,
+    MOVES,
+    Cell,
+    Plan,
+    Situation,
+    add,
+    approach_open,
+    daylight,
+    enclosed,
+)
+from workbench.policies.scripted import ScriptedPolicy, defend, drink, eat, make_first, safe_walls
 
 #: Steps at the start of each 300-step Crafter day spent outdoors picking and planting saplings.
 DAY_LENGTH = 300

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import math
 from collections import deque
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Callable, Iterable, Mapping
 
 import numpy as np
 from crafter import constants
@@ -206,6 +206,7 @@ def approach_open(
         return None
     actions, _ = walk(grid, pos, facing, path)
     direction = entry(path[-1] if path else pos)
+    assert direction is not None  # the path ends where entry() found a spot
     return actions + [MOVES[direction], action]
 
 

@@ -10,15 +10,33 @@ order of goals and the thresholds below are this player's choices.
 from __future__ import annotations
 
 import functools
-from typing import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 from crafter import constants
 
 from workbench.policies.base import Policy, PolicyInput
 from workbench.policies.navigation import (
-    DIRECTIONS, ENEMIES, MOVES, SOLID, Cell, Grid, Plan, Shelter, Situation, add, approach_open,
-    daylight, enclosed, find_shelter, is_shelter, shelter_plan, shortest_path, walk)
+    DIRECTIONS,
+    ENEMIES,
+    MOVES,
+    SOLID,
+    Cell,
+    Grid,
+    Plan,
+    Shelter,
+    Situation,
+    add,
+    approach_open,
+    daylight,
+    enclosed,
+    find_shelter,
+    is_shelter,
+    shelter_plan,
+    shortest_path,
+    walk,
+)
 
 #: Drink or eat below these levels, then keep going while still facing water / a cow. In the
 #: EVENING_LEAD steps before the night we top up, to last the night in the shelter; at night
@@ -70,7 +88,9 @@ SKELETON_RANGE = 25
 HUNT_HEALTH = 6
 
 MAXIMUM = {name: info["max"] for name, info in constants.items.items()}
-Goal = Callable[["ScriptedPolicy", Situation], "Plan | None"]
+# A goal takes the player (ScriptedPolicy or a subclass such as the farmer: Any, as Callable is
+# contravariant in its arguments) and the situation, and returns a plan or None.
+Goal = Callable[[Any, Situation], "Plan | None"]
 #: Item -> the material a ``do`` collects it from, e.g. wood -> tree.
 SOURCE = {
     item: material

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import weakref
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -104,7 +105,7 @@ class PreparedCorpus:
         return pd.Categorical.from_codes(episode_of, categories=pd.Index(self.ids, dtype=object))
 
 
-_PREPARED: "weakref.WeakKeyDictionary[Corpus, PreparedCorpus]" = weakref.WeakKeyDictionary()
+_PREPARED: weakref.WeakKeyDictionary[Corpus, PreparedCorpus] = weakref.WeakKeyDictionary()
 
 
 def prepare(corpus: Corpus) -> PreparedCorpus:
@@ -143,7 +144,8 @@ def _prepare(corpus: Corpus) -> PreparedCorpus:
     for array in joined.values():
         array.flags.writeable = False
     counts_source = tuple(corpus.index["counts"].fillna("observed").astype(str))
-    return PreparedCorpus(ids=tuple(i for b in batches for i in b["ids"]), steps=steps, counts_source=counts_source, **joined)
+    return PreparedCorpus(ids=tuple(i for b in batches for i in b["ids"]), steps=steps, counts_source=counts_source,
+                          **joined)  # type: ignore[arg-type]  # the array fields, by name
 
 
 def _prepare_batch(episodes: Sequence[Episode], first_decision: int, first_episode: int) -> dict[str, Any]:

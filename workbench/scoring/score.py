@@ -20,6 +20,8 @@ def score(corpus: Corpus | PreparedCorpus, config: RewardConfig) -> Scores:
     """
     prepared = as_prepared(corpus)
     active = len(prepared.active)
+    base: np.ndarray
+    resource: np.ndarray
     if config.effective_strategy == PER_ACHIEVEMENT:
         limit = achievement_limits(config)[prepared.unlock_name]
         credited = credited_unlocks(prepared.unlock_ordinal, limit)

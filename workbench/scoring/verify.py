@@ -88,6 +88,7 @@ def verify(corpus: Corpus) -> Verification:
         follows = episode.metadata.get("follows")
         if follows in ids:
             previous = corpus[follows]
+            assert isinstance(previous, Episode)  # an id indexes one episode
             episode = episode.following(previous)
             carried_over.append(episode.id)
             rebuilt = previous.metadata.get("terminal_state")
@@ -106,9 +107,9 @@ def verify(corpus: Corpus) -> Verification:
         names = _unlock_names(scores)
         for position, episode in enumerate(episodes):
             start = int(scores.prepared.starts[position])
-            logged = list(episode.logged.get("stepwise") or [])
+            stepwise_log = list((episode.logged or {}).get("stepwise") or [])
             for i in range(episode.n_decisions):
-                stepwise = logged[i] if i < len(logged) else None
+                stepwise = stepwise_log[i] if i < len(stepwise_log) else None
                 if not isinstance(stepwise, dict):
                     unchecked.append((episode.id, i + 1, "no info.stepwise logged"))
                     continue
@@ -117,7 +118,7 @@ def verify(corpus: Corpus) -> Verification:
                                                      f"{predecessor_missing[episode.id]!r}, not in this corpus"))
                     continue
                 decisions_checked += 1
-                mine = {
+                mine: dict[str, Any] = {
                     "reward": float(scores.reward[start + i]),
                     "base_reward": float(scores.base[start + i]),
                     "indicator": int(scores.indicator[start + i]),

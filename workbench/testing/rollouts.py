@@ -24,16 +24,17 @@ app's bookkeeping: credit counts and the seen set clear at reset, the previous s
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import crafter
 import numpy as np
 
 from workbench.config import RewardConfig
-from workbench.reward import PER_ACHIEVEMENT, compute_stepwise_reward
 from workbench.crafter_facts import ACHIEVEMENTS
 from workbench.reference import actions_summary
+from workbench.reward import PER_ACHIEVEMENT, compute_stepwise_reward
 
 #: A per_achievement table as users write them (an alias and an unlimited k-limit included).
 PER_ACHIEVEMENT_TABLE = {
