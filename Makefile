@@ -8,7 +8,7 @@ CHROMIUM := /usr/bin/chromium
 # JupyterLab refuses to run as root unless told (containers and CI machines often are root).
 ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
 
-.PHONY: lab test install clean
+.PHONY: lab test test-fast lint install clean
 
 # Re-install only when the dependency list changes, so the second run is quick.
 $(STAMP): pyproject.toml
@@ -28,9 +28,21 @@ $(CHROMIUM):
 lab: $(STAMP)
 	$(BIN)/jupyter lab --notebook-dir=notebooks --ip=127.0.0.1 --no-browser $(ALLOW_ROOT)
 
-## make test: every test: unit, property, CLI, real Crafter, the widgets in JupyterLab in
-## chromium, and the notebooks under nbval.
-test: $(STAMP) $(CHROMIUM)
+## make lint: the layers contract (import-linter), ruff (lint and format) and mypy.
+lint: $(STAMP)
+	$(BIN)/lint-imports
+	$(BIN)/ruff check workbench tests benchmarks scripts
+	$(BIN)/ruff format --check workbench tests benchmarks scripts
+	$(BIN)/mypy
+
+## make test-fast: the unit tier, for the quick loop (no real Crafter runs, browser, task app
+## server or notebooks).
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest tests -m "not crafter and not slow and not browser and not taskapp" -q
+
+## make test: lint, then every test: unit, property, CLI, real Crafter, the real task-app
+## server, the widgets in JupyterLab in chromium, and the notebooks under nbval.
+test: lint $(CHROMIUM)
 	$(BIN)/python -m pytest tests notebooks --nbval --nbval-current-env --nbval-sanitize-with notebooks/nbval_sanitize.cfg
 
 clean:

@@ -172,6 +172,7 @@ def test_text_and_raw_observations_give_the_same_states(reset_rollout, tmp_path)
     assert raw[1].achievement_counts[-1].tolist() == [last_raw[a] for a in ACHIEVEMENTS]
 
 
+@pytest.mark.crafter
 def test_text_counts_are_rebuilt_exactly_from_logged_rises(tmp_path):
     # A long per_achievement rollout collects things many times; its text keeps no counts.
     response = play_rollout(seed=3, decisions=400, actions_per_decision=2, on_done="reset", episode_length=300)
@@ -185,6 +186,7 @@ def test_text_counts_are_rebuilt_exactly_from_logged_rises(tmp_path):
     assert list(text.index["counts"]) == ["logged"] * len(text)
 
 
+@pytest.mark.crafter
 def test_counts_of_a_consistent_text_rollout_are_estimated_lower_bounds(tmp_path):
     table = {"enabled": True, "mode": "decision_stepwise", "strategy": "consistent"}
     response = play_rollout(seed=3, decisions=400, actions_per_decision=2, table=table, episode_length=300)
@@ -404,6 +406,7 @@ def test_text_episodes_keep_map_views_and_the_models_words(reset_rollout, tmp_pa
     assert raw[0].views is None and raw[0].messages is None  # raw observations have frames' data instead
 
 
+@pytest.mark.crafter
 def test_the_task_apps_rewrite_of_move_right_do_is_what_ran(tmp_path):
     response = play_rollout(seed=2, decisions=300, actions_per_decision=2, done_when_over=False)
     rewritten = [s for s in response["trajectories"][0]["steps"]

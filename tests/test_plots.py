@@ -34,6 +34,7 @@ def _figures(setting):
     ]
 
 
+@pytest.mark.slow
 def test_every_figure_is_returned_titled_and_labelled(setting, tmp_path):
     for number, figure in enumerate(_figures(setting)):
         assert isinstance(figure, Figure)

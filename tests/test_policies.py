@@ -16,6 +16,8 @@ from workbench.policies.navigation import MATERIAL_IDS, OBJECT_IDS
 from workbench.policies.random_policy import random_policy
 from workbench.policies.scripted import scripted_policy
 
+pytestmark = pytest.mark.crafter
+
 ACTIONS = list(crafter.constants.actions)
 TECH_BEYOND_WOOD = (
     "make_stone_pickaxe", "make_stone_sword", "place_furnace", "collect_iron",

@@ -10,6 +10,8 @@ from workbench.recording import episode_seeds, record
 from workbench.storage import load_corpus, read_index
 from workbench.tables import INVENTORY_ITEMS
 
+pytestmark = pytest.mark.crafter
+
 HEALTH = INVENTORY_ITEMS.index("health")
 
 

@@ -10,7 +10,7 @@ from conftest import REPO
 import workbench.sample
 from workbench.sample import sample_corpus, sample_path
 
-SCRIPT = REPO / "benchmarks" / "make_sample_corpus.py"
+SCRIPT = REPO / "scripts" / "make_sample_corpus.py"
 
 
 def _script():

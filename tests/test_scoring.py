@@ -183,6 +183,7 @@ def corpora(draw) -> Corpus:
     return Corpus([draw(episodes(i)) for i in range(draw(st.integers(1, 4)))])
 
 
+@pytest.mark.slow
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(corpora(), configs)
 def test_generated_corpora_match_the_reference(corpus, config):

@@ -10,7 +10,7 @@ frames, and saves them as one corpus in ``workbench/data/sample/`` (package data
 reproducible from seed and actions, so the recording is shipped, not regenerated on install.
 
 ``sample_imports_path()`` holds files in the formats people already have, for tutorial 05:
-``crafter.Recorder`` runs and task-app rollout responses (``benchmarks/make_sample_imports.py``).
+``crafter.Recorder`` runs and task-app rollout responses (``scripts/make_sample_imports.py``).
 """
 
 from __future__ import annotations

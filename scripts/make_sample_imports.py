@@ -2,7 +2,7 @@
 
 Usage, from the repository root::
 
-    .venv/bin/python benchmarks/make_sample_imports.py --overwrite
+    .venv/bin/python scripts/make_sample_imports.py --overwrite
 
 - ``recorder/``: two short random-action episodes written by ``crafter.Recorder`` itself (the
   ``.npz`` files a Crafter user already has).

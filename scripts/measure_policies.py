@@ -1,7 +1,7 @@
 """Measure the builtin policies on seeded Crafter episodes at the default length.
 
-    python benchmarks/measure_policies.py                      # random and scripted, 20 each
-    python benchmarks/measure_policies.py --policies farmer --episodes 4 --counts collect_stone place_stone
+    python scripts/measure_policies.py                      # random and scripted, 20 each
+    python scripts/measure_policies.py --policies farmer --episodes 4 --counts collect_stone place_stone
 
 Records with ``workbench.recording.record`` (no frames, into a temporary folder) and reports
 per policy the mean number of distinct achievements per episode, the mean episode length,

@@ -2,7 +2,7 @@
 
 Usage, from the repository root::
 
-    .venv/bin/python benchmarks/make_sample_corpus.py --overwrite
+    .venv/bin/python scripts/make_sample_corpus.py --overwrite
 
 Records each part of ``PLAN`` with ``workbench.recording.record`` (frames on), concatenates the
 parts into one corpus (ids are unique: they start with the policy name) and replaces the
