@@ -98,7 +98,7 @@ def post_rollout(base_url: str, request: dict[str, Any], timeout_s: float = 300.
         raise urllib.error.HTTPError(error.url, error.code, f"{error.reason}: {detail}", error.headers, None) from None
     took = time.monotonic() - started
     if not isinstance(json.loads(body), dict):
-        raise ValueError(f"{base_url}/rollout answered {body[:200]!r}, not a JSON object")
+        raise TypeError(f"{base_url}/rollout answered {body[:200]!r}, not a JSON object")
     return body, took
 
 

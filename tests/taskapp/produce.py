@@ -12,10 +12,10 @@ import dataclasses
 import json
 import tempfile
 import time
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, Sequence
 
 from taskapp.cases import CASES, Case, post_rollout, save_json
 from taskapp.server import TaskAppServer, lay_out_app_folder, start_task_app
@@ -33,6 +33,7 @@ class Produced:
     requests: dict[str, dict]
     seconds: dict[str, float]  # "venv_build", "server_start", "rollout:<case>"
     standin_calls: list[dict]
+    server_log: str  # what ``synth-ai task-app serve`` printed
 
 
 @contextmanager
@@ -46,11 +47,12 @@ def running_task_app(venv: TaskAppVenv, folder: Path) -> Iterator[TaskAppServer]
         server.stop()
 
 
-def produce(out_dir: Path, work_dir: Path, cases: Sequence[Case] = CASES) -> Produced:
-    """Build (or reuse) the venv, serve the task app from ``work_dir``, post every case with
-    the stand-in answering the policy's calls, and save the responses into ``out_dir``."""
+def produce(out_dir: Path, work_dir: Path, cases: Sequence[Case] = CASES, venv: TaskAppVenv | None = None) -> Produced:
+    """Serve the task app (from ``venv``, else the cached one, built when missing) from
+    ``work_dir``, post every case with the stand-in answering the policy's calls, and save the
+    responses into ``out_dir``. Raises what ``ensure_venv`` and ``start_task_app`` raise."""
     seconds: dict[str, float] = {}
-    venv = ensure_venv()
+    venv = venv or ensure_venv()
     if venv.build_seconds is not None:
         seconds["venv_build"] = venv.build_seconds
     standin = StandIn(seed=STANDIN_SEED).start()
@@ -68,7 +70,8 @@ def produce(out_dir: Path, work_dir: Path, cases: Sequence[Case] = CASES) -> Pro
                 files[case.name] = save_json(out_dir / f"{case.name}.json", response)
     finally:
         standin.stop()
-    return Produced(files, requests, seconds, list(standin.calls))
+    log = (work_dir / "task_app.log").read_text(encoding="utf-8", errors="replace")
+    return Produced(files, requests, seconds, list(standin.calls), log)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -176,12 +176,12 @@ class StandIn:
             "usage": {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110},
         }
 
-    def start(self) -> "StandIn":
+    def start(self) -> StandIn:
         """Bind a free port on ``host`` and serve in a daemon thread."""
         standin = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+            def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 try:
                     body = json.loads(self.rfile.read(length) or b"{}")
@@ -198,7 +198,7 @@ class StandIn:
                 self.end_headers()
                 self.wfile.write(payload)
 
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (http.server's name)
+            def log_message(self, format: str, *args: Any) -> None:
                 return  # quiet: the calls are recorded in ``calls``
 
         self._server = ThreadingHTTPServer((self.host, 0), Handler)

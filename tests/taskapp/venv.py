@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import ssl
 import subprocess
 import sys
@@ -101,7 +100,7 @@ def check_registry(timeout_s: float = 20.0) -> str:
             answer.read(1)
     except urllib.error.HTTPError:
         return index  # it answered
-    except (urllib.error.URLError, socket.timeout, ConnectionError, TimeoutError) as error:
+    except (urllib.error.URLError, ConnectionError, TimeoutError) as error:
         raise RegistryUnreachable(f"the package index {index} is unreachable ({error}); cannot install {SYNTH_AI}") from None
     return index
 
@@ -146,7 +145,10 @@ def ensure_venv(root: Path | None = None) -> TaskAppVenv:
     if not (building / "bin" / "synth-ai").is_file():
         raise RuntimeError(f"{building}: pip installed {SYNTH_AI} but bin/synth-ai is missing")
     (building / STAMP).write_text(SYNTH_AI + "\n", encoding="utf-8")
-    if venv.exists():  # an unstamped leftover (should not happen: only stamped builds are renamed)
+    if is_built(venv):  # another process finished a build meanwhile: keep that one (it may be in use)
+        shutil.rmtree(building, ignore_errors=True)
+        return TaskAppVenv(venv, time.monotonic() - started)
+    if venv.exists():  # an unstamped leftover (only stamped builds are ever renamed into place)
         shutil.rmtree(venv)
     building.rename(venv)
     return TaskAppVenv(venv, time.monotonic() - started)
