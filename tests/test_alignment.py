@@ -129,3 +129,33 @@ def test_progress_summary_names_the_worst_pair():
     assert "3 episode pair(s) paid more for less progress, worst: e1 (1 achievements, return 5.000) over e0 (3, 1.000)" in text
     assert progress_summary(FakeScores([1, 2], [1, 2])).endswith("0 episode pair(s) paid more for less progress")
     assert "n/a (returns or achievements all equal)" in progress_summary(FakeScores([1], [1]))
+
+
+def test_returns_by_config_has_a_column_per_config_and_the_episodes_progress():
+    sample = sample_corpus()
+    from workbench.scorecard import returns_by_config
+
+    configs = {name: RewardConfig.from_file(REPO / "configs" / f"{name}.yaml") for name in ("upstream_shaped", "recommended")}
+    table = returns_by_config(sample, configs)
+    assert list(table.columns) == ["upstream_shaped", "recommended", "policy", "n_unlocked"]
+    assert list(table.index) == sample.ids
+    for name, config in configs.items():
+        np.testing.assert_array_equal(table[name].to_numpy(), score(sample, config).reward_sum)
+
+
+def test_scorecard_numbers_are_the_alignment_functions():
+    sample = sample_corpus()
+    from workbench.scorecard import scorecard
+
+    configs = {name: RewardConfig.from_file(REPO / "configs" / f"{name}.yaml") for name in ("upstream_shaped", "recommended")}
+    card = scorecard(sample, configs)
+    for name, config in configs.items():
+        scores = score(sample, config)
+        assert card.loc[name, "rank agreement"] == progress_agreement(scores)
+        assert card.loc[name, "misranked pairs"] == len(misranked_pairs(scores))
+        per = returns_by_group(scores, sample).set_index("policy")["return_per_achievement"]
+        assert card.loc[name, "farmer / scripted pay per achievement"] == per["farmer"] / per["scripted"]
+    # upstream_shaped overpays the farmer; recommended pays it less per achievement than scripted.
+    assert card.loc["upstream_shaped", "farmer / scripted pay per achievement"] > 1
+    assert card.loc["recommended", "farmer / scripted pay per achievement"] < 1
+    assert "farmer / scripted pay per achievement" not in scorecard(sample, configs, hacker="nobody").columns
