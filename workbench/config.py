@@ -82,6 +82,7 @@ class RewardConfig:
 
     @property
     def resource_weights(self) -> ResourceWeights:
+        """The resource tables this config pays with: the task app's, with ``resource_overrides`` merged over them."""
         if not self.resource_overrides:
             return TASK_APP_RESOURCE_WEIGHTS
         return TASK_APP_RESOURCE_WEIGHTS.overridden(**self.resource_overrides)

@@ -49,10 +49,12 @@ class RecordReport:
 
     @property
     def steps_per_second(self) -> float:
+        """Environment steps recorded per second of the run (wall clock)."""
         return self.steps / self.elapsed if self.elapsed > 0 else 0.0
 
     @property
     def ok(self) -> bool:
+        """True when every episode was recorded."""
         return not self.failed
 
     def __str__(self) -> str:

@@ -28,6 +28,7 @@ class DecisionResult:
 
     @property
     def reward(self) -> float:
+        """The decision's shaped reward (``stats['reward']``)."""
         return self.stats["reward"]
 
 
@@ -40,6 +41,7 @@ class EpisodeResult:
 
     @property
     def rewards(self) -> list[float]:
+        """The shaped reward of every decision, in order."""
         return [d.reward for d in self.decisions]
 
 

@@ -80,6 +80,7 @@ exit status: 0 written (or already up to date), 2 unreadable input or a file it 
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add ``workbench config`` and its lint, convert and export commands to ``subparsers``."""
     parser = subparsers.add_parser(
         "config",
         help="lint, convert and export reward configs (step_rewards tables)",
@@ -116,6 +117,7 @@ def _add(commands: argparse._SubParsersAction, name: str, summary: str, epilog: 
 
 
 def run_lint(args: argparse.Namespace) -> int:
+    """Lint each file; exit status 1 when any has an error-level finding, else 0."""
     configs = {path: read_config(path) for path in args.files}  # all readable before any output
     failed = False
     for path, config in configs.items():
@@ -129,6 +131,7 @@ def run_lint(args: argparse.Namespace) -> int:
 
 
 def run_convert(args: argparse.Namespace) -> int:
+    """Write IN's config to OUT in OUT's format; exit status 0 (``UsageError`` when OUT exists)."""
     config = read_config(args.source)
     try:
         written = config.to_file(args.target, overwrite=args.overwrite)
@@ -139,6 +142,7 @@ def run_convert(args: argparse.Namespace) -> int:
 
 
 def run_export(args: argparse.Namespace) -> int:
+    """Export a config's step_rewards into a training TOML in place; exit status 0."""
     config = read_config(args.config)
     result = export_table(config.to_task_app_dict(), args.training_toml, resource_overrides=bool(config.resource_overrides))
     state = "updated" if result.changed else "already up to date:"

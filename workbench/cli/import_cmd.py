@@ -29,6 +29,7 @@ SOURCES: dict[str, tuple[Callable[..., ImportResult], str]] = {
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add ``workbench import recorder|rollouts`` to ``subparsers``."""
     parser = subparsers.add_parser(
         "import",
         help="import episodes recorded elsewhere (crafter.Recorder files, task-app rollouts)",
@@ -47,6 +48,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(importer: Callable[..., ImportResult], args: argparse.Namespace) -> int:
+    """Import with ``importer``, save the good episodes, print the report; exit status 1 when some input failed."""
     if not Path(args.path).exists():
         raise UsageError(f"{args.path}: no such file or folder")
     result = importer(args.path, progress=not args.quiet)

@@ -25,6 +25,7 @@ def _positive(text: str) -> int:
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add ``workbench record`` to ``subparsers``."""
     parser = subparsers.add_parser(
         "record",
         help="record Crafter episodes played by a policy into a corpus folder",
@@ -53,6 +54,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Record the episodes and print the report; exit status 1 when some episode failed."""
     from workbench.recording import record  # imports Crafter: only when recording, not for --help
 
     report = record(

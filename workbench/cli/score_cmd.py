@@ -79,6 +79,7 @@ exit status: 0 every logged decision reproduced, 1 some differ, 2 bad usage or u
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add ``workbench score``, ``compare`` and ``verify`` to ``subparsers``."""
     score = subparsers.add_parser(
         "score",
         help="score a corpus with a reward config: per-episode returns and corpus totals",
@@ -125,6 +126,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_score(args: argparse.Namespace) -> int:
+    """Print a config's per-episode returns, totals and alignment (and write ``--out``); exit status 0."""
     config = read_config(args.config)
     if args.out:
         output_paths(args.out, TABLES, overwrite=args.overwrite)  # fail before the work, not after it
@@ -159,6 +161,7 @@ def run_score(args: argparse.Namespace) -> int:
 
 
 def run_compare(args: argparse.Namespace) -> int:
+    """Print two configs' returns, ranks, groups and largest changes side by side; exit status 0."""
     if args.top < 1:
         raise UsageError(f"--top must be at least 1, not {args.top}")
     config_a, config_b = read_config(args.config_a), read_config(args.config_b)
@@ -187,6 +190,7 @@ def run_compare(args: argparse.Namespace) -> int:
 
 
 def run_verify(args: argparse.Namespace) -> int:
+    """Print what verify checked and every decision that differs; exit status 1 when some differ."""
     corpus = open_corpus(args.corpus)
     result = verify(corpus)
     mismatches = result.mismatches

@@ -25,6 +25,7 @@ def _closest(word: str, choices: tuple[str, ...]) -> str:
 
 
 def check_unknown_keys(values: Mapping[Any, Any], location: StepRewardsLocation, file: str) -> None:
+    """Raise ``ConfigError`` naming the first key of ``values`` that ``location``'s style does not allow, with a suggestion."""
     allowed = location.allowed_keys
     for key in values:
         if key not in allowed:

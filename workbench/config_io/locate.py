@@ -53,6 +53,7 @@ class StepRewardsLocation:
 
     @property
     def allowed_keys(self) -> tuple[str, ...]:
+        """The keys a table of this style may hold (our YAML also allows resource_weights, name, description)."""
         return _STYLE_KEYS[self.style]
 
     def file_key(self, key: str) -> str:
@@ -64,6 +65,7 @@ class StepRewardsLocation:
         return ".".join((*self.table, self.file_key(str(key))))
 
     def describe(self) -> str:
+        """Where the keys are, as messages say it (e.g. ``task-app style: [rollout.env_config.step_rewards]``)."""
         if self.style == "trainer":
             return "trainer style: step_rewards_* keys under [training]"
         return f"{self.style} style: [{'.'.join(self.table)}]"

@@ -68,6 +68,7 @@ def put_back(farmer: FarmerPolicy, s: Situation) -> Plan | None:
 
 
 def farm_tools(farmer: FarmerPolicy, s: Situation) -> Plan | None:
+    """Goal: make the farm's tools (``FARM_TOOLS``) in order, gathering what each needs first."""
     return make_first(s, FARM_TOOLS)
 
 
@@ -111,6 +112,7 @@ def farm(farmer: FarmerPolicy, s: Situation) -> Plan | None:
 
 
 def wander(farmer: FarmerPolicy, s: Situation) -> Plan | None:
+    """Goal of last resort: a step in a random free direction (None when boxed in)."""
     moves = [MOVES[d] for d in DIRECTIONS if s.grid.is_free(add(s.pos, d))]
     return [moves[farmer.rng.integers(len(moves))]] if moves else None
 

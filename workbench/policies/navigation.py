@@ -59,6 +59,7 @@ def add(cell: Cell, direction: Cell, times: int = 1) -> Cell:
 
 
 def opposite(direction: Cell) -> Cell:
+    """The direction pointing the other way."""
     return -direction[0], -direction[1]
 
 
@@ -246,10 +247,12 @@ class Shelter:
 
     @property
     def inner(self) -> Cell:
+        """The cell one step in from the entrance, where the player sleeps."""
         return add(self.entrance, self.direction)
 
     @property
     def back(self) -> Cell:
+        """The cell two steps in from the entrance: the shelter's back wall side."""
         return add(self.entrance, self.direction, 2)
 
 
@@ -349,22 +352,27 @@ class Situation:
 
     @property
     def pos(self) -> Cell:
+        """The player's position (x, y)."""
         return self.obs.player_pos
 
     @property
     def facing(self) -> Cell:
+        """The direction the player faces."""
         return self.obs.facing
 
     @property
     def inv(self) -> Mapping[str, int]:
+        """The player's inventory (item -> amount)."""
         return self.obs.inventory
 
     @property
     def ahead(self) -> str | None:
+        """What the grid holds in the cell the player faces (None where unknown)."""
         return self.grid[add(self.pos, self.facing)]
 
     @property
     def can_dig(self) -> bool:
+        """Whether the player holds a wood pickaxe (so it can mine stone and coal)."""
         return self.inv["wood_pickaxe"] > 0
 
     def near(self, name: str, distance: int) -> bool:
@@ -373,6 +381,7 @@ class Situation:
         return any(abs(cx - x) + abs(cy - y) <= distance for cx, cy in self.grid.find(name))
 
     def named(self, *names: str) -> Callable[[Cell], bool]:
+        """A test of whether a cell holds one of ``names``."""
         return lambda cell: self.grid[cell] in names
 
     def go(self, is_target: Callable[[Cell], bool], action: str, limit: int | None = None,

@@ -119,6 +119,7 @@ def obtain(s: Situation, item: str) -> Plan | None:
 
 
 def craft(s: Situation, tool: str) -> Plan | None:
+    """A plan to make ``tool`` (obtaining a missing ingredient first, building its stations if none is near), or None."""
     recipe = constants.make[tool]
     for item, amount in recipe["uses"].items():
         if s.inv[item] < amount:
@@ -127,6 +128,7 @@ def craft(s: Situation, tool: str) -> Plan | None:
 
 
 def collect(s: Situation, material: str) -> Plan | None:
+    """A plan to collect ``material`` (obtaining the tool it requires first), or None when none is reachable."""
     for tool, amount in constants.collect[material]["require"].items():
         if s.inv[tool] < amount:
             return obtain(s, tool)
@@ -136,6 +138,7 @@ def collect(s: Situation, material: str) -> Plan | None:
 
 
 def near_table(s: Situation) -> Callable[[Cell], bool]:
+    """A test of whether a cell has a table within reach (its 3x3 square)."""
     return lambda cell: "table" in s.grid.around(cell)
 
 
@@ -202,9 +205,11 @@ class ScriptedPolicy:
         return LOW_LEVELS["evening" if is_night(step + EVENING_LEAD) else "day"][need]
 
     def ripe_plants(self) -> list[Cell]:
+        """The planted saplings this player expects to be ripe by now."""
         return [cell for cell, grown in self.plants.items() if grown >= RIPE_GROWTH]
 
     def growing_plants(self) -> list[Cell]:
+        """The planted saplings this player expects to be still growing."""
         return [cell for cell, grown in self.plants.items() if grown < RIPE_GROWTH]
 
     def bite(self, s: Situation, plan: Plan | None) -> Plan | None:
@@ -308,10 +313,12 @@ def make_first(s: Situation, tools: Sequence[str]) -> Plan | None:
 
 
 def basic_tools(agent: ScriptedPolicy, s: Situation) -> Plan | None:
+    """Goal: make ``BASIC_TOOLS`` in order, gathering what each needs first."""
     return make_first(s, BASIC_TOOLS)
 
 
 def iron_tools(agent: ScriptedPolicy, s: Situation) -> Plan | None:
+    """Goal: make ``IRON_TOOLS`` in order, gathering what each needs first."""
     return make_first(s, IRON_TOOLS)
 
 
@@ -366,6 +373,7 @@ def harvest(agent: ScriptedPolicy, s: Situation) -> Plan | None:
 
 
 def first_cow(agent: ScriptedPolicy, s: Situation) -> Plan | None:
+    """Goal: eat a cow within ``COW_RANGE`` once (eat_cow), then never again."""
     if s.obs.achievements["eat_cow"]:
         return None
     return s.go(s.named("cow"), "do", limit=COW_RANGE)
@@ -385,10 +393,12 @@ def hunt(agent: ScriptedPolicy, s: Situation) -> Plan | None:
 
 
 def diamond(agent: ScriptedPolicy, s: Situation) -> Plan | None:
+    """Goal: obtain one diamond (with everything mining it needs), then stop."""
     return None if s.inv["diamond"] else obtain(s, "diamond")
 
 
 def stock_up(agent: ScriptedPolicy, s: Situation) -> Plan | None:
+    """Goal: hold at least ``STOCK`` of each item, gathering the first one short."""
     for item, amount in STOCK.items():
         if s.inv[item] < amount:
             plan = obtain(s, item)

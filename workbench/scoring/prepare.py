@@ -83,10 +83,12 @@ class PreparedCorpus:
 
     @property
     def n_episodes(self) -> int:
+        """How many episodes the corpus holds."""
         return len(self.ids)
 
     @property
     def n_decisions(self) -> int:
+        """How many decisions all episodes hold together."""
         return len(self.episode_of)
 
     def name_lists(self, status: str) -> list[list[str]]:

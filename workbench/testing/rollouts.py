@@ -264,10 +264,12 @@ def _summary(config: RewardConfig, sums: dict[str, Any], unique: set[str], last:
 
 
 def write_json(path: Path, response: Any) -> Path:
+    """Write ``response`` to ``path`` as indented JSON; returns the path."""
     path.write_text(json.dumps(response, indent=1), encoding="utf-8")
     return path
 
 
 def write_jsonl(path: Path, responses: Iterable[Any]) -> Path:
+    """Write one response a line to ``path`` (JSONL); returns the path."""
     path.write_text("".join(json.dumps(r) + "\n" for r in responses), encoding="utf-8")
     return path
