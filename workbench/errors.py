@@ -26,3 +26,7 @@ class CorpusFormatError(WorkbenchError):
 
 class CorpusError(WorkbenchError):
     """A corpus that cannot serve the request (e.g. empty, or an unknown episode id)."""
+
+
+class EnvError(WorkbenchError):
+    """A misuse of ``workbench.env``: an action outside the action space, a step before reset or after the episode ended."""
