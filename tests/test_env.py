@@ -60,11 +60,11 @@ def _exact(value) -> str:
 def test_passes_gymnasium_env_checker_with_deterministic_resets():
     # The registered spec says nondeterministic (Crafter trajectories do not replay); a spec claiming
     # determinism makes the checker compare seeded resets and a first step too: they are equal.
-    for kwargs in ({}, {"actions_per_decision": 3, "observation": "dict", "length": 50}):
+    for kwargs, render in (({}, True), ({"actions_per_decision": 3, "observation": "dict", "length": 50}, False)):
         spec = gymnasium.spec(ENV_ID)
         strict = dataclasses.replace(spec, nondeterministic=False, kwargs={**spec.kwargs, **kwargs})
         env = gymnasium.make(strict)
-        check_env(env.unwrapped)
+        check_env(env.unwrapped, skip_render_check=not render)  # rendering is the same for both
         env.close()
 
 
@@ -98,6 +98,11 @@ def test_spaces_registration_and_action_design():
         CrafterStepwiseEnv(actions_per_decision=0)
     with pytest.raises(EnvError, match="length"):
         CrafterStepwiseEnv(length=0)
+    with pytest.raises(EnvError, match="record_frames=True needs"):
+        CrafterStepwiseEnv(record_frames=True)
+    with pytest.warns(UserWarning, match="not active"):
+        inactive = CrafterStepwiseEnv({"strategy": "per_achievement"})  # read as the task app does: enabled False
+    assert inactive.config.enabled is False and inactive.config.effective_strategy == "per_achievement"
 
 
 def test_seeding_reset_worlds_and_reset_without_seed():
@@ -206,3 +211,14 @@ def test_death_terminates_and_recording_keeps_frames_and_abandoned_episodes(tmp_
         CrafterStepwiseEnv(record_to=tmp_path / "c")
     with pytest.raises(EnvError, match="does not record"):
         _ = CrafterStepwiseEnv().recorded
+
+
+def test_readme_training_loop_runs_as_written(monkeypatch):
+    readme = (CONFIGS.parent / "README.md").read_text()
+    section = readme[readme.index("## Train with your reward: a gymnasium environment"):]
+    code = section[section.index("```python\n") + len("```python\n"):section.index("```\n", section.index("```python"))]
+    monkeypatch.chdir(CONFIGS.parent)  # the example names configs/recommended.yaml
+    namespace: dict = {}
+    exec(compile(code, "README.md", "exec"), namespace)  # noqa: S102 - the README's own example
+    assert namespace["episode"] == 2 and len(namespace["rewards"]) > 1
+    assert np.isfinite(namespace["logits"]).all() and namespace["logits"].any()  # it learned something

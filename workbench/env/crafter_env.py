@@ -10,6 +10,7 @@ rollout's per-episode credit counts (``workbench.env.stepwise``); Crafter's own 
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar, Literal
@@ -69,7 +70,9 @@ class CrafterStepwiseEnv(gymnasium.Env):
     - ``render_mode``: None or ``"rgb_array"`` (``render()`` draws ``render_size`` pixels square).
 
     Raises ``EnvError`` for a bad argument, ``ConfigError`` for an unreadable config file and
-    ``FileExistsError`` when ``record_to`` already holds episodes.
+    ``FileExistsError`` when ``record_to`` already holds episodes. Like ``workbench.score``, the
+    env pays what the table would pay even when it is not ``active`` (it warns: the task app
+    would pay nothing then).
     """
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array"], "render_fps": 10}
@@ -108,6 +111,14 @@ class CrafterStepwiseEnv(gymnasium.Env):
         self.render_size = int(render_size)
         self.record_frames = bool(record_frames)
         self._sink = EpisodeSink(record, record_to, policy_name)
+        if self.record_frames and not self._sink.active:
+            raise EnvError("record_frames=True needs record=True and/or record_to=FOLDER (frames are kept for a recording)")
+        if not self.config.active:
+            warnings.warn(
+                f"this reward config is not active (enabled={self.config.enabled!r}, mode={self.config.mode!r}): the "
+                "task app would pay no stepwise reward; the env pays what the table would pay, as workbench.score does",
+                UserWarning, stacklevel=2,
+            )
         self._scorer = DecisionScorer(self.config)
         self._crafter: crafter.Env | None = None
         self._crafter_seed = 0
