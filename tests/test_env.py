@@ -117,8 +117,9 @@ def test_seeding_reset_worlds_and_reset_without_seed():
 
 
 def test_rewards_equal_workbench_score_exactly_for_three_configs_and_k_1_and_3():
-    episodes, played_by_id = [], {}
+    shaped_returns = []
     for name, config in _configs().items():
+        played_by_id, recorded = {}, []
         for k, seed in ((1, 101), (3, 202)):
             env = CrafterStepwiseEnv(config, actions_per_decision=k, record=True, policy_name=f"random-k{k}")
             played = _play(env, seed)
@@ -128,20 +129,23 @@ def test_rewards_equal_workbench_score_exactly_for_three_configs_and_k_1_and_3()
             assert [info["actions"] for _, info in played] == episode.actions
             assert [info["env_reward"] for _, info in played] == episode.env_reward.tolist()
             if k == 3:
-                assert {len(a) for a in episode.actions} > {3}  # END padding shortened some decisions
-            played_by_id[(name, episode.id)] = played
-            episodes.append((name, config, episode))
-    for name, config, episode in episodes:
-        played = played_by_id[(name, episode.id)]
-        rewards = [reward for reward, _ in played]
-        scores = workbench.score(workbench.Corpus([episode]), config)
-        assert rewards == scores.decisions["reward"].tolist()  # ==, not approx
-        reference = score_episode(episode.states(), config, episode.actions)
-        assert rewards == reference.rewards
-        assert [_exact(info["stepwise"]) for _, info in played] == [_exact(d.stepwise_info) for d in reference.decisions]
-        assert _exact(played[-1][1]["episode_stepwise"]) == _exact(reference.summary)
-        assert reference.summary["reward_sum"] == scores.episodes["reward_sum"].iloc[0] == sum(rewards)
-    shaped_returns = [sum(r for r, _ in played_by_id[(n, e.id)]) for n, _, e in episodes if n == "per_achievement"]
+                assert min(len(a) for a in episode.actions[:-1]) < 3  # END padding shortened some decisions
+            played_by_id[episode.id] = played
+            recorded.append(episode)
+        corpus = workbench.Corpus(recorded)  # what the envs played, scored as any corpus is
+        decisions = workbench.score(corpus, config).decisions
+        totals = workbench.score(corpus, config).episodes.set_index("episode")["reward_sum"]
+        for episode in corpus:
+            played = played_by_id[episode.id]
+            rewards = [reward for reward, _ in played]
+            assert rewards == decisions.loc[decisions.episode == episode.id, "reward"].tolist(), name  # ==, not approx
+            reference = score_episode(episode.states(), config, episode.actions)
+            assert rewards == reference.rewards
+            assert [_exact(info["stepwise"]) for _, info in played] == [_exact(d.stepwise_info) for d in reference.decisions]
+            assert _exact(played[-1][1]["episode_stepwise"]) == _exact(reference.summary)
+            assert reference.summary["reward_sum"] == totals[episode.id] == sum(rewards)
+            if name == "per_achievement":
+                shaped_returns.append(sum(rewards))
     assert max(shaped_returns) > 0  # the comparison covered decisions that pay something
 
 
