@@ -39,6 +39,11 @@ class CorpusError(WorkbenchError):
     """A corpus that cannot serve the request (e.g. empty, or an unknown episode id)."""
 
 
+class EnvError(WorkbenchError):
+    """A misuse of ``workbench.env``: an action outside the action space, a step before reset or
+    after the episode ended."""
+
+
 class FrameReadError(WorkbenchError):
     """An episode's frames that cannot be read from their file; the message names the file."""
 

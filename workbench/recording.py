@@ -107,7 +107,7 @@ def _record_episode(job: _Job, on_steps: Callable[[int], None]) -> Episode:
     env = crafter.Env(seed=world_seed, length=job.max_steps)
     obs = env.reset()
     seen = policy_input_from(env, obs, None, 0, job.actions_per_decision)
-    rows = [_state_row(seen.inventory, seen.achievements, seen.player_pos)]
+    rows = [state_row(seen.inventory, seen.achievements, seen.player_pos)]
     actions: list[list[str]] = []
     rewards: list[float] = []
     dones: list[bool] = []
@@ -128,7 +128,7 @@ def _record_episode(job: _Job, on_steps: Callable[[int], None]) -> Episode:
         actions.append(executed)
         rewards.append(reward)
         dones.append(done)
-        rows.append(_state_row(info["inventory"], info["achievements"], info["player_pos"]))
+        rows.append(state_row(info["inventory"], info["achievements"], info["player_pos"]))
         on_steps(len(executed))
         if not done:
             seen = policy_input_from(env, obs, info, steps, job.actions_per_decision)
@@ -168,7 +168,9 @@ def _decide(policy: Callable[[PolicyInput], Sequence[str]], seen: PolicyInput, j
     return chosen
 
 
-def _state_row(inventory: Mapping[str, int], achievements: Mapping[str, int], pos: Sequence[int]) -> tuple[list[int], list[int], list[int]]:
+def state_row(inventory: Mapping[str, int], achievements: Mapping[str, int], pos: Sequence[int]) -> tuple[list[int], list[int], list[int]]:
+    """One ``Episode`` row from Crafter's dicts: (inventory in ``INVENTORY_ITEMS`` order, counts in
+    ``ACHIEVEMENTS`` order, position)."""
     return [inventory[i] for i in INVENTORY_ITEMS], [achievements[a] for a in ACHIEVEMENTS], [int(pos[0]), int(pos[1])]
 
 

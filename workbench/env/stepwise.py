@@ -1,0 +1,89 @@
+"""The task app's stepwise reward, one decision at a time, with its per-episode bookkeeping.
+
+``DecisionScorer`` makes, per decision, exactly the ``compute_stepwise_reward`` call that
+``workbench.reference.score_episode`` (the reference for a rollout) makes for that decision: the
+same decision index (from 1), action summary, lambda, strategy, weights, k-limits, resource
+tables and the episode's credit counts, cleared at reset. So the reward of a decision played
+live equals what ``score_episode`` and ``workbench.score`` give for the recorded episode, ``==``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from workbench.config import RewardConfig
+from workbench.reward import compute_stepwise_reward
+from workbench.reference import actions_summary
+from workbench.crafter_facts import ACHIEVEMENTS, INVENTORY_ITEMS
+
+#: A task-app observation state: ``inventory``, ``achievements_status``, ``achievements_counts``.
+State = dict[str, dict[str, Any]]
+
+
+def state_from_row(inventory: Sequence[int], counts: Sequence[int]) -> State:
+    """The task app's observation state of an ``Episode`` row (as ``Episode.states()`` builds it).
+
+    ``inventory`` is in ``INVENTORY_ITEMS`` order and ``counts`` in ``ACHIEVEMENTS`` order (what
+    ``workbench.recording.state_row`` gives); the map orders are the ones ``Episode.states()``
+    uses, which the resource reward sums in.
+    """
+    return {
+        "inventory": dict(zip(INVENTORY_ITEMS, inventory)),
+        "achievements_status": {name: count > 0 for name, count in zip(ACHIEVEMENTS, counts)},
+        "achievements_counts": dict(zip(ACHIEVEMENTS, counts)),
+    }
+
+
+class DecisionScorer:
+    """Scores one episode decision by decision, as a rollout does (``rollout.score_episode``)."""
+
+    def __init__(self, config: RewardConfig) -> None:
+        self.config = config
+        self._strategy = config.effective_strategy
+        self._weights = dict(config.weights)
+        self._k_limits = dict(config.k_limits)
+        self._resource_weights = config.resource_weights
+        self._credit_counts: dict[str, int] = {}
+        self._previous: State | None = None
+        self.decision_index = 0
+
+    def reset(self, state: State) -> None:
+        """Start an episode at ``state`` (the observation after reset): credit counts cleared."""
+        self._credit_counts = {}
+        self._previous = state
+        self.decision_index = 0
+
+    def score(self, state: State, actions: Sequence[str]) -> tuple[dict[str, Any], dict[str, Any], dict[str, float]]:
+        """The decision that ended in ``state`` after playing ``actions``: ``(stepwise_info,
+        decision_sample, stats)`` of ``compute_stepwise_reward``; ``stats["reward"]`` is the reward.
+
+        Raises ``RuntimeError`` before ``reset`` (a bug of the caller, not a user error).
+        """
+        if self._previous is None:
+            raise RuntimeError("DecisionScorer.score called before reset")
+        before = self._previous
+        self.decision_index += 1
+        result = compute_stepwise_reward(
+            before.get("achievements_status"),
+            state.get("achievements_status"),
+            self.decision_index,
+            actions_summary(actions),
+            self.config.indicator_lambda,
+            strategy=self._strategy,
+            weights=self._weights,
+            k_limits=self._k_limits,
+            episode_counts=self._credit_counts,
+            prev_inventory=before.get("inventory"),
+            new_inventory=state.get("inventory"),
+            prev_counts=before.get("achievements_counts"),
+            new_counts=state.get("achievements_counts"),
+            resource_weights=self._resource_weights,
+        )
+        self._previous = state
+        return result
+
+    @property
+    def credit_counts(self) -> dict[str, int]:
+        """A copy of this episode's credit counts (name -> times credited so far)."""
+        return dict(self._credit_counts)
