@@ -20,19 +20,28 @@ import multiprocessing
 import pickle
 import re
 import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 import crafter
 import numpy as np
 from tqdm.auto import tqdm
 
+from workbench.crafter_facts import ACHIEVEMENTS, INVENTORY_ITEMS
 from workbench.episodes import ACTION_IDS, Episode, now_iso
 from workbench.errors import RecordingError, TargetExistsError
 from workbench.policies import PolicyFactory, PolicyInput, policy_input_from, resolve_policy
-from workbench.storage import INDEX_FILE, EPISODE_DIR, episode_filename, load_episode, read_index, save_episode, write_index
-from workbench.crafter_facts import ACHIEVEMENTS, INVENTORY_ITEMS
+from workbench.storage import (
+    EPISODE_DIR,
+    INDEX_FILE,
+    episode_filename,
+    load_episode,
+    read_index,
+    save_episode,
+    write_index,
+)
 
 
 # -- the report -------------------------------------------------------------------------------

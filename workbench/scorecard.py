@@ -3,7 +3,7 @@ each config pays for progress (rank agreement, misranked pairs, what a hacker ea
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 import pandas as pd
 

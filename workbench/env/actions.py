@@ -16,9 +16,9 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
+from workbench.crafter_facts import ACTIONS
 from workbench.episodes import ACTION_IDS
 from workbench.errors import EnvError
-from workbench.crafter_facts import ACTIONS
 
 #: The padding value of a K > 1 decision: "no more actions in this decision".
 END_OF_DECISION = len(ACTIONS)

@@ -21,6 +21,7 @@ import numpy as np
 from gymnasium import spaces
 
 from workbench.config import RewardConfig
+from workbench.crafter_facts import INVENTORY_ITEMS
 from workbench.env.actions import decision_space, decode_decision, encode_decision
 from workbench.env.recorder import EpisodeSink, EpisodeTrace, episode_metadata
 from workbench.env.stepwise import DecisionScorer, state_from_row
@@ -29,7 +30,6 @@ from workbench.errors import EnvError
 from workbench.policies import PolicyInput, policy_input_from
 from workbench.recording import state_row
 from workbench.reference import score_episode
-from workbench.crafter_facts import INVENTORY_ITEMS
 
 #: Crafter clips every inventory entry to 0..9 (crafter.constants.items[...]["max"]).
 INVENTORY_MAX = 9

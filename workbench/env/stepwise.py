@@ -13,9 +13,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from workbench.config import RewardConfig
-from workbench.reward import compute_stepwise_reward
-from workbench.reference import actions_summary
 from workbench.crafter_facts import ACHIEVEMENTS, INVENTORY_ITEMS
+from workbench.reference import actions_summary
+from workbench.reward import compute_stepwise_reward
 
 #: A task-app observation state: ``inventory``, ``achievements_status``, ``achievements_counts``.
 State = dict[str, dict[str, Any]]
