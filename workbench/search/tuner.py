@@ -86,10 +86,10 @@ def suggest(trial: optuna.Trial, space: SearchSpace) -> dict[str, Any]:
 
 def default_params(space: SearchSpace) -> dict[str, Any]:
     """The first trial of every study (and what ``trials=0`` uses): per_achievement if allowed,
-    temperature 0.1, ridge 1e-3, the task app's k-limit 1 and resource tables."""
+    temperature 1, ridge 1e-3, the task app's k-limit 1 and resource tables."""
     params: dict[str, Any] = {
         "strategy": "per_achievement" if "per_achievement" in space.strategies else space.strategies[0],
-        "log10_temperature": -1.0,
+        "log10_temperature": 0.0,
         "log10_ridge": -3.0,
     }
     params.update({f"k_limit.{name}": 1 for name in space.repeating})
