@@ -10,6 +10,7 @@ import pytest
 from conftest import REPO
 from matplotlib.figure import Figure
 
+from workbench.alignment import spearman_rho
 from workbench.cli import main
 from workbench.config import RewardConfig
 from workbench.episodes import Corpus, Episode
@@ -19,9 +20,9 @@ from workbench.sample import sample_corpus
 from workbench.scoring import prepare, score
 from workbench.search import search
 from workbench.search.linear import fit_weights
-from workbench.search.objective import build_design, resource_slot_weights
+from workbench.search.objective import Objective, build_design, resource_slot_weights
 from workbench.search.split import split_episodes, stratified_folds
-from workbench.search.tuner import TrialEvaluator
+from workbench.search.tuner import SearchSpace, TrialEvaluator, default_params
 from workbench.tables import ACHIEVEMENTS, INITIAL_INVENTORY
 
 #: Unlock order of the synthetic episodes: collect_sapling first, so farmers can farm it.
@@ -164,7 +165,8 @@ def test_k_limits_act_only_on_repeated_unlocks_and_match_score():
     unlimited = np.array([a == relocked for a in ACHIEVEMENTS])
     config = RewardConfig(strategy="per_achievement", k_limits={relocked: 0})
     slots = resource_slot_weights(config.resource_weights)
-    np.testing.assert_allclose(design.returns(np.ones(22), slots, unlimited=unlimited), score(corpus, config).reward_sum)
+    np.testing.assert_allclose(design.returns(np.ones(22), slots, unlimited=unlimited),
+                               score(corpus, config).reward_sum)
     assert design.returns(np.ones(22), slots, unlimited=unlimited)[0] == pytest.approx(
         design.returns(np.ones(22), slots)[0] + 1.0)
     result = search(corpus, trials=6, show_progress=False, bootstrap_reps=100)
@@ -227,7 +229,6 @@ def test_best_config_lints_clean_and_round_trips(separable, tmp_path):
     assert RewardConfig.from_file(training).to_task_app_dict() == result.config.to_task_app_dict()
     rescored = score(separable, RewardConfig.from_file(tmp_path / "best.yaml")).reward_sum
     held = result.split.mask(separable.ids)
-    from workbench.alignment import spearman_rho
     assert spearman_rho(rescored[held], prepare(separable).seen_status.sum(axis=1)[held]) == result.held_out.value
 
 
@@ -262,3 +263,35 @@ def test_cli_rejects_bad_usage(capsys, tmp_path):
     assert main(["search", "sample", "--out", str(tmp_path / "best.txt")]) == 2
     assert main(["search", "sample", "--trials", "1", "--penalize", "nobody", "--quiet"]) == 2
     assert "cannot penalise" in capsys.readouterr().err
+
+
+# -- the parts a workbench extension or another process uses -----------------------------------
+def test_resource_override_search_writes_scaled_tables_that_score_as_searched(separable):
+    result = search(separable, trials=12, seed=3, resource_overrides=True, strategies=("per_achievement",),
+                    show_progress=False, bootstrap_reps=100)
+    assert {"inventory_scale", "count_scale"} <= set(result.trials.columns)
+    assert {f.code for f in result.config.lint() if f.level == "warning"} == {"resource-overrides-not-exported"}
+    design = build_design(prepare(separable), separable.index["policy"].tolist())
+    weights = np.array([result.weights[a] for a in ACHIEVEMENTS])
+    slots = resource_slot_weights(result.config.resource_weights)
+    np.testing.assert_allclose(design.returns(weights, slots), score(separable, result.config).reward_sum, rtol=1e-12)
+
+
+def test_lambda_is_searched_only_when_asked(sample):
+    plain = search(sample, trials=5, show_progress=False, bootstrap_reps=100)
+    assert "indicator_lambda" not in plain.trials.columns and plain.config.indicator_lambda == 1.0
+    ranged = search(sample, trials=5, lambda_range=(0.25, 2.0), show_progress=False, bootstrap_reps=100)
+    assert ranged.trials["indicator_lambda"].between(0.25, 2.0).all()
+
+
+def test_a_worker_can_rebuild_the_evaluator_from_arrays(separable, tmp_path):
+    design = build_design(prepare(separable), separable.index["policy"].tolist())
+    np.savez(tmp_path / "design.npz", **design.arrays())
+    with np.load(tmp_path / "design.npz", allow_pickle=False) as arrays:
+        rebuilt = type(design).from_arrays(dict(arrays))
+    rows, folds = np.arange(12), stratified_folds(list(design.groups[:12]), 3)
+    slots = resource_slot_weights(RewardConfig().resource_weights)
+    params = default_params(SearchSpace())
+    here, there = (TrialEvaluator(d, rows, folds, Objective("spearman", "farmer", 1.0), (0.0, 5.0), np.ones(22),
+                                  slots)(params) for d in (design, rebuilt))
+    assert here == there and not np.isnan(here["overpay"]) and rebuilt.ids == design.ids

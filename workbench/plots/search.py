@@ -28,7 +28,8 @@ def search_trials(result) -> Figure:
     held = result.held_out
     if not np.isnan(held.value):
         x = trials["trial"].max() if len(trials) else 0
-        ax.errorbar([x], [held.value], yerr=[[held.value - held.low], [held.high - held.value]] if not np.isnan(held.low) else None,
+        error = None if np.isnan(held.low) else [[held.value - held.low], [held.high - held.value]]
+        ax.errorbar([x], [held.value], yerr=error,
                     fmt="D", color=PALETTE[5], capsize=4, label=f"held-out ({held.episodes} episodes, 95% interval)")
     ax.set(title=f"Search: {result.held_out.metric} agreement with progress per trial",
            xlabel="trial", ylabel="objective (cross-validated on fit episodes)")
@@ -51,7 +52,8 @@ def search_importance(result, *, top: int = 22) -> Figure:
     ax.barh(y, table["agreement_drop_if_zero"], color=PALETTE[0])
     ax.set_yticks(y, table["achievement"])
     for position, weight in zip(y, table["weight"]):
-        ax.annotate(f"w={weight:.2f}", (0, position), xytext=(3, 0), textcoords="offset points", va="center", fontsize=8)
+        ax.annotate(f"w={weight:.2f}", (0, position), xytext=(3, 0), textcoords="offset points", va="center",
+                    fontsize=8)
     ax.axvline(0, color="0.3", linewidth=0.8)
     ax.set(title="Search: weight importance (fit episodes, in-sample)",
            xlabel=f"{result.held_out.metric} agreement lost when the weight is 0", ylabel="achievement")

@@ -57,7 +57,8 @@ class HeldOutScore:
     overpay: float = float("nan")
 
     def __str__(self) -> str:
-        interval = "no interval" if math.isnan(self.low) else f"{self.confidence:.0%} interval {self.low:.3f} to {self.high:.3f}"
+        interval = ("no interval" if math.isnan(self.low)
+                    else f"{self.confidence:.0%} interval {self.low:.3f} to {self.high:.3f}")
         return f"{self.metric} {self.value:.3f} ({interval}; {self.episodes} held-out episodes)"
 
 
@@ -101,7 +102,8 @@ class SearchResult:
     def summary(self) -> str:
         """A few lines for people: the held-out score first, then what chose the config."""
         lines = [
-            f"held-out: {self.held_out}" + (f", overpay {self.held_out.overpay:+.1%}" if not math.isnan(self.held_out.overpay) else ""),
+            f"held-out: {self.held_out}"
+            + ("" if math.isnan(self.held_out.overpay) else f", overpay {self.held_out.overpay:+.1%}"),
             f"baseline (base config) on the same episodes: {self.baseline.metric} {self.baseline.value:.3f}",
             f"cross-validated objective of the best trial (fit episodes, selection score): {self.cross_validated:.3f}",
             f"in-sample agreement on the {len(self.split.fit)} fit episodes (not a held-out score): {self.fitted:.3f}",
@@ -200,8 +202,10 @@ def search(
     baseline = _held_out_score(baseline_returns[held_rows], design, held_rows, objective, bootstrap_reps, seed)
     fitted = agreement(returns[fit_rows], design.progress[fit_rows], metric)
     if len(held_rows) < FEW_HELD_OUT:
-        per_group = ", ".join(f"{n} {g}" for g, n in pd.Series(design.groups[held_rows]).value_counts(sort=False).items())
-        notes.append(f"only {len(held_rows)} held-out episodes ({per_group}): a score on so few is uncertain whatever its "
+        counts = pd.Series(design.groups[held_rows]).value_counts(sort=False)
+        per_group = ", ".join(f"{n} {g}" for g, n in counts.items())
+        notes.append(f"only {len(held_rows)} held-out episodes ({per_group}): a score on so few is uncertain whatever "
+                     f"its "
                      f"interval ({held.low:.2f} to {held.high:.2f}) says, since resampling within policies can barely "
                      "vary them; record more episodes per policy for a score you can rely on")
     if split.unsplit_groups:
@@ -220,7 +224,8 @@ def trials_table_from(params: list[dict[str, Any]], values: list[float]) -> pd.D
 def _config_of(evaluator: TrialEvaluator, params: Mapping[str, Any], base: RewardConfig,
                lam: float) -> tuple[RewardConfig, dict[str, float]]:
     """The config a trial's params describe, refitted on every fit episode, weights rounded."""
-    changes: dict[str, Any] = {"enabled": True, "mode": STEPWISE_MODE, "indicator_lambda": float(params.get("indicator_lambda", lam))}
+    changes: dict[str, Any] = {"enabled": True, "mode": STEPWISE_MODE,
+                               "indicator_lambda": float(params.get("indicator_lambda", lam))}
     if params["strategy"] == "consistent":
         return base.with_changes(strategy="consistent", weights={}, k_limits={}, **changes), {}
     fit = evaluator.fit(params, evaluator.fit_rows)
@@ -230,8 +235,9 @@ def _config_of(evaluator: TrialEvaluator, params: Mapping[str, Any], base: Rewar
     overrides = dict(base.resource_overrides)
     if "inventory_scale" in params:
         slots = evaluator.resource_weights(params)
-        overrides = {"inventory": {item: round(float(w), 6) for item, w in zip(INVENTORY_ITEMS, slots)},
-                     "achievement_counts": {name: round(float(w), 6) for name, w in zip(ACHIEVEMENTS, slots[len(INVENTORY_ITEMS):])}}
+        items, counts = slots[:len(INVENTORY_ITEMS)], slots[len(INVENTORY_ITEMS):]
+        overrides = {"inventory": {item: round(float(w), 6) for item, w in zip(INVENTORY_ITEMS, items)},
+                     "achievement_counts": {name: round(float(w), 6) for name, w in zip(ACHIEVEMENTS, counts)}}
     config = base.with_changes(strategy="per_achievement", weights=weights, k_limits=k_limits,
                                resource_overrides=overrides, **changes)
     return config, weights

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 from scipy.optimize import minimize
+from scipy.special import expit
 from threadpoolctl import ThreadpoolController
 
 from workbench.search.objective import N_ACHIEVEMENTS, Design
@@ -142,7 +143,7 @@ def fit_weights(
     def loss_and_gradient(theta: np.ndarray) -> tuple[float, np.ndarray]:
         z = a @ theta + offset
         loss = float(margin_weight @ np.logaddexp(0.0, -z))
-        gradient = a.T @ (-margin_weight / (1.0 + np.exp(z)))  # d softplus(-z) / dz = -sigmoid(-z)
+        gradient = a.T @ (-margin_weight * expit(-z))  # d softplus(-z) / dz = -sigmoid(-z)
         delta = theta[:N_ACHIEVEMENTS] - w0
         loss += ridge_weight * float(delta @ delta)
         gradient[:N_ACHIEVEMENTS] += 2.0 * ridge_weight * delta

@@ -109,7 +109,8 @@ class Design:
                       ("first_unlocks", "all_unlocks", "gains", "unlocking_decisions", "progress")})
 
 
-def build_design(prepared: PreparedCorpus, groups: Sequence[str], progress: str | Mapping[str, float] = "achievements") -> Design:
+def build_design(prepared: PreparedCorpus, groups: Sequence[str],
+                 progress: str | Mapping[str, float] = "achievements") -> Design:
     """The per-episode arrays of a prepared corpus (``workbench.scoring.prepare``).
 
     ``groups``: one label per episode (corpus order); ``progress``: "achievements" (distinct

@@ -34,7 +34,7 @@ from workbench.search.linear import LinearFit, fit_weights, single_threaded
 from workbench.search.objective import Design, Objective
 from workbench.tables import ACHIEVEMENTS, INVENTORY_ITEMS
 
-__all__ = ["SearchSpace", "TrialEvaluator", "default_params", "run_study", "suggest", "trials_table"]
+__all__ = ["GRID", "SearchSpace", "TrialEvaluator", "default_params", "on_grid", "run_study", "suggest", "trials_table"]
 
 STRATEGIES = ("per_achievement", "consistent")
 #: Fits kept per evaluator: trials that repeat a fold's settings re-use its fit.
@@ -43,8 +43,7 @@ _FIT_CACHE = 4096
 
 @dataclass(frozen=True)
 class SearchSpace:
-    """What Optuna varies. Continuous settings move on a grid (so repeated proposals re-use a
-    cached fit): ``log10_temperature`` and ``log10_ridge`` of the exact fit, and with
+    """What Optuna varies: ``log10_temperature`` and ``log10_ridge`` of the exact fit, and with
     ``resource_overrides`` an ``inventory_scale`` and ``count_scale`` multiplying the task app's
     resource tables (a workbench extension the task app cannot express); ``indicator_lambda``
     only when ``lambda_range`` is given (a positive lambda changes no rank, so by default it
@@ -71,14 +70,14 @@ def suggest(trial: optuna.Trial, space: SearchSpace) -> dict[str, Any]:
     so the space is the same for every trial (what multivariate TPE needs)."""
     params: dict[str, Any] = {
         "strategy": trial.suggest_categorical("strategy", list(space.strategies)),
-        "log10_temperature": trial.suggest_float("log10_temperature", *space.log10_temperature, step=0.05),
-        "log10_ridge": trial.suggest_float("log10_ridge", *space.log10_ridge, step=0.1),
+        "log10_temperature": trial.suggest_float("log10_temperature", *space.log10_temperature),
+        "log10_ridge": trial.suggest_float("log10_ridge", *space.log10_ridge),
     }
     for name in space.repeating:
         params[f"k_limit.{name}"] = trial.suggest_categorical(f"k_limit.{name}", [0, 1])
     if space.resource_overrides:
-        params["inventory_scale"] = trial.suggest_float("inventory_scale", 0.0, 1.0, step=0.05)
-        params["count_scale"] = trial.suggest_float("count_scale", 0.0, 1.0, step=0.05)
+        params["inventory_scale"] = trial.suggest_float("inventory_scale", 0.0, 1.0)
+        params["count_scale"] = trial.suggest_float("count_scale", 0.0, 1.0)
     if space.lambda_range is not None:
         params["indicator_lambda"] = trial.suggest_float("indicator_lambda", *space.lambda_range)
     return params
@@ -143,18 +142,24 @@ class TrialEvaluator:
                                    lam=lam, rows=score_on)
 
     def fit(self, params: Mapping[str, Any], rows: np.ndarray, key: Any = "all") -> LinearFit:
-        """The exact fit of ``params`` on ``rows`` (cached per ``key`` and settings)."""
+        """The exact fit of ``params`` on ``rows`` (cached per ``key`` and settings).
+
+        The fit's settings act on a grid (``GRID``: 0.05 in log10 temperature, 0.1 in log10
+        ridge, 0.05 in resource scales), finer than they matter, so that trials proposing nearly
+        the same settings re-use one fit: the TPE sampler samples them continuously, which costs
+        it far less than stepped parameters."""
         unlimited = self.unlimited(params)
         slot_weights = self.resource_weights(params)
-        settings = (key, float(params["log10_temperature"]), float(params["log10_ridge"]),
-                    tuple(np.flatnonzero(unlimited).tolist()), params.get("inventory_scale"), params.get("count_scale"))
+        temperature, ridge = on_grid(params, "log10_temperature"), on_grid(params, "log10_ridge")
+        settings = (key, temperature, ridge, tuple(np.flatnonzero(unlimited).tolist()),
+                    on_grid(params, "inventory_scale"), on_grid(params, "count_scale"))
         cached = self._fits.get(settings)
         if cached is None:
             named = self.design.groups[rows] == self.objective.penalize if self.objective.penalize else None
             cached = fit_weights(
                 self.design, rows, slot_weights=slot_weights, unlimited=unlimited, weight_range=self.weight_range,
-                prior=self.prior, temperature=10.0 ** float(params["log10_temperature"]),
-                ridge=10.0 ** float(params["log10_ridge"]), named=named, penalty=self.objective.penalty,
+                prior=self.prior, temperature=10.0 ** temperature, ridge=10.0 ** ridge, named=named,
+                penalty=self.objective.penalty,
             )
             if len(self._fits) >= _FIT_CACHE:
                 self._fits.pop(next(iter(self._fits)))
@@ -168,9 +173,21 @@ class TrialEvaluator:
     def resource_weights(self, params: Mapping[str, Any]) -> np.ndarray:
         """(38,) resource weights: the base tables, scaled when the params carry resource scales."""
         weights = self.slot_weights.copy()
-        weights[:len(INVENTORY_ITEMS)] *= float(params.get("inventory_scale", 1.0))
-        weights[len(INVENTORY_ITEMS):] *= float(params.get("count_scale", 1.0))
+        weights[:len(INVENTORY_ITEMS)] *= on_grid(params, "inventory_scale", 1.0)
+        weights[len(INVENTORY_ITEMS):] *= on_grid(params, "count_scale", 1.0)
         return weights
+
+
+#: Grid steps of the fit's settings (see ``TrialEvaluator.fit``).
+GRID = {"log10_temperature": 0.05, "log10_ridge": 0.1, "inventory_scale": 0.05, "count_scale": 0.05}
+
+
+def on_grid(params: Mapping[str, Any], name: str, default: float | None = None) -> Any:
+    """``params[name]`` rounded to its ``GRID`` step (``default`` when absent)."""
+    if name not in params:
+        return default
+    step = GRID[name]
+    return round(round(float(params[name]) / step) * step, 10)
 
 
 @contextmanager
