@@ -13,6 +13,9 @@ before and after:
   304 copies = 1,001,984 decisions, 3,040 episodes): preparing it (``scoring.prepare``), building the
   design arrays, one exact fit on its fit episodes (the linear part), and ``search`` with
   ``--large-trials`` trials, as trials per minute;
+- distinct episodes: the exact fit on ``--distinct`` x 1,000 synthetic decisions of
+  ``bench_scoring.synthetic_corpus`` (every episode different, progress levels many), since
+  the copies above repeat 10 episodes and make an easy fit;
 - the reference each trial avoids: re-scoring the configuration with ``workbench.scoring.score``
   and ranking with ``alignment.spearman_rho`` (what a trial would cost without the design
   arrays), against ``Design.returns`` plus the same ranking.
@@ -25,7 +28,9 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -66,6 +71,7 @@ def main() -> None:
     parser.add_argument("--sample-trials", type=int, default=1000)
     parser.add_argument("--large-trials", type=int, default=100)
     parser.add_argument("--copies", type=int, default=304, help="copies of the sample's episodes in the large corpus")
+    parser.add_argument("--distinct", type=int, default=1000, help="synthetic episodes of 1,000 decisions (0: skip)")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
@@ -101,6 +107,22 @@ def main() -> None:
           f"design arrays {design_ms:.1f} ms, exact fit on {len(rows):,} fit episodes {fit_ms:.1f} ms")
     print(f"  one re-score + rank: workbench.score {reference_ms:.2f} ms (reference) vs design arrays "
           f"{rescore_ms:.3f} ms ({reference_ms / rescore_ms:,.0f}x)")
+    if args.distinct:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from bench_scoring import synthetic_corpus  # a benchmark's corpus builder, not package code
+
+        distinct = synthetic_corpus(args.distinct, 1000, seed=args.seed)
+        distinct_design = build_design(prepare(distinct), ["synthetic"] * len(distinct))
+        every = np.arange(len(distinct))
+        levels = len(np.unique(distinct_design.progress))
+
+        def distinct_fit() -> None:
+            with single_threaded():
+                fit_weights(distinct_design, every, slot_weights=slots, temperature=1.0, ridge=1e-3)
+
+        print(f"  distinct ({len(distinct):,} synthetic episodes, {distinct.n_decisions:,} decisions, "
+              f"{levels} progress levels): exact fit on all {_median_ms(distinct_fit, args.repeats):.1f} ms")
+        del distinct, distinct_design
     large_rate, large_seconds = _trials_per_minute(large, args.large_trials, args.repeats, args.seed)
     print(f"  search: {args.large_trials} trials in {large_seconds:.1f} s = {large_rate:,.0f} trials/min")
     print(f"load average after: {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
