@@ -259,6 +259,12 @@ def test_cli_writes_refuses_to_overwrite_and_exports(capsys, tmp_path):
     assert len(pd.read_parquet(tmp_path / "t.parquet")) == 2
 
 
+def test_cli_shows_a_progress_bar_unless_quiet(capsys):
+    assert main(["search", "sample", "--trials", "3", "--strategy", "consistent"]) == 0
+    captured = capsys.readouterr()
+    assert "search:" in captured.err and "0/3" in captured.err and "strategy consistent" in captured.out
+
+
 def test_cli_rejects_bad_usage(capsys, tmp_path):
     assert main(["search", "sample", "--out", str(tmp_path / "best.txt")]) == 2
     assert main(["search", "sample", "--trials", "1", "--penalize", "nobody", "--quiet"]) == 2

@@ -4,6 +4,7 @@ which achievement weights the found config leans on. Each returns a matplotlib F
 from __future__ import annotations
 
 import numpy as np
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from workbench.plots import PALETTE, WIDE
@@ -11,7 +12,8 @@ from workbench.plots import PALETTE, WIDE
 __all__ = ["search_importance", "search_trials"]
 
 
-def _figure(size: tuple[float, float] = WIDE) -> tuple[Figure, object]:
+def _figure(size: tuple[float, float] = WIDE) -> tuple[Figure, Axes]:
+    # Figure() rather than plt.figure(): returned figures are not kept alive by pyplot's registry.
     fig = Figure(figsize=size, layout="constrained")
     return fig, fig.subplots()
 
@@ -38,23 +40,30 @@ def search_trials(result) -> Figure:
 
 
 def search_importance(result, *, top: int = 22) -> Figure:
-    """Per achievement of the found config: the in-sample agreement lost when its weight alone
-    is set to 0 (bars) and the weight itself (text), largest loss first. A config using the
-    consistent strategy has no weights: the figure says so."""
+    """Per achievement of the found config, on the fit episodes (in-sample): its share of the
+    shaped return (left) and the agreement lost when its weight alone is set to 0 (right), with
+    the weight written beside each bar; largest loss first, then largest share. A config using
+    the consistent strategy has no weights: the figure says so."""
     table = result.importance.head(top)
-    fig, ax = _figure((8.0, max(3.0, 0.28 * len(table) + 1.2)))
+    fig = Figure(figsize=(10.0, max(3.0, 0.28 * len(table) + 1.4)), layout="constrained")
+    share_ax, drop_ax = fig.subplots(1, 2, sharey=True)
+    fig.suptitle("Search: weight importance (fit episodes, in-sample)")
     if table.empty:
-        ax.text(0.5, 0.5, f"strategy {result.config.effective_strategy}: no achievement weights",
-                ha="center", va="center", transform=ax.transAxes)
-        ax.set(title="Search: weight importance", xlabel="agreement lost without the weight", ylabel="achievement")
+        for ax in (share_ax, drop_ax):
+            ax.text(0.5, 0.5, f"strategy {result.config.effective_strategy}: no achievement weights",
+                    ha="center", va="center", transform=ax.transAxes)
+        share_ax.set(title="share of the shaped return", xlabel="share", ylabel="achievement")
+        drop_ax.set(title="agreement lost without the weight", xlabel="agreement lost")
         return fig
     y = np.arange(len(table))[::-1]
-    ax.barh(y, table["agreement_drop_if_zero"], color=PALETTE[0])
-    ax.set_yticks(y, table["achievement"])
+    share_ax.barh(y, table["share_of_return"], color=PALETTE[0])
+    share_ax.set_yticks(y, table["achievement"])
     for position, weight in zip(y, table["weight"]):
-        ax.annotate(f"w={weight:.2f}", (0, position), xytext=(3, 0), textcoords="offset points", va="center",
-                    fontsize=8)
-    ax.axvline(0, color="0.3", linewidth=0.8)
-    ax.set(title="Search: weight importance (fit episodes, in-sample)",
-           xlabel=f"{result.held_out.metric} agreement lost when the weight is 0", ylabel="achievement")
+        share_ax.annotate(f"w={weight:.2f}", (0, position), xytext=(3, 0), textcoords="offset points",
+                          va="center", fontsize=8)
+    drop_ax.barh(y, table["agreement_drop_if_zero"], color=PALETTE[5])
+    drop_ax.axvline(0, color="0.3", linewidth=0.8)
+    share_ax.set(title="share of the shaped return", xlabel="share of the fit episodes' return", ylabel="achievement")
+    drop_ax.set(title="agreement lost without the weight",
+                xlabel=f"{result.held_out.metric} agreement lost when the weight is 0")
     return fig

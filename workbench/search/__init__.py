@@ -27,6 +27,7 @@ import pandas as pd
 from workbench.alignment import bootstrap_interval, kendall_tau, spearman_rho
 from workbench.config import STEPWISE_MODE, RewardConfig
 from workbench.episodes import Corpus
+from workbench.errors import WorkbenchError
 from workbench.reward import coerce_weights
 from workbench.scoring import prepare, score
 from workbench.search.objective import Design, Objective, agreement, build_design, overpay, resource_slot_weights
@@ -150,8 +151,6 @@ def search(
     Raises ``CorpusError`` for a corpus too small to split, ``WorkbenchError`` for an unknown
     metric, progress measure or group to penalise, ``ValueError`` for bad ranges.
     """
-    from workbench.errors import WorkbenchError
-
     if trials < 0:
         raise ValueError(f"trials must be >= 0, got {trials}")
     base = base or RewardConfig(strategy="per_achievement")
@@ -279,4 +278,5 @@ def _importance(evaluator: TrialEvaluator, config: RewardConfig, weights: Mappin
         drops.append(full - agreement(without, progress, metric))
     table = pd.DataFrame({"achievement": list(ACHIEVEMENTS), "weight": w,
                           "share_of_return": (credited * w).sum(axis=0) / total, "agreement_drop_if_zero": drops})
-    return table.sort_values("agreement_drop_if_zero", ascending=False, kind="stable").reset_index(drop=True)
+    return table.sort_values(["agreement_drop_if_zero", "share_of_return"], ascending=False,
+                             kind="stable").reset_index(drop=True)

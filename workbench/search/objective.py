@@ -70,6 +70,7 @@ class Design:
 
     @property
     def n_episodes(self) -> int:
+        """How many episodes (rows) the design has."""
         return len(self.ids)
 
     @property
