@@ -203,10 +203,12 @@ def search(
     if len(held_rows) < FEW_HELD_OUT:
         counts = pd.Series(design.groups[held_rows]).value_counts(sort=False)
         per_group = ", ".join(f"{n} {g}" for g, n in counts.items())
-        notes.append(f"only {len(held_rows)} held-out episodes ({per_group}): a score on so few is uncertain whatever "
-                     f"its "
-                     f"interval ({held.low:.2f} to {held.high:.2f}) says, since resampling within policies can barely "
-                     "vary them; record more episodes per policy for a score you can rely on")
+        interval = f"({held.low:.2f} to {held.high:.2f})"
+        why = (f"a score on so few is uncertain whatever its interval {interval} says, since resampling within a "
+               "policy of one or two episodes can barely vary it" if counts.min() <= 2
+               else f"the interval {interval} is wide")
+        notes.append(f"only {len(held_rows)} held-out episodes ({per_group}): {why}; record more episodes per policy "
+                     "for a score you can rely on")
     if split.unsplit_groups:
         notes.append(f"group(s) with one episode, fitted but never held out: {', '.join(split.unsplit_groups)}")
     return SearchResult(config, params, weights, held, baseline, cross_validated, fitted, table,
