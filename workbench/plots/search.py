@@ -58,9 +58,10 @@ def search_importance(result, *, top: int = 22) -> Figure:
     y = np.arange(len(table))[::-1]
     share_ax.barh(y, table["share_of_return"], color=PALETTE[0])
     share_ax.set_yticks(y, table["achievement"])
-    for position, weight in zip(y, table["weight"]):
-        share_ax.annotate(f"w={weight:.2f}", (0, position), xytext=(3, 0), textcoords="offset points",
+    for position, weight, share in zip(y, table["weight"], table["share_of_return"]):
+        share_ax.annotate(f"w={weight:.2f}", (max(share, 0.0), position), xytext=(3, 0), textcoords="offset points",
                           va="center", fontsize=8)
+    share_ax.set_xlim(0, max(float(table["share_of_return"].max()), 1e-9) * 1.25)  # room for the labels
     drop_ax.barh(y, table["agreement_drop_if_zero"], color=PALETTE[5])
     drop_ax.axvline(0, color="0.3", linewidth=0.8)
     share_ax.set(title="share of the shaped return", xlabel="share of the fit episodes' return", ylabel="achievement")
