@@ -204,9 +204,14 @@ def search(
         counts = pd.Series(design.groups[held_rows]).value_counts(sort=False)
         per_group = ", ".join(f"{n} {g}" for g, n in counts.items())
         interval = f"({held.low:.2f} to {held.high:.2f})"
-        why = (f"a score on so few is uncertain whatever its interval {interval} says, since resampling within a "
-               "policy of one or two episodes can barely vary it" if counts.min() <= 2
-               else f"the interval {interval} is wide")
+        if counts.min() <= 2:
+            why = (f"a score on so few is uncertain whatever its interval {interval} says, since resampling within a "
+                   "policy of one or two episodes can barely vary it")
+        elif held.high - held.low < 0.05:
+            why = (f"the interval {interval} is narrow only because every resample of these few episodes ranks "
+                   "alike; new episodes would test it harder")
+        else:
+            why = f"the interval {interval} is wide"
         notes.append(f"only {len(held_rows)} held-out episodes ({per_group}): {why}; record more episodes per policy "
                      "for a score you can rely on")
     if split.unsplit_groups:
