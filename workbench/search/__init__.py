@@ -208,8 +208,8 @@ def search(
             why = (f"a score on so few is uncertain whatever its interval {interval} says, since resampling within a "
                    "policy of one or two episodes can barely vary it")
         elif held.high - held.low < 0.05:
-            why = (f"the interval {interval} is narrow only because every resample of these few episodes ranks "
-                   "alike; new episodes would test it harder")
+            why = (f"the interval {interval} is narrow, but it only resamples these {len(held_rows)} episodes, and so "
+                   "few can look more certain than they are")
         else:
             why = f"the interval {interval} is wide"
         notes.append(f"only {len(held_rows)} held-out episodes ({per_group}): {why}; record more episodes per policy "
