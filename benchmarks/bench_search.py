@@ -80,8 +80,10 @@ def main() -> None:
     sample = sample_corpus()
     prepare(sample)
     sample_rate, sample_seconds = _trials_per_minute(sample, args.sample_trials, args.repeats, args.seed)
-    print(f"sample ({len(sample)} episodes, {sample.n_decisions:,} decisions): {args.sample_trials} trials in "
-          f"{sample_seconds:.1f} s = {sample_rate:,.0f} trials/min")
+    print(
+        f"sample ({len(sample)} episodes, {sample.n_decisions:,} decisions): {args.sample_trials} trials in "
+        f"{sample_seconds:.1f} s = {sample_rate:,.0f} trials/min"
+    )
 
     start = time.perf_counter()
     large = Corpus.concat([sample] * args.copies)
@@ -103,10 +105,14 @@ def main() -> None:
     weights = np.full(len(ACHIEVEMENTS), 2.0)
     reference_ms = _median_ms(lambda: spearman_rho(score(prepared, config).reward_sum, design.progress), args.repeats)
     rescore_ms = _median_ms(lambda: spearman_rho(design.returns(weights, slots), design.progress), args.repeats)
-    print(f"large ({len(large):,} episodes, {large.n_decisions:,} decisions): concat + prepare {prepare_s:.1f} s, "
-          f"design arrays {design_ms:.1f} ms, exact fit on {len(rows):,} fit episodes {fit_ms:.1f} ms")
-    print(f"  one re-score + rank: workbench.score {reference_ms:.2f} ms (reference) vs design arrays "
-          f"{rescore_ms:.3f} ms ({reference_ms / rescore_ms:,.0f}x)")
+    print(
+        f"large ({len(large):,} episodes, {large.n_decisions:,} decisions): concat + prepare {prepare_s:.1f} s, "
+        f"design arrays {design_ms:.1f} ms, exact fit on {len(rows):,} fit episodes {fit_ms:.1f} ms"
+    )
+    print(
+        f"  one re-score + rank: workbench.score {reference_ms:.2f} ms (reference) vs design arrays "
+        f"{rescore_ms:.3f} ms ({reference_ms / rescore_ms:,.0f}x)"
+    )
     if args.distinct:
         sys.path.insert(0, str(Path(__file__).resolve().parent))
         from bench_scoring import synthetic_corpus  # a benchmark's corpus builder, not package code
@@ -120,8 +126,10 @@ def main() -> None:
             with single_threaded():
                 fit_weights(distinct_design, every, slot_weights=slots, temperature=1.0, ridge=1e-3)
 
-        print(f"  distinct ({len(distinct):,} synthetic episodes, {distinct.n_decisions:,} decisions, "
-              f"{levels} progress levels): exact fit on all {_median_ms(distinct_fit, args.repeats):.1f} ms")
+        print(
+            f"  distinct ({len(distinct):,} synthetic episodes, {distinct.n_decisions:,} decisions, "
+            f"{levels} progress levels): exact fit on all {_median_ms(distinct_fit, args.repeats):.1f} ms"
+        )
         del distinct, distinct_design
     large_rate, large_seconds = _trials_per_minute(large, args.large_trials, args.repeats, args.seed)
     print(f"  search: {args.large_trials} trials in {large_seconds:.1f} s = {large_rate:,.0f} trials/min")

@@ -145,30 +145,44 @@ def test_exact_fit_finds_a_perfect_ranking_that_holds_on_held_out_episodes(separ
 def test_design_returns_equal_workbench_score(separable):
     prepared = prepare(separable)
     design = build_design(prepared, separable.index["policy"].tolist())
-    config = RewardConfig(strategy="per_achievement", indicator_lambda=0.7,
-                          weights={a: 0.1 * i for i, a in enumerate(ACHIEVEMENTS)},
-                          resource_overrides={"inventory": {"sapling": 0.3}, "achievement_count_default": 0.01})
+    config = RewardConfig(
+        strategy="per_achievement",
+        indicator_lambda=0.7,
+        weights={a: 0.1 * i for i, a in enumerate(ACHIEVEMENTS)},
+        resource_overrides={"inventory": {"sapling": 0.3}, "achievement_count_default": 0.01},
+    )
     weights = np.array([config.weights[a] for a in ACHIEVEMENTS])
     returns = design.returns(weights, resource_slot_weights(config.resource_weights), lam=0.7)
     np.testing.assert_allclose(returns, score(prepared, config).reward_sum, rtol=1e-12, atol=1e-12)
     consistent = RewardConfig(strategy="consistent", indicator_lambda=2.0)
-    np.testing.assert_allclose(design.returns(weights, weights, strategy="consistent", lam=2.0),
-                               score(prepared, consistent).reward_sum, rtol=1e-12)
+    np.testing.assert_allclose(
+        design.returns(weights, weights, strategy="consistent", lam=2.0),
+        score(prepared, consistent).reward_sum,
+        rtol=1e-12,
+    )
 
 
 def test_k_limits_act_only_on_repeated_unlocks_and_match_score():
     relocked = ORDER[1]
-    corpus = Corpus([synthetic_episode("a", "x", 4, relock=relocked), synthetic_episode("b", "x", 6),
-                     synthetic_episode("c", "y", 2), synthetic_episode("d", "y", 8)])
+    corpus = Corpus(
+        [
+            synthetic_episode("a", "x", 4, relock=relocked),
+            synthetic_episode("b", "x", 6),
+            synthetic_episode("c", "y", 2),
+            synthetic_episode("d", "y", 8),
+        ]
+    )
     design = build_design(prepare(corpus), corpus.index["policy"].tolist())
     assert [a for a, r in zip(ACHIEVEMENTS, design.repeating) if r] == [relocked]
     unlimited = np.array([a == relocked for a in ACHIEVEMENTS])
     config = RewardConfig(strategy="per_achievement", k_limits={relocked: 0})
     slots = resource_slot_weights(config.resource_weights)
-    np.testing.assert_allclose(design.returns(np.ones(22), slots, unlimited=unlimited),
-                               score(corpus, config).reward_sum)
+    np.testing.assert_allclose(
+        design.returns(np.ones(22), slots, unlimited=unlimited), score(corpus, config).reward_sum
+    )
     assert design.returns(np.ones(22), slots, unlimited=unlimited)[0] == pytest.approx(
-        design.returns(np.ones(22), slots)[0] + 1.0)
+        design.returns(np.ones(22), slots)[0] + 1.0
+    )
     result = search(corpus, trials=6, show_progress=False, bootstrap_reps=100)
     assert f"k_limit.{relocked}" in result.trials.columns
 
@@ -183,8 +197,10 @@ def test_fit_without_two_progress_levels_keeps_the_prior(separable):
 
 # -- Optuna ---------------------------------------------------------------------------------------
 def test_trials_are_reproducible_for_a_seed(sample):
-    runs = [search(sample, trials=25, seed=7, penalize="farmer", penalty=0.5, show_progress=False, bootstrap_reps=200)
-            for _ in range(2)]
+    runs = [
+        search(sample, trials=25, seed=7, penalize="farmer", penalty=0.5, show_progress=False, bootstrap_reps=200)
+        for _ in range(2)
+    ]
     columns = [c for c in runs[0].trials.columns if c != "seconds"]
     pd.testing.assert_frame_equal(runs[0].trials[columns], runs[1].trials[columns])
     assert runs[0].config == runs[1].config and runs[0].held_out == runs[1].held_out
@@ -214,8 +230,14 @@ def test_unknown_penalised_policy_is_a_user_error(sample):
 
 # -- the best config ------------------------------------------------------------------------------
 def test_best_config_lints_clean_and_round_trips(separable, tmp_path):
-    result = search(separable, trials=15, strategies=("per_achievement",), base=RewardConfig.from_file(
-        REPO / "configs" / "upstream_shaped.yaml"), show_progress=False, bootstrap_reps=200)
+    result = search(
+        separable,
+        trials=15,
+        strategies=("per_achievement",),
+        base=RewardConfig.from_file(REPO / "configs" / "upstream_shaped.yaml"),
+        show_progress=False,
+        bootstrap_reps=200,
+    )
     assert [f for f in result.config.lint() if f.level != "info"] == []
     assert set(result.config.weights) == set(ACHIEVEMENTS) and result.config.indicator_lambda == 0.5
     for name in ("best.yaml", "best.toml"):
@@ -244,8 +266,23 @@ def test_cli_writes_refuses_to_overwrite_and_exports(capsys, tmp_path):
     out, trials = tmp_path / "best.yaml", tmp_path / "trials.csv"
     training = tmp_path / "train.toml"
     shutil.copy(REPO / "configs" / "examples" / "task_app_complex.toml", training)
-    code = main(["search", "sample", "--trials", "12", "--out", str(out), "--trials-out", str(trials),
-                 "--export", str(training), "--penalize", "farmer", "--quiet"])
+    code = main(
+        [
+            "search",
+            "sample",
+            "--trials",
+            "12",
+            "--out",
+            str(out),
+            "--trials-out",
+            str(trials),
+            "--export",
+            str(training),
+            "--penalize",
+            "farmer",
+            "--quiet",
+        ]
+    )
     printed = capsys.readouterr().out
     assert code == 0 and "held-out: spearman" in printed and "not a held-out score" in printed
     written = RewardConfig.from_file(out)
@@ -254,8 +291,23 @@ def test_cli_writes_refuses_to_overwrite_and_exports(capsys, tmp_path):
     before = out.read_bytes()
     assert main(["search", "sample", "--trials", "2", "--out", str(out), "--quiet"]) == 2
     assert "already exists" in capsys.readouterr().err and out.read_bytes() == before
-    assert main(["search", "sample", "--trials", "2", "--out", str(out), "--overwrite", "--quiet",
-                 "--trials-out", str(tmp_path / "t.parquet")]) == 0
+    assert (
+        main(
+            [
+                "search",
+                "sample",
+                "--trials",
+                "2",
+                "--out",
+                str(out),
+                "--overwrite",
+                "--quiet",
+                "--trials-out",
+                str(tmp_path / "t.parquet"),
+            ]
+        )
+        == 0
+    )
     assert len(pd.read_parquet(tmp_path / "t.parquet")) == 2
 
 
@@ -273,8 +325,15 @@ def test_cli_rejects_bad_usage(capsys, tmp_path):
 
 # -- the parts a workbench extension or another process uses -----------------------------------
 def test_resource_override_search_writes_scaled_tables_that_score_as_searched(separable):
-    result = search(separable, trials=12, seed=3, resource_overrides=True, strategies=("per_achievement",),
-                    show_progress=False, bootstrap_reps=100)
+    result = search(
+        separable,
+        trials=12,
+        seed=3,
+        resource_overrides=True,
+        strategies=("per_achievement",),
+        show_progress=False,
+        bootstrap_reps=100,
+    )
     assert {"inventory_scale", "count_scale"} <= set(result.trials.columns)
     assert {f.code for f in result.config.lint() if f.level == "warning"} == {"resource-overrides-not-exported"}
     design = build_design(prepare(separable), separable.index["policy"].tolist())
@@ -298,6 +357,8 @@ def test_a_worker_can_rebuild_the_evaluator_from_arrays(separable, tmp_path):
     rows, folds = np.arange(12), stratified_folds(list(design.groups[:12]), 3)
     slots = resource_slot_weights(RewardConfig().resource_weights)
     params = default_params(SearchSpace())
-    here, there = (TrialEvaluator(d, rows, folds, Objective("spearman", "farmer", 1.0), (0.0, 5.0), np.ones(22),
-                                  slots)(params) for d in (design, rebuilt))
+    here, there = (
+        TrialEvaluator(d, rows, folds, Objective("spearman", "farmer", 1.0), (0.0, 5.0), np.ones(22), slots)(params)
+        for d in (design, rebuilt)
+    )
     assert here == there and not np.isnan(here["overpay"]) and rebuilt.ids == design.ids

@@ -50,36 +50,63 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("corpus", metavar="CORPUS", help=CORPUS_HELP)
-    parser.add_argument("--trials", type=int, default=200, metavar="N",
-                        help="Optuna trials (default 200; 0 = the exact fit only)")
-    parser.add_argument("--seed", type=int, default=0,
-                        help="seed of the split, the folds, the sampler and the bootstrap (default 0)")
+    parser.add_argument(
+        "--trials", type=int, default=200, metavar="N", help="Optuna trials (default 200; 0 = the exact fit only)"
+    )
+    parser.add_argument(
+        "--seed", type=int, default=0, help="seed of the split, the folds, the sampler and the bootstrap (default 0)"
+    )
     parser.add_argument("--out", type=Path, metavar="FILE", help="write the best config (.yaml, .yml or .toml)")
     parser.add_argument("--overwrite", action="store_true", help="replace an existing --out or --trials-out file")
-    parser.add_argument("--export", type=Path, metavar="TOML",
-                        help="write the best config into this existing training TOML")
+    parser.add_argument(
+        "--export", type=Path, metavar="TOML", help="write the best config into this existing training TOML"
+    )
     parser.add_argument("--trials-out", type=Path, metavar="FILE", help="write the trials table (.csv or .parquet)")
     parser.add_argument("--base", metavar="CONFIG", help="config to start from (keeps its lambda and resource tables)")
-    parser.add_argument("--progress", default="achievements", choices=["achievements", "env_return"],
-                        help="progress measure to agree with (default: distinct achievements unlocked)")
-    parser.add_argument("--metric", default="spearman", choices=["spearman", "kendall"],
-                        help="rank agreement (default spearman)")
-    parser.add_argument("--penalize", metavar="POLICY",
-                        help="a policy whose overpay per achievement is subtracted (e.g. farmer)")
+    parser.add_argument(
+        "--progress",
+        default="achievements",
+        choices=["achievements", "env_return"],
+        help="progress measure to agree with (default: distinct achievements unlocked)",
+    )
+    parser.add_argument(
+        "--metric", default="spearman", choices=["spearman", "kendall"], help="rank agreement (default spearman)"
+    )
+    parser.add_argument(
+        "--penalize", metavar="POLICY", help="a policy whose overpay per achievement is subtracted (e.g. farmer)"
+    )
     parser.add_argument("--penalty", type=float, default=0.5, help="weight of that overpay (default 0.5)")
-    parser.add_argument("--weight-range", type=float, nargs=2, default=(0.0, 5.0), metavar=("LOW", "HIGH"),
-                        help="bounds of every achievement weight (default 0 5)")
-    parser.add_argument("--held-out", type=float, default=0.3, metavar="FRACTION",
-                        help="share of each policy held out (default 0.3)")
-    parser.add_argument("--folds", type=int, default=3,
-                        help="cross-validation folds inside the fit episodes (default 3)")
-    parser.add_argument("--strategy", default="both", choices=["both", "per_achievement", "consistent"],
-                        help="strategies the search may choose (default both)")
-    parser.add_argument("--resource-overrides", action="store_true",
-                        help="also search resource-table scales (a workbench extension: a training TOML "
-                             "cannot carry them)")
-    parser.add_argument("--storage", type=Path, metavar="JOURNAL",
-                        help="Optuna journal file to keep the study in (resumed if it exists)")
+    parser.add_argument(
+        "--weight-range",
+        type=float,
+        nargs=2,
+        default=(0.0, 5.0),
+        metavar=("LOW", "HIGH"),
+        help="bounds of every achievement weight (default 0 5)",
+    )
+    parser.add_argument(
+        "--held-out", type=float, default=0.3, metavar="FRACTION", help="share of each policy held out (default 0.3)"
+    )
+    parser.add_argument(
+        "--folds", type=int, default=3, help="cross-validation folds inside the fit episodes (default 3)"
+    )
+    parser.add_argument(
+        "--strategy",
+        default="both",
+        choices=["both", "per_achievement", "consistent"],
+        help="strategies the search may choose (default both)",
+    )
+    parser.add_argument(
+        "--resource-overrides",
+        action="store_true",
+        help="also search resource-table scales (a workbench extension: a training TOML cannot carry them)",
+    )
+    parser.add_argument(
+        "--storage",
+        type=Path,
+        metavar="JOURNAL",
+        help="Optuna journal file to keep the study in (resumed if it exists)",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.set_defaults(func=run_search)
 
@@ -108,19 +135,30 @@ def run_search(args: argparse.Namespace) -> int:
     corpus = open_corpus(args.corpus)
     try:
         result = search(
-            corpus, trials=args.trials, seed=args.seed, base=base, progress=args.progress, metric=args.metric,
-            penalize=args.penalize, penalty=args.penalty if args.penalize else 0.0,
-            weight_range=tuple(args.weight_range), held_out=args.held_out, folds=args.folds,
+            corpus,
+            trials=args.trials,
+            seed=args.seed,
+            base=base,
+            progress=args.progress,
+            metric=args.metric,
+            penalize=args.penalize,
+            penalty=args.penalty if args.penalize else 0.0,
+            weight_range=tuple(args.weight_range),
+            held_out=args.held_out,
+            folds=args.folds,
             resource_overrides=args.resource_overrides,
             strategies=("per_achievement", "consistent") if args.strategy == "both" else (args.strategy,),
-            storage=args.storage, show_progress=not args.quiet,
+            storage=args.storage,
+            show_progress=not args.quiet,
         )
     except (WorkbenchError, ValueError, KeyError) as error:
         raise UsageError(str(error).strip("'\"")) from None
     split = result.split
-    print(f"{len(corpus)} episodes: {len(split.fit)} fit, {len(split.held_out)} held out "
-          f"(stratified by {split.stratify}, seed {split.seed}): "
-          + ", ".join(f"{g} {c['fit']}+{c['held_out']}" for g, c in split.table().items()))
+    print(
+        f"{len(corpus)} episodes: {len(split.fit)} fit, {len(split.held_out)} held out "
+        f"(stratified by {split.stratify}, seed {split.seed}): "
+        + ", ".join(f"{g} {c['fit']}+{c['held_out']}" for g, c in split.table().items())
+    )
     print(result.summary())
     if result.weights:
         print("\nweights (sorted by in-sample agreement lost without them):")

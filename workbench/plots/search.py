@@ -31,10 +31,20 @@ def search_trials(result) -> Figure:
     if not np.isnan(held.value):
         x = trials["trial"].max() if len(trials) else 0
         error = None if np.isnan(held.low) else [[held.value - held.low], [held.high - held.value]]
-        ax.errorbar([x], [held.value], yerr=error,
-                    fmt="D", color=PALETTE[5], capsize=4, label=f"held-out ({held.episodes} episodes, 95% interval)")
-    ax.set(title=f"Search: {result.held_out.metric} agreement with progress per trial",
-           xlabel="trial", ylabel="objective (cross-validated on fit episodes)")
+        ax.errorbar(
+            [x],
+            [held.value],
+            yerr=error,
+            fmt="D",
+            color=PALETTE[5],
+            capsize=4,
+            label=f"held-out ({held.episodes} episodes, 95% interval)",
+        )
+    ax.set(
+        title=f"Search: {result.held_out.metric} agreement with progress per trial",
+        xlabel="trial",
+        ylabel="objective (cross-validated on fit episodes)",
+    )
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     return fig
 
@@ -50,8 +60,14 @@ def search_importance(result, *, top: int = 22) -> Figure:
     fig.suptitle("Search: weight importance (fit episodes, in-sample)")
     if table.empty:
         for ax in (share_ax, drop_ax):
-            ax.text(0.5, 0.5, f"strategy {result.config.effective_strategy}: no achievement weights",
-                    ha="center", va="center", transform=ax.transAxes)
+            ax.text(
+                0.5,
+                0.5,
+                f"strategy {result.config.effective_strategy}: no achievement weights",
+                ha="center",
+                va="center",
+                transform=ax.transAxes,
+            )
         share_ax.set(title="share of the shaped return", xlabel="share", ylabel="achievement")
         drop_ax.set(title="agreement lost without the weight", xlabel="agreement lost")
         return fig
@@ -59,12 +75,20 @@ def search_importance(result, *, top: int = 22) -> Figure:
     share_ax.barh(y, table["share_of_return"], color=PALETTE[0])
     share_ax.set_yticks(y, table["achievement"])
     for position, weight, share in zip(y, table["weight"], table["share_of_return"]):
-        share_ax.annotate(f"w={weight:.2f}", (max(share, 0.0), position), xytext=(3, 0), textcoords="offset points",
-                          va="center", fontsize=8)
+        share_ax.annotate(
+            f"w={weight:.2f}",
+            (max(share, 0.0), position),
+            xytext=(3, 0),
+            textcoords="offset points",
+            va="center",
+            fontsize=8,
+        )
     share_ax.set_xlim(0, max(float(table["share_of_return"].max()), 1e-9) * 1.25)  # room for the labels
     drop_ax.barh(y, table["agreement_drop_if_zero"], color=PALETTE[5])
     drop_ax.axvline(0, color="0.3", linewidth=0.8)
     share_ax.set(title="share of the shaped return", xlabel="share of the fit episodes' return", ylabel="achievement")
-    drop_ax.set(title="agreement lost without the weight",
-                xlabel=f"{result.held_out.metric} agreement lost when the weight is 0")
+    drop_ax.set(
+        title="agreement lost without the weight",
+        xlabel=f"{result.held_out.metric} agreement lost when the weight is 0",
+    )
     return fig

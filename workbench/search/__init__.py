@@ -58,8 +58,11 @@ class HeldOutScore:
     overpay: float = float("nan")
 
     def __str__(self) -> str:
-        interval = ("no interval" if math.isnan(self.low)
-                    else f"{self.confidence:.0%} interval {self.low:.3f} to {self.high:.3f}")
+        interval = (
+            "no interval"
+            if math.isnan(self.low)
+            else f"{self.confidence:.0%} interval {self.low:.3f} to {self.high:.3f}"
+        )
         return f"{self.metric} {self.value:.3f} ({interval}; {self.episodes} held-out episodes)"
 
 
@@ -158,8 +161,10 @@ def search(
     ids = list(corpus.ids)
     group_list = [groups[i] for i in ids]
     if penalize is not None and penalize not in set(group_list):
-        raise WorkbenchError(f"cannot penalise {penalize!r}: no episode has {stratify} {penalize!r} "
-                             f"(there are {sorted(set(group_list))})")
+        raise WorkbenchError(
+            f"cannot penalise {penalize!r}: no episode has {stratify} {penalize!r} "
+            f"(there are {sorted(set(group_list))})"
+        )
     objective = Objective(metric=metric, penalize=penalize, penalty=penalty if penalize is not None else 0.0)
     prepared = prepare(corpus)
     design = build_design(prepared, group_list, progress)
@@ -176,16 +181,22 @@ def search(
     if base.effective_lambda <= 0:
         notes.append(f"the base lambda {base.indicator_lambda} is not positive; the result uses 1.0")
     repeating = tuple(name for name, repeats in zip(ACHIEVEMENTS, design.repeating) if repeats)
-    space = SearchSpace(strategies=tuple(strategies), repeating=repeating, resource_overrides=resource_overrides,
-                        lambda_range=lambda_range)
+    space = SearchSpace(
+        strategies=tuple(strategies),
+        repeating=repeating,
+        resource_overrides=resource_overrides,
+        lambda_range=lambda_range,
+    )
     prior = np.array([coerce_weights(dict(base.weights)).get(name, 1.0) for name in ACHIEVEMENTS])
-    evaluator = TrialEvaluator(design, fit_rows, fold_of, objective, weight_range, prior,
-                               resource_slot_weights(base.resource_weights), lam)
+    evaluator = TrialEvaluator(
+        design, fit_rows, fold_of, objective, weight_range, prior, resource_slot_weights(base.resource_weights), lam
+    )
 
     study = None
     if trials > 0:
-        study = run_study(evaluator, space, trials, seed=seed, storage=storage, study_name=study_name,
-                          show_progress=show_progress)
+        study = run_study(
+            evaluator, space, trials, seed=seed, storage=storage, study_name=study_name, show_progress=show_progress
+        )
         params = dict(study.best_trial.params)
         cross_validated = float(study.best_value)
         table = trials_table(study)
@@ -205,47 +216,77 @@ def search(
         per_group = ", ".join(f"{n} {g}" for g, n in counts.items())
         interval = f"({held.low:.2f} to {held.high:.2f})"
         if counts.min() <= 2:
-            why = (f"a score on so few is uncertain whatever its interval {interval} says, since resampling within a "
-                   "policy of one or two episodes can barely vary it")
+            why = (
+                f"a score on so few is uncertain whatever its interval {interval} says, since resampling within a "
+                "policy of one or two episodes can barely vary it"
+            )
         elif held.high - held.low < 0.05:
-            why = (f"the interval {interval} is narrow, but it only resamples these {len(held_rows)} episodes, and so "
-                   "few can look more certain than they are")
+            why = (
+                f"the interval {interval} is narrow, but it only resamples these {len(held_rows)} episodes, and so "
+                "few can look more certain than they are"
+            )
         else:
             why = f"the interval {interval} is wide"
-        notes.append(f"only {len(held_rows)} held-out episodes ({per_group}): {why}; record more episodes per policy "
-                     "for a score you can rely on")
+        notes.append(
+            f"only {len(held_rows)} held-out episodes ({per_group}): {why}; record more episodes per policy "
+            "for a score you can rely on"
+        )
     if split.unsplit_groups:
         notes.append(f"group(s) with one episode, fitted but never held out: {', '.join(split.unsplit_groups)}")
-    return SearchResult(config, params, weights, held, baseline, cross_validated, fitted, table,
-                        _importance(evaluator, config, weights, fit_rows, metric), split, notes, study)
+    return SearchResult(
+        config,
+        params,
+        weights,
+        held,
+        baseline,
+        cross_validated,
+        fitted,
+        table,
+        _importance(evaluator, config, weights, fit_rows, metric),
+        split,
+        notes,
+        study,
+    )
 
 
 def trials_table_from(params: list[dict[str, Any]], values: list[float]) -> pd.DataFrame:
     """A trials table for runs without a study (``trials=0``): one row per params dict."""
-    rows = [{"trial": i, "value": v, "best_so_far": max(values[:i + 1]), "state": "COMPLETE", **p}
-            for i, (p, v) in enumerate(zip(params, values))]
+    rows = [
+        {"trial": i, "value": v, "best_so_far": max(values[: i + 1]), "state": "COMPLETE", **p}
+        for i, (p, v) in enumerate(zip(params, values))
+    ]
     return pd.DataFrame(rows)
 
 
-def _config_of(evaluator: TrialEvaluator, params: Mapping[str, Any], base: RewardConfig,
-               lam: float) -> tuple[RewardConfig, dict[str, float]]:
+def _config_of(
+    evaluator: TrialEvaluator, params: Mapping[str, Any], base: RewardConfig, lam: float
+) -> tuple[RewardConfig, dict[str, float]]:
     """The config a trial's params describe, refitted on every fit episode, weights rounded."""
-    changes: dict[str, Any] = {"enabled": True, "mode": STEPWISE_MODE,
-                               "indicator_lambda": float(params.get("indicator_lambda", lam))}
+    changes: dict[str, Any] = {
+        "enabled": True,
+        "mode": STEPWISE_MODE,
+        "indicator_lambda": float(params.get("indicator_lambda", lam)),
+    }
     if params["strategy"] == "consistent":
         return base.with_changes(strategy="consistent", weights={}, k_limits={}, **changes), {}
     fit = evaluator.fit(params, evaluator.fit_rows)
     weights = {name: round(float(w), WEIGHT_DECIMALS) for name, w in zip(ACHIEVEMENTS, fit.weights)}
-    k_limits = {name: 0 for name, unlimited in zip(ACHIEVEMENTS, evaluator.unlimited(params))
-                if unlimited and evaluator.design.repeating[ACHIEVEMENTS.index(name)]}
+    k_limits = {
+        name: 0
+        for name, unlimited in zip(ACHIEVEMENTS, evaluator.unlimited(params))
+        if unlimited and evaluator.design.repeating[ACHIEVEMENTS.index(name)]
+    }
     overrides = dict(base.resource_overrides)
     if "inventory_scale" in params:
         slots = evaluator.resource_weights(params)
-        items, counts = slots[:len(INVENTORY_ITEMS)], slots[len(INVENTORY_ITEMS):]
-        overrides = {"inventory": {item: round(float(w), 6) for item, w in zip(INVENTORY_ITEMS, items)},
-                     "achievement_counts": {name: round(float(w), 6) for name, w in zip(ACHIEVEMENTS, counts)}}
-    config = base.with_changes(strategy="per_achievement", weights=weights, k_limits=k_limits,
-                               resource_overrides=overrides, **changes)
+        items, counts = slots[: len(INVENTORY_ITEMS)], slots[len(INVENTORY_ITEMS) :]
+        overrides = {
+            "inventory": {item: round(float(w), 6) for item, w in zip(INVENTORY_ITEMS, items)},
+            "achievement_counts": {name: round(float(w), 6) for name, w in zip(ACHIEVEMENTS, counts)},
+        }
+    config = base.with_changes(
+        strategy="per_achievement", weights=weights, k_limits=k_limits, resource_overrides=overrides, **changes
+    )
     return config, weights
 
 
@@ -254,17 +295,23 @@ def _lint_clean_base(base: RewardConfig, lam: float) -> RewardConfig:
     return base.with_changes(enabled=True, mode=STEPWISE_MODE, indicator_lambda=lam)
 
 
-def _held_out_score(returns: np.ndarray, design: Design, rows: np.ndarray, objective: Objective,
-                    reps: int, seed: int) -> HeldOutScore:
+def _held_out_score(
+    returns: np.ndarray, design: Design, rows: np.ndarray, objective: Objective, reps: int, seed: int
+) -> HeldOutScore:
     progress, groups = design.progress[rows], design.groups[rows]
-    statistic = spearman_rho if objective.metric == "spearman" else kendall_tau
+    rank = spearman_rho if objective.metric == "spearman" else kendall_tau
+
+    def statistic(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        return np.asarray(rank(x, y))
+
     value, low, high = bootstrap_interval(statistic, [returns, progress], strata=list(groups), reps=reps, seed=seed)
     paid = overpay(returns, progress, groups == objective.penalize) if objective.penalize else float("nan")
     return HeldOutScore(objective.metric, value, low, high, 0.95, len(rows), paid)
 
 
-def _importance(evaluator: TrialEvaluator, config: RewardConfig, weights: Mapping[str, float],
-                rows: np.ndarray, metric: str) -> pd.DataFrame:
+def _importance(
+    evaluator: TrialEvaluator, config: RewardConfig, weights: Mapping[str, float], rows: np.ndarray, metric: str
+) -> pd.DataFrame:
     """Per achievement on the fit episodes (in-sample): weight, share of the shaped return, and
     the agreement lost when that weight alone is set to 0."""
     columns = ["achievement", "weight", "share_of_return", "agreement_drop_if_zero"]
@@ -283,7 +330,14 @@ def _importance(evaluator: TrialEvaluator, config: RewardConfig, weights: Mappin
     for a in range(len(ACHIEVEMENTS)):
         without = returns - credited[:, a] * w[a]
         drops.append(full - agreement(without, progress, metric))
-    table = pd.DataFrame({"achievement": list(ACHIEVEMENTS), "weight": w,
-                          "share_of_return": (credited * w).sum(axis=0) / total, "agreement_drop_if_zero": drops})
-    return table.sort_values(["agreement_drop_if_zero", "share_of_return"], ascending=False,
-                             kind="stable").reset_index(drop=True)
+    table = pd.DataFrame(
+        {
+            "achievement": list(ACHIEVEMENTS),
+            "weight": w,
+            "share_of_return": (credited * w).sum(axis=0) / total,
+            "agreement_drop_if_zero": drops,
+        }
+    )
+    return table.sort_values(["agreement_drop_if_zero", "share_of_return"], ascending=False, kind="stable").reset_index(
+        drop=True
+    )

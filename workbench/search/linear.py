@@ -115,16 +115,14 @@ def fit_weights(
     low_weight, high_weight = per_episode[has_low], per_episode[has_high]
     ridge_weight = ridge / max((high - low) ** 2, 1e-12)
 
-    if named is not None and penalty > 0:
-        named = np.asarray(named, dtype=bool)
-        hacker = named.any() and (~named).any() and progress[named].mean() > 0 and progress[~named].mean() > 0
-    else:
-        hacker = False
+    marked = np.zeros(len(rows), dtype=bool) if named is None or penalty <= 0 else np.asarray(named, dtype=bool)
+    hacker = bool(marked.any() and (~marked).any() and progress[marked].mean() > 0 and progress[~marked].mean() > 0)
     if hacker:
         # Linear in the returns: (mean return / mean progress) of the named rows minus the others'.
-        contrast = np.where(named, 1.0 / (named.sum() * progress[named].mean()),
-                            -1.0 / ((~named).sum() * progress[~named].mean()))
-        rate_scale = max(abs(float(initial[~named].mean() / progress[~named].mean())), 1e-6)
+        contrast = np.where(
+            marked, 1.0 / (marked.sum() * progress[marked].mean()), -1.0 / ((~marked).sum() * progress[~marked].mean())
+        )
+        rate_scale = max(abs(float(initial[~marked].mean() / progress[~marked].mean())), 1e-6)
 
     # Every margin is linear in theta = (weights, thresholds): margins = A @ theta + offset.
     m_low, m_high = int(has_low.sum()), int(has_high.sum())
@@ -161,8 +159,21 @@ def fit_weights(
     # OpenBLAS threads cost far more than they save on vectors this small (measured 7x slower
     # on this 2-core machine under load), so the solver runs on one.
     with single_threaded():
-        result = minimize(loss_and_gradient, theta0, jac=True, method="L-BFGS-B", bounds=bounds,
-                          options={"maxiter": max_iter, "ftol": FTOL, "gtol": GTOL})
+        result = minimize(
+            loss_and_gradient,
+            theta0,
+            jac=True,
+            method="L-BFGS-B",
+            bounds=bounds,
+            options={"maxiter": max_iter, "ftol": FTOL, "gtol": GTOL},
+        )
     weights = np.clip(result.x[:N_ACHIEVEMENTS], low, high)
-    return LinearFit(weights, result.x[N_ACHIEVEMENTS:], float(result.fun), int(result.nit), bool(result.success),
-                     k, time.perf_counter() - start)
+    return LinearFit(
+        weights,
+        result.x[N_ACHIEVEMENTS:],
+        float(result.fun),
+        int(result.nit),
+        bool(result.success),
+        k,
+        time.perf_counter() - start,
+    )

@@ -85,9 +85,16 @@ class Design:
             return self.first_unlocks
         return np.where(np.asarray(unlimited, dtype=bool)[None, :], self.all_unlocks, self.first_unlocks)
 
-    def returns(self, weights: np.ndarray, slot_weights: np.ndarray, *, strategy: str = "per_achievement",
-                unlimited: np.ndarray | None = None, lam: float = 1.0,
-                rows: np.ndarray | slice = slice(None)) -> np.ndarray:
+    def returns(
+        self,
+        weights: np.ndarray,
+        slot_weights: np.ndarray,
+        *,
+        strategy: str = "per_achievement",
+        unlimited: np.ndarray | None = None,
+        lam: float = 1.0,
+        rows: np.ndarray | slice = slice(None),
+    ) -> np.ndarray:
         """Shaped return per episode (those in ``rows``) under a strategy, weights (22,), resource
         slot weights (38,), k-limit-0 achievements and the effective lambda."""
         if strategy == "consistent":
@@ -97,21 +104,32 @@ class Design:
 
     def arrays(self) -> dict[str, np.ndarray]:
         """The design as named arrays (e.g. for ``numpy.savez``; ids and groups as str arrays)."""
-        return {"ids": np.array(self.ids, dtype=str), "first_unlocks": self.first_unlocks,
-                "all_unlocks": self.all_unlocks, "gains": self.gains,
-                "unlocking_decisions": self.unlocking_decisions, "progress": self.progress,
-                "groups": self.groups.astype(str)}
+        return {
+            "ids": np.array(self.ids, dtype=str),
+            "first_unlocks": self.first_unlocks,
+            "all_unlocks": self.all_unlocks,
+            "gains": self.gains,
+            "unlocking_decisions": self.unlocking_decisions,
+            "progress": self.progress,
+            "groups": self.groups.astype(str),
+        }
 
     @classmethod
     def from_arrays(cls, arrays: Mapping[str, np.ndarray]) -> Design:
         """The design ``arrays()`` gave (e.g. read back with ``numpy.load(..., allow_pickle=False)``)."""
-        return cls(ids=tuple(str(i) for i in arrays["ids"]), groups=np.asarray(arrays["groups"], dtype=object),
-                   **{key: np.asarray(arrays[key], dtype=np.float64) for key in
-                      ("first_unlocks", "all_unlocks", "gains", "unlocking_decisions", "progress")})
+        return cls(
+            ids=tuple(str(i) for i in arrays["ids"]),
+            groups=np.asarray(arrays["groups"], dtype=object),
+            **{
+                key: np.asarray(arrays[key], dtype=np.float64)
+                for key in ("first_unlocks", "all_unlocks", "gains", "unlocking_decisions", "progress")
+            },
+        )
 
 
-def build_design(prepared: PreparedCorpus, groups: Sequence[str],
-                 progress: str | Mapping[str, float] = "achievements") -> Design:
+def build_design(
+    prepared: PreparedCorpus, groups: Sequence[str], progress: str | Mapping[str, float] = "achievements"
+) -> Design:
     """The per-episode arrays of a prepared corpus (``workbench.scoring.prepare``).
 
     ``groups``: one label per episode (corpus order); ``progress``: "achievements" (distinct
@@ -129,8 +147,9 @@ def build_design(prepared: PreparedCorpus, groups: Sequence[str],
     first = prepared.unlock_ordinal == 0
     first_unlocks = np.bincount(episode[first] * N_ACHIEVEMENTS + name[first], minlength=cells)
     gain_episode = prepared.episode_of[prepared.gain_decision].astype(np.int64)
-    gains = np.bincount(gain_episode * N_SLOTS + prepared.gain_slot.astype(np.int64),
-                        weights=prepared.gain_delta, minlength=e * N_SLOTS)
+    gains = np.bincount(
+        gain_episode * N_SLOTS + prepared.gain_slot.astype(np.int64), weights=prepared.gain_delta, minlength=e * N_SLOTS
+    )
     unlocking = np.bincount(prepared.episode_of, weights=(prepared.n_unlocked > 0), minlength=e)
     return Design(
         ids=tuple(prepared.ids),
@@ -149,8 +168,10 @@ def _progress_values(prepared: PreparedCorpus, progress: str | Mapping[str, floa
             return prepared.seen_status.sum(axis=1).astype(np.float64)
         if progress == "env_return":
             return np.asarray(prepared.env_return, dtype=np.float64)
-        raise WorkbenchError(f"unknown progress measure {progress!r}; use one of {list(PROGRESS_MEASURES)} "
-                             "or a mapping episode id -> value")
+        raise WorkbenchError(
+            f"unknown progress measure {progress!r}; use one of {list(PROGRESS_MEASURES)} "
+            "or a mapping episode id -> value"
+        )
     missing = [i for i in prepared.ids if i not in progress]
     if missing:
         raise WorkbenchError(f"the progress mapping has no value for episode(s) {missing[:5]}")
@@ -164,8 +185,11 @@ def _progress_values(prepared: PreparedCorpus, progress: str | Mapping[str, floa
 def resource_slot_weights(resource: ResourceWeights) -> np.ndarray:
     """Weight per resource slot (38,): the 16 inventory items, then the 22 achievement counts,
     read from the tables as the task app reads them (a missing entry pays the table's default)."""
-    return np.array([resource.inventory_weight(item) for item in INVENTORY_ITEMS]
-                    + [resource.achievement_count_weight(name) for name in ACHIEVEMENTS], dtype=np.float64)
+    return np.array(
+        [resource.inventory_weight(item) for item in INVENTORY_ITEMS]
+        + [resource.achievement_count_weight(name) for name in ACHIEVEMENTS],
+        dtype=np.float64,
+    )
 
 
 def agreement(returns: np.ndarray, progress: np.ndarray, metric: str = "spearman") -> float:

@@ -95,8 +95,10 @@ def split_episodes(
         take = min(n - 1, max(1, round(held_out * n)))
         chosen.update(int(p) for p in rng.permutation(positions)[:take])
     if not chosen:
-        raise CorpusError(f"cannot hold out any episode: every {stratify} group has a single episode "
-                          f"({', '.join(unsplit)}); record more episodes or stratify by another column")
+        raise CorpusError(
+            f"cannot hold out any episode: every {stratify} group has a single episode "
+            f"({', '.join(unsplit)}); record more episodes or stratify by another column"
+        )
     return Split(
         fit=tuple(ids[p] for p in range(len(ids)) if p not in chosen),
         held_out=tuple(ids[p] for p in range(len(ids)) if p in chosen),

@@ -131,15 +131,17 @@ class TrialEvaluator:
                 returns[held] = self.returns(params, rows[~held], rows[held], key=fold)
         return self.objective.evaluate(returns, self.design.progress[rows], self.design.groups[rows])
 
-    def returns(self, params: Mapping[str, Any], fit_on: np.ndarray, score_on: np.ndarray,
-                key: Any = "all") -> np.ndarray:
+    def returns(
+        self, params: Mapping[str, Any], fit_on: np.ndarray, score_on: np.ndarray, key: Any = "all"
+    ) -> np.ndarray:
         """Returns of the episodes ``score_on`` under ``params`` with weights fitted on ``fit_on``."""
         lam = float(params.get("indicator_lambda", self.lam))
         if params["strategy"] == "consistent":
             return self.design.returns(self.prior, self.slot_weights, strategy="consistent", lam=lam, rows=score_on)
         fit = self.fit(params, fit_on, key)
-        return self.design.returns(fit.weights, self.resource_weights(params), unlimited=self.unlimited(params),
-                                   lam=lam, rows=score_on)
+        return self.design.returns(
+            fit.weights, self.resource_weights(params), unlimited=self.unlimited(params), lam=lam, rows=score_on
+        )
 
     def fit(self, params: Mapping[str, Any], rows: np.ndarray, key: Any = "all") -> LinearFit:
         """The exact fit of ``params`` on ``rows`` (cached per ``key`` and settings).
@@ -151,14 +153,27 @@ class TrialEvaluator:
         unlimited = self.unlimited(params)
         slot_weights = self.resource_weights(params)
         temperature, ridge = on_grid(params, "log10_temperature"), on_grid(params, "log10_ridge")
-        settings = (key, temperature, ridge, tuple(np.flatnonzero(unlimited).tolist()),
-                    on_grid(params, "inventory_scale"), on_grid(params, "count_scale"))
+        settings = (
+            key,
+            temperature,
+            ridge,
+            tuple(np.flatnonzero(unlimited).tolist()),
+            on_grid(params, "inventory_scale"),
+            on_grid(params, "count_scale"),
+        )
         cached = self._fits.get(settings)
         if cached is None:
             named = self.design.groups[rows] == self.objective.penalize if self.objective.penalize else None
             cached = fit_weights(
-                self.design, rows, slot_weights=slot_weights, unlimited=unlimited, weight_range=self.weight_range,
-                prior=self.prior, temperature=10.0 ** temperature, ridge=10.0 ** ridge, named=named,
+                self.design,
+                rows,
+                slot_weights=slot_weights,
+                unlimited=unlimited,
+                weight_range=self.weight_range,
+                prior=self.prior,
+                temperature=10.0**temperature,
+                ridge=10.0**ridge,
+                named=named,
                 penalty=self.objective.penalty,
             )
             if len(self._fits) >= _FIT_CACHE:
@@ -173,8 +188,8 @@ class TrialEvaluator:
     def resource_weights(self, params: Mapping[str, Any]) -> np.ndarray:
         """(38,) resource weights: the base tables, scaled when the params carry resource scales."""
         weights = self.slot_weights.copy()
-        weights[:len(INVENTORY_ITEMS)] *= on_grid(params, "inventory_scale", 1.0)
-        weights[len(INVENTORY_ITEMS):] *= on_grid(params, "count_scale", 1.0)
+        weights[: len(INVENTORY_ITEMS)] *= on_grid(params, "inventory_scale", 1.0)
+        weights[len(INVENTORY_ITEMS) :] *= on_grid(params, "count_scale", 1.0)
         return weights
 
 
@@ -228,8 +243,9 @@ def run_study(
 
             backend = JournalStorage(JournalFileBackend(str(storage)))
         sampler = optuna.samplers.TPESampler(multivariate=True, seed=seed)
-        study = optuna.create_study(storage=backend, sampler=sampler, study_name=study_name,
-                                    direction="maximize", load_if_exists=True)
+        study = optuna.create_study(
+            storage=backend, sampler=sampler, study_name=study_name, direction="maximize", load_if_exists=True
+        )
         if len(study.trials) == 0 and trials > 0:
             study.enqueue_trial(default_params(space))
         bar = tqdm(total=trials, desc="search", unit="trial", disable=not show_progress, leave=False)
@@ -259,15 +275,25 @@ def trials_table(study: optuna.Study) -> pd.DataFrame:
     param (``strategy``, ``log10_temperature``, ...)."""
     rows = []
     for trial in study.trials:
-        seconds = (trial.datetime_complete - trial.datetime_start).total_seconds() \
-            if trial.datetime_complete and trial.datetime_start else float("nan")
-        rows.append({"trial": trial.number, "value": trial.value, "agreement": trial.user_attrs.get("agreement"),
-                     "overpay": trial.user_attrs.get("overpay"), "state": trial.state.name, "seconds": seconds,
-                     **trial.params})
+        seconds = (
+            (trial.datetime_complete - trial.datetime_start).total_seconds()
+            if trial.datetime_complete and trial.datetime_start
+            else float("nan")
+        )
+        rows.append(
+            {
+                "trial": trial.number,
+                "value": trial.value,
+                "agreement": trial.user_attrs.get("agreement"),
+                "overpay": trial.user_attrs.get("overpay"),
+                "state": trial.state.name,
+                "seconds": seconds,
+                **trial.params,
+            }
+        )
     table = pd.DataFrame(rows)
     if table.empty:
         return table
     table = table.astype({"value": "float64", "agreement": "float64", "overpay": "float64"})
     table.insert(2, "best_so_far", table["value"].cummax())
     return table
-
