@@ -159,3 +159,149 @@ def test_scorecard_numbers_are_the_alignment_functions():
     assert card.loc["upstream_shaped", "farmer / scripted pay per achievement"] > 1
     assert card.loc["recommended", "farmer / scripted pay per achievement"] < 1
     assert "farmer / scripted pay per achievement" not in scorecard(sample, configs, hacker="nobody").columns
+
+
+# -- kendall_tau, spearman_rho, bootstrap_interval ----------------------------------------------
+def brute_force_tau_b(x, y) -> float:
+    """Kendall's tau-b by looking at every pair (the definition)."""
+    concordant = discordant = tied_x = tied_y = 0
+    for i in range(len(x)):
+        for j in range(i + 1, len(x)):
+            sx, sy = np.sign(x[i] - x[j]), np.sign(y[i] - y[j])
+            if sx == 0 and sy == 0:
+                continue
+            if sx == 0:
+                tied_x += 1
+            elif sy == 0:
+                tied_y += 1
+            elif sx == sy:
+                concordant += 1
+            else:
+                discordant += 1
+    denominator = math.sqrt((concordant + discordant + tied_x) * (concordant + discordant + tied_y))
+    return (concordant - discordant) / denominator if denominator else float("nan")
+
+
+def test_kendall_tau_is_tau_b_with_ties():
+    from workbench.alignment import kendall_tau
+
+    assert kendall_tau([1, 2, 3, 4], [10, 20, 30, 40]) == pytest.approx(1.0)
+    assert kendall_tau([1, 2, 3, 4], [4, 3, 2, 1]) == pytest.approx(-1.0)
+    # scipy.stats.kendalltau's documented example (tau-b with ties in both).
+    assert kendall_tau([12, 2, 1, 12, 2], [1, 4, 7, 1, 0]) == pytest.approx(-0.47140452079103173, abs=1e-15)
+    assert math.isnan(kendall_tau([1, 1, 1], [1, 2, 3])) and math.isnan(kendall_tau([5.0], [1.0]))
+    rng = np.random.default_rng(7)
+    for _ in range(200):  # sizes across several merge levels, many ties
+        n = int(rng.integers(2, 70))
+        x = rng.integers(0, int(rng.integers(1, 9)), n).astype(float)
+        y = rng.integers(0, int(rng.integers(1, 9)), n) * 0.5
+        expected = brute_force_tau_b(x, y)
+        got = kendall_tau(x, y)
+        assert (math.isnan(expected) and math.isnan(got)) or got == pytest.approx(expected, abs=1e-12)
+
+
+def test_rank_correlations_by_rows_equal_one_call_per_row():
+    from workbench.alignment import kendall_tau, spearman_rho
+
+    rng = np.random.default_rng(3)
+    x, y = rng.integers(0, 6, (40, 33)).astype(float), rng.normal(size=(40, 33))
+    y[5] = 1.0  # a constant row gives NaN in its slot only
+    taus, rhos = kendall_tau(x, y), spearman_rho(x, y)
+    assert taus.shape == rhos.shape == (40,)
+    for r in range(40):
+        assert np.allclose(taus[r], kendall_tau(x[r], y[r]), equal_nan=True, atol=1e-12)
+        expected = pd.Series(x[r]).rank().corr(pd.Series(y[r]).rank()) if r != 5 else float("nan")
+        assert np.allclose(rhos[r], expected, equal_nan=True, atol=1e-12)
+    with pytest.raises(ValueError, match="same shape"):
+        kendall_tau([1, 2], [1, 2, 3])
+    with pytest.raises(ValueError, match="NaN"):
+        spearman_rho([1, float("nan")], [1, 2])
+
+
+def test_spearman_rho_is_progress_agreement_on_the_sample_corpus():
+    from workbench.alignment import spearman_rho
+
+    episodes = score(sample_corpus(), SHAPED).episodes
+    rho = spearman_rho(episodes["reward_sum"].to_numpy(), episodes["unique_achievements_total"].to_numpy())
+    assert rho == pytest.approx(progress_agreement(score(sample_corpus(), SHAPED)), abs=1e-12)
+
+
+def test_bootstrap_resamples_within_strata_only():
+    from workbench.alignment import bootstrap_interval
+
+    strata = np.array(["farmer"] * 3 + ["scripted"] * 5 + ["random"] * 2)
+    stratum_of = pd.Series(strata)
+    drawn: list[np.ndarray] = []
+
+    def record(items: np.ndarray) -> np.ndarray:
+        drawn.append(items.copy())
+        return items.mean(axis=1)
+
+    bootstrap_interval(record, [np.arange(10)], strata, reps=500, seed=1)
+    point_row, resamples = drawn[0], np.concatenate(drawn[1:])
+    assert point_row.tolist() == [list(range(10))]  # the point statistic sees the data as given
+    assert resamples.shape == (500, 10)
+    for slot in range(10):  # every slot is filled from its own stratum, with replacement
+        assert set(strata[resamples[:, slot]]) == {strata[slot]}
+    counts = stratum_of.iloc[resamples.ravel()].value_counts()
+    assert counts.to_dict() == {"scripted": 2500, "farmer": 1500, "random": 1000}
+    assert len(np.unique(resamples[:, 0])) == 3  # all of the farmer's episodes are drawn somewhere
+
+
+def test_stratified_bootstrap_keeps_the_mix_a_plain_one_does_not():
+    from workbench.alignment import bootstrap_interval
+
+    # Constant within each stratum: every stratified resample has the same mean; a plain
+    # bootstrap changes the mix of strata and so the mean.
+    values = np.array([0.0] * 4 + [10.0] * 6)
+    strata = ["a"] * 4 + ["b"] * 6
+
+    def mean(v: np.ndarray) -> np.ndarray:
+        return v.mean(axis=1)
+
+    assert bootstrap_interval(mean, [values], strata, reps=300) == pytest.approx((6.0, 6.0, 6.0))
+    point, low, high = bootstrap_interval(mean, [values], None, reps=300)
+    assert point == 6.0 and low < 5.0 and high > 7.0
+
+
+def test_bootstrap_interval_of_a_mean_matches_the_normal_approximation():
+    from workbench.alignment import bootstrap_interval
+
+    rng = np.random.default_rng(11)
+    values = rng.normal(2.0, 3.0, 400)
+    point, low, high = bootstrap_interval(lambda v: v.mean(axis=1), [values], reps=4000, seed=5)
+    half = 1.96 * values.std(ddof=1) / math.sqrt(len(values))
+    assert point == pytest.approx(values.mean())
+    assert low == pytest.approx(point - half, abs=0.1 * half) and high == pytest.approx(point + half, abs=0.1 * half)
+    # Same seed, same interval; several arrays are resampled together (paired items).
+    from workbench.alignment import kendall_tau
+
+    x, y = rng.integers(0, 5, 30), rng.normal(size=30)
+    strata = rng.integers(0, 3, 30)
+    first = bootstrap_interval(kendall_tau, [x, y], strata, reps=200, seed=9)
+    assert first == bootstrap_interval(kendall_tau, [x, y], strata, reps=200, seed=9)
+    assert first != bootstrap_interval(kendall_tau, [x, y], strata, reps=200, seed=10)
+    assert first[0] == kendall_tau(x, y) and first[1] <= first[0] <= first[2]
+
+
+def test_bootstrap_interval_nan_resamples_and_errors():
+    from workbench.alignment import bootstrap_interval, kendall_tau
+
+    # Two strata of one item each: a stratum of one item always draws that item, so every
+    # resample is the data itself and the interval is the point.
+    assert bootstrap_interval(kendall_tau, [[1, 2], [3, 4]], ["a", "b"], reps=20) == pytest.approx((1.0, 1.0, 1.0))
+    # One stratum of two: a resample drawing the same episode twice has constant x (NaN tau),
+    # left out; here about half of them.
+    point, low, high = bootstrap_interval(kendall_tau, [[1, 2], [3, 4]], ["a", "a"], reps=50)
+    assert (point, low, high) == pytest.approx((1.0, 1.0, 1.0))
+    # Every resample NaN (a stratum of one constant item): the interval is NaN.
+    point, low, high = bootstrap_interval(kendall_tau, [[1, 1], [3, 4]], None, reps=50)
+    assert math.isnan(point) and math.isnan(low) and math.isnan(high)
+    with pytest.raises(ValueError, match="equal length"):
+        bootstrap_interval(kendall_tau, [[1, 2], [1]])
+    with pytest.raises(ValueError, match="one label per item"):
+        bootstrap_interval(kendall_tau, [[1, 2], [1, 2]], ["a"])
+    with pytest.raises(ValueError, match="confidence"):
+        bootstrap_interval(kendall_tau, [[1, 2], [1, 2]], confidence=1.0)
+    with pytest.raises(ValueError, match="reps"):
+        bootstrap_interval(kendall_tau, [[1, 2], [1, 2]], reps=0)
