@@ -91,6 +91,7 @@ class Compare:
     def _build_figures(self) -> None:
         self._groups = list(dict.fromkeys(self.corpus.groups(self.by).reindex(list(self.prepared.ids)).astype(str)))
         gx, gy = bq.OrdinalScale(), bq.LinearScale()
+        self._bar_scale = gy
         self.bars = bq.Bars(x=self._groups, y=np.zeros((1, len(self._groups))), scales={"x": gx, "y": gy},
                             type="grouped", colors=list(PALETTE), display_legend=True, labels=["-"],
                             tooltip=bq.Tooltip(fields=["x", "y"], formats=["", ".3f"], labels=[self.by, "mean"]))
@@ -196,8 +197,12 @@ class Compare:
             rows.append(values.reindex(self._groups).fillna(0.0).to_numpy())
         label = {"raw": "mean shaped return", "share of max": "mean return / config's largest",
                  "ranks": "mean rank (1 = paid most)"}[scale]
-        with self.bars.hold_sync():
-            self.bars.y = np.array(rows)
+        values = np.array(rows)
+        low, high = float(min(values.min(), 0.0)), float(max(values.max(), 0.0))
+        pad = max(high - low, 1e-9) * 0.1
+        with self.bars.hold_sync(), self._bar_scale.hold_sync():
+            self._bar_scale.min, self._bar_scale.max = low - (pad if low < 0 else 0.0), high + pad
+            self.bars.y = values
             self.bars.labels = names
             self.bars.colors = list(PALETTE[:len(names)])
         self.groups_figure.title = f"{label} per {self.by}"
@@ -257,13 +262,14 @@ class Compare:
     def _groups_html(self, names: list[str], scores: dict[str, Scores]) -> str:
         frames = []
         for name in names:
-            table = returns_by_group(scores[name], self.corpus, by=self.by).set_index(self.by)
-            frames.append(table[["mean_return", "return_per_achievement"]].rename(
-                columns={"mean_return": f"mean return: {name}", "return_per_achievement": f"per achievement: {name}"}))
-        first = returns_by_group(scores[names[0]], self.corpus, by=self.by).set_index(self.by)
-        table = pd.concat([first[["episodes", "mean_achievements"]].rename(
-            columns={"mean_achievements": "mean achievements"}), *frames], axis=1)
-        return table.reset_index().to_html(index=False, float_format="%.3f")
+            table = returns_by_group(scores[name], self.corpus, by=self.by)
+            frames.append(table.assign(config=name)[[self.by, "config", "episodes", "mean_achievements", "mean_return",
+                                                     "return_per_achievement"]])
+        table = pd.concat(frames).rename(columns={"mean_achievements": "mean achievements",
+                                                  "mean_return": "mean return",
+                                                  "return_per_achievement": "return per achievement"})
+        table = table.sort_values(self.by, key=lambda c: c.map({g: i for i, g in enumerate(self._groups)}), kind="stable")
+        return table.to_html(index=False, float_format="%.3f")
 
     def _components_html(self, reference: str) -> str:
         parts = []

@@ -29,7 +29,7 @@ function render({ model, el }) {
                   log: [], raf: null, syncTimer: null, loadId: 0 };
   const root = h("div", { class: "wb-replay", tabindex: "0" });
   const button = (label, title, action) => h("button", { class: "wb-btn", title, onclick: action }, label);
-  const startBtn = button("⏮", "to the start (Home)", () => seek(0));
+  const startBtn = button("⇤ start", "to the start (Home)", () => seek(0));
   const prevPay = button("◀ paying", "previous paying decision (Shift+Left)", () => jump("paying", -1));
   const back = button("◁", "one step back (Left)", () => seek(state.step - 1));
   const playBtn = button("▶ play", "play / pause (Space)", () => toggle());
@@ -198,7 +198,7 @@ function render({ model, el }) {
     if (!state.ep || state.playing) return;
     if (state.step >= nSteps()) show(0);
     state.playing = true; state.last = null; state.log.length = 0;
-    playBtn.textContent = "⏸ pause"; state.raf = requestAnimationFrame(tick);
+    playBtn.textContent = "❚❚ pause"; state.raf = requestAnimationFrame(tick);
   }
 
   function pause() {

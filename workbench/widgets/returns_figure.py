@@ -70,7 +70,7 @@ class ReturnsFigure:
                                 axes=[x_axis, y_axis], animation_duration=0,
                                 fig_margin={"top": 30, "bottom": 20, "left": 60, "right": 10},
                                 layout=w.Layout(width="100%", height="330px"),
-                                title="shaped return per episode, by policy (grey dashed: baseline)")
+                                title="shaped return per episode")
         self._colors = colors
 
     def update(self, live: list[np.ndarray], baseline: list[np.ndarray], shown_group: np.ndarray,

@@ -256,8 +256,7 @@ class Tuner:
         achievements = self.scores.episodes["unique_achievements_total"].to_numpy()
         names = [f"{self._ids[i]} · {self._policies[self._policy_code[i]]} · return {live[i]:.2f} "
                  f"(baseline {base[i]:.2f}) · {achievements[i]} achievements" for i in rows]
-        title = (f"shaped return, {config.effective_strategy}, lambda x{config.effective_lambda:g} "
-                 f"(grey dashed: baseline)")
+        title = f"{config.effective_strategy}, lambda x{config.effective_lambda:g} (dashed: baseline)"
         self.figure.update(live_by, base_by, self._policy_code[rows].astype(float), live[rows], names, title)
         self.progress_view.value = self._progress_html(mask)
         self.extremes_view.value = self._extremes_html(mask, achievements)
@@ -311,7 +310,7 @@ class Tuner:
                              f"<td style='text-align:right'>{live[i]:.3f}</td>"
                              f"<td style='text-align:right;color:#777'>{base[i]:.3f}</td>"
                              f"<td style='text-align:right'>{achievements[i]}</td></tr>")
-        return ("<table class='workbench-extremes'><thead><tr><th></th><th>episode</th><th>policy</th><th>return</th>"
+        return ("<table class='workbench-extremes' style='font-size:12px;white-space:nowrap'><thead><tr><th></th><th>episode</th><th>policy</th><th>return</th>"
                 "<th>baseline</th><th>achievements</th></tr></thead><tbody>" + "".join(lines) + "</tbody></table>"
                 "<small>click a point in the figure to replay that episode</small>")
 
