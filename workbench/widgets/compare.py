@@ -96,7 +96,7 @@ class Compare:
                             type="grouped", colors=list(PALETTE), display_legend=True, labels=["-"],
                             tooltip=bq.Tooltip(fields=["x", "y"], formats=["", ".3f"], labels=[self.by, "mean"]))
         self.groups_figure = bq.Figure(
-            marks=[self.bars], axes=[bq.Axis(scale=gx), bq.Axis(scale=gy, orientation="vertical", grid_lines="dashed")],
+            marks=[self.bars], axes=[bq.Axis(scale=gx), bq.Axis(scale=gy, side="left", grid_lines="dashed")],
             title="mean shaped return per " + self.by, animation_duration=0, legend_location="top-left",
             fig_margin={"top": 40, "bottom": 30, "left": 55, "right": 10}, layout=w.Layout(width="430px", height="340px"))
         ex, ey = bq.LinearScale(), bq.LinearScale()
@@ -108,7 +108,7 @@ class Compare:
                                  interactions={"click": "select", "hover": "tooltip"})
         self.points.on_element_click(lambda _mark, event: self._on_pick(int(event["data"]["index"])))
         self._x_axis = bq.Axis(scale=ex, label="reference")
-        self._y_axis = bq.Axis(scale=ey, orientation="vertical", label="compared", grid_lines="dashed")
+        self._y_axis = bq.Axis(scale=ey, side="left", label="compared", grid_lines="dashed")
         self.episodes_figure = bq.Figure(
             marks=[self.diagonal, self.points], axes=[self._x_axis, self._y_axis], animation_duration=0,
             title="per episode: compared vs reference (click to replay)",

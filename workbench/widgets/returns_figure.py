@@ -65,7 +65,7 @@ class ReturnsFigure:
         self.zero = bq.Lines(x=[-0.6, n - 0.4], y=[0.0, 0.0], scales={"x": self.x, "y": self.y}, colors=["#555"],
                              stroke_width=0.8)
         x_axis = bq.Axis(scale=self.x, num_ticks=0, tick_style={"display": "none"})
-        y_axis = bq.Axis(scale=self.y, orientation="vertical", label="shaped return", grid_lines="dashed")
+        y_axis = bq.Axis(scale=self.y, side="left", label="shaped return", grid_lines="dashed")
         self.widget = bq.Figure(marks=[self.zero, self.ghost, self.live, self.points, self.labels],
                                 axes=[x_axis, y_axis], animation_duration=0,
                                 fig_margin={"top": 30, "bottom": 20, "left": 60, "right": 10},
