@@ -63,6 +63,7 @@ class Compare:
         reference = a or names[0]
         others = [b] if b else [n for n in names if n != reference][:3] or [reference]
         self._scores: dict[tuple[str, int], Scores] = {}
+        self._tables: dict[tuple, tuple] = {}  # keyed by id of Scores kept alive in the value
         self.picker_a = w.Dropdown(options=names, value=reference, description="reference",
                                    layout=w.Layout(width="300px"))
         self.shown = w.SelectMultiple(options=names, value=tuple(others), description="compare with", rows=4,
@@ -158,10 +159,27 @@ class Compare:
         self.update()
 
     def _score(self, name: str) -> Scores:
+        # Cached per config object (configs are values: a changed config is a new object), so
+        # flipping between configs re-scores nothing.
         key = (name, id(self.configs[name]))
-        if key not in self._scores:
-            self._scores[key] = score(self.prepared, self.configs[name])
-        return self._scores[key]
+        cached = self._scores.get(key)
+        if cached is None or cached.config is not self.configs[name]:
+            self._scores[key] = cached = score(self.prepared, self.configs[name])
+        return cached
+
+    def _by_group(self, name: str) -> pd.DataFrame:
+        scores = self._score(name)
+        key = ("groups", id(scores))
+        if key not in self._tables:
+            self._tables[key] = (scores, returns_by_group(scores, self.corpus, by=self.by))
+        return self._tables[key][1]
+
+    def _compare(self, reference: str, other: str) -> Comparison:
+        a, b = self._score(reference), self._score(other)
+        key = ("compare", id(a), id(b))
+        if key not in self._tables:
+            self._tables[key] = (a, b, compare(self.prepared, a.config, b.config))
+        return self._tables[key][-1]
 
     # -- drawing -----------------------------------------------------------------------------
     def update(self) -> None:
@@ -169,8 +187,7 @@ class Compare:
         if self._updating:
             return
         reference = self.picker_a.value
-        self.comparisons: dict[str, Comparison] = {name: compare(self.prepared, self.config_a, self.configs[name])
-                                                   for name in self.others}
+        self.comparisons: dict[str, Comparison] = {name: self._compare(reference, name) for name in self.others}
         self.comparison = self.comparisons[self.others[0]]
         names = [reference] + [n for n in self.others if n != reference]
         scores = {name: self._score(name) for name in names}
@@ -184,7 +201,7 @@ class Compare:
         scale = self.scale.value
         rows = []
         for name in names:
-            table = returns_by_group(scores[name], self.corpus, by=self.by).set_index(self.by)
+            table = self._by_group(name).set_index(self.by)
             if scale == "ranks":
                 ranks = pd.Series(normalised(scores[name].reward_sum, "ranks"), index=list(self.prepared.ids))
                 groups = self.corpus.groups(self.by)
@@ -256,13 +273,19 @@ class Compare:
             role = "reference" if k == 0 else "compared"
             rows.append(f"<li><b style='color:{PALETTE[k % len(PALETTE)]}'>{html.escape(name)}</b> ({role}): "
                         f"{config.effective_strategy}, lambda x{config.effective_lambda:g}; "
-                        f"{html.escape(progress_summary(scores[name]))}</li>")
+                        f"{html.escape(self._progress_line(scores[name]))}</li>")
         return f"<ul style='margin:0;padding-left:18px'>{''.join(rows)}</ul>"
+
+    def _progress_line(self, scores: Scores) -> str:
+        key = ("progress", id(scores))
+        if key not in self._tables:
+            self._tables[key] = (scores, progress_summary(scores))
+        return self._tables[key][1]
 
     def _groups_html(self, names: list[str], scores: dict[str, Scores]) -> str:
         frames = []
         for name in names:
-            table = returns_by_group(scores[name], self.corpus, by=self.by)
+            table = self._by_group(name)
             frames.append(table.assign(config=name)[[self.by, "config", "episodes", "mean_achievements", "mean_return",
                                                      "return_per_achievement"]])
         table = pd.concat(frames).rename(columns={"mean_achievements": "mean achievements",

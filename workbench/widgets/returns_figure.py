@@ -72,24 +72,43 @@ class ReturnsFigure:
                                 layout=w.Layout(width="100%", height="330px"),
                                 title="shaped return per episode")
         self._colors = colors
+        self._baseline: list[np.ndarray] | None = None
+        self._ghost: tuple[np.ndarray, np.ndarray] = (np.zeros(0), np.zeros(0))
+        self._range = (np.inf, -np.inf)
 
     def update(self, live: list[np.ndarray], baseline: list[np.ndarray], shown_group: np.ndarray,
                shown_return: np.ndarray, names: list[str], title: str) -> None:
         """Redraw boxes and points (see the class docstring)."""
         live_x, live_y = box_lines(live, LIVE_X)
-        ghost_x, ghost_y = box_lines(baseline, GHOST_X)
+        new_ghost = baseline is not self._baseline  # sent only when the filter changes it
+        if new_ghost:
+            self._baseline = baseline
+            self._ghost = box_lines(baseline, GHOST_X)
+        ghost_x, ghost_y = self._ghost
         every = np.concatenate([*live, *baseline, shown_return, [0.0]])
         every = every[np.isfinite(every)]
         low, high = float(every.min()), float(every.max())
         pad = max(high - low, 1e-6) * 0.08
         jitter = ((np.arange(len(shown_group)) * 0.618) % 1.0 - 0.5) * 0.12
+        # The y range only grows while dragging (fewer axis redraws); it fits again when it is
+        # over twice what the data needs or the filter changes.
+        current_low, current_high = self._range
+        needed = (low - 2 * pad, high + pad)
+        if (new_ghost or needed[0] < current_low or needed[1] > current_high
+                or (current_high - current_low) > 2 * (needed[1] - needed[0])):
+            self._range = needed
         with self.live.hold_sync(), self.ghost.hold_sync(), self.points.hold_sync(), self.y.hold_sync():
-            self.y.min, self.y.max = low - 2 * pad, high + pad
+            if (self.y.min, self.y.max) != self._range:
+                self.y.min, self.y.max = self._range
             self.live.x, self.live.y = live_x, live_y
-            self.ghost.x, self.ghost.y = ghost_x, ghost_y
+            if new_ghost:
+                self.ghost.x, self.ghost.y = ghost_x, ghost_y
             self.points.x = shown_group + POINTS_X + jitter
             self.points.y = shown_return
-            self.points.names = names
-            self.points.colors = [self._colors.get(self.groups[int(g)], LIVE_COLOR) for g in shown_group]
+            if list(self.points.names) != names:
+                self.points.names = names
+            colors = [self._colors.get(self.groups[int(g)], LIVE_COLOR) for g in shown_group]
+            if list(self.points.colors) != colors:
+                self.points.colors = colors
         if self.widget.title != title:
             self.widget.title = title

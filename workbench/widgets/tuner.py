@@ -59,6 +59,7 @@ class Tuner:
         self._ids = np.array(self.prepared.ids, dtype=object)
         self.baseline_scores = score(self.prepared, self.baseline)
         self._shown: np.ndarray = np.zeros(0, dtype=np.int64)
+        self._baseline_key: bytes | None = None
         self._updates = LatestWins(self.update)
         self._applying = False
         self._build_controls()
@@ -247,7 +248,12 @@ class Tuner:
         live, base = self.scores.reward_sum, self.baseline_scores.reward_sum
         groups = range(len(self._policies))
         live_by = [live[mask & (self._policy_code == g)] for g in groups]
-        base_by = [base[mask & (self._policy_code == g)] for g in groups]
+        key = mask.tobytes()
+        if self._baseline_key != key:  # the baseline changes only with the filter
+            self._baseline_key = key
+            self._baseline_by = [base[mask & (self._policy_code == g)] for g in groups]
+            self._baseline_progress = (progress_summary(self.baseline_scores.episodes[mask]) if mask.any() else "")
+        base_by = self._baseline_by
         rows = np.flatnonzero(mask)
         if len(rows) > ALL_POINTS_UP_TO:
             order = rows[np.argsort(live[rows], kind="stable")]
@@ -288,7 +294,7 @@ class Tuner:
         if not mask.any():
             return "<i>no episode matches the filter</i>"
         live = progress_summary(self.scores.episodes[mask])
-        base = progress_summary(self.baseline_scores.episodes[mask])
+        base = self._baseline_progress
         return (f"<b>progress</b>: {html.escape(live)}<br><span style='color:#777'><b>baseline</b>: "
                 f"{html.escape(base)}</span>")
 
