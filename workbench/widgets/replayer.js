@@ -155,14 +155,17 @@ function render({ model, el }) {
     state.step = step;
     drawFrame(step);
     statePanel.innerHTML = stateHtml(step);
-    componentsPanel.innerHTML = componentsHtml(step);
+    const d = decisionAt(step);
+    if (d !== state.shownDecision) {  // the components and the message change with the decision only
+      state.shownDecision = d;
+      componentsPanel.innerHTML = componentsHtml(step);
+      if (state.ep.messages) {
+        messagePanel.textContent = d > 0 ? state.ep.messages[d - 1] : "(reset: the model has not answered yet)";
+      }
+    }
     drawStrip(step);
     slider.value = String(step);
     counter.textContent = `${step} / ${nSteps()}`;
-    if (state.ep.messages) {
-      const d = decisionAt(step);
-      messagePanel.textContent = d > 0 ? state.ep.messages[d - 1] : "(reset: the model has not answered yet)";
-    }
     if (state.playing) state.log.push([performance.now(), step]);
     if (sync) scheduleSync();
   }
@@ -244,7 +247,7 @@ function render({ model, el }) {
 
   function episodeChanged() {
     const wasPlaying = state.playing; if (wasPlaying) pause();
-    state.ep = model.get("episode");
+    state.ep = model.get("episode"); state.shownDecision = -1;
     if (!state.ep || !state.ep.n_steps) return;
     slider.max = String(state.ep.n_steps);
     messagePanel.style.display = state.ep.messages ? "" : "none";

@@ -21,7 +21,7 @@ from workbench.config import RewardConfig
 from workbench.episodes import Corpus, Episode
 from workbench.errors import CorpusError
 from workbench.plots import KIND_COLORS, KIND_LABELS
-from workbench.scoring import score
+from workbench.scoring import Scores, score
 from workbench.tables import ACHIEVEMENTS, INVENTORY_ITEMS
 from workbench.widgets.common import component_label, counts_note
 from workbench.widgets.map_view import render_views
@@ -143,6 +143,13 @@ class Replayer:
     @step.setter
     def step(self, value: int) -> None:
         self.view.step = int(max(0, min(value, self.data["n_steps"])))
+
+    @property
+    def scores(self) -> Scores:
+        """The whole corpus scored under the Replayer's config (computed on first use per config)."""
+        if getattr(self, "_scores", None) is None or self._scores.config is not self.config:
+            self._scores = score(self.corpus, self.config)
+        return self._scores
 
     @property
     def n_steps(self) -> int:
