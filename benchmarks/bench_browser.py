@@ -25,7 +25,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 
-from browser_lab import TIMEOUT_MS, launch, lab_server, open_notebook, output, run_all, write_notebook  # noqa: E402
+from browser_lab import lab_server, launch, open_notebook, output, run_all, write_notebook
 
 #: Times from a JS-side input event to the next paint after the target's DOM changed.
 MEASURE_JS = """async ([target, action, arg]) => {
@@ -44,14 +44,14 @@ MEASURE_JS = """async ([target, action, arg]) => {
 def cells(copies: int) -> list[str]:
     shaped = REPO / "configs" / "upstream_shaped.yaml"
     return [
-        "import ipywidgets as w, workbench\nfrom workbench.episodes import Corpus\n"
+        ("import ipywidgets as w, workbench\nfrom workbench.episodes import Corpus\n"
         "from workbench.widgets import Compare, Replayer, Tuner\n"
         f"corpus = workbench.sample_corpus()\nshaped = workbench.RewardConfig.from_file({str(shaped)!r})\n"
         f"recommended = workbench.RewardConfig.from_file({str(REPO / 'configs' / 'recommended.yaml')!r})\n"
         f"default = workbench.RewardConfig.from_file({str(REPO / 'configs' / 'task_app_default.yaml')!r})\n"
         f"large = Corpus.concat([corpus] * {copies})\n"
         "echo_slider = w.IntSlider(0, 0, 10**6, description='echo')\necho_label = w.HTML('0')\n"
-        "echo_slider.observe(lambda c: setattr(echo_label, 'value', str(c['new'])), 'value')",
+        "echo_slider.observe(lambda c: setattr(echo_label, 'value', str(c['new'])), 'value')"),
         "w.VBox([echo_slider, echo_label])",
         "Tuner(corpus, shaped)",
         "Tuner(large, shaped)",
@@ -75,7 +75,6 @@ def tuner_runs(page, cell: int, repeat: int) -> dict[str, list[float]]:
     figure = view.locator(".bqplot").first.element_handle()
     handle = view.locator(".widget-slider", has_text="collect_wood").locator(".noUi-handle").first.element_handle()
     weight = median_ms(page, figure, "key", lambda i: handle, repeat)
-    kernel = [float(m) for m in re.findall(r"redrew in (\d+) ms", view.inner_text())]
     timing = view.locator(".widget-html-content", has_text="redrew in")
     kernel_ms = []
     for _ in range(repeat):
@@ -85,7 +84,6 @@ def tuner_runs(page, cell: int, repeat: int) -> dict[str, list[float]]:
     select = view.locator("select").first.element_handle()
     strategy = median_ms(page, figure, "select",
                          lambda i: [select, "consistent" if i % 2 == 0 else "per_achievement"], repeat, 400)
-    del kernel
     return {"weight": weight, "strategy": strategy, "kernel": kernel_ms}
 
 
@@ -123,8 +121,9 @@ def main() -> None:
             run_all(page, [1, 2, 3, 4, 5])
             page.wait_for_timeout(3000)
             echo_view = output(page, 1)
+            echo_handle = echo_view.locator(".noUi-handle").first.element_handle()
             echo = median_ms(page, echo_view.locator(".widget-html-content").first.element_handle(), "key",
-                             lambda i, h=echo_view.locator(".noUi-handle").first.element_handle(): h, args.repeat)
+                             lambda i: echo_handle, args.repeat)
             small = tuner_runs(page, 2, args.repeat)
             large = tuner_runs(page, 3, args.repeat)
             compare_view = output(page, 4)

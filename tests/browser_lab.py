@@ -11,8 +11,8 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Iterator, Sequence
 
 import nbformat
 

@@ -14,8 +14,7 @@ from __future__ import annotations
 import re
 
 import pytest
-
-from browser_lab import TIMEOUT_MS, REPO, launch, lab_server, open_notebook, output, run_all, write_notebook
+from browser_lab import REPO, TIMEOUT_MS, lab_server, launch, open_notebook, output, run_all, write_notebook
 
 pytestmark = pytest.mark.browser
 
@@ -43,8 +42,8 @@ CELLS = [
     f"default = workbench.RewardConfig.from_file({str(DEFAULT)!r})\n" + TEXT_EPISODE,
     "tuner = Tuner(corpus, shaped)\ntuner",
     "replayer = Replayer(corpus, shaped, episode='scripted-s2024-00000')\nreplayer",
-    "compare = Compare(corpus, {'shaped': shaped, 'recommended': recommended, 'default': default})\n"
-    "link(tuner, replayer, compare)\ncompare",
+    ("compare = Compare(corpus, {'shaped': shaped, 'recommended': recommended, 'default': default})\n"
+     "link(tuner, replayer, compare)\ncompare"),
     "text_replayer = Replayer(Corpus([text]), shaped)\ntext_replayer",
 ]
 WIDGET_CELLS = [1, 2, 3, 4]

@@ -8,8 +8,8 @@ import zlib
 
 import numpy as np
 import pytest
-
 from conftest import REPO
+
 from workbench.alignment import misranked_pairs, progress_summary
 from workbench.config import RewardConfig
 from workbench.episodes import Corpus, Episode

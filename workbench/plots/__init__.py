@@ -7,7 +7,7 @@ axes with units, legends outside the data, and the Okabe-Ito palette (colour-bli
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
@@ -172,7 +172,7 @@ def compare_configs(comparison, *, labels: Sequence[str] = ("A", "B"), top: int 
                     corpus: Corpus | None = None, by: str = "policy") -> Figure:
     """Two configs across a corpus: per-episode returns (left; coloured by ``by`` when the
     ``corpus`` is given) and the ``top`` per-component corpus totals that changed most (right)."""
-    episodes, contributions = comparison.episodes, comparison.achievements
+    episodes = comparison.episodes
     fig, (left, right) = _figure((12.0, 5.0), ncols=2)
     a, b = episodes["return_a"].to_numpy(), episodes["return_b"].to_numpy()
     if corpus is not None:

@@ -261,7 +261,7 @@ class Compare:
             self.replayer.set_config(self.configs[self.others[0]])
             self.replayer.open(episode, decision="best")
 
-    def link(self, *, replayer: Any = None) -> "Compare":
+    def link(self, *, replayer: Any = None) -> Compare:
         """Open clicked episodes in ``replayer`` (scored under the first compared config). Returns self."""
         self.replayer = replayer
         return self

@@ -87,7 +87,7 @@ def episode_data(episode: Episode, config: RewardConfig, step_decision: np.ndarr
     return {
         "id": episode.id,
         "n_decisions": n,
-        "n_steps": int(len(step_decision)),
+        "n_steps": len(step_decision),
         "step_decision": np.asarray(step_decision).astype(int).tolist(),
         "decision_end": np.asarray(ends).astype(int).tolist(),
         "items": list(INVENTORY_ITEMS),

@@ -3,7 +3,7 @@ clickable episode points, drawn with bqplot; an update sends only box corners an
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import bqplot as bq
 import ipywidgets as w

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import html
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import ipywidgets as w
 import numpy as np
@@ -17,8 +18,16 @@ from workbench.errors import WorkbenchError
 from workbench.reward import STRATEGIES
 from workbench.scoring import prepare, score
 from workbench.tables import ACHIEVEMENT_GROUPS, ACHIEVEMENTS, TASK_APP_RESOURCE_WEIGHTS
-from workbench.widgets.common import (CONTROL_WIDTH, LatestWins, counts_note, error_html, fixed, group_colors,
-                                      scroll_box, slider_style)
+from workbench.widgets.common import (
+    CONTROL_WIDTH,
+    LatestWins,
+    counts_note,
+    error_html,
+    fixed,
+    group_colors,
+    scroll_box,
+    slider_style,
+)
 from workbench.widgets.returns_figure import ALL_POINTS_UP_TO, EXTREMES, ReturnsFigure
 
 #: Slider ranges: wide enough for the shipped configs; step 0.01 (drag, arrow keys or typing).
@@ -334,7 +343,7 @@ class Tuner:
         return f"<b>lint:</b><ul style='margin:0;padding-left:18px'>{items}</ul>"
 
     # -- links ------------------------------------------------------------------------------
-    def link(self, *, replayer: Any = None, compare: Any = None) -> "Tuner":
+    def link(self, *, replayer: Any = None, compare: Any = None) -> Tuner:
         """Open clicked episodes in ``replayer``; offer configs to ``compare``. Returns self."""
         if replayer is not None:
             self.replayer = replayer
