@@ -69,7 +69,7 @@ class Compare:
         self.shown = w.SelectMultiple(options=names, value=tuple(others), description="compare with", rows=4,
                                       layout=w.Layout(width="340px"), style={"description_width": "90px"})
         self.scale = w.ToggleButtons(options=SCALES, value="raw", description="returns",
-                                     style={"button_width": "100px"})
+                                     style={"button_width": "120px"})
         self.swap_button = w.Button(description="Swap", icon="exchange", tooltip="reference <-> first compared")
         self.swap_button.on_click(lambda _: self.swap())
         self.summary = w.HTML(layout=scroll_box(150))
@@ -94,11 +94,11 @@ class Compare:
         gx, gy = bq.OrdinalScale(), bq.LinearScale()
         self._bar_scale = gy
         self.bars = bq.Bars(x=self._groups, y=np.zeros((1, len(self._groups))), scales={"x": gx, "y": gy},
-                            type="grouped", colors=list(PALETTE), display_legend=True, labels=["-"],
+                            type="grouped", colors=list(PALETTE), display_legend=False, labels=["-"],
                             tooltip=bq.Tooltip(fields=["x", "y"], formats=["", ".3f"], labels=[self.by, "mean"]))
         self.groups_figure = bq.Figure(
             marks=[self.bars], axes=[bq.Axis(scale=gx), bq.Axis(scale=gy, side="left", grid_lines="dashed")],
-            title="mean shaped return per " + self.by, animation_duration=0, legend_location="top-left",
+            title="mean shaped return per " + self.by, animation_duration=0, title_style={"font-size": "13px"},
             fig_margin={"top": 40, "bottom": 30, "left": 55, "right": 10}, layout=w.Layout(width="430px", height="340px"))
         ex, ey = bq.LinearScale(), bq.LinearScale()
         self._episode_scales = (ex, ey)
@@ -112,7 +112,7 @@ class Compare:
         self._y_axis = bq.Axis(scale=ey, side="left", label="compared", grid_lines="dashed")
         self.episodes_figure = bq.Figure(
             marks=[self.diagonal, self.points], axes=[self._x_axis, self._y_axis], animation_duration=0,
-            title="per episode: compared vs reference (click to replay)",
+            title="per episode: compared vs reference (click to replay)", title_style={"font-size": "13px"},
             fig_margin={"top": 40, "bottom": 40, "left": 55, "right": 10}, layout=w.Layout(width="430px", height="340px"))
         self._picked: list[int] = []
 
@@ -222,7 +222,7 @@ class Compare:
             self.bars.y = values
             self.bars.labels = names
             self.bars.colors = list(PALETTE[:len(names)])
-        self.groups_figure.title = f"{label} per {self.by}"
+        self.groups_figure.title = f"{label} per {self.by} (colours as listed above)"
 
     def _draw_episodes(self, reference: str, names: list[str], scores: dict[str, Scores]) -> None:
         scale = self.scale.value

@@ -70,7 +70,7 @@ class ReturnsFigure:
                                 axes=[x_axis, y_axis], animation_duration=0,
                                 fig_margin={"top": 30, "bottom": 20, "left": 60, "right": 10},
                                 layout=w.Layout(width="100%", height="330px"),
-                                title="shaped return per episode")
+                                title="shaped return per episode", title_style={"font-size": "13px"})
         self._colors = colors
         self._baseline: list[np.ndarray] | None = None
         self._ghost: tuple[np.ndarray, np.ndarray] = (np.zeros(0), np.zeros(0))

@@ -319,15 +319,16 @@ class Tuner:
             picked.append(("bottom", order[-min(5, len(order) - top):]))
         lines = []
         for label, indices in picked:
+            lines.append(f"<tr><th colspan='4' style='text-align:left'>{label} {len(indices)}</th></tr>")
             for i in indices:
-                lines.append(f"<tr><td>{label}</td><td>{html.escape(str(self._ids[i]))}</td>"
-                             f"<td>{html.escape(self._policies[self._policy_code[i]])}</td>"
+                lines.append(f"<tr><td title='{html.escape(self._policies[self._policy_code[i]])}'>"
+                             f"{html.escape(str(self._ids[i]))}</td>"
                              f"<td style='text-align:right'>{live[i]:.3f}</td>"
                              f"<td style='text-align:right;color:#777'>{base[i]:.3f}</td>"
                              f"<td style='text-align:right'>{achievements[i]}</td></tr>")
-        return ("<table class='workbench-extremes' style='font-size:12px;white-space:nowrap'><thead><tr><th></th><th>episode</th><th>policy</th><th>return</th>"
-                "<th>baseline</th><th>achievements</th></tr></thead><tbody>" + "".join(lines) + "</tbody></table>"
-                "<small>click a point in the figure to replay that episode</small>")
+        return ("<table class='workbench-extremes' style='font-size:12px;white-space:nowrap'><thead><tr>"
+                "<th>episode</th><th>return</th><th>baseline</th><th>achievements</th></tr></thead><tbody>"
+                + "".join(lines) + "</tbody></table><small>click a point in the figure to replay that episode</small>")
 
     @staticmethod
     def _lint_html(config: RewardConfig) -> str:
