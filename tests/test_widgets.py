@@ -1,19 +1,28 @@
-"""The Tuner without a browser: set widget values, check the numbers, tables and files."""
+"""The views without a browser: set widget values in the kernel, check numbers, tables and files."""
 
 from __future__ import annotations
 
 import shutil
 import statistics
+import zlib
 
+import numpy as np
 import pytest
-
 from conftest import REPO
+
+from workbench.alignment import misranked_pairs, progress_summary
 from workbench.config import RewardConfig
+from workbench.episodes import Corpus, Episode
+from workbench.errors import WorkbenchError
 from workbench.sample import sample_corpus
-from workbench.scoring import score
-from workbench.widgets import Tuner
+from workbench.scoring import compare, score
+from workbench.widgets import Compare, Replayer, Tuner, link
+from workbench.widgets.common import LatestWins, component_label
+from workbench.widgets.map_view import CELL, parse_view, render_views, texture
 
 SHAPED = RewardConfig.from_file(REPO / "configs" / "upstream_shaped.yaml")
+RECOMMENDED = RewardConfig.from_file(REPO / "configs" / "recommended.yaml")
+DEFAULT = RewardConfig.from_file(REPO / "configs" / "task_app_default.yaml")
 
 
 @pytest.fixture(scope="module")
@@ -24,172 +33,258 @@ def corpus():
 def test_tuner_starts_from_a_config_and_matches_score(corpus):
     tuner = Tuner(corpus, SHAPED)
     assert tuner.config.effective_strategy == "per_achievement"
-    assert tuner.config.indicator_lambda == SHAPED.indicator_lambda
-    # Misspelled names survive the round trip through the controls, so lint still sees them.
-    assert tuner.config.weights["collect_food"] == SHAPED.weights["collect_food"]
+    assert tuner.config.weights["collect_food"] == SHAPED.weights["collect_food"]  # misspelt names survive
     expected = score(corpus, SHAPED).episodes["reward_sum"].to_numpy()
     assert list(tuner.scores.episodes["reward_sum"]) == pytest.approx(expected, abs=1e-12)
     assert "collect_food" in tuner.lint_view.value
     assert "1 episode pair(s) paid more for less progress, worst: farmer-s2024-00001" in tuner.progress_view.value
-    assert tuner.figure.value[:4] == b"\x89PNG"
+    # Ten episodes: one point each, hover names episode, policy, return and achievements.
+    assert len(tuner.figure.points.y) == 10
+    first = tuner.figure.points.names[0]
+    assert "scripted-s2024-00000 · scripted · return 12.02" in first and "14 achievements" in first
 
 
-def test_moving_a_slider_rescores(corpus):
+def test_moving_a_slider_rescores_and_the_ghost_stays(corpus):
     tuner = Tuner(corpus, SHAPED)
     before = tuner.scores.episodes["reward_sum"].sum()
-    tuner.weight_sliders["place_table"].value = 5.0
-    config = tuner.config
-    assert config.weights["place_table"] == 5.0
-    after = tuner.scores.episodes["reward_sum"].sum()
+    ghost = tuner.figure.ghost.y.copy()
+    tuner.weight_sliders["place_table"].value = 5.01  # any 0.01
+    assert tuner.config.weights["place_table"] == 5.01
     tables = corpus.index["unlocked"].map(lambda names: "place_table" in names).sum()
-    assert after - before == pytest.approx(tables * (5.0 - 1.0) * SHAPED.effective_lambda)
-    assert list(tuner.scores.episodes["reward_sum"]) == pytest.approx(
-        list(score(corpus, config).episodes["reward_sum"]), abs=1e-12)
+    after = tuner.scores.episodes["reward_sum"].sum()
+    assert after - before == pytest.approx(tables * (5.01 - 1.0) * SHAPED.effective_lambda)
+    np.testing.assert_array_equal(tuner.figure.ghost.y, ghost)  # the baseline does not move
+    assert not np.array_equal(tuner.figure.live.y, ghost)
 
 
-def test_strategy_lambda_and_resource_controls(corpus):
+def test_strategy_disables_what_cannot_act_and_k_limits_say_quirk_1(corpus):
+    tuner = Tuner(corpus, SHAPED)
+    assert "no k-limit changes a reward here (quirk 1)" in tuner.limits_note.value
+    tuner.limit_boxes["collect_wood"].value = 0
+    assert list(tuner.scores.reward_sum) == pytest.approx(list(score(corpus, SHAPED).reward_sum), abs=1e-12)
+    tuner.strategy.value = "consistent"
+    assert all(s.disabled for s in tuner.weight_sliders.values())
+    assert "weights and resource tables do not act" in tuner.strategy_note.value
+    assert tuner.scores.episodes["reward_sum"].max() <= 22
+    tuner.strategy.value = "per_achievement"
+    assert not any(s.disabled for s in tuner.weight_sliders.values())
+
+
+def test_resource_controls_and_moving_back_drops_the_override(corpus):
     tuner = Tuner(corpus, SHAPED)
     tuner.lam.value = 1.0
     tuner.resource_sliders["stone"].value = 0.0
     assert tuner.config.resource_overrides["inventory"] == {"stone": 0.0}
     stone = tuner.scores.components
     assert stone[(stone.kind == "inventory") & (stone.name == "stone")]["reward"].abs().sum() == 0.0
-    assert "resource" in tuner.lint_view.value  # overrides the task app cannot express
+    tuner.resource_sliders["stone"].value = 0.15  # the task app's own weight
+    assert tuner.config.resource_overrides == {}
+
+
+def test_reset_and_undo(corpus):
+    tuner = Tuner(corpus, SHAPED)
+    start = tuner.scores.reward_sum.copy()
+    for step in range(25):  # 25 separate steps (different controls), each undoable
+        name = list(tuner.weight_sliders)[step % 22]
+        tuner._last_change = ("", 0.0)
+        tuner.weight_sliders[name].value = 2.0 + step / 100
+    assert tuner.weight_sliders["collect_coal"].value == pytest.approx(2.0 + 22 / 100)
+    tuner.undo()
+    assert tuner.weight_sliders[list(tuner.weight_sliders)[24 % 22]].value == pytest.approx(2.0 + 2 / 100)
+    for _ in range(24):
+        tuner.undo()
+    assert tuner.config == SHAPED.with_changes(weights=tuner.config.weights) and tuner.config.weights == SHAPED.weights | {}
+    np.testing.assert_allclose(tuner.scores.reward_sum, start, atol=1e-12)
     tuner.strategy.value = "consistent"
-    assert tuner.scores.episodes["reward_sum"].max() <= 22
+    tuner.reset()
+    assert tuner.strategy.value == "per_achievement"
+    tuner.undo()  # the reset itself can be undone
+    assert tuner.strategy.value == "consistent"
 
 
-def test_save_and_export_write_the_current_config(corpus, tmp_path):
+def test_filters_show_a_subset_with_its_own_progress_numbers(corpus):
+    tuner = Tuner(corpus, SHAPED)
+    tuner.policy_filter.value = "farmer"
+    assert len(tuner.figure.points.y) == 3
+    farmer = tuner.scores.episodes[tuner.scores.episodes.episode.str.startswith("farmer")]
+    assert str(progress_summary(farmer)) in tuner.progress_view.value.replace("&#x27;", "'")
+    assert "3 of 10 episodes" in tuner.header.value
+    tuner.policy_filter.value = "all policies"
+    tuner.episode_filter.value = "00002"
+    assert len(tuner.figure.points.y) == 3 and "3 of 10" in tuner.header.value
+
+
+def test_save_export_and_overwrite(corpus, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
     tuner = Tuner(corpus, SHAPED)
     tuner.weight_sliders["make_iron_pickaxe"].value = 4.0
-    tuner.path.value = str(tmp_path / "tuned.yaml")
+    tuner.path.value = "tuned.yaml"
     tuner.save_button.click()
-    assert "wrote" in tuner.file_status.value
+    assert f"wrote {tmp_path / 'tuned.yaml'}" in tuner.file_status.value  # the full path
     assert RewardConfig.from_file(tmp_path / "tuned.yaml").weights["make_iron_pickaxe"] == 4.0
-    tuner.save_button.click()  # never overwrites silently
-    assert "overwrite" in tuner.file_status.value
+    tuner.weight_sliders["make_iron_pickaxe"].value = 5.0
+    tuner.save_button.click()  # never overwrites silently...
+    assert "tick &#x27;overwrite&#x27;" in tuner.file_status.value
+    tuner.overwrite.value = True
+    tuner.save_button.click()  # ...but can, from the page
+    assert RewardConfig.from_file(tmp_path / "tuned.yaml").weights["make_iron_pickaxe"] == 5.0
     toml = tmp_path / "train.toml"
     shutil.copy(REPO / "configs" / "examples" / "trainer_shaped.toml", toml)
     tuner.toml_path.value = str(toml)
     tuner.export_button.click()
     assert str(toml) in tuner.file_status.value
-    assert RewardConfig.from_file(toml).weights["make_iron_pickaxe"] == 4.0
+    assert RewardConfig.from_file(toml).weights["make_iron_pickaxe"] == 5.0
 
 
-def test_a_slider_move_is_fast_on_the_sample_corpus(corpus):
+def test_a_move_is_fast_on_the_sample_corpus(corpus):
     tuner = Tuner(corpus, SHAPED)
     timings = []
-    for value in (2.0, 3.0, 4.0, 5.0, 6.0):
-        tuner.weight_sliders["collect_wood"].value = value
+    for value in np.linspace(2.0, 6.0, 11):
+        tuner.weight_sliders["collect_wood"].value = float(value)
         timings.append(tuner.last_update_ms)
-    # The README states the measured figure; this bound only catches a regression by a lot.
-    assert statistics.median(timings) < 1000
+    # The README states the measured figure (benchmarks/bench_browser.py); this only catches a
+    # regression by a lot on a loaded machine.
+    assert statistics.median(timings) < 200
 
 
-def test_replayer_steps_through_frames_and_rewards(corpus):
-    from workbench.widgets import Replayer
+def test_a_large_corpus_shows_distributions_and_extremes():
+    base = sample_corpus()
+    large = Corpus.concat([base] * 30)  # 300 episodes
+    tuner = Tuner(large, SHAPED)
+    assert len(tuner.figure.points.y) == 20  # the top and bottom ten, not one point per episode
+    returns = tuner.scores.reward_sum
+    assert max(tuner.figure.points.y) == returns.max() and min(tuner.figure.points.y) == returns.min()
+    assert "all 300 episodes" in tuner.header.value
 
+
+def test_latest_wins_runs_code_changes_at_once():
+    calls = []
+    updates = LatestWins(lambda: calls.append(1))
+    updates.request(None)
+    updates.request({"owner": object(), "name": "value"})  # not from the page: at once too
+    assert calls == [1, 1]
+
+
+def test_replayer_sends_frames_once_and_the_episode_data(corpus):
     replayer = Replayer(corpus, SHAPED, episode="scripted-s2024-00000")
     episode = corpus["scripted-s2024-00000"]
-    assert replayer.step.max == episode.n_steps
-    assert "reset frame" in replayer.components_view.value
-    assert replayer.frame.value[:4] == b"\x89PNG"
-    # The first decision that pays: its components appear, with the scores' numbers.
+    n, h, w = replayer.view.frame_shape
+    assert (n, h, w) == (episode.n_steps + 1, 64, 64)
+    frames = np.frombuffer(zlib.decompress(replayer.view.frames), np.uint8).reshape(n, h, w, 3)
+    np.testing.assert_array_equal(frames, episode.frames.images)
     decisions = score(corpus, SHAPED).decisions
-    paying = decisions[(decisions.episode == episode.id) & (decisions.reward > 0)].iloc[0]
-    replayer.step.value = int(paying.decision)  # one action per decision: step == decision
-    assert f"decision {int(paying.decision)}</b>: {paying.reward:.3f}" in replayer.components_view.value
-    assert f"after decision {int(paying.decision)}" in replayer.state_view.value
+    mine = decisions[decisions.episode == episode.id]
+    assert replayer.data["reward"] == pytest.approx(mine["reward"].tolist(), abs=1e-12)
+    paying = mine[mine.reward != 0]["decision"].tolist()
+    assert replayer.data["paying"] == paying
+    assert set(replayer.data["spikes"]) <= set(paying) and replayer.data["spikes"]
+    first = paying[0]
+    state = replayer.state_at(first)  # one action per decision: step == decision
+    assert state["decision"] == first and state["reward"] == pytest.approx(mine.set_index("decision").reward[first])
+    assert state["actions"] == episode.actions[first - 1]
+    assert sum(v for _, v in state["components"]) == pytest.approx(state["reward"])
+    assert "__indicator__" not in str(replayer.data["components"])
+
+
+def test_replayer_open_best_keeps_the_step_and_follows_a_config(corpus):
+    replayer = Replayer(corpus, SHAPED, episode="scripted-s2024-00000")
+    replayer.step = 40
     replayer.episode_picker.value = "farmer-s2024-00000"
-    assert replayer.step.value == 0
-    assert replayer.step.max == corpus["farmer-s2024-00000"].n_steps
+    assert replayer.step == 40  # switching episodes keeps the step where it can
+    replayer.open("random-s2024-00000")
+    assert replayer.step == min(40, corpus["random-s2024-00000"].n_steps)
+    replayer.open("scripted-s2024-00001", decision="best")
+    rewards = np.array(replayer.data["reward"])
+    assert replayer.decision_at(replayer.step) == int(np.argmax(rewards)) + 1
+    replayer.set_config(DEFAULT)
+    assert max(replayer.data["reward"]) == 1.0
+    assert all(label == "unlocking decision (consistent)" for rows in replayer.data["components"].values()
+               for label, _ in rows)
+    with pytest.raises(WorkbenchError, match="no episode 'missing'"):
+        replayer.open("missing")
 
 
-def test_enlarged_frames_keep_crisp_pixels():
-    import numpy as np
-    from matplotlib.image import imread
-    import io
-    from workbench.widgets import enlarged_png
-
-    frame = np.zeros((64, 64, 3), np.uint8)
-    frame[0, 0] = 255
-    image = imread(io.BytesIO(enlarged_png(frame, scale=5)))
-    assert image.shape[:2] == (320, 320)
-    assert image[:5, :5, 0].min() == 1.0 and image[5, 5, 0] == 0.0
+def _text_episode(corpus, n=12):
+    source = corpus["scripted-s2024-00000"]
+    states = [{k: v for k, v in s.items() if k != "achievements_counts"} for s in source.states()[: n + 1]]
+    episode = Episode.from_states("text-0", states, source.actions[:n])
+    episode.views = ["Local Map View (5x5):\n" + "\n".join(" ".join(["2", "6", "1", "3", "player" if r == 2 else "14"])
+                                                        for r in range(5)) for _ in range(n + 1)]
+    episode.messages = [f"message {i}\ntool: interact_many" for i in range(1, n + 1)]
+    return episode
 
 
-def test_a_resource_slider_moved_back_to_the_task_app_weight_drops_its_override(corpus):
-    start = SHAPED.with_changes(resource_overrides={"inventory": {"stone": 0.0}})
-    tuner = Tuner(corpus, start)
-    assert tuner.resource_sliders["stone"].value == 0.0
-    tuner.resource_sliders["stone"].value = 0.15  # the task app's own weight
-    assert tuner.config.resource_overrides == {}
+def test_a_text_rollout_replays_its_map_views_with_crafters_textures(corpus):
+    episode = _text_episode(corpus)
+    replayer = Replayer(Corpus([episode]), SHAPED)
+    n, h, w = replayer.view.frame_shape
+    assert (n, h, w) == (13, 5 * CELL, 5 * CELL)
+    frames = np.frombuffer(zlib.decompress(replayer.view.frames), np.uint8).reshape(n, h, w, 3)
+    np.testing.assert_array_equal(frames[0, :CELL, CELL:2 * CELL], texture("tree"))  # "6" is a tree
+    assert replayer.data["messages"][0].startswith("message 1")
+    assert replayer.data["n_steps"] == 12 and replayer.data["decision_end"] == list(range(1, 13))
+    assert "estimated achievement counts" in replayer.note.value  # from_states without counts
 
 
-def test_compare_shows_two_configs_side_by_side(corpus):
-    from workbench.alignment import misranked_pairs
-    from workbench.scoring import compare
-    from workbench.widgets import Compare
+def test_map_views_parse_names_and_ids():
+    assert parse_view("Local Map View (3x2):\ngrass tree water\nplayer cow void\n\nChoose.") == [
+        ["grass", "tree", "water"], ["player", "cow", "void"]]
+    names = render_views(["grass tree\nwater player", None])
+    ids = render_views(["2 6\n1 13", None])
+    np.testing.assert_array_equal(names, ids)
+    assert names[1].max() == 0  # a missing view is black
 
-    recommended = RewardConfig.from_file(REPO / "configs" / "recommended.yaml")
-    view = Compare(corpus, {"shaped": SHAPED, "recommended": recommended})
-    assert (view.picker_a.value, view.picker_b.value) == ("shaped", "recommended")
-    expected = compare(corpus, SHAPED, recommended).episodes
+
+def test_compare_three_configs_raw_and_normalised(corpus):
+    view = Compare(corpus, {"shaped": SHAPED, "recommended": RECOMMENDED, "default": DEFAULT})
+    assert view.picker_a.value == "shaped" and view.others == ["recommended", "default"]
+    expected = compare(corpus, SHAPED, RECOMMENDED).episodes
     assert list(view.comparison.episodes["difference"]) == pytest.approx(list(expected["difference"]), abs=1e-12)
     worst = misranked_pairs(view.comparison.a).iloc[0]
     assert f"worst: {worst.paid_more} ({worst.achievements_paid_more} achievements" in view.summary.value
-    assert f"over {worst.progressed_more} ({worst.achievements_progressed_more}," in view.summary.value
-    assert "0 episode pair(s)" in view.summary.value  # recommended ranks no pair against progress
-    assert view.figure.value[:4] == b"\x89PNG"
-    assert "farmer-s2024-00001" in view.episodes_view.value and "rank_b" in view.episodes_view.value
-    assert "return_per_achievement_b" not in view.summary.value  # shown, not as raw column names
-    assert "<td>farmer</td>" in view.summary.value
-
+    assert view.summary.value.count("0 episode pair(s)") >= 1
+    assert view.bars.y.shape == (3, 3)  # three configs by three policies
+    view.scale.value = "share of max"
+    assert np.abs(view.bars.y).max(axis=1) == pytest.approx([1.0, 1.0, 1.0])
+    view.scale.value = "ranks"
+    assert view.bars.y.min() >= 1 and view.bars.y.max() <= 10
+    assert "__indicator__" not in view.components_view.value
+    assert "unlocking decision (consistent)" in view.components_view.value
     view.swap()
-    assert (view.picker_a.value, view.picker_b.value) == ("recommended", "shaped")
-    assert list(view.comparison.episodes["difference"]) == pytest.approx(list(-expected["difference"]), abs=1e-12)
+    assert view.picker_a.value == "recommended" and view.others[0] == "shaped"
 
 
-def test_compare_takes_a_tuned_config_and_names_bad_choices(corpus):
-    from workbench.widgets import Compare
-
+def test_compare_says_no_differences_and_takes_a_tuned_config(corpus):
     view = Compare(corpus, {"shaped": SHAPED})
-    assert view.comparison.episodes["difference"].abs().max() == 0.0  # A == B until told otherwise
+    assert "no differences" in view.components_view.value
     tuner = Tuner(corpus, SHAPED)
+    link(tuner, None, view)
     tuner.weight_sliders["collect_diamond"].value = 7.5
-    view.add("tuned", tuner.config, side="b")
-    assert view.picker_b.value == "tuned" and view.picker_a.value == "shaped"
-    assert list(view.picker_a.options) == ["shaped", "tuned"]
-    assert list(view.comparison.b.episodes["reward_sum"]) == pytest.approx(list(tuner.scores.episodes["reward_sum"]), abs=1e-12)
+    tuner.compare_button.click()
+    assert "sent to Compare as &#x27;tuned&#x27;" in tuner.file_status.value
+    assert view.others[0] == "tuned"
+    assert list(view.comparison.b.episodes["reward_sum"]) == pytest.approx(list(tuner.scores.episodes["reward_sum"]))
     with pytest.raises(KeyError, match="b='missing' is not one of the configs"):
         Compare(corpus, {"shaped": SHAPED}, b="missing")
-    with pytest.raises(ValueError, match="at least one named config"):
+    with pytest.raises(WorkbenchError, match="at least one named config"):
         Compare(corpus, {})
-    with pytest.raises(ValueError, match="side must be"):
-        view.add("x", SHAPED, side="c")
 
 
-def test_the_tuner_redraws_its_figure_in_place_like_a_fresh_one(corpus):
-    from workbench.widgets import figure_png, returns_figure
-
+def test_clicking_an_episode_in_the_tuner_opens_it_in_the_replayer(corpus):
     tuner = Tuner(corpus, SHAPED)
-    figure = tuner._plot
-    tuner.strategy.value = "consistent"
-    tuner.lam.value = -1.0
-    assert tuner._plot is figure  # redrawn, not rebuilt
-    fresh = returns_figure(tuner.scores, corpus)
-    figure_png(fresh)
-    ax, want = figure.axes[0], fresh.axes[0]
-    assert [bar.get_height() for bar in ax.containers[0]] == list(tuner.scores.episodes["reward_sum"])
-    assert ax.get_ylim() == pytest.approx(want.get_ylim()) and ax.get_title() == want.get_title()
+    with pytest.raises(WorkbenchError, match="no Replayer linked"):
+        tuner.open_episode("farmer-s2024-00000")
+    replayer = Replayer(corpus, SHAPED)
+    link(tuner, replayer)
+    tuner.weight_sliders["collect_wood"].value = 9.0
+    position = list(tuner._shown).index(corpus.ids.index("farmer-s2024-00002"))
+    tuner._on_pick(position)  # what a click on that point calls
+    assert replayer.episode.id == "farmer-s2024-00002"
+    assert replayer.config.weights["collect_wood"] == 9.0
+    assert replayer.state_at(replayer.step)["reward"] == max(replayer.data["reward"])
 
 
-def test_the_replayer_moves_its_cursor(corpus):
-    from workbench.widgets import Replayer
-
-    replayer = Replayer(corpus, SHAPED, episode="scripted-s2024-00000")
-    figure = replayer._plot
-    replayer.step.value = 40  # one action per decision: decision 40
-    assert replayer._plot is figure and list(replayer._cursor.get_xdata()) == [40, 40]
-    replayer.episode_picker.value = "farmer-s2024-00000"
-    assert replayer._plot is not figure  # a new episode, a new figure
+def test_component_labels_are_friendly():
+    assert component_label("indicator", "__indicator__") == "unlocking decision (consistent)"
+    assert component_label("inventory", "stone") == "stone (inventory rise)"
+    assert component_label("achievement", "collect_wood") == "collect_wood (credit)"

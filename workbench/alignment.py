@@ -22,6 +22,7 @@ __all__ = [
     "bootstrap_interval",
     "group_comparison",
     "kendall_tau",
+    "misranked_overview",
     "misranked_pairs",
     "progress_agreement",
     "progress_summary",
@@ -35,14 +36,18 @@ _PAIR_CHUNK = 1 << 22
 _BOOTSTRAP_CELLS = 1 << 22
 
 
-def progress_agreement(scores: Scores) -> float:
+def _episodes(scores: Scores | pd.DataFrame) -> pd.DataFrame:
+    return scores if isinstance(scores, pd.DataFrame) else scores.episodes
+
+
+def progress_agreement(scores: Scores | pd.DataFrame) -> float:
     """Spearman's rank correlation between shaped return and achievements unlocked, per episode.
 
     1.0: the shaped return orders episodes as their progress does; near 0: unrelated; negative:
     the shaping pays for something else. NaN when either is the same for every episode (no
-    order to agree with).
+    order to agree with). ``scores`` may also be a subset of its ``episodes`` table.
     """
-    episodes = scores.episodes
+    episodes = _episodes(scores)
     returns = episodes["reward_sum"].rank()
     achievements = episodes["unique_achievements_total"].rank()
     if returns.nunique() < 2 or achievements.nunique() < 2:
@@ -87,16 +92,55 @@ def misranked_pairs(scores: Scores) -> pd.DataFrame:
     return pairs.iloc[order].reset_index(drop=True)
 
 
-def progress_summary(scores: Scores) -> str:
+def misranked_overview(scores: Scores | pd.DataFrame) -> tuple[int, pd.Series | None]:
+    """How many pairs ``misranked_pairs`` would list, and its first (worst) row, without listing
+    them: O(n log n) instead of O(n^2) pairs, since achievements take at most 23 values.
+
+    ``scores`` may also be a subset of its ``episodes`` table. Returns (count, worst row or None).
+    """
+    episodes = _episodes(scores)
+    returns = episodes["reward_sum"].to_numpy(dtype=np.float64)
+    achievements = episodes["unique_achievements_total"].to_numpy()
+    ids = episodes["episode"].to_numpy()
+    levels = np.unique(achievements)
+    by_level = {level: np.flatnonzero(achievements == level) for level in levels}
+    sorted_returns = {level: np.sort(returns[rows]) for level, rows in by_level.items()}
+    count = 0
+    worst: tuple | None = None  # (-gap, -overpaid, i, j): the smallest is misranked_pairs' first row
+    for high_index, high in enumerate(levels):
+        rows = by_level[high]
+        for low in levels[:high_index]:
+            lower = sorted_returns[low]
+            # episodes of the lower level paid strictly more than each episode of the higher one
+            above = len(lower) - np.searchsorted(lower, returns[rows], side="right")
+            count += int(above.sum())
+            if not above.any():
+                continue
+            i = rows[int(np.argmin(returns[rows]))]
+            low_rows = by_level[low]
+            j = low_rows[int(np.argmax(returns[low_rows]))]
+            key = (-(high - low), -(returns[j] - returns[i]), i, j)
+            if worst is None or key < worst:
+                worst = key
+    if worst is None:
+        return count, None
+    i, j = worst[2], worst[3]
+    row = pd.Series({"paid_more": ids[j], "progressed_more": ids[i], "return_paid_more": returns[j],
+                     "return_progressed_more": returns[i], "achievements_paid_more": achievements[j],
+                     "achievements_progressed_more": achievements[i]})
+    return count, row
+
+
+def progress_summary(scores: Scores | pd.DataFrame) -> str:
     """One line for people: the rank agreement and the misranked pairs, with the worst one
-    named (what ``workbench score``, the Tuner and Compare show)."""
-    pairs = misranked_pairs(scores)
+    named (what ``workbench score``, the Tuner and Compare show). ``scores`` may also be a
+    subset of its ``episodes`` table."""
+    count, worst = misranked_overview(scores)
     rho = progress_agreement(scores)
     agreement = "n/a (returns or achievements all equal)" if math.isnan(rho) else f"{rho:.3f}"
     line = (f"rank agreement with progress {agreement} (Spearman, return vs achievements); "
-            f"{len(pairs)} episode pair(s) paid more for less progress")
-    if len(pairs):
-        worst = pairs.iloc[0]
+            f"{count} episode pair(s) paid more for less progress")
+    if worst is not None:
         line += (f", worst: {worst.paid_more} ({worst.achievements_paid_more} achievements, return "
                  f"{worst.return_paid_more:.3f}) over {worst.progressed_more} ({worst.achievements_progressed_more}, "
                  f"{worst.return_progressed_more:.3f})")

@@ -12,16 +12,17 @@ Saving and loading live in ``workbench.storage``.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from workbench.crafter_facts import ACHIEVEMENTS, ACTIONS, INITIAL_INVENTORY, INVENTORY_ITEMS
 from workbench.errors import EpisodeError
-from workbench.tables import ACHIEVEMENTS, ACTIONS, INITIAL_INVENTORY, INVENTORY_ITEMS
 
 ACTION_IDS: Mapping[str, int] = {name: index for index, name in enumerate(ACTIONS)}
 FRAME_SHAPE = (64, 64, 3)
@@ -135,6 +136,7 @@ class Episode:
     # -- sizes ------------------------------------------------------------------------------
     @property
     def n_decisions(self) -> int:
+        """How many decisions the episode holds."""
         return len(self.actions)
 
     @property
@@ -144,6 +146,7 @@ class Episode:
 
     @property
     def env_return(self) -> float:
+        """Crafter's own return: its rewards summed over the episode."""
         return float(self.env_reward.sum())
 
     @property
@@ -154,6 +157,7 @@ class Episode:
     # -- frames -----------------------------------------------------------------------------
     @property
     def has_frames(self) -> bool:
+        """Whether the episode has frames (recorded with them, on disk or in memory)."""
         return self._frames is not None or self.frames_loader is not None
 
     @property
@@ -207,7 +211,7 @@ class Episode:
             for i in range(self.n_decisions + 1)
         ]
 
-    def following(self, previous: "Episode") -> "Episode":
+    def following(self, previous: Episode) -> Episode:
         """This episode as the task app scores it when it follows ``previous`` in one rollout
         with ``on_done = "reset"``: its reset state replaced by ``previous``'s last state, since
         the task app does not reset its inventory and count snapshots (quirk 7 in workbench.reward). The
@@ -260,7 +264,7 @@ class Episode:
         env_reward: Sequence[float] | None = None,
         done: Sequence[bool] | None = None,
         metadata: Mapping[str, Any] | None = None,
-    ) -> "Episode":
+    ) -> Episode:
         """Build an episode from task-app observation states (index 0 = after reset).
 
         Missing inventory items read as 0; missing counts are estimated from the status (0/1)
@@ -298,7 +302,7 @@ def reset_state_arrays() -> tuple[np.ndarray, np.ndarray]:
 
 def now_iso() -> str:
     """Creation timestamps, UTC, to the second."""
-    return datetime.now(timezone.utc).replace(microsecond=0).isoformat()
+    return datetime.now(UTC).replace(microsecond=0).isoformat()
 
 
 class Corpus:
@@ -341,7 +345,7 @@ class Corpus:
         for i in range(len(self)):
             yield self._load(i)
 
-    def __getitem__(self, key: int | str | slice | Sequence[bool] | pd.Series) -> "Episode | Corpus":
+    def __getitem__(self, key: int | str | slice | Sequence[bool] | pd.Series) -> Episode | Corpus:
         if isinstance(key, (int, np.integer)):
             position = int(key) + (len(self) if key < 0 else 0)
             if not 0 <= position < len(self):
@@ -360,7 +364,7 @@ class Corpus:
             return self._subset(np.flatnonzero(mask))
         return self._subset([int(i) for i in mask])
 
-    def select(self, **columns: Any) -> "Corpus":
+    def select(self, **columns: Any) -> Corpus:
         """Episodes whose index columns equal the given values (a list means "any of")."""
         mask = np.ones(len(self), dtype=bool)
         for column, wanted in columns.items():
@@ -379,14 +383,16 @@ class Corpus:
 
     @property
     def ids(self) -> list[str]:
+        """The episode ids, in corpus order."""
         return self.index["episode"].tolist()
 
     @property
     def n_decisions(self) -> int:
+        """How many decisions all episodes hold together (from the index: reads no episode)."""
         return int(self.index["decisions"].sum())
 
     @staticmethod
-    def concat(corpora: Iterable["Corpus"]) -> "Corpus":
+    def concat(corpora: Iterable[Corpus]) -> Corpus:
         """One corpus of all episodes in order; repeated ids get a ``-2``, ``-3`` ... suffix."""
         loaders: list[Callable[[], Episode]] = []
         rows: list[pd.DataFrame] = []
@@ -419,7 +425,7 @@ class Corpus:
             episode = self._cache[position] = self._loaders[position]()
         return episode
 
-    def _subset(self, positions: Iterable[int]) -> "Corpus":
+    def _subset(self, positions: Iterable[int]) -> Corpus:
         positions = list(positions)
         subset = Corpus(loaders=[self._loader_at(i) for i in positions], index=self.index.iloc[positions])
         subset._cache = [self._cache[i] for i in positions]

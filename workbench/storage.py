@@ -24,16 +24,17 @@ import json
 import re
 import zipfile
 import zlib
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from workbench.atomic import atomic_path, atomic_write_text
+from workbench.crafter_facts import ACTIONS
 from workbench.episodes import ACTION_IDS, INDEX_COLUMNS, Corpus, Episode, Frames
 from workbench.errors import CorpusFormatError, EpisodeError, TargetExistsError
-from workbench.tables import ACTIONS
 
 FORMAT = "crafter-workbench-corpus"
 SCHEMA_VERSION = 1

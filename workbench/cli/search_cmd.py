@@ -41,6 +41,7 @@ exit status: 0 searched, 2 bad usage, unreadable input or an output that exists.
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add ``workbench search`` to ``subparsers``."""
     parser = subparsers.add_parser(
         "search",
         help="search for weights that rank episodes as progress does (held-out score with an interval)",
@@ -130,6 +131,7 @@ def _check_outputs(args: argparse.Namespace) -> None:
 
 
 def run_search(args: argparse.Namespace) -> int:
+    """Search, print the trials' summary and the held-out score, write ``--out`` / ``--export`` / ``--trials-out``; exit status 0."""
     _check_outputs(args)
     base = read_config(args.base) if args.base else None
     corpus = open_corpus(args.corpus)

@@ -37,6 +37,7 @@ class EpisodeTrace:
 
     @property
     def n_decisions(self) -> int:
+        """How many decisions the trace holds so far."""
         return len(self.actions)
 
     def add(self, row: tuple[list[int], list[int], list[int]], actions: Sequence[str], env_reward: float,

@@ -61,7 +61,7 @@ def decision_components(scores, episode: str) -> Figure:
     decisions = _episode_rows(scores.decisions, episode)
     by_kind = components.pivot_table(index="decision", columns="kind", values="scaled", aggfunc="sum", fill_value=0.0)
     by_kind = by_kind.reindex(decisions["decision"].to_numpy(), fill_value=0.0)
-    fig, (ax,) = _figure()
+    fig, (ax,) = _figure((10.0, 5.2))
     x = by_kind.index.to_numpy()
     up = np.zeros(len(x))
     down = np.zeros(len(x))
@@ -72,29 +72,51 @@ def decision_components(scores, episode: str) -> Figure:
         ax.bar(x, negative, bottom=down, width=1.0, color=KIND_COLORS[kind], linewidth=0)
         up += positive
         down += negative
-    _mark_unlocks(ax, scores, episode, top=up)
+    reach = _mark_unlocks(ax, scores, episode, top=up)
     ax.axhline(0, color="0.3", linewidth=0.8)
-    # Head room for the rotated unlock labels, so they stay inside the axes.
-    ax.set_ylim(min(down.min(), 0.0) * 1.1, max(up.max(), 1e-9) * 1.6)
-    ax.set(title=f"Shaped reward per decision: {episode}", xlabel="decision", ylabel="reward (after lambda)")
+    ax.set_ylim(min(down.min(), 0.0) * 1.1, max(up.max(), 1e-9) * 1.1)
+    ax.set(xlabel="decision", ylabel="reward (after lambda)")
+    ax.set_title(f"Shaped reward per decision: {episode}", pad=6.0 + reach)
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     return fig
 
 
-def _mark_unlocks(ax, scores, episode: str, top: np.ndarray) -> None:
+def _mark_unlocks(ax, scores, episode: str, top: np.ndarray) -> float:
+    """A triangle on each unlocking decision and its names in a row above the axes, spread so
+    no two labels overlap, each tied to its decision by a thin leader line. Returns how far (in
+    points) the labels reach above the axes, for the title to clear them."""
     decisions = _episode_rows(scores.decisions, episode)
     unlocking = decisions[decisions["new_achievements"] > 0]
     if unlocking.empty:
-        return
+        return 0.0
     names = _unlock_names(scores, episode)
     first = int(decisions["decision"].iloc[0])
+    low, high = float(decisions["decision"].min()) - 0.5, float(decisions["decision"].max()) + 0.5
+    ax.set_xlim(low, high)
+    marks = []
     for decision in unlocking["decision"]:
         height = top[int(decision) - first] if len(top) else 0.0
         ax.plot([decision], [height], marker="v", color="black", markersize=5, linestyle="none")
         label = ", ".join(names.get(int(decision), []))
         if label:
-            ax.annotate(label, (decision, height), xytext=(0, 4), textcoords="offset points",
-                        rotation=90, fontsize=7, ha="center", va="bottom")
+            marks.append((int(decision), float(height), label))
+    if not marks:
+        return 0.0
+    # Label centres in axes fractions, at least one label height apart (7 pt text, rotated).
+    width_px = ax.figure.get_figwidth() * ax.figure.dpi * 0.75
+    gap = 11.0 / width_px
+    wanted = [(d - low) / (high - low) for d, _, _ in marks]
+    spots = list(wanted)
+    for i in range(1, len(spots)):
+        spots[i] = max(spots[i], spots[i - 1] + gap)
+    spots[-1] = min(spots[-1], 1.0)
+    for i in range(len(spots) - 2, -1, -1):
+        spots[i] = min(spots[i], spots[i + 1] - gap)
+    for (decision, height, label), spot in zip(marks, spots):
+        ax.annotate(label, (decision, height), xytext=(spot, 1.02), textcoords="axes fraction", rotation=90,
+                    fontsize=7, ha="center", va="bottom",
+                    arrowprops={"arrowstyle": "-", "color": "0.65", "linewidth": 0.5, "shrinkA": 0, "shrinkB": 3})
+    return 10.0 + 4.2 * max(len(label) for _, _, label in marks)  # 7 pt text: ~4.2 pt per character
 
 
 def _unlock_names(scores, episode: str) -> dict[int, list[str]]:
@@ -164,7 +186,13 @@ def compare_configs(comparison, *, labels: Sequence[str] = ("A", "B"), top: int 
     left.plot([low, high], [low, high], color="0.6", linewidth=1, label="equal")
     left.set(title="Shaped return per episode", xlabel=f"return under {labels[0]}", ylabel=f"return under {labels[1]}")
     left.legend(loc="upper left", frameon=False, title=by if corpus is not None else None)
-    shown = comparison.largest_changes(top).iloc[::-1]
+    shown = comparison.largest_changes(top)
+    shown = shown[shown["difference"] != 0].iloc[::-1]
+    if shown.empty:
+        right.text(0.5, 0.5, "no differences: every component\npays the same corpus total", transform=right.transAxes,
+                   ha="center", va="center")
+        right.set(title="Reward by component, corpus total", xticks=[], yticks=[])
+        return fig
     y = np.arange(len(shown))
     right.barh(y - 0.2, shown["total_a"], height=0.4, color=PALETTE[0], label=labels[0])
     right.barh(y + 0.2, shown["total_b"], height=0.4, color=PALETTE[1], label=labels[1])

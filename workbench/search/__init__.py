@@ -26,6 +26,7 @@ import pandas as pd
 
 from workbench.alignment import bootstrap_interval, kendall_tau, spearman_rho
 from workbench.config import STEPWISE_MODE, RewardConfig
+from workbench.crafter_facts import ACHIEVEMENTS, INVENTORY_ITEMS
 from workbench.episodes import Corpus
 from workbench.errors import WorkbenchError
 from workbench.reward import coerce_weights
@@ -33,7 +34,6 @@ from workbench.scoring import prepare, score
 from workbench.search.objective import Design, Objective, agreement, build_design, overpay, resource_slot_weights
 from workbench.search.split import Split, split_episodes, stratified_folds
 from workbench.search.tuner import SearchSpace, TrialEvaluator, default_params, run_study, trials_table
-from workbench.tables import ACHIEVEMENTS, INVENTORY_ITEMS
 
 __all__ = ["HeldOutScore", "SearchResult", "search"]
 

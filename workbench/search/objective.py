@@ -24,9 +24,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from workbench.alignment import kendall_tau, spearman_rho
+from workbench.crafter_facts import ACHIEVEMENTS, INVENTORY_ITEMS
 from workbench.errors import WorkbenchError
+from workbench.resource_weights import ResourceWeights
 from workbench.scoring import PreparedCorpus
-from workbench.tables import ACHIEVEMENTS, INVENTORY_ITEMS, ResourceWeights
 
 __all__ = [
     "METRICS",

@@ -30,9 +30,9 @@ import optuna
 import pandas as pd
 from tqdm.auto import tqdm
 
+from workbench.crafter_facts import ACHIEVEMENTS, INVENTORY_ITEMS
 from workbench.search.linear import LinearFit, fit_weights, single_threaded
 from workbench.search.objective import Design, Objective
-from workbench.tables import ACHIEVEMENTS, INVENTORY_ITEMS
 
 __all__ = ["GRID", "SearchSpace", "TrialEvaluator", "default_params", "on_grid", "run_study", "suggest", "trials_table"]
 

@@ -1,0 +1,164 @@
+"""Latency the researcher feels, measured in a real browser: JupyterLab in Debian's chromium
+driven by Playwright, from the input event to the change painted in the page.
+
+Measures (medians over --repeat actions): a Tuner weight change (arrow key on a slider handle)
+and a strategy change on the sample corpus and on a ~1M-decision corpus (copies of the sample),
+a Compare pick, and the Replayer's Play at 24 steps/s (distinct frames shown per second and the
+share of steps shown). The reference, measured in the same run, is the floor any widget pays: a
+slider whose kernel callback only echoes its value into an HTML label. Also prints the kernel's
+own time per Tuner move (the Tuner reports it) and the machine load.
+
+    python benchmarks/bench_browser.py [--repeat 25] [--copies 304] [--play-seconds 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests"))
+
+from browser_lab import lab_server, launch, open_notebook, output, run_all, write_notebook
+
+#: Times from a JS-side input event to the next paint after the target's DOM changed.
+MEASURE_JS = """async ([target, action, arg]) => {
+  const t0 = performance.now();
+  const done = new Promise(res => { const obs = new MutationObserver(() => { obs.disconnect();
+     requestAnimationFrame(() => setTimeout(() => res(performance.now() - t0), 0)); });
+     obs.observe(target, {subtree: true, childList: true, attributes: true, characterData: true}); });
+  if (action === 'key') {
+    arg.dispatchEvent(new KeyboardEvent('keydown', {key: 'ArrowRight', code: 'ArrowRight', keyCode: 39, bubbles: true}));
+  } else {
+    const [select, value] = arg; select.value = value; select.dispatchEvent(new Event('change', {bubbles: true}));
+  }
+  return await done; }"""
+
+
+def cells(copies: int) -> list[str]:
+    shaped = REPO / "configs" / "upstream_shaped.yaml"
+    return [
+        ("import ipywidgets as w, workbench\nfrom workbench.episodes import Corpus\n"
+        "from workbench.widgets import Compare, Replayer, Tuner\n"
+        f"corpus = workbench.sample_corpus()\nshaped = workbench.RewardConfig.from_file({str(shaped)!r})\n"
+        f"recommended = workbench.RewardConfig.from_file({str(REPO / 'configs' / 'recommended.yaml')!r})\n"
+        f"default = workbench.RewardConfig.from_file({str(REPO / 'configs' / 'task_app_default.yaml')!r})\n"
+        f"large = Corpus.concat([corpus] * {copies})\n"
+        "echo_slider = w.IntSlider(0, 0, 10**6, description='echo')\necho_label = w.HTML('0')\n"
+        "echo_slider.observe(lambda c: setattr(echo_label, 'value', str(c['new'])), 'value')"),
+        "w.VBox([echo_slider, echo_label])",
+        "Tuner(corpus, shaped)",
+        "Tuner(large, shaped)",
+        "Compare(corpus, {'shaped': shaped, 'recommended': recommended, 'default': default})",
+        "Replayer(corpus, shaped, episode='scripted-s2024-00000')",
+    ]
+
+
+def median_ms(page, target, action, args, repeat: int, gap_ms: int = 250) -> list[float]:
+    times = []
+    for i in range(repeat):
+        times.append(page.evaluate(MEASURE_JS, [target, action, args(i)]))
+        page.wait_for_timeout(gap_ms)
+    return times
+
+
+def tuner_runs(page, cell: int, repeat: int) -> dict[str, list[float]]:
+    view = output(page, cell)
+    view.scroll_into_view_if_needed()
+    view.locator(".jupyter-widget-Collapse-header", has_text="weights: collect").click()
+    figure = view.locator(".bqplot").first.element_handle()
+    handle = view.locator(".widget-slider", has_text="collect_wood").locator(".noUi-handle").first.element_handle()
+    weight = median_ms(page, figure, "key", lambda i: handle, repeat)
+    timing = view.locator(".widget-html-content", has_text="redrew in")
+    kernel_ms = []
+    for _ in range(repeat):
+        page.evaluate(MEASURE_JS, [figure, "key", handle])
+        page.wait_for_timeout(250)
+        kernel_ms.append(float(re.search(r"redrew in (\d+) ms", timing.inner_text()).group(1)))
+    select = view.locator("select").first.element_handle()
+    strategy = median_ms(page, figure, "select",
+                         lambda i: [select, "consistent" if i % 2 == 0 else "per_achievement"], repeat, 400)
+    return {"weight": weight, "strategy": strategy, "kernel": kernel_ms}
+
+
+def play(page, cell: int, seconds: float) -> tuple[float, float, int]:
+    view = output(page, cell)
+    view.scroll_into_view_if_needed()
+    view.locator(".wb-speed").select_option("24")
+    view.locator(".wb-btn", has_text="start").click()
+    view.locator(".wb-btn", has_text="play").click()
+    page.wait_for_timeout(int(seconds * 1000))
+    view.locator(".wb-btn", has_text="pause").click()
+    log = view.locator(".wb-replay").evaluate("r => r.workbenchReplay.log")
+    steps = [s for _, s in log]
+    duration = (log[-1][0] - log[0][0]) / 1000
+    distinct = len(set(steps))
+    return (distinct - 1) / duration, distinct / (steps[-1] - steps[0] + 1), distinct
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=25)
+    parser.add_argument("--copies", type=int, default=304, help="copies of the sample corpus in the large one")
+    parser.add_argument("--play-seconds", type=float, default=5.0)
+    args = parser.parse_args()
+    from playwright.sync_api import sync_playwright
+
+    load_before = os.getloadavg()
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder)
+        write_notebook(root / "bench.ipynb", cells(args.copies))
+        with lab_server(root) as (base, token), sync_playwright() as playwright:
+            browser = launch(playwright)
+            page = open_notebook(browser, base, token, "bench.ipynb", width=1920, height=1080, file_browser=False)
+            run_all(page, [1, 2, 3, 4, 5])
+            page.wait_for_timeout(3000)
+            echo_view = output(page, 1)
+            echo_handle = echo_view.locator(".noUi-handle").first.element_handle()
+            echo = median_ms(page, echo_view.locator(".widget-html-content").first.element_handle(), "key",
+                             lambda i: echo_handle, args.repeat)
+            small = tuner_runs(page, 2, args.repeat)
+            large = tuner_runs(page, 3, args.repeat)
+            compare_view = output(page, 4)
+            compare_view.scroll_into_view_if_needed()
+            picker = compare_view.locator("select").first.element_handle()
+            compare_ms = median_ms(page, compare_view.locator(".bqplot").first.element_handle(), "select",
+                                   lambda i: [picker, "recommended" if i % 2 == 0 else "shaped"], args.repeat, 400)
+            fps, shown, distinct = play(page, 5, args.play_seconds)
+            errors = list(page.errors)
+            browser.close()
+    load_after = os.getloadavg()
+    decisions = 3296 * args.copies
+    reference = statistics.median(echo)
+    rows = [
+        ("reference: slider echoed into a label", echo, None),
+        ("Tuner weight change, sample corpus (3,296 decisions)", small["weight"], 150),
+        ("Tuner strategy change, sample corpus", small["strategy"], 150),
+        (f"Tuner weight change, {decisions:,} decisions", large["weight"], 250),
+        (f"Tuner strategy change, {decisions:,} decisions", large["strategy"], 250),
+        ("Compare pick (3 configs, sample corpus)", compare_ms, 300),
+    ]
+    print(f"browser latency, input event to change painted (median of {args.repeat}; min-max):")
+    print("| action | median ms | min-max ms | vs reference | target |")
+    print("|---|---:|---:|---:|---:|")
+    for name, times, target in rows:
+        median = statistics.median(times)
+        print(f"| {name} | {median:.0f} | {min(times):.0f}-{max(times):.0f} | {median / reference:.1f}x | "
+              f"{'' if target is None else f'<= {target}'} |")
+    print(f"kernel time per Tuner move (median): sample {statistics.median(small['kernel']):.0f} ms, "
+          f"{decisions:,} decisions {statistics.median(large['kernel']):.0f} ms")
+    print(f"Replayer Play at 24 steps/s: {fps:.1f} distinct frames/s, {shown:.1%} of steps shown "
+          f"({distinct} frames in {args.play_seconds:g} s)")
+    print(f"load average before {load_before[0]:.2f}, after {load_after[0]:.2f} (2 cores); "
+          f"{time.perf_counter() - started:.0f} s; page errors: {errors or 'none'}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,114 @@
+"""The Tuner's figure: shaped return per policy as boxes (live beside the ghost baseline) and
+clickable episode points, drawn with bqplot; an update sends only box corners and point heights."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import bqplot as bq
+import ipywidgets as w
+import numpy as np
+
+#: Episodes drawn one point each up to this many; above it only the top and bottom ones.
+ALL_POINTS_UP_TO = 200
+#: How many top and bottom episodes a large corpus shows.
+EXTREMES = 10
+BASELINE_COLOR, LIVE_COLOR = "#9a9a9a", "#0072B2"
+#: x offsets within a policy's slot: ghost box, live box, episode points.
+GHOST_X, LIVE_X, POINTS_X, HALF_BOX = -0.22, 0.04, 0.3, 0.09
+
+
+def box_lines(values_by_group: list[np.ndarray], offset: float) -> tuple[np.ndarray, np.ndarray]:
+    """Polylines (rows of 5 points) drawing one box plot per group at x = group + offset: the
+    quartile box, the median and whiskers to the 5th and 95th percentiles. Empty groups draw
+    nothing (NaN)."""
+    xs, ys = [], []
+    for group, values in enumerate(values_by_group):
+        x0, x1, xm = group + offset - HALF_BOX, group + offset + HALF_BOX, group + offset
+        if len(values) == 0:
+            q5 = q25 = q50 = q75 = q95 = np.nan
+        else:
+            q5, q25, q50, q75, q95 = np.percentile(values, [5, 25, 50, 75, 95])
+        xs += [[x0, x1, x1, x0, x0], [x0, x1, x1, x1, x1], [xm, xm, xm, xm, xm], [xm, xm, xm, xm, xm]]
+        ys += [[q25, q25, q75, q75, q25], [q50, q50, q50, q50, q50], [q5, q25, q25, q25, q25],
+               [q75, q95, q95, q95, q95]]
+    return np.array(xs, dtype=float), np.array(ys, dtype=float)
+
+
+class ReturnsFigure:
+    """Boxes per group (live and baseline) and episode points with hover and click.
+
+    ``update(live, baseline, shown, names)`` redraws: ``live`` / ``baseline`` are per-group arrays
+    of returns, ``shown`` (group, return) per drawn episode and ``names`` their hover texts.
+    ``on_pick(index)`` is called with the position in the last ``shown`` of a clicked point.
+    """
+
+    def __init__(self, groups: list[str], colors: dict[str, str], on_pick: Callable[[int], None]) -> None:
+        self.groups = groups
+        self.x = bq.LinearScale(min=-0.6, max=len(groups) - 0.4)
+        self.y = bq.LinearScale()
+        frame_y = bq.LinearScale(min=0.0, max=1.0)
+        n = len(groups)
+        self.ghost = bq.Lines(x=np.zeros((4 * n, 5)), y=np.zeros((4 * n, 5)), scales={"x": self.x, "y": self.y},
+                              colors=[BASELINE_COLOR], line_style="dashed", stroke_width=1.5,
+                              labels=["baseline"], display_legend=False)
+        self.live = bq.Lines(x=np.zeros((4 * n, 5)), y=np.zeros((4 * n, 5)), scales={"x": self.x, "y": self.y},
+                             colors=[LIVE_COLOR], stroke_width=2)
+        tooltip = bq.Tooltip(fields=["name"], labels=["episode"], show_labels=False)
+        self.points = bq.Scatter(x=np.zeros(0), y=np.zeros(0), scales={"x": self.x, "y": self.y},
+                                 default_size=36, stroke="white", tooltip=tooltip, names=[], display_names=False,
+                                 colors=[LIVE_COLOR], interactions={"click": "select", "hover": "tooltip"})
+        self.points.on_element_click(lambda _mark, event: on_pick(int(event["data"]["index"])))
+        self.labels = bq.Label(x=list(range(n)), y=[0.02] * n, text=groups, scales={"x": self.x, "y": frame_y},
+                               colors=[colors.get(g, "black") for g in groups], font_weight="bold",
+                               align="middle", default_size=13)
+        self.zero = bq.Lines(x=[-0.6, n - 0.4], y=[0.0, 0.0], scales={"x": self.x, "y": self.y}, colors=["#555"],
+                             stroke_width=0.8)
+        x_axis = bq.Axis(scale=self.x, num_ticks=0, tick_style={"display": "none"})
+        y_axis = bq.Axis(scale=self.y, side="left", label="shaped return", grid_lines="dashed")
+        self.widget = bq.Figure(marks=[self.zero, self.ghost, self.live, self.points, self.labels],
+                                axes=[x_axis, y_axis], animation_duration=0,
+                                fig_margin={"top": 30, "bottom": 20, "left": 60, "right": 10},
+                                layout=w.Layout(width="100%", height="330px"),
+                                title="shaped return per episode", title_style={"font-size": "13px"})
+        self._colors = colors
+        self._baseline: list[np.ndarray] | None = None
+        self._ghost: tuple[np.ndarray, np.ndarray] = (np.zeros(0), np.zeros(0))
+        self._range = (np.inf, -np.inf)
+
+    def update(self, live: list[np.ndarray], baseline: list[np.ndarray], shown_group: np.ndarray,
+               shown_return: np.ndarray, names: list[str], title: str) -> None:
+        """Redraw boxes and points (see the class docstring)."""
+        live_x, live_y = box_lines(live, LIVE_X)
+        new_ghost = baseline is not self._baseline  # sent only when the filter changes it
+        if new_ghost:
+            self._baseline = baseline
+            self._ghost = box_lines(baseline, GHOST_X)
+        ghost_x, ghost_y = self._ghost
+        every = np.concatenate([*live, *baseline, shown_return, [0.0]])
+        every = every[np.isfinite(every)]
+        low, high = float(every.min()), float(every.max())
+        pad = max(high - low, 1e-6) * 0.08
+        jitter = ((np.arange(len(shown_group)) * 0.618) % 1.0 - 0.5) * 0.12
+        # The y range only grows while dragging (fewer axis redraws); it fits again when it is
+        # over twice what the data needs or the filter changes.
+        current_low, current_high = self._range
+        needed = (low - 2 * pad, high + pad)
+        if (new_ghost or needed[0] < current_low or needed[1] > current_high
+                or (current_high - current_low) > 2 * (needed[1] - needed[0])):
+            self._range = needed
+        with self.live.hold_sync(), self.ghost.hold_sync(), self.points.hold_sync(), self.y.hold_sync():
+            if (self.y.min, self.y.max) != self._range:
+                self.y.min, self.y.max = self._range
+            self.live.x, self.live.y = live_x, live_y
+            if new_ghost:
+                self.ghost.x, self.ghost.y = ghost_x, ghost_y
+            self.points.x = shown_group + POINTS_X + jitter
+            self.points.y = shown_return
+            if list(self.points.names) != names:
+                self.points.names = names
+            colors = [self._colors.get(self.groups[int(g)], LIVE_COLOR) for g in shown_group]
+            if list(self.points.colors) != colors:
+                self.points.colors = colors
+        if self.widget.title != title:
+            self.widget.title = title
