@@ -6,6 +6,8 @@ Usage, from the repository root::
 
 - ``recorder/``: two short random-action episodes written by ``crafter.Recorder`` itself (the
   ``.npz`` files a Crafter user already has).
+(``taskapp/``, four responses of the real task-app server, is made by ``tests/taskapp/produce.py``.)
+
 - ``rollouts/shaped_raw.json``: one task-app rollout response with raw observation dicts,
   per_achievement shaping on, 5 actions per decision and ``on_done = "reset"``, so it holds two
   episodes (the second one's first decision shows quirk 7).
@@ -60,24 +62,29 @@ def write_rollouts(folder: Path) -> None:
     (folder / "text_runs.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
+PARTS = {"recorder": write_recorder_runs, "rollouts": write_rollouts}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"output folder (default {DEFAULT_OUT})")
-    parser.add_argument("--overwrite", action="store_true", help="replace an existing folder")
+    parser.add_argument("--parts", nargs="+", choices=list(PARTS), default=list(PARTS),
+                        help="which sub-folders to write (default both; taskapp/ is made by tests/taskapp/produce.py)")
+    parser.add_argument("--overwrite", action="store_true", help="replace existing sub-folders")
     args = parser.parse_args(argv)
-    if args.out.exists() and not args.overwrite:
-        parser.error(f"{args.out} exists; pass --overwrite to replace it")
-    # Write beside the target, then swap, so a failure never leaves half the files.
-    staged = args.out.with_name(f".{args.out.name}.new")
-    shutil.rmtree(staged, ignore_errors=True)
-    (staged / "recorder").mkdir(parents=True)
-    (staged / "rollouts").mkdir()
-    write_recorder_runs(staged / "recorder")
-    write_rollouts(staged / "rollouts")
-    shutil.rmtree(args.out, ignore_errors=True)
-    staged.rename(args.out)
-    for file in sorted(args.out.rglob("*.*")):
-        print(f"{file.relative_to(ROOT)}: {file.stat().st_size / 1e3:.0f} kB")
+    for part in args.parts:
+        target = args.out / part
+        if target.exists() and not args.overwrite:
+            parser.error(f"{target} exists; pass --overwrite to replace it")
+        # Write beside the target, then swap, so a failure never leaves half the files.
+        staged = target.with_name(f".{part}.new")
+        shutil.rmtree(staged, ignore_errors=True)
+        staged.mkdir(parents=True)
+        PARTS[part](staged)
+        shutil.rmtree(target, ignore_errors=True)
+        staged.rename(target)
+        for file in sorted(target.rglob("*.*")):
+            print(f"{file.relative_to(ROOT)}: {file.stat().st_size / 1e3:.0f} kB")
     return 0
 
 

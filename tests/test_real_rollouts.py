@@ -1,4 +1,5 @@
-"""The real task-app server's own rollouts (``tests/data/taskapp_rollouts``, see its README) import,
+"""The real task-app server's own rollouts (shipped in ``workbench/data/sample_imports/taskapp``,
+see its README) import,
 verify and re-score exactly, without running the server: the fast check of what
 ``tests/test_taskapp.py`` proves against the live server."""
 
@@ -13,9 +14,10 @@ from taskapp.truth import reference_stepwise, server_episode
 from workbench.config import RewardConfig
 from workbench.episodes import Corpus
 from workbench.importers import import_rollouts
+from workbench.sample import sample_imports_path
 from workbench.scoring import score, verify
 
-ROLLOUTS = Path(__file__).resolve().parent / "data" / "taskapp_rollouts"
+ROLLOUTS = sample_imports_path() / "taskapp"
 FILES = sorted(ROLLOUTS.glob("*.json"))
 OTHER_CONFIGS = {
     "recommended": RewardConfig.from_file(Path(__file__).resolve().parents[1] / "configs" / "recommended.yaml"),

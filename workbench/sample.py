@@ -2,7 +2,7 @@
 
 Recorded (from the repository root) with::
 
-    .venv/bin/python benchmarks/make_sample_corpus.py --overwrite
+    .venv/bin/python scripts/make_sample_corpus.py --overwrite
 
 which runs ``workbench.recording.record`` with corpus seed 2024 for 4 scripted episodes of at
 most 600 steps, 3 farmer episodes of at most 400 and 3 random episodes of at most 200, all with
@@ -10,7 +10,8 @@ frames, and saves them as one corpus in ``workbench/data/sample/`` (package data
 reproducible from seed and actions, so the recording is shipped, not regenerated on install.
 
 ``sample_imports_path()`` holds files in the formats people already have, for tutorial 05:
-``crafter.Recorder`` runs and task-app rollout responses (``scripts/make_sample_imports.py``).
+``crafter.Recorder`` runs and rollout responses made by ``scripts/make_sample_imports.py``, and
+four responses of the real synth-ai 0.2.14 task-app server (``taskapp/``, see its README).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ def sample_corpus() -> Corpus:
 
 
 def sample_imports_path() -> Path:
-    """The folder of example files to import: ``recorder/`` (``crafter.Recorder`` ``.npz`` runs)
-    and ``rollouts/`` (task-app rollout responses, ``.json`` and ``.jsonl``)."""
+    """The folder of example files to import: ``recorder/`` (``crafter.Recorder`` ``.npz`` runs),
+    ``taskapp/`` (responses of the real task-app server: text observations) and ``rollouts/``
+    (rollouts as other producers write them: raw observations, ``done`` and ``on_done = reset``)."""
     return Path(str(resources.files("workbench").joinpath("data", "sample_imports")))
