@@ -170,6 +170,17 @@ def test_kendall_tau_is_tau_b_with_ties():
         assert (math.isnan(expected) and math.isnan(got)) or got == pytest.approx(expected, abs=1e-12)
 
 
+def test_discordant_pairs_count_misranked_pairs():
+    from workbench.alignment import discordant_pairs
+
+    rng = np.random.default_rng(5)
+    returns, achievements = rng.integers(0, 6, (30, 45)).astype(float), rng.integers(0, 6, (30, 45))
+    counts = discordant_pairs(achievements, returns)
+    for r in range(30):
+        assert counts[r] == len(misranked_pairs(FakeScores(returns[r], achievements[r])))
+    assert discordant_pairs([1, 2, 3], [3, 2, 1]) == 3 and discordant_pairs([1, 1], [2, 1]) == 0
+
+
 def test_rank_correlations_by_rows_equal_one_call_per_row():
     from workbench.alignment import kendall_tau, spearman_rho
 

@@ -20,6 +20,7 @@ from workbench.scoring import Comparison, Scores
 
 __all__ = [
     "bootstrap_interval",
+    "discordant_pairs",
     "group_comparison",
     "kendall_tau",
     "misranked_pairs",
@@ -194,6 +195,33 @@ def _inversions(codes: np.ndarray, size: int) -> np.ndarray:
     return total
 
 
+def _pair_counts(
+    x: np.ndarray | Sequence[float], y: np.ndarray | Sequence[float],
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, bool]:
+    """Per row: (pairs, tied in x, tied in y, tied in both, discordant), and whether x was 1-D."""
+    x2, y2, single = _rows(x, y)
+    m, n = x2.shape
+    x_codes, x_size = _codes(x2)
+    y_codes, y_size = _codes(y2)
+    # Sort each row by (x, y): a pair tied in x then has non-decreasing y, so the strict
+    # inversions of y in that order are exactly the discordant pairs.
+    order = np.argsort(x_codes * y_size + y_codes, axis=1, kind="stable")
+    discordant = _inversions(np.take_along_axis(y_codes, order, axis=1), y_size)
+    pairs = np.full(m, n * (n - 1) // 2, dtype=np.int64)
+    ties_x, ties_y = _tied_pairs(x_codes, x_size), _tied_pairs(y_codes, y_size)
+    ties_both = _tied_pairs(x_codes * y_size + y_codes, x_size * y_size)
+    return pairs, ties_x, ties_y, ties_both, discordant, single
+
+
+def discordant_pairs(x: np.ndarray | Sequence[float], y: np.ndarray | Sequence[float]) -> int | np.ndarray:
+    """How many pairs (i, j) x and y order strictly oppositely (x_i > x_j and y_i < y_j): with
+    x = achievements and y = shaped return, ``len(misranked_pairs(scores))`` without listing
+    them. Shapes as ``kendall_tau``: (n,) gives an int, (m, n) an (m,) array. O(n log^2 n) per
+    row. Raises ``ValueError`` for mismatched shapes or NaN values."""
+    *_, discordant, single = _pair_counts(x, y)
+    return int(discordant[0]) if single else discordant
+
+
 def kendall_tau(x: np.ndarray | Sequence[float], y: np.ndarray | Sequence[float]) -> float | np.ndarray:
     """Kendall's tau-b between ``x`` and ``y``, ties handled (as ``scipy.stats.kendalltau``).
 
@@ -204,21 +232,7 @@ def kendall_tau(x: np.ndarray | Sequence[float], y: np.ndarray | Sequence[float]
     per row, so thousands of episodes are cheap. Raises ``ValueError`` for mismatched shapes
     or NaN values.
     """
-    x2, y2, single = _rows(x, y)
-    m, n = x2.shape
-    if n < 2:
-        tau = np.full(m, np.nan)
-        return float(tau[0]) if single else tau
-    x_codes, x_size = _codes(x2)
-    y_codes, y_size = _codes(y2)
-    # Sort each row by (x, y): a pair tied in x then has non-decreasing y, so the strict
-    # inversions of y in that order are exactly the discordant pairs.
-    order = np.argsort(x_codes * y_size + y_codes, axis=1, kind="stable")
-    y_sorted = np.take_along_axis(y_codes, order, axis=1)
-    discordant = _inversions(y_sorted, y_size)
-    pairs = n * (n - 1) // 2
-    ties_x, ties_y = _tied_pairs(x_codes, x_size), _tied_pairs(y_codes, y_size)
-    ties_both = _tied_pairs(x_codes * y_size + y_codes, x_size * y_size)
+    pairs, ties_x, ties_y, ties_both, discordant, single = _pair_counts(x, y)
     concordant = pairs - ties_x - ties_y + ties_both - discordant
     denominator = np.sqrt((pairs - ties_x).astype(np.float64) * (pairs - ties_y))
     with np.errstate(divide="ignore", invalid="ignore"):
