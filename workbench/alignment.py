@@ -34,6 +34,11 @@ __all__ = [
 _PAIR_CHUNK = 1 << 22
 #: Bootstrap resamples drawn and evaluated at once (bounds memory: rows x items indices).
 _BOOTSTRAP_CELLS = 1 << 22
+#: Up to this many items per row, rank statistics compare all pairs directly (n^2 cells per
+#: row, few numpy calls: fastest for bootstraps of a few dozen episodes); above, they sort.
+_PAIRWISE_MAX_N = 48
+#: Pairwise cells (rows x n x n) held at once.
+_PAIRWISE_CELLS = 1 << 21
 
 
 def progress_agreement(scores: Scores) -> float:
@@ -201,16 +206,36 @@ def _pair_counts(
     """Per row: (pairs, tied in x, tied in y, tied in both, discordant), and whether x was 1-D."""
     x2, y2, single = _rows(x, y)
     m, n = x2.shape
+    pairs = np.full(m, n * (n - 1) // 2, dtype=np.int64)
+    if n <= _PAIRWISE_MAX_N:
+        return (pairs, *_pairwise_counts(x2, y2), single)
     x_codes, x_size = _codes(x2)
     y_codes, y_size = _codes(y2)
     # Sort each row by (x, y): a pair tied in x then has non-decreasing y, so the strict
     # inversions of y in that order are exactly the discordant pairs.
     order = np.argsort(x_codes * y_size + y_codes, axis=1, kind="stable")
     discordant = _inversions(np.take_along_axis(y_codes, order, axis=1), y_size)
-    pairs = np.full(m, n * (n - 1) // 2, dtype=np.int64)
     ties_x, ties_y = _tied_pairs(x_codes, x_size), _tied_pairs(y_codes, y_size)
     ties_both = _tied_pairs(x_codes * y_size + y_codes, x_size * y_size)
     return pairs, ties_x, ties_y, ties_both, discordant, single
+
+
+def _pairwise_counts(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(tied in x, tied in y, tied in both, discordant) per row by comparing every pair i < j."""
+    m, n = x.shape
+    first, second = np.triu_indices(n, 1)
+    out = np.zeros((4, m), dtype=np.int64)
+    chunk = max(1, _PAIRWISE_CELLS // max(len(first), 1))
+    for start in range(0, m, chunk):
+        rows = slice(start, start + chunk)
+        dx = x[rows][:, first] - x[rows][:, second]
+        dy = y[rows][:, first] - y[rows][:, second]
+        tied_x, tied_y = dx == 0, dy == 0
+        out[0, rows] = tied_x.sum(axis=1)
+        out[1, rows] = tied_y.sum(axis=1)
+        out[2, rows] = (tied_x & tied_y).sum(axis=1)
+        out[3, rows] = (np.sign(dx) * np.sign(dy) < 0).sum(axis=1)
+    return out[0], out[1], out[2], out[3]
 
 
 def discordant_pairs(x: np.ndarray | Sequence[float], y: np.ndarray | Sequence[float]) -> int | np.ndarray:
@@ -251,6 +276,19 @@ def _average_ranks(codes: np.ndarray, size: int) -> np.ndarray:
     return (below + through + 1) / 2.0
 
 
+def _pairwise_ranks(values: np.ndarray) -> np.ndarray:
+    """``_average_ranks`` by comparing every pair: 1 + (items below) + (other items level) / 2."""
+    m, n = values.shape
+    ranks = np.empty((m, n))
+    chunk = max(1, _PAIRWISE_CELLS // max(n * n, 1))
+    for start in range(0, m, chunk):
+        block = values[start:start + chunk]
+        below = (block[:, None, :] < block[:, :, None]).sum(axis=2)
+        level = (block[:, None, :] == block[:, :, None]).sum(axis=2)
+        ranks[start:start + chunk] = below + (level + 1) / 2.0
+    return ranks
+
+
 def spearman_rho(x: np.ndarray | Sequence[float], y: np.ndarray | Sequence[float]) -> float | np.ndarray:
     """Spearman's rank correlation (Pearson's r of average ranks; the number
     ``progress_agreement`` gives). Shapes as ``kendall_tau``: (n,) pairs give a float, (m, n)
@@ -261,7 +299,10 @@ def spearman_rho(x: np.ndarray | Sequence[float], y: np.ndarray | Sequence[float
     if n < 2:
         rho = np.full(m, np.nan)
         return float(rho[0]) if single else rho
-    rx, ry = _average_ranks(*_codes(x2)), _average_ranks(*_codes(y2))
+    if n <= _PAIRWISE_MAX_N:
+        rx, ry = _pairwise_ranks(x2), _pairwise_ranks(y2)
+    else:
+        rx, ry = _average_ranks(*_codes(x2)), _average_ranks(*_codes(y2))
     rx -= rx.mean(axis=1, keepdims=True)
     ry -= ry.mean(axis=1, keepdims=True)
     denominator = np.sqrt((rx * rx).sum(axis=1) * (ry * ry).sum(axis=1))

@@ -26,3 +26,7 @@ class CorpusFormatError(WorkbenchError):
 
 class CorpusError(WorkbenchError):
     """A corpus that cannot serve the request (e.g. empty, or an unknown episode id)."""
+
+
+class DiagnosisError(WorkbenchError):
+    """A diagnosis that cannot be made as asked (empty corpus, unknown grouping column, bad setting)."""
