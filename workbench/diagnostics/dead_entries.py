@@ -8,7 +8,8 @@ tables that name something Crafter never produces, so they never pay.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 import pandas as pd
