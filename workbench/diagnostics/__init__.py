@@ -154,8 +154,8 @@ def diagnose(
     pairs = misranked(scores, pd.Series(facts.group, index=facts.ids), by)
     worst = (pairs["paid_more"].iloc[0], pairs["progressed_more"].iloc[0]) if len(pairs) else None
     weights = sensitivity(scores, config, worst)
-    flags = [*farming_flags, *dominance_flags, *dead_flags,
-             *alignment_flags(table, pairs, weights, threshold=agreement_threshold)]
+    flags = [*farming_flags, *dominance_flags, *alignment_flags(table, pairs, weights, threshold=agreement_threshold),
+             *dead_flags]
     settings = {"by": by, "reps": reps, "seed": seed, "confidence": confidence,
                 "dominance_threshold": dominance_threshold, "component_threshold": component_threshold,
                 "agreement_threshold": agreement_threshold, "progress": tuple(progress)}

@@ -43,7 +43,7 @@ def dead_entries(config: RewardConfig, scores: Scores) -> tuple[pd.DataFrame, li
     """Every entry that cannot change a return, with why.
 
     Rows (``DEAD_COLUMNS``): ``key`` (dotted, as lint names it; ``resource_weights.inventory.plant``
-    for a resource-table entry), ``value``, ``code``, ``judged`` (``config``: true on any corpus;
+    for a resource-table entry), ``value`` (as text), ``code``, ``judged`` (``config``: true on any corpus;
     ``corpus``: true on this one; ``cannot judge here``: this corpus cannot tell) and ``why``.
     A k-limit is dead because an achievement unlocks once per Crafter episode; if this corpus
     does unlock a name twice in one episode (imported data), that name's k-limit is kept out.
@@ -65,6 +65,8 @@ def dead_entries(config: RewardConfig, scores: Scores) -> tuple[pd.DataFrame, li
         rows += _explicit_default_limits(config, repeated)
         rows += _unjudged_weights(config, scores)
     rows += _resource_tables(config, scores, per_achievement)
+    for row in rows:  # one type per column (a table's value is a mapping): written as text
+        row["value"] = _text(row["value"])
     table = pd.DataFrame(rows, columns=list(DEAD_COLUMNS))
     flags = [Flag("dead entries", row["code"], row["key"], row["why"]) for row in rows]
     return table, flags
@@ -83,6 +85,14 @@ def _value(config: RewardConfig, key: str) -> Any:
     if isinstance(values, Mapping):
         return values.get(name) if name else dict(values)
     return values
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:g}"
+    if isinstance(value, Mapping):
+        return ", ".join(f"{k}: {_text(v)}" for k, v in value.items())
+    return str(value)
 
 
 def _explicit_default_limits(config: RewardConfig, repeated: dict[str, int]) -> list[dict[str, Any]]:
