@@ -7,9 +7,9 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-
 from conftest import REPO
 from test_episodes_storage import make_episode
+
 from workbench.alignment import misranked_pairs, progress_agreement, returns_by_group
 from workbench.config import RewardConfig
 from workbench.episodes import Corpus
@@ -59,7 +59,7 @@ def test_misranked_pairs_are_strict_and_ordered_worst_first():
 
 
 def test_misranked_pairs_agree_with_a_brute_force_count_across_chunks(monkeypatch):
-    import workbench.alignment as alignment
+    from workbench import alignment
 
     rng = np.random.default_rng(0)
     returns, achievements = rng.integers(0, 6, 60).astype(float), rng.integers(0, 6, 60)
