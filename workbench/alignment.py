@@ -37,6 +37,9 @@ _BOOTSTRAP_CELLS = 1 << 22
 #: Up to this many items per row, rank statistics compare all pairs directly (n^2 cells per
 #: row, few numpy calls: fastest for bootstraps of a few dozen episodes); above, they sort.
 _PAIRWISE_MAX_N = 48
+#: Above this many items, Kendall's tau counts pairs per level of the variable with fewer distinct
+#: values (achievements: at most 23) when it has at most this many; else by merge sort.
+_MAX_LEVELS = 64
 #: Pairwise cells (rows x n x n) held at once.
 _PAIRWISE_CELLS = 1 << 21
 
@@ -209,6 +212,14 @@ def _pair_counts(
     pairs = np.full(m, n * (n - 1) // 2, dtype=np.int64)
     if n <= _PAIRWISE_MAX_N:
         return (pairs, *_pairwise_counts(x2, y2), single)
+    x_codes, x_size = _row_codes(x2)
+    y_codes, y_size = _row_codes(y2)
+    if min(x_size, y_size) <= _MAX_LEVELS:
+        if x_size <= y_size:
+            tied_x, tied_y, tied_both, discordant = _level_counts(x_codes, x_size, y_codes)
+        else:
+            tied_y, tied_x, tied_both, discordant = _level_counts(y_codes, y_size, x_codes)
+        return pairs, tied_x, tied_y, tied_both, discordant, single
     x_codes, x_size = _codes(x2)
     y_codes, y_size = _codes(y2)
     # Sort each row by (x, y): a pair tied in x then has non-decreasing y, so the strict
@@ -265,19 +276,69 @@ def kendall_tau(x: np.ndarray | Sequence[float], y: np.ndarray | Sequence[float]
     return float(tau[0]) if single else tau
 
 
-def _average_ranks(codes: np.ndarray, size: int) -> np.ndarray:
-    """Per row, 1-based ranks with ties given their average rank (as ``pandas.Series.rank``)."""
-    m, n = codes.shape
-    keys = _row_keys(codes, size)
-    flat = np.sort(keys.ravel())
-    offset = (np.arange(m, dtype=np.int64) * n)[:, None]
-    below = np.searchsorted(flat, keys, side="left") - offset
-    through = np.searchsorted(flat, keys, side="right") - offset
-    return (below + through + 1) / 2.0
+def _sorted_ranks(values: np.ndarray) -> np.ndarray:
+    """Per row, 1-based ranks with ties given their average rank (as ``pandas.Series.rank``),
+    from one sort of each row: a tie group spanning sorted positions [start, end] ranks
+    (start + end) / 2 + 1."""
+    m, n = values.shape
+    order = np.argsort(values, axis=1, kind="stable")
+    ordered = np.take_along_axis(values, order, axis=1)
+    start = _group_starts(ordered)
+    last = n - 1 - _group_starts(ordered[:, ::-1])[:, ::-1]
+    ranks = np.empty((m, n))
+    np.put_along_axis(ranks, order, (start + last) / 2.0 + 1.0, axis=1)
+    return ranks
+
+
+def _group_starts(ordered: np.ndarray) -> np.ndarray:
+    """Per row of sorted values, the position where each value's run of equal values starts."""
+    n = ordered.shape[1]
+    new = np.ones(ordered.shape, dtype=bool)
+    new[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
+    return np.maximum.accumulate(np.where(new, np.arange(n), 0), axis=1)
+
+
+def _row_codes(values: np.ndarray) -> tuple[np.ndarray, int]:
+    """Per row, dense integer ranks (0 = smallest; equal values equal codes) and the largest
+    number of distinct values in a row."""
+    order = np.argsort(values, axis=1, kind="stable")
+    ordered = np.take_along_axis(values, order, axis=1)
+    new = np.zeros(ordered.shape, dtype=np.int64)
+    new[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
+    codes = np.empty(values.shape, dtype=np.int64)
+    np.put_along_axis(codes, order, np.cumsum(new, axis=1), axis=1)
+    return codes, int(codes.max()) + 1
+
+
+def _level_counts(levels: np.ndarray, n_levels: int,
+                  other: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(tied in levels, tied in other, tied in both, discordant) per row when one variable has
+    few distinct values (``levels``, codes below ``n_levels``): sort each row by (other, level);
+    an element's discordant partners are the elements before its run of equal ``other`` with a
+    higher level, read from running per-level counts. O(m n (log n + n_levels))."""
+    m, n = levels.shape
+    order = np.argsort(other * n_levels + levels, axis=1, kind="stable")
+    level = np.take_along_axis(levels, order, axis=1)
+    value = np.take_along_axis(other, order, axis=1)
+    position = np.arange(n)
+    start = _group_starts(value)
+    tied_other = (position - start).sum(axis=1)  # each element pairs with the earlier ones of its run
+    tied_both = (position - _group_starts(value * n_levels + level)).sum(axis=1)
+    counts = np.bincount((np.arange(m)[:, None] * n_levels + levels).ravel(), minlength=m * n_levels)
+    tied_levels = (counts * (counts - 1) // 2).reshape(m, n_levels).sum(axis=1)
+    discordant = np.zeros(m, dtype=np.int64)
+    for value_level in range(n_levels - 1):
+        # Per row, how many elements at earlier positions have a level above value_level; each
+        # element of that level reads it at the start of its run of equal ``other``.
+        above = level > value_level
+        earlier = np.cumsum(above, axis=1) - above
+        at_start = np.take_along_axis(earlier, start, axis=1)
+        discordant += np.where(level == value_level, at_start, 0).sum(axis=1)
+    return tied_levels, tied_other, tied_both, discordant
 
 
 def _pairwise_ranks(values: np.ndarray) -> np.ndarray:
-    """``_average_ranks`` by comparing every pair: 1 + (items below) + (other items level) / 2."""
+    """``_sorted_ranks`` by comparing every pair: 1 + (items below) + (other items level) / 2."""
     m, n = values.shape
     ranks = np.empty((m, n))
     chunk = max(1, _PAIRWISE_CELLS // max(n * n, 1))
@@ -302,7 +363,7 @@ def spearman_rho(x: np.ndarray | Sequence[float], y: np.ndarray | Sequence[float
     if n <= _PAIRWISE_MAX_N:
         rx, ry = _pairwise_ranks(x2), _pairwise_ranks(y2)
     else:
-        rx, ry = _average_ranks(*_codes(x2)), _average_ranks(*_codes(y2))
+        rx, ry = _sorted_ranks(x2), _sorted_ranks(y2)
     rx -= rx.mean(axis=1, keepdims=True)
     ry -= ry.mean(axis=1, keepdims=True)
     denominator = np.sqrt((rx * rx).sum(axis=1) * (ry * ry).sum(axis=1))
