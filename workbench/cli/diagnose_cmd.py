@@ -15,6 +15,8 @@ from workbench.errors import WorkbenchError
 
 #: Rows of long tables printed (all rows go to --out).
 PRINT_ROWS = 12
+#: Flags printed per kind (section and code); the rest are counted.
+FLAGS_PER_CODE = 10
 
 EPILOG = """\
 Scores the corpus under CONFIG and prints what the diagnosis flags, each with why, then its tables:
@@ -136,7 +138,10 @@ def report(diagnosis, config_name: str) -> str:
         lines.append(f"note: the task app would not shape with this config (enabled={config.enabled}, "
                      f"mode={config.mode!r}); below is what it would pay if it did")
     lines.append("\nflags:")
-    lines += [f"  [{row.section}] {row.code} {row.subject}: {row.why}" for row in diagnosis.flags.itertuples()]
+    for (section, code), group in diagnosis.flags.groupby(["section", "code"], sort=False):
+        lines += [f"  [{section}] {code} {row.subject}: {row.why}" for row in group.head(FLAGS_PER_CODE).itertuples()]
+        if len(group) > FLAGS_PER_CODE:
+            lines.append(f"  [{section}] {code}: ... and {len(group) - FLAGS_PER_CODE} more like these (--out writes all)")
     if diagnosis.flags.empty:
         lines.append("  none")
 
