@@ -291,13 +291,13 @@ def test_bootstrap_interval_nan_resamples_and_errors():
 @pytest.mark.parametrize("n", [49, 130])  # above the pairwise limit: per-level counts or merge sort
 @pytest.mark.parametrize("levels", [(4, 9), (300, 6), (200, 250)])
 def test_rank_statistics_agree_across_their_algorithms(monkeypatch, n, levels):
-    from workbench import alignment
+    from workbench import rankstats
 
     rng = np.random.default_rng(n + levels[0])
     x, y = rng.integers(0, levels[0], (12, n)).astype(float), rng.integers(0, levels[1], (12, n)) * 0.25
-    fast = alignment.kendall_tau(x, y), alignment.discordant_pairs(x, y), alignment.spearman_rho(x, y)
-    monkeypatch.setattr(alignment, "_PAIRWISE_MAX_N", 10**6)  # every pair compared directly
-    direct = alignment.kendall_tau(x, y), alignment.discordant_pairs(x, y), alignment.spearman_rho(x, y)
+    fast = rankstats.kendall_tau(x, y), rankstats.discordant_pairs(x, y), rankstats.spearman_rho(x, y)
+    monkeypatch.setattr(rankstats, "_PAIRWISE_MAX_N", 10**6)  # every pair compared directly
+    direct = rankstats.kendall_tau(x, y), rankstats.discordant_pairs(x, y), rankstats.spearman_rho(x, y)
     assert np.allclose(fast[0], direct[0], atol=1e-12) and np.array_equal(fast[1], direct[1])
     assert np.allclose(fast[2], direct[2], atol=1e-12)
     assert fast[0][0] == pytest.approx(brute_force_tau_b(x[0], y[0]), abs=1e-12)
