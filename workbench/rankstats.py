@@ -41,13 +41,6 @@ def _rows(x: np.ndarray | Sequence[float], y: np.ndarray | Sequence[float]) -> t
     return np.atleast_2d(x), np.atleast_2d(y), single
 
 
-def _codes(values: np.ndarray) -> tuple[np.ndarray, int]:
-    """Dense integer ranks (0 = smallest) of all values, and how many distinct values there are:
-    equal values get equal codes, so ranks and ties within any row are those of the values."""
-    distinct, inverse = np.unique(values, return_inverse=True)
-    return inverse.reshape(values.shape).astype(np.int64), len(distinct)
-
-
 def _row_keys(codes: np.ndarray, size: int) -> np.ndarray:
     """Codes offset by row (row r's codes become r * size + code), so one flat sort or search
     over all rows never mixes two rows."""
@@ -106,8 +99,6 @@ def _pair_counts(
         else:
             tied_y, tied_x, tied_both, discordant = _level_counts(y_codes, y_size, x_codes)
         return pairs, tied_x, tied_y, tied_both, discordant, single
-    x_codes, x_size = _codes(x2)
-    y_codes, y_size = _codes(y2)
     # Sort each row by (x, y): a pair tied in x then has non-decreasing y, so the strict
     # inversions of y in that order are exactly the discordant pairs.
     order = np.argsort(x_codes * y_size + y_codes, axis=1, kind="stable")
