@@ -371,6 +371,9 @@ def test_diagnose_errors(sample):
         diagnose(sample, SHAPED, confidence=1.5)
     with pytest.raises(DiagnosisError, match="choose from"):
         diagnose(sample, SHAPED, progress=("depth",))
+    with pytest.raises(DiagnosisError, match="scores: pass score"):
+        diagnose(sample, SHAPED, scores=score(sample, COMPLEX))
+    assert diagnose(sample, SHAPED, scores=score(sample, SHAPED), reps=20).scores.config == SHAPED
     assert issubclass(DiagnosisError, WorkbenchError)
     only = diagnose(sample, SHAPED, progress=("achievements",), reps=30)
     assert set(only.alignment["progress"]) == {"achievements"}

@@ -125,7 +125,8 @@ def diagnose(
     call after a weight change only recombines them.
 
     Raises ``DiagnosisError`` for an empty corpus, an unknown ``by`` column, ``reps < 1``, an
-    unknown progress measure, or a threshold or confidence outside (0, 1).
+    unknown progress measure, a threshold or confidence outside (0, 1), or ``scores`` of another
+    corpus or config.
     """
     if len(corpus) == 0:
         raise DiagnosisError("cannot diagnose an empty corpus: it has no episodes")
@@ -140,7 +141,10 @@ def diagnose(
     unknown = [name for name in progress if name not in PROGRESS_MEASURES]
     if unknown or not progress:
         raise DiagnosisError(f"progress: {unknown or 'nothing'} given; choose from {list(PROGRESS_MEASURES)}")
-    scores = score(corpus, config) if scores is None else scores
+    if scores is None:
+        scores = score(corpus, config)
+    elif scores.config != config or list(scores.prepared.ids) != corpus.ids:
+        raise DiagnosisError("scores: pass score(corpus, config) of this corpus and config, or leave it out")
     facts = episode_facts(scores, corpus, by)
     totals = component_totals(scores)
 
