@@ -106,13 +106,17 @@ def _farming_flags(table: pd.DataFrame, events: pd.DataFrame) -> list[Flag]:
     if not len(flagged):
         return []
     event_episode = events["episode"].to_numpy()
+    # Events are grouped by episode: where each episode's run starts and ends.
+    starts = np.flatnonzero(np.r_[True, event_episode[1:] != event_episode[:-1]]) if len(events) else np.zeros(0, int)
+    runs = dict(zip(event_episode[starts], zip(starts, np.r_[starts[1:], len(events)])))
     columns = {c: events[c].to_numpy() for c in ("kind", "name", "times_paid", "repeat_paid")}
     rows = {c: table[c].to_numpy() for c in ("episode", "return", "credits", "repeats", "repeat_share",
                                              "count_shaping_estimated")}
     flags = []
     for i in flagged:
         episode = rows["episode"][i]
-        top = np.flatnonzero(event_episode == episode)[:3]  # events are sorted by repeat pay within an episode
+        first, end = runs.get(episode, (0, 0))
+        top = range(first, min(first + 3, end))  # events are sorted by repeat pay within an episode
         parts = [f"{'the ' + columns['name'][j] + ' count' if columns['kind'][j] == 'achievement_count' else columns['name'][j]}"
                  f" rose {columns['times_paid'][j]} times ({columns['repeat_paid'][j]:.2f} beyond the first)" for j in top]
         share = rows["repeat_share"][i]
