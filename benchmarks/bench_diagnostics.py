@@ -14,8 +14,8 @@ prepared once, so only the re-score and the diagnosis are timed):
   episodes, as ``Corpus.concat`` names them): preparing it (once), then the same, plus
   ``reps=200``.
 
-Prints the machine load (``os.getloadavg``) before and after: the machine is shared, and a
-loaded machine makes every number slower by about the same factor, so read the ratios.
+Prints wall and CPU (``time.process_time``) medians, and the machine load (``os.getloadavg``)
+before and after: on a shared machine other processes stretch wall times, much less CPU times.
 """
 
 from __future__ import annotations
@@ -35,28 +35,31 @@ from workbench.scoring import prepare, score
 CONFIG = RewardConfig.from_file(os.path.join(os.path.dirname(__file__), "..", "configs", "upstream_shaped.yaml"))
 
 
-def median_ms(corpus: Corpus, work: Callable[[Corpus, RewardConfig], object], repeats: int) -> float:
-    """Median wall time of ``work`` over ``repeats`` weight changes, in milliseconds."""
-    times = []
+def median_ms(corpus: Corpus, work: Callable[[Corpus, RewardConfig], object], repeats: int) -> tuple[float, float]:
+    """Median wall time and median CPU time of this process (less sensitive to other processes
+    on a shared machine) of ``work`` over ``repeats`` weight changes, in milliseconds."""
+    wall, cpu = [], []
     for i in range(repeats):
         config = CONFIG.with_changes(weights={**CONFIG.weights, "collect_wood": 0.8 + 0.01 * (i + 1)})
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         work(corpus, config)
-        times.append(time.perf_counter() - start)
-    return 1000 * statistics.median(times)
+        wall.append(time.perf_counter() - start)
+        cpu.append(time.process_time() - start_cpu)
+    return 1000 * statistics.median(wall), 1000 * statistics.median(cpu)
 
 
 def report(name: str, corpus: Corpus, repeats: int, extra: bool) -> None:
-    reference = median_ms(corpus, lambda c, k: score(c, k).components, repeats)
+    reference, reference_cpu = median_ms(corpus, lambda c, k: score(c, k).components, repeats)
     cases = {"diagnose": lambda c, k: diagnose(c, k),
              "diagnose, achievements only": lambda c, k: diagnose(c, k, progress=("achievements",))}
     if extra:
         cases["diagnose, reps=200"] = lambda c, k: diagnose(c, k, reps=200)
     print(f"\n{name}: {len(corpus):,} episodes, {corpus.n_decisions:,} decisions (median of {repeats})")
-    print(f"  {'re-score + components (reference)':38} {reference:10.1f} ms       1.0x")
+    print(f"  {'':38} {'wall':>10}    {'ratio':>7} {'cpu':>10}    {'ratio':>7}")
+    print(f"  {'re-score + components (reference)':38} {reference:10.1f} ms {1:7.1f}x {reference_cpu:10.1f} ms {1:7.1f}x")
     for label, work in cases.items():
-        ms = median_ms(corpus, work, repeats)
-        print(f"  {label:38} {ms:10.1f} ms {ms / reference:10.1f}x")
+        ms, cpu = median_ms(corpus, work, repeats)
+        print(f"  {label:38} {ms:10.1f} ms {ms / reference:7.1f}x {cpu:10.1f} ms {cpu / reference_cpu:7.1f}x")
 
 
 def main() -> None:
