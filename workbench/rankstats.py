@@ -208,8 +208,8 @@ def _level_counts(levels: np.ndarray, n_levels: int,
         # Per row, how many elements at earlier positions have a level above value_level; each
         # element of that level reads it at the start of its run of equal ``other``.
         above = level > value_level
-        earlier = np.cumsum(above, axis=1) - above
-        at_start = np.take_along_axis(earlier, start, axis=1)
+        earlier: np.ndarray = np.cumsum(above, axis=1) - above
+        at_start: np.ndarray = np.take_along_axis(earlier, start, axis=1)
         discordant += np.where(level == value_level, at_start, 0).sum(axis=1)
     return tied_levels, tied_other, tied_both, discordant
 
@@ -251,7 +251,7 @@ def spearman_rho(x: np.ndarray | Sequence[float], y: np.ndarray | Sequence[float
 
 # -- stratified bootstrap --------------------------------------------------------------------
 def bootstrap_interval(
-    statistic: Callable[..., np.ndarray],
+    statistic: Callable[..., float | np.ndarray],
     data: Sequence[np.ndarray | Sequence[float]],
     strata: np.ndarray | Sequence[object] | None = None,
     *,

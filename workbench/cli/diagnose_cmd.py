@@ -138,10 +138,10 @@ def report(diagnosis, config_name: str) -> str:
         lines.append(f"note: the task app would not shape with this config (enabled={config.enabled}, "
                      f"mode={config.mode!r}); below is what it would pay if it did")
     lines.append("\nflags:")
-    for (section, code), group in diagnosis.flags.groupby(["section", "code"], sort=False):
-        lines += [f"  [{section}] {code} {row.subject}: {row.why}" for row in group.head(FLAGS_PER_CODE).itertuples()]
+    for (where, code), group in diagnosis.flags.groupby(["section", "code"], sort=False):
+        lines += [f"  [{where}] {code} {row.subject}: {row.why}" for row in group.head(FLAGS_PER_CODE).itertuples()]
         if len(group) > FLAGS_PER_CODE:
-            lines.append(f"  [{section}] {code}: ... and {len(group) - FLAGS_PER_CODE} more like these (--out writes all)")
+            lines.append(f"  [{where}] {code}: ... and {len(group) - FLAGS_PER_CODE} more like these (--out writes all)")
     if diagnosis.flags.empty:
         lines.append("  none")
 

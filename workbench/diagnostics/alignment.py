@@ -25,7 +25,7 @@ PROGRESS_MEASURES: Mapping[str, str] = {
                      "percentage points): rare achievements count more",
 }
 #: Rank statistics, by name.
-STATISTICS: Mapping[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
+STATISTICS: Mapping[str, Callable[..., float | np.ndarray]] = {
     "spearman": spearman_rho,
     "kendall": kendall_tau,
 }
