@@ -59,7 +59,7 @@ def test_misranked_pairs_are_strict_and_ordered_worst_first():
 
 
 def test_misranked_pairs_agree_with_a_brute_force_count_across_chunks(monkeypatch):
-    import workbench.alignment as alignment
+    from workbench import alignment
 
     rng = np.random.default_rng(0)
     returns, achievements = rng.integers(0, 6, 60).astype(float), rng.integers(0, 6, 60)
@@ -200,6 +200,17 @@ def test_kendall_tau_is_tau_b_with_ties():
         assert (math.isnan(expected) and math.isnan(got)) or got == pytest.approx(expected, abs=1e-12)
 
 
+def test_discordant_pairs_count_misranked_pairs():
+    from workbench.alignment import discordant_pairs
+
+    rng = np.random.default_rng(5)
+    returns, achievements = rng.integers(0, 6, (30, 45)).astype(float), rng.integers(0, 6, (30, 45))
+    counts = discordant_pairs(achievements, returns)
+    for r in range(30):
+        assert counts[r] == len(misranked_pairs(FakeScores(returns[r], achievements[r])))
+    assert discordant_pairs([1, 2, 3], [3, 2, 1]) == 3 and discordant_pairs([1, 1], [2, 1]) == 0
+
+
 def test_rank_correlations_by_rows_equal_one_call_per_row():
     from workbench.alignment import kendall_tau, spearman_rho
 
@@ -305,3 +316,18 @@ def test_bootstrap_interval_nan_resamples_and_errors():
         bootstrap_interval(kendall_tau, [[1, 2], [1, 2]], confidence=1.0)
     with pytest.raises(ValueError, match="reps"):
         bootstrap_interval(kendall_tau, [[1, 2], [1, 2]], reps=0)
+
+
+@pytest.mark.parametrize("n", [49, 130])  # above the pairwise limit: per-level counts or merge sort
+@pytest.mark.parametrize("levels", [(4, 9), (300, 6), (200, 250)])
+def test_rank_statistics_agree_across_their_algorithms(monkeypatch, n, levels):
+    from workbench import rankstats
+
+    rng = np.random.default_rng(n + levels[0])
+    x, y = rng.integers(0, levels[0], (12, n)).astype(float), rng.integers(0, levels[1], (12, n)) * 0.25
+    fast = rankstats.kendall_tau(x, y), rankstats.discordant_pairs(x, y), rankstats.spearman_rho(x, y)
+    monkeypatch.setattr(rankstats, "_PAIRWISE_MAX_N", 10**6)  # every pair compared directly
+    direct = rankstats.kendall_tau(x, y), rankstats.discordant_pairs(x, y), rankstats.spearman_rho(x, y)
+    assert np.allclose(fast[0], direct[0], atol=1e-12) and np.array_equal(fast[1], direct[1])
+    assert np.allclose(fast[2], direct[2], atol=1e-12)
+    assert fast[0][0] == pytest.approx(brute_force_tau_b(x[0], y[0]), abs=1e-12)

@@ -56,7 +56,7 @@ def test_scripted_episodes_get_further_than_random_ones():
 
 def test_the_docstring_names_the_command_and_plan_that_made_it():
     doc = " ".join(workbench.sample.__doc__.split())
-    assert ".venv/bin/python benchmarks/make_sample_corpus.py --overwrite" in doc
+    assert ".venv/bin/python scripts/make_sample_corpus.py --overwrite" in doc
     assert f"corpus seed {MAKER.SEED}" in doc
     for policy, (episodes, max_steps) in PARTS.items():
         assert f"{episodes} {policy} episodes" in doc and f"most {max_steps}" in doc

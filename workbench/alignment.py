@@ -3,23 +3,26 @@
 A shaped reward should rank behaviour the way the task does: an episode that unlocks more
 achievements should earn more. Where it does not, a policy can raise its shaped return without
 progressing (a reward hacker, such as the sample corpus's farmer). These functions measure that
-per corpus, per pair of episodes and per group of episodes. "Achievements" is the number of
+per corpus, per pair of episodes and per group of episodes. The rank statistics and the
+stratified bootstrap they build on (``kendall_tau``, ``spearman_rho``, ``discordant_pairs``,
+``bootstrap_interval``) live in ``workbench.rankstats`` and are importable from here. "Achievements" is the number of
 distinct achievements an episode unlocked (``Scores.episodes["unique_achievements_total"]``).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
 
 import numpy as np
 import pandas as pd
 
 from workbench.episodes import Corpus
+from workbench.rankstats import bootstrap_interval, discordant_pairs, kendall_tau, spearman_rho
 from workbench.scoring import Comparison, Scores
 
 __all__ = [
     "bootstrap_interval",
+    "discordant_pairs",
     "group_comparison",
     "kendall_tau",
     "misranked_overview",
@@ -32,8 +35,6 @@ __all__ = [
 
 #: Comparisons held in memory at once by ``misranked_pairs`` (rows x episodes).
 _PAIR_CHUNK = 1 << 22
-#: Bootstrap resamples drawn and evaluated at once (bounds memory: rows x items indices).
-_BOOTSTRAP_CELLS = 1 << 22
 
 
 def _episodes(scores: Scores | pd.DataFrame) -> pd.DataFrame:
@@ -176,187 +177,3 @@ def group_comparison(comparison: Comparison, corpus: Corpus, *, by: str = "polic
         "return_per_achievement_a": a["return_per_achievement"],
         "return_per_achievement_b": b["return_per_achievement"],
     }).reset_index()
-
-
-# -- rank correlations (one pair of samples, or many rows of them at once) -------------------
-def _rows(x: np.ndarray | Sequence[float], y: np.ndarray | Sequence[float]) -> tuple[np.ndarray, np.ndarray, bool]:
-    """x and y as (m, n) arrays of the same shape (a 1-D pair is one row) and whether they were 1-D."""
-    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
-    if x.shape != y.shape or x.ndim not in (1, 2):
-        raise ValueError(f"x and y must have the same shape, (n,) or (m, n); got {x.shape} and {y.shape}")
-    if np.isnan(x).any() or np.isnan(y).any():
-        raise ValueError("x and y must not hold NaN (a rank of NaN is undefined)")
-    single = x.ndim == 1
-    return np.atleast_2d(x), np.atleast_2d(y), single
-
-
-def _codes(values: np.ndarray) -> tuple[np.ndarray, int]:
-    """Dense integer ranks (0 = smallest) of all values, and how many distinct values there are:
-    equal values get equal codes, so ranks and ties within any row are those of the values."""
-    distinct, inverse = np.unique(values, return_inverse=True)
-    return inverse.reshape(values.shape).astype(np.int64), len(distinct)
-
-
-def _row_keys(codes: np.ndarray, size: int) -> np.ndarray:
-    """Codes offset by row (row r's codes become r * size + code), so one flat sort or search
-    over all rows never mixes two rows."""
-    return codes + (np.arange(codes.shape[0], dtype=np.int64) * size)[:, None]
-
-
-def _tied_pairs(codes: np.ndarray, size: int) -> np.ndarray:
-    """Per row, the number of pairs of equal codes: sum over tie groups of t (t - 1) / 2."""
-    m, n = codes.shape
-    flat = np.sort(_row_keys(codes, size).ravel())
-    starts = np.flatnonzero(np.concatenate([[True], flat[1:] != flat[:-1]]))
-    runs = np.diff(np.append(starts, len(flat)))
-    return np.bincount(starts // n, weights=runs * (runs - 1) // 2, minlength=m).astype(np.int64)
-
-
-def _inversions(codes: np.ndarray, size: int) -> np.ndarray:
-    """Per row, the pairs i < j with codes[i] > codes[j] (strict), by a bottom-up merge sort:
-    at each level every element of a right half counts the larger elements of its sorted left
-    half (one flat ``searchsorted`` for all rows and blocks), then the halves are merged (one
-    flat sort). O(m n log^2 n) time, O(m n) memory."""
-    m, n = codes.shape
-    total = np.zeros(m, dtype=np.int64)
-    current = codes.copy()
-    position = np.arange(n)
-    width = 1
-    while width < n:
-        block = position // (2 * width)
-        right = (position // width) % 2 == 1
-        n_blocks = int(block[-1]) + 1
-        # Key = (row, block, code): left halves are sorted within (row, block), so the flat
-        # left keys are sorted too.
-        keys = (np.arange(m, dtype=np.int64)[:, None] * n_blocks + block[None, :]) * (size + 1) + current
-        left_keys, right_keys = keys[:, ~right].ravel(), keys[:, right]
-        block_top = right_keys - current[:, right] + size  # (row, block, largest code)
-        larger = np.searchsorted(left_keys, block_top, side="right") - np.searchsorted(left_keys, right_keys, side="right")
-        total += larger.sum(axis=1)
-        current = (np.sort(keys, axis=1) % (size + 1))
-        width *= 2
-    return total
-
-
-def kendall_tau(x: np.ndarray | Sequence[float], y: np.ndarray | Sequence[float]) -> float | np.ndarray:
-    """Kendall's tau-b between ``x`` and ``y``, ties handled (as ``scipy.stats.kendalltau``).
-
-    tau-b = (concordant - discordant) / sqrt((P - ties_x) (P - ties_y)) over the P = n(n-1)/2
-    pairs, where a pair tied in x or y is neither. Shapes: ``x`` and ``y`` both (n,), giving a
-    float, or both (m, n), giving an (m,) array (row r of x against row r of y: e.g. bootstrap
-    resamples). NaN where x or y is constant (no order to agree with) or n < 2. O(n log^2 n)
-    per row, so thousands of episodes are cheap. Raises ``ValueError`` for mismatched shapes
-    or NaN values.
-    """
-    x2, y2, single = _rows(x, y)
-    m, n = x2.shape
-    if n < 2:
-        tau = np.full(m, np.nan)
-        return float(tau[0]) if single else tau
-    x_codes, x_size = _codes(x2)
-    y_codes, y_size = _codes(y2)
-    # Sort each row by (x, y): a pair tied in x then has non-decreasing y, so the strict
-    # inversions of y in that order are exactly the discordant pairs.
-    order = np.argsort(x_codes * y_size + y_codes, axis=1, kind="stable")
-    y_sorted = np.take_along_axis(y_codes, order, axis=1)
-    discordant = _inversions(y_sorted, y_size)
-    pairs = n * (n - 1) // 2
-    ties_x, ties_y = _tied_pairs(x_codes, x_size), _tied_pairs(y_codes, y_size)
-    ties_both = _tied_pairs(x_codes * y_size + y_codes, x_size * y_size)
-    concordant = pairs - ties_x - ties_y + ties_both - discordant
-    denominator = np.sqrt((pairs - ties_x).astype(np.float64) * (pairs - ties_y))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        tau = np.where(denominator > 0, (concordant - discordant) / denominator, np.nan)
-    return float(tau[0]) if single else tau
-
-
-def _average_ranks(codes: np.ndarray, size: int) -> np.ndarray:
-    """Per row, 1-based ranks with ties given their average rank (as ``pandas.Series.rank``)."""
-    m, n = codes.shape
-    keys = _row_keys(codes, size)
-    flat = np.sort(keys.ravel())
-    offset = (np.arange(m, dtype=np.int64) * n)[:, None]
-    below = np.searchsorted(flat, keys, side="left") - offset
-    through = np.searchsorted(flat, keys, side="right") - offset
-    return (below + through + 1) / 2.0
-
-
-def spearman_rho(x: np.ndarray | Sequence[float], y: np.ndarray | Sequence[float]) -> float | np.ndarray:
-    """Spearman's rank correlation (Pearson's r of average ranks; the number
-    ``progress_agreement`` gives). Shapes as ``kendall_tau``: (n,) pairs give a float, (m, n)
-    pairs an (m,) array. NaN where x or y is constant or n < 2. Raises ``ValueError`` for
-    mismatched shapes or NaN values."""
-    x2, y2, single = _rows(x, y)
-    m, n = x2.shape
-    if n < 2:
-        rho = np.full(m, np.nan)
-        return float(rho[0]) if single else rho
-    rx, ry = _average_ranks(*_codes(x2)), _average_ranks(*_codes(y2))
-    rx -= rx.mean(axis=1, keepdims=True)
-    ry -= ry.mean(axis=1, keepdims=True)
-    denominator = np.sqrt((rx * rx).sum(axis=1) * (ry * ry).sum(axis=1))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        rho = np.where(denominator > 0, (rx * ry).sum(axis=1) / denominator, np.nan)
-    return float(rho[0]) if single else rho
-
-
-# -- stratified bootstrap --------------------------------------------------------------------
-def bootstrap_interval(
-    statistic: Callable[..., np.ndarray],
-    data: Sequence[np.ndarray | Sequence[float]],
-    strata: np.ndarray | Sequence[object] | None = None,
-    *,
-    reps: int = 2000,
-    seed: int | None = 0,
-    confidence: float = 0.95,
-) -> tuple[float, float, float]:
-    """A statistic of paired samples with a stratified-bootstrap percentile interval.
-
-    ``data`` is a sequence of k arrays of n items each, item i of every array belonging together
-    (e.g. episode i's return and its achievements). ``statistic(*arrays)`` receives k arrays of
-    shape (m, n), each row one sample of the items, and returns shape (m,): e.g.
-    ``kendall_tau`` or ``spearman_rho`` as they are, or ``lambda v: v.mean(axis=1)``.
-
-    Resampling is within strata, as rliable's ``StratifiedBootstrap`` resamples runs within each
-    task: ``strata`` (n labels, e.g. each episode's policy) fixes how many items of each stratum
-    every resample holds, and each stratum's items are drawn with replacement from that stratum
-    only, so a resample never has more farmer episodes than the corpus. ``None`` is one stratum
-    (a plain bootstrap). The interval is the percentile interval of ``reps`` resamples (rliable's
-    default method); resamples where the statistic is NaN (e.g. every drawn episode unlocked the
-    same number of achievements) are left out, and the interval is NaN when all are.
-
-    Returns ``(point, low, high)``: the statistic of the data as given and the interval's
-    bounds. Deterministic for a given ``seed``. Raises ``ValueError`` for arrays of different
-    lengths, strata of the wrong length, no items, ``reps < 1`` or ``confidence`` outside (0, 1).
-    """
-    arrays = [np.asarray(array) for array in data]
-    if not arrays or any(a.ndim != 1 for a in arrays) or len({len(a) for a in arrays}) != 1:
-        raise ValueError(f"data must be one or more 1-D arrays of equal length; got shapes {[a.shape for a in arrays]}")
-    n = len(arrays[0])
-    if n == 0:
-        raise ValueError("bootstrap_interval needs at least one item")
-    if reps < 1:
-        raise ValueError(f"reps must be at least 1, got {reps}")
-    if not 0.0 < confidence < 1.0:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
-    labels = np.zeros(n, dtype=np.int64) if strata is None else pd.factorize(pd.Series(list(strata), dtype=object))[0]
-    if len(labels) != n:
-        raise ValueError(f"strata must give one label per item: {len(labels)} labels for {n} items")
-    members = [np.flatnonzero(labels == label) for label in range(int(labels.max()) + 1)]
-    point = float(np.asarray(statistic(*[a[None, :] for a in arrays]))[0])
-    rng = np.random.default_rng(seed)
-    values = np.empty(reps)
-    chunk = max(1, _BOOTSTRAP_CELLS // n)
-    for start in range(0, reps, chunk):
-        m = min(chunk, reps - start)
-        index = np.empty((m, n), dtype=np.int64)
-        for positions in members:
-            # Each resample keeps the stratum's slots and fills them from the stratum only.
-            index[:, positions] = positions[rng.integers(0, len(positions), size=(m, len(positions)))]
-        values[start:start + m] = np.asarray(statistic(*[a[index] for a in arrays]), dtype=np.float64)
-    values = values[~np.isnan(values)]
-    if len(values) == 0:
-        return point, float("nan"), float("nan")
-    tail = (1.0 - confidence) / 2.0
-    low, high = np.quantile(values, [tail, 1.0 - tail])
-    return point, float(low), float(high)

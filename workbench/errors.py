@@ -39,6 +39,14 @@ class CorpusError(WorkbenchError):
     """A corpus that cannot serve the request (e.g. empty, or an unknown episode id)."""
 
 
+class DiagnosisError(WorkbenchError):
+    """A diagnosis that cannot be made as asked (empty corpus, unknown grouping column, bad setting)."""
+
+
+class SearchError(WorkbenchError):
+    """Search settings that cannot be used (a held-out fraction outside (0, 1), no trials, ...)."""
+
+
 class EnvError(WorkbenchError):
     """A misuse of ``workbench.env``: an action outside the action space, a step before reset or
     after the episode ended."""

@@ -10,8 +10,6 @@ import pandas as pd
 from workbench.atomic import atomic_path
 from workbench.cli.common import CORPUS_HELP, open_corpus, read_config
 from workbench.cli.errors import UsageError
-from workbench.config import ConfigError
-from workbench.errors import WorkbenchError
 from workbench.search import search
 
 TRIALS_SUFFIXES = (".csv", ".parquet")
@@ -153,7 +151,7 @@ def run_search(args: argparse.Namespace) -> int:
             storage=args.storage,
             show_progress=not args.quiet,
         )
-    except (WorkbenchError, ValueError, KeyError) as error:
+    except KeyError as error:  # a grouping column the corpus index lacks
         raise UsageError(str(error).strip("'\"")) from None
     split = result.split
     print(
@@ -170,16 +168,10 @@ def run_search(args: argparse.Namespace) -> int:
     for finding in findings:
         print(f"lint: {finding}")
     if args.out is not None:
-        try:
-            written = result.to_file(args.out, overwrite=args.overwrite)
-        except (ConfigError, FileExistsError) as error:
-            raise UsageError(str(error)) from None
+        written = result.to_file(args.out, overwrite=args.overwrite)
         print(f"wrote {written}")
     if args.export is not None:
-        try:
-            result.export_into(args.export)
-        except ConfigError as error:
-            raise UsageError(str(error)) from None
+        result.export_into(args.export)
         print(f"exported into {args.export}")
     if args.trials_out is not None:
         _write_trials(result.trials, args.trials_out, overwrite=args.overwrite)

@@ -28,7 +28,7 @@ from workbench.alignment import bootstrap_interval, kendall_tau, spearman_rho
 from workbench.config import STEPWISE_MODE, RewardConfig
 from workbench.crafter_facts import ACHIEVEMENTS, INVENTORY_ITEMS
 from workbench.episodes import Corpus
-from workbench.errors import WorkbenchError
+from workbench.errors import SearchError, WorkbenchError
 from workbench.reward import coerce_weights
 from workbench.scoring import prepare, score
 from workbench.search.objective import Design, Objective, agreement, build_design, overpay, resource_slot_weights
@@ -155,7 +155,7 @@ def search(
     metric, progress measure or group to penalise, ``ValueError`` for bad ranges.
     """
     if trials < 0:
-        raise ValueError(f"trials must be >= 0, got {trials}")
+        raise SearchError(f"trials must be >= 0, got {trials}")
     base = base or RewardConfig(strategy="per_achievement")
     groups = corpus.groups(stratify)
     ids = list(corpus.ids)

@@ -27,6 +27,7 @@ from scipy.optimize import minimize
 from scipy.special import expit
 from threadpoolctl import ThreadpoolController
 
+from workbench.errors import SearchError
 from workbench.search.objective import N_ACHIEVEMENTS, Design
 
 __all__ = ["LinearFit", "fit_weights", "single_threaded"]
@@ -91,12 +92,12 @@ def fit_weights(
     start = time.perf_counter()
     low, high = float(weight_range[0]), float(weight_range[1])
     if not (np.isfinite(low) and np.isfinite(high) and low <= high):
-        raise ValueError(f"weight_range must be two finite numbers low <= high, got {weight_range}")
+        raise SearchError(f"weight_range must be two finite numbers low <= high, got {weight_range}")
     if not temperature > 0:
-        raise ValueError(f"temperature must be > 0, got {temperature}")
+        raise SearchError(f"temperature must be > 0, got {temperature}")
     rows = np.asarray(rows, dtype=np.int64)
     if len(rows) == 0:
-        raise ValueError("fit_weights needs at least one episode")
+        raise SearchError("fit_weights needs at least one episode")
     w0 = np.clip(np.ones(N_ACHIEVEMENTS) if prior is None else np.asarray(prior, dtype=np.float64), low, high)
     credited = design.credited(unlimited)[rows]
     resource = design.gains[rows] @ slot_weights

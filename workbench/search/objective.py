@@ -25,7 +25,7 @@ import numpy as np
 
 from workbench.alignment import kendall_tau, spearman_rho
 from workbench.crafter_facts import ACHIEVEMENTS, INVENTORY_ITEMS
-from workbench.errors import WorkbenchError
+from workbench.errors import SearchError, WorkbenchError
 from workbench.resource_weights import ResourceWeights
 from workbench.scoring import PreparedCorpus
 
@@ -140,7 +140,7 @@ def build_design(
     """
     e = prepared.n_episodes
     if len(groups) != e:
-        raise ValueError(f"one group per episode: {len(groups)} for {e} episodes")
+        raise SearchError(f"one group per episode: {len(groups)} for {e} episodes")
     episode = prepared.episode_of[prepared.unlock_decision].astype(np.int64)
     name = prepared.unlock_name.astype(np.int64)
     cells = e * N_ACHIEVEMENTS

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from workbench.errors import CorpusError
+from workbench.errors import CorpusError, SearchError
 
 __all__ = ["Split", "split_episodes", "stratified_folds"]
 
@@ -39,7 +39,7 @@ class Split:
     def mask(self, ids: Sequence[str], side: str = "held_out") -> np.ndarray:
         """Boolean mask over ``ids`` of the episodes on ``side`` ("fit" or "held_out")."""
         if side not in ("fit", "held_out"):
-            raise ValueError(f"side must be 'fit' or 'held_out', not {side!r}")
+            raise SearchError(f"side must be 'fit' or 'held_out', not {side!r}")
         chosen = set(getattr(self, side))
         return np.array([episode in chosen for episode in ids], dtype=bool)
 
@@ -74,11 +74,11 @@ def split_episodes(
     ids = [str(i) for i in ids]
     groups = [str(g) for g in groups]
     if len(ids) != len(groups):
-        raise ValueError(f"one group per episode: {len(groups)} groups for {len(ids)} episodes")
+        raise SearchError(f"one group per episode: {len(groups)} groups for {len(ids)} episodes")
     if not 0.0 < held_out < 1.0:
-        raise ValueError(f"the held-out fraction must be in (0, 1), got {held_out}")
+        raise SearchError(f"the held-out fraction must be in (0, 1), got {held_out}")
     if len(set(ids)) != len(ids):
-        raise ValueError("episode ids must be unique")
+        raise SearchError("episode ids must be unique")
     if len(ids) < 3:
         raise CorpusError(f"cannot split {len(ids)} episode(s) into fit and held-out sets: a search needs at least 3")
     rng = np.random.default_rng(seed)
@@ -120,9 +120,9 @@ def stratified_folds(groups: Sequence[str], folds: int, *, seed: int = 0) -> np.
     """
     n = len(groups)
     if folds < 2:
-        raise ValueError(f"cross-validation needs at least 2 folds, got {folds}")
+        raise SearchError(f"cross-validation needs at least 2 folds, got {folds}")
     if n < 2:
-        raise ValueError(f"cannot make folds of {n} item(s)")
+        raise SearchError(f"cannot make folds of {n} item(s)")
     folds = min(folds, n)
     rng = np.random.default_rng(seed)
     members: dict[str, list[int]] = {}

@@ -31,6 +31,7 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from workbench.crafter_facts import ACHIEVEMENTS, INVENTORY_ITEMS
+from workbench.errors import SearchError
 from workbench.search.linear import LinearFit, fit_weights, single_threaded
 from workbench.search.objective import Design, Objective
 
@@ -60,9 +61,9 @@ class SearchSpace:
     def __post_init__(self) -> None:
         unknown = [s for s in self.strategies if s not in STRATEGIES]
         if unknown or not self.strategies:
-            raise ValueError(f"strategies must be some of {list(STRATEGIES)}, got {list(self.strategies)}")
+            raise SearchError(f"strategies must be some of {list(STRATEGIES)}, got {list(self.strategies)}")
         if self.lambda_range is not None and not 0 < self.lambda_range[0] <= self.lambda_range[1]:
-            raise ValueError(f"lambda_range must be 0 < low <= high, got {self.lambda_range}")
+            raise SearchError(f"lambda_range must be 0 < low <= high, got {self.lambda_range}")
 
 
 def suggest(trial: optuna.Trial, space: SearchSpace) -> dict[str, Any]:

@@ -1,0 +1,34 @@
+"""What a diagnosis flags: one ``Flag`` per problem found, each saying why in words."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import pandas as pd
+
+__all__ = ["FLAG_COLUMNS", "Flag", "flags_table"]
+
+#: Columns of ``Diagnosis.flags``, in order.
+FLAG_COLUMNS = ("section", "code", "subject", "why")
+
+
+@dataclass(frozen=True)
+class Flag:
+    """One problem: the ``section`` that found it (farming, dominance, dead entries, alignment),
+    a stable ``code`` (for scripts and tests), the ``subject`` it is about (an episode, a policy,
+    a config key) and ``why``, a sentence with the numbers behind it."""
+
+    section: str
+    code: str
+    subject: str
+    why: str
+
+    def __str__(self) -> str:
+        return f"[{self.section}] {self.code} {self.subject}: {self.why}"
+
+
+def flags_table(flags: Iterable[Flag]) -> pd.DataFrame:
+    """The flags as a tidy table, one row each, columns ``FLAG_COLUMNS``."""
+    rows = [(f.section, f.code, f.subject, f.why) for f in flags]
+    return pd.DataFrame(rows, columns=list(FLAG_COLUMNS), dtype=object)
