@@ -26,3 +26,17 @@ class CorpusFormatError(WorkbenchError):
 
 class CorpusError(WorkbenchError):
     """A corpus that cannot serve the request (e.g. empty, or an unknown episode id)."""
+
+
+class EpisodeValueError(EpisodeError):
+    """A value outside what Crafter can produce (or NaN / infinity) in an episode being built or
+    written; the message names the episode, the decision (state row, 0 = after reset) and the column."""
+
+
+class CorpusValueError(CorpusFormatError):
+    """A stored value outside Crafter's ranges found when reading; names the file, episode,
+    decision and column."""
+
+
+class UnsafeCorpusPathError(CorpusFormatError):
+    """A corpus folder holding a symlink, or a path that would leave the folder."""
