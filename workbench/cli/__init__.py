@@ -11,11 +11,11 @@ import argparse
 import sys
 from typing import Sequence
 
-from workbench.cli import config_cmd, import_cmd, record_cmd, score_cmd
+from workbench.cli import config_cmd, corpus_cmd, import_cmd, record_cmd, score_cmd
 from workbench.cli.errors import UsageError
 
 #: Command groups, in the order ``--help`` lists them.
-COMMAND_MODULES = [config_cmd, record_cmd, import_cmd, score_cmd]
+COMMAND_MODULES = [config_cmd, record_cmd, import_cmd, corpus_cmd, score_cmd]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -11,6 +11,8 @@ builds on this package (never the reverse).
 
 from workbench.episodes.columns import STATE_DTYPES, ColumnStore, DecisionArrays, EpisodeExtras, check_values, narrow
 from workbench.episodes.corpus import BATCH_DECISIONS, Corpus, index_frame, register_writer
+from workbench.episodes.corpus import _unique_id  # noqa: F401  (workbench.importers uses it; prefer unique_id)
+from workbench.episodes.corpus import _unique_id as unique_id
 from workbench.episodes.model import (
     ACTION_IDS,
     COUNT_SOURCES,
@@ -26,5 +28,5 @@ from workbench.episodes.model import (
 __all__ = [
     "ACTION_IDS", "BATCH_DECISIONS", "COUNT_SOURCES", "FRAME_SHAPE", "INDEX_COLUMNS", "STATE_DTYPES", "ColumnStore",
     "Corpus", "DecisionArrays", "Episode", "EpisodeError", "EpisodeExtras", "narrow", "Frames", "check_values", "index_frame", "now_iso",
-    "register_writer", "reset_state_arrays",
+    "register_writer", "reset_state_arrays", "unique_id",
 ]

@@ -306,7 +306,7 @@ def _integers(episode_id: str, name: str, values: Any, columns: Sequence[str]) -
         row, column = where[0], (where[1] if len(where) > 1 else 0)
         label = columns[column] if len(where) > 1 and column < len(columns) else str(column)
         raise EpisodeValueError(f"episode {episode_id!r}: decision {row}, {name} column {label!r}: "
-                                f"{array[where]!r} is not an integer (a cast would change it silently)")
+                                f"{array[where].item()!r} is not an integer (a cast would change it silently)")
     return array.astype(np.int32)
 
 

@@ -72,7 +72,7 @@ def append(root: Path, corpus: Corpus, replaces: set[str]) -> str | None:
             for start, arrays in corpus.decision_batches(WRITE_BATCH):
                 check_values(arrays)
                 table = decisions_table(narrow(arrays), None if texts is None else texts[start:start + arrays.n_episodes])
-                writer = writer or pq.ParquetWriter(str(tmp), table.schema, compression="zstd")
+                writer = writer or pq.ParquetWriter(str(tmp), table.schema, compression="zstd", write_page_checksum=True)
                 writer.write_table(table, row_group_size=WRITE_BATCH)
             writer.close()
         written.append(decisions)
@@ -88,7 +88,7 @@ def append(root: Path, corpus: Corpus, replaces: set[str]) -> str | None:
                          "has_messages": e.messages is not None, "frames_group": groups[i], "replaces": e.id in replaces})
         episodes = part_file(root, "episodes", part)
         with atomic_path(episodes) as tmp:
-            pq.write_table(episodes_table(rows), str(tmp), compression="zstd")
+            pq.write_table(episodes_table(rows), str(tmp), compression="zstd", write_page_checksum=True)
     except BaseException:
         for path in written:  # we hold the lock: nobody reads or writes this uncommitted part
             path.unlink(missing_ok=True)
@@ -182,7 +182,7 @@ def _fill(root: Path, part: _Part, arrays: DecisionArrays) -> np.ndarray:
 
 
 def _fill_from(handle: Any, path: Path, root: Path, part: _Part, arrays: DecisionArrays) -> np.ndarray:
-    reader = _checked(lambda: pq.ParquetFile(handle, read_dictionary=["episode"]), path)
+    reader = _checked(lambda: pq.ParquetFile(handle, read_dictionary=["episode"], page_checksum_verification=True), path)
     _checked(lambda: check_schema(reader.schema_arrow, DECISION_SCHEMA, str(path)), path)
     lengths = part.episodes.column("decisions").to_numpy().astype(np.int64)
     n_rows = int(lengths.sum()) + len(lengths)
@@ -324,7 +324,7 @@ class _FramesLoader:
 
 def _read_table(path: Path, columns: list[str] | None = None) -> pa.Table:
     with open_file(path) as handle:
-        return _checked(lambda: pq.read_table(handle, columns=columns), path)
+        return _checked(lambda: pq.read_table(handle, columns=columns, page_checksum_verification=True), path)
 
 
 def _checked(action: Any, path: Path) -> Any:
