@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-
 from test_episodes_storage import make_episode
+
 from workbench.episodes import Corpus, DecisionArrays
 from workbench.sample import sample_corpus, sample_path
 from workbench.storage import load_corpus, save_corpus

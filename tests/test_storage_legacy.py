@@ -11,9 +11,9 @@ import shutil
 
 import numpy as np
 import pytest
-
 from conftest import REPO
 from test_episodes_storage import assert_same_episode
+
 from workbench.cli import main
 from workbench.storage import load_corpus, load_episode, schema_version, upgrade_corpus
 from workbench.storage.legacy import load_legacy_corpus

@@ -13,13 +13,12 @@ import subprocess
 import sys
 import textwrap
 import time
-from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-
 from conftest import REPO
 from test_episodes_storage import assert_same_episode, make_episode, part_files
+
 from workbench.episodes import Corpus
 from workbench.errors import CorpusFormatError, UnsafeCorpusPathError
 from workbench.storage import load_corpus, save_corpus, save_episode

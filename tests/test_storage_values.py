@@ -6,8 +6,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-
 from test_episodes_storage import make_episode, part_files
+
 from workbench.episodes import Corpus, Episode
 from workbench.errors import CorpusValueError, EpisodeValueError
 from workbench.storage import load_corpus, save_corpus

@@ -10,8 +10,13 @@ builds on this package (never the reverse).
 """
 
 from workbench.episodes.columns import STATE_DTYPES, ColumnStore, DecisionArrays, EpisodeExtras, check_values, narrow
-from workbench.episodes.corpus import BATCH_DECISIONS, Corpus, index_frame, register_writer
-from workbench.episodes.corpus import _unique_id  # noqa: F401  (workbench.importers uses it; prefer unique_id)
+from workbench.episodes.corpus import (
+    BATCH_DECISIONS,
+    Corpus,
+    _unique_id,  # noqa: F401  (workbench.importers uses it; prefer unique_id)
+    index_frame,
+    register_writer,
+)
 from workbench.episodes.corpus import _unique_id as unique_id
 from workbench.episodes.model import (
     ACTION_IDS,

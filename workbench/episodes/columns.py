@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import weakref
 from collections import OrderedDict
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -34,8 +35,8 @@ INVENTORY_MAX = 9
 STATE_DTYPES = {"inventory": np.uint8, "achievement_counts": np.uint16, "achievement_status": np.bool_,
                 "player_pos": np.int16}
 COUNT_MAX = int(np.iinfo(np.uint16).max)
-#: Rows checked at a time by ``check_values`` (bounds its temporary arrays).
-_CHECK_ROWS = 1 << 20
+#: Rows checked at a time by ``check_values``: its temporaries stay small and in cache.
+_CHECK_ROWS = 1 << 16
 
 
 @dataclass(frozen=True, eq=False)
@@ -99,7 +100,7 @@ class DecisionArrays:
         ends = self.action_offsets[self.row_starts + self.lengths + 1]
         return (ends - self.action_offsets[self.row_starts]).astype(np.int64)
 
-    def rows(self, start: int, stop: int) -> "DecisionArrays":
+    def rows(self, start: int, stop: int) -> DecisionArrays:
         """Episodes ``start .. stop - 1`` of these arrays (zero-copy slices of the row arrays)."""
         row_starts = self.row_starts
         first = int(row_starts[start]) if start < self.n_episodes else self.n_rows
@@ -113,12 +114,12 @@ class DecisionArrays:
             action_ids=self.action_ids[int(offsets[0]):int(offsets[-1])], action_offsets=offsets - offsets[0],
         )
 
-    def with_ids(self, ids: Sequence[str]) -> "DecisionArrays":
+    def with_ids(self, ids: Sequence[str]) -> DecisionArrays:
         """The same arrays under other episode ids (a renamed copy of the id tuple only)."""
         return DecisionArrays(**{**self.__dict__, "ids": tuple(ids)})
 
     @staticmethod
-    def concat(parts: Sequence["DecisionArrays"]) -> "DecisionArrays":
+    def concat(parts: Sequence[DecisionArrays]) -> DecisionArrays:
         """One ``DecisionArrays`` of several, in order (copies; dtypes promote as numpy does)."""
         if len(parts) == 1:
             return parts[0]
@@ -136,7 +137,7 @@ class DecisionArrays:
                               action_offsets=np.concatenate(offsets).astype(np.int64), **joined)
 
     @staticmethod
-    def from_episodes(episodes: Sequence[Episode], ids: Sequence[str] | None = None) -> "DecisionArrays":
+    def from_episodes(episodes: Sequence[Episode], ids: Sequence[str] | None = None) -> DecisionArrays:
         """Stack in-memory episodes (their own dtypes, int32), under ``ids`` when given."""
         if not episodes:
             raise ValueError("DecisionArrays.from_episodes needs at least one episode")
@@ -178,42 +179,48 @@ def check_values(arrays: DecisionArrays, where: str = "") -> None:
         raise EpisodeValueError(f"{prefix}episode {arrays.ids[k]!r}: decision {row - int(row_starts[k])}, "
                                 f"column {column!r}: {value!r} {why}")
 
+    is_reset = np.zeros(arrays.n_rows, dtype=bool)
+    is_reset[row_starts] = True
+    limits = (("inventory", INVENTORY_ITEMS, 0, INVENTORY_MAX), ("achievement_counts", ACHIEVEMENTS, 0, COUNT_MAX),
+              ("player_pos", ("x", "y"), -1, None))
+    counts_all = arrays.achievement_counts
     for first in range(0, arrays.n_rows, _CHECK_ROWS):
         last = min(first + _CHECK_ROWS, arrays.n_rows)
-        for name, columns, low, high in (("inventory", INVENTORY_ITEMS, 0, INVENTORY_MAX),
-                                         ("achievement_counts", ACHIEVEMENTS, 0, COUNT_MAX),
-                                         ("player_pos", ("x", "y"), -1, None)):
+        for name, columns, low, high in limits:
             block = getattr(arrays, name)[first:last]
-            bad = block < low if high is None else (block < low) | (block > high)
-            if bad.any():
+            # Reductions first (cheap); the violating cell is located only when there is one.
+            info = np.iinfo(block.dtype) if block.dtype.kind in "iu" else None
+            below = info is None or info.min < low
+            above = high is not None and (info is None or info.max > high)
+            if (below and block.min() < low) or (above and block.max() > high):
+                bad = (block < low) | (block > high) if high is not None else block < low
                 row, column = np.argwhere(bad)[0]
                 limit = f"is below {low}" if high is None else f"is outside Crafter's {low}..{high}"
                 fail(first + int(row), _column_name(name, columns[column]), block[row, column].item(), limit)
-        counts = arrays.achievement_counts[first:last]
+        counts = counts_all[first:last]
         status = arrays.achievement_status[first:last]
         inconsistent = status != (counts > 0)
         if inconsistent.any():
             row, column = np.argwhere(inconsistent)[0]
             fail(first + int(row), _column_name("achievement_status", ACHIEVEMENTS[column]), bool(status[row, column]),
                  f"disagrees with the count {counts[row, column].item()} (status is true exactly when the count is positive)")
-        reward = arrays.env_reward[first:last]
-        finite = np.isfinite(reward)
-        if not finite.all():
-            row = int(np.flatnonzero(~finite)[0])
-            fail(first + row, "env_reward", float(reward[row]), "is not a finite number")
-    # Counts never fall within an episode: compare each row with the one before, skipping resets.
-    is_reset = np.zeros(arrays.n_rows, dtype=bool)
-    is_reset[row_starts] = True
-    for first in range(1, arrays.n_rows, _CHECK_ROWS):
-        last = min(first + _CHECK_ROWS, arrays.n_rows)
-        counts = arrays.achievement_counts
-        falling = counts[first:last] < counts[first - 1:last - 1]
-        falling[is_reset[first:last]] = False
+        # Counts never fall within an episode: each row against the one before, resets skipped.
+        start = max(first, 1)
+        falling = counts_all[start:last] < counts_all[start - 1:last - 1]
         if falling.any():
-            row, column = np.argwhere(falling)[0]
-            fail(first + int(row), _column_name("achievement_counts", ACHIEVEMENTS[column]),
-                 counts[first + row, column].item(), f"is below the previous decision's {counts[first + row - 1, column].item()} "
-                 "(counts never decrease within an episode)")
+            falling[is_reset[start:last]] = False
+            if falling.any():
+                row, column = np.argwhere(falling)[0]
+                at = start + int(row)
+                fail(at, _column_name("achievement_counts", ACHIEVEMENTS[column]), counts_all[at, column].item(),
+                     f"is below the previous decision's {counts_all[at - 1, column].item()} "
+                     "(counts never decrease within an episode)")
+        reward = arrays.env_reward[first:last]
+        if not np.isfinite(reward.sum()):  # NaN or infinity anywhere makes the sum non-finite
+            finite = np.isfinite(reward)
+            if not finite.all():
+                row = int(np.flatnonzero(~finite)[0])
+                fail(first + row, "env_reward", float(reward[row]), "is not a finite number")
     if len(arrays.action_ids) and int(arrays.action_ids.max()) >= len(ACTIONS):
         step = int(np.flatnonzero(arrays.action_ids >= len(ACTIONS))[0])
         row = int(np.searchsorted(arrays.action_offsets, step, side="right")) - 1
@@ -246,7 +253,7 @@ class EpisodeExtras:
     frames_loader: Callable[[], Frames] | None = None
 
     @staticmethod
-    def of(episode: Episode) -> "EpisodeExtras":
+    def of(episode: Episode) -> EpisodeExtras:
         """An in-memory episode's extras (its frames loader reads without keeping them)."""
         loader = (lambda: episode.load_frames(keep=False)) if episode.has_frames else None
         return EpisodeExtras(episode.id, episode.metadata, episode.logged, episode.views, episode.messages, loader)
@@ -266,8 +273,8 @@ class ColumnStore:
         self.arrays = arrays
         self.row_starts = arrays.row_starts
         self.extras = extras
-        self._shared: "weakref.WeakValueDictionary[int, Episode]" = weakref.WeakValueDictionary()
-        self._recent: "OrderedDict[int, Episode]" = OrderedDict()
+        self._shared: weakref.WeakValueDictionary[int, Episode] = weakref.WeakValueDictionary()
+        self._recent: OrderedDict[int, Episode] = OrderedDict()
 
     def __len__(self) -> int:
         return self.arrays.n_episodes

@@ -9,8 +9,9 @@ a columnar corpus, built by concatenation otherwise. Saving goes through the wri
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Protocol, Sequence
+from typing import Any, Protocol
 
 import numpy as np
 import pandas as pd
@@ -26,7 +27,7 @@ BATCH_DECISIONS = 1 << 15
 class CorpusWriter(Protocol):
     """What ``Corpus.save`` calls: ``workbench.storage.save_corpus``."""
 
-    def __call__(self, corpus: "Corpus", path: str | Path, *, overwrite: bool = False) -> Path: ...
+    def __call__(self, corpus: Corpus, path: str | Path, *, overwrite: bool = False) -> Path: ...
 
 
 _WRITER: list[CorpusWriter] = []
@@ -70,7 +71,7 @@ class Corpus:
         self._check_unique()
 
     @classmethod
-    def from_store(cls, store: ColumnStore, episodes: Sequence[int], index: pd.DataFrame) -> "Corpus":
+    def from_store(cls, store: ColumnStore, episodes: Sequence[int], index: pd.DataFrame) -> Corpus:
         """A corpus of the given episodes of ``store``, with their ``index`` rows (in that order)."""
         corpus = cls.__new__(cls)
         corpus._loaders = [_store_loader(store, k) for k in episodes]
@@ -95,7 +96,7 @@ class Corpus:
         for i in range(len(self)):
             yield self._load(i)
 
-    def __getitem__(self, key: int | str | slice | Sequence[bool] | pd.Series) -> "Episode | Corpus":
+    def __getitem__(self, key: int | str | slice | Sequence[bool] | pd.Series) -> Episode | Corpus:
         if isinstance(key, (int, np.integer)):
             position = int(key) + (len(self) if key < 0 else 0)
             if not 0 <= position < len(self):
@@ -114,7 +115,7 @@ class Corpus:
             return self._subset(np.flatnonzero(mask))
         return self._subset([int(i) for i in mask])
 
-    def select(self, **columns: Any) -> "Corpus":
+    def select(self, **columns: Any) -> Corpus:
         """Episodes whose index columns equal the given values (a list means "any of")."""
         mask = np.ones(len(self), dtype=bool)
         for column, wanted in columns.items():
@@ -194,7 +195,7 @@ class Corpus:
 
     # -- combining and saving ---------------------------------------------------------------
     @staticmethod
-    def concat(corpora: Iterable["Corpus"]) -> "Corpus":
+    def concat(corpora: Iterable[Corpus]) -> Corpus:
         """One corpus of all episodes in order; repeated ids get a ``-2``, ``-3`` ... suffix."""
         loaders: list[Callable[[], Episode]] = []
         columns: list[tuple[ColumnStore, int] | None] = []
@@ -233,7 +234,7 @@ class Corpus:
                 self._cache[position] = episode
         return episode
 
-    def _subset(self, positions: Iterable[int]) -> "Corpus":
+    def _subset(self, positions: Iterable[int]) -> Corpus:
         positions = list(positions)
         subset = Corpus(loaders=[self._loader_at(i) for i in positions], index=self.index.iloc[positions])
         subset._cache = [self._cache[i] for i in positions]

@@ -8,13 +8,12 @@ task app's form, ready for ``workbench.reward`` / ``workbench.rollout``.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
-from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from workbench.errors import EpisodeError, EpisodeValueError
 from workbench.tables import ACHIEVEMENTS, ACTIONS, INITIAL_INVENTORY, INVENTORY_ITEMS
@@ -203,7 +202,7 @@ class Episode:
             for i in range(self.n_decisions + 1)
         ]
 
-    def following(self, previous: "Episode") -> "Episode":
+    def following(self, previous: Episode) -> Episode:
         """This episode as the task app scores it when it follows ``previous`` in one rollout
         with ``on_done = "reset"``: its reset state replaced by ``previous``'s last state, since
         the task app does not reset its inventory and count snapshots (reward.md quirk 7). The
@@ -256,7 +255,7 @@ class Episode:
         env_reward: Sequence[float] | None = None,
         done: Sequence[bool] | None = None,
         metadata: Mapping[str, Any] | None = None,
-    ) -> "Episode":
+    ) -> Episode:
         """Build an episode from task-app observation states (index 0 = after reset).
 
         Missing inventory items read as 0; missing counts are estimated from the status (0/1)
@@ -318,6 +317,6 @@ def reset_state_arrays() -> tuple[np.ndarray, np.ndarray]:
 
 def now_iso() -> str:
     """Creation timestamps, UTC, to the second."""
-    return datetime.now(timezone.utc).replace(microsecond=0).isoformat()
+    return datetime.now(UTC).replace(microsecond=0).isoformat()
 
 

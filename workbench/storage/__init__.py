@@ -43,7 +43,15 @@ from typing import Any
 from workbench.episodes import INDEX_COLUMNS, Corpus, Episode, register_writer
 from workbench.errors import CorpusFormatError, CorpusValueError, EpisodeValueError, UnsafeCorpusPathError
 from workbench.storage import columnar
-from workbench.storage.layout import FORMAT, MARKER, SCHEMA_VERSION, committed_parts, read_marker, refuse_symlinks, writing
+from workbench.storage.layout import (
+    FORMAT,
+    MARKER,
+    SCHEMA_VERSION,
+    committed_parts,
+    read_marker,
+    refuse_symlinks,
+    writing,
+)
 from workbench.storage.legacy import load_episode, load_legacy_corpus
 
 INDEX_FILE = MARKER

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -21,17 +22,33 @@ import pyarrow.parquet as pq
 
 from workbench.atomic import atomic_path
 from workbench.episodes import (
-    STATE_DTYPES, ColumnStore, Corpus, DecisionArrays, EpisodeExtras, Frames, check_values, index_frame, narrow,
+    STATE_DTYPES,
+    ColumnStore,
+    Corpus,
+    DecisionArrays,
+    EpisodeExtras,
+    Frames,
+    check_values,
+    index_frame,
+    narrow,
 )
 from workbench.errors import CorpusFormatError, CorpusValueError, EpisodeError, EpisodeValueError, UnsafeCorpusPathError
 from workbench.storage import frames as frame_codec
 from workbench.storage.layout import committed_parts, jsonable, new_part_name, open_file, part_file, refuse_symlinks
 from workbench.storage.tables import (
-    DECISION_SCHEMA, EPISODE_SCHEMA, STATE_GROUPS, check_schema, decisions_table, episodes_table,
+    DECISION_SCHEMA,
+    EPISODE_SCHEMA,
+    STATE_GROUPS,
+    check_schema,
+    decisions_table,
+    episodes_table,
 )
 
-#: Decisions per row group / per batch written (bounds a write's memory; reads go column by column).
-WRITE_BATCH = 1 << 20
+#: Rows per row group and per batch written: bounds a write's memory and a read's Arrow memory
+#: (a read goes row group by row group, column group by column group).
+WRITE_BATCH = 1 << 18
+#: Rows per block when copying columns into the row-major state arrays (fits in L2 cache).
+_COPY_ROWS = 1 << 14
 _READ_ERRORS = (pa.ArrowException, OSError, ValueError)
 
 
@@ -136,7 +153,7 @@ def load(root: Path) -> Corpus:
     for name in committed_parts(root):
         path = part_file(root, "episodes", name)
         table = _read_table(path)
-        _checked(lambda: check_schema(table.schema, EPISODE_SCHEMA, str(path)), path)
+        _checked(partial(check_schema, table.schema, EPISODE_SCHEMA, str(path)), path)
         parts.append(_Part(name, table, episodes_seen, rows_seen))
         episodes_seen += table.num_rows
         rows_seen += int(pa.compute.sum(table.column("decisions")).as_py() or 0) + table.num_rows
@@ -189,32 +206,40 @@ def _fill_from(handle: Any, path: Path, root: Path, part: _Part, arrays: Decisio
     if reader.metadata.num_rows != n_rows:
         raise CorpusFormatError(f"{path}: holds {reader.metadata.num_rows} rows, but {part_file(root, 'episodes', part.name)} "
                                 f"lists {n_rows} (decisions + 1 per episode)")
-    first, last = part.first_row, part.first_row + n_rows
-
-    small = n_rows < WRITE_BATCH
-    whole = _checked(lambda: reader.read(use_threads=True), path) if small else None
-
-    def read(columns: list[str]) -> pa.Table:
-        if whole is not None:
-            return whole.select(columns)
-        return _checked(lambda: reader.read(columns=columns, use_threads=True), path)
-
     ids = part.episodes.column("episode").to_pylist()
-    _check_episode_column(path, read(["episode"]).column("episode"), ids, lengths)
-    for field, names, _ in STATE_GROUPS:
-        target = getattr(arrays, field)
-        table = read(list(names))
-        for j, name in enumerate(names):
-            target[first:last, j] = table.column(name).to_numpy()
-        del table
-    rest = read(["env_reward", "done", "actions"])
-    arrays.env_reward[first:last] = rest.column("env_reward").to_numpy()
-    arrays.done[first:last] = rest.column("done").to_numpy()
-    actions = rest.column("actions").combine_chunks()
-    counts = np.diff(actions.offsets.to_numpy()).astype(np.int64)
-    base = arrays.action_offsets[first]
-    arrays.action_offsets[first + 1:last + 1] = base + np.cumsum(counts)
-    return actions.flatten().to_numpy(zero_copy_only=False).astype(np.uint8, copy=False)
+    _check_episode_column(path, _checked(lambda: reader.read(columns=["episode"]), path).column("episode"), ids, lengths)
+    values = []
+    row = part.first_row
+    for group in range(reader.num_row_groups):
+        size = reader.metadata.row_group(group).num_rows
+
+        def read(columns: list[str], group: int = group) -> pa.Table:
+            return _checked(partial(reader.read_row_group, group, columns=columns, use_threads=True), path)
+
+        for field, names, _ in STATE_GROUPS:
+            table = read(list(names))
+            _copy_columns(getattr(arrays, field), row, [table.column(name).to_numpy() for name in names])
+            del table
+        rest = read(["env_reward", "done", "actions"])
+        arrays.env_reward[row:row + size] = rest.column("env_reward").to_numpy()
+        arrays.done[row:row + size] = rest.column("done").to_numpy()
+        actions = rest.column("actions").combine_chunks()
+        steps = np.diff(actions.offsets.to_numpy()).astype(np.int64)
+        arrays.action_offsets[row + 1:row + size + 1] = arrays.action_offsets[row] + np.cumsum(steps)
+        values.append(actions.flatten().to_numpy(zero_copy_only=False).astype(np.uint8, copy=False))
+        row += size
+    return np.concatenate(values) if len(values) > 1 else values[0]
+
+
+def _copy_columns(target: np.ndarray, first_row: int, columns: list[np.ndarray]) -> None:
+    """Write 1-D columns into ``target[first_row:, j]`` in row blocks: each block of the (rows,
+    columns) target stays in cache while all its columns are written (column by column over the
+    whole target would stream it through memory once per column)."""
+    n = len(columns[0])
+    for start in range(0, n, _COPY_ROWS):
+        block = target[first_row + start:first_row + min(start + _COPY_ROWS, n)]
+        for j, column in enumerate(columns):
+            block[:, j] = column[start:start + _COPY_ROWS]
 
 
 def _check_episode_column(path: Path, column: pa.ChunkedArray, ids: list[str], lengths: np.ndarray) -> None:

@@ -27,8 +27,9 @@ import json
 import re
 import zipfile
 import zlib
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import pandas as pd
