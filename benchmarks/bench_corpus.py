@@ -14,7 +14,8 @@ a fresh process per size (imports done and subtracted), measures:
   proposed for ``workbench.scoring.prepare``; checked equal to ``prepare`` on the sample) and,
   up to ``--episode-path-limit`` decisions, today's ``score(corpus)`` (which walks episodes);
 - re-score after one weight change (median of ``--repeats``);
-- peak RSS above the interpreter's after imports, per decision;
+- peak RSS (VmHWM) above the interpreter's resident size after imports and a warm-up on the
+  sample (the libraries' code pages count as the interpreter's), per decision;
 - bytes on disk per decision (decisions + episodes tables) and per frame (frames tables).
 
 The reference, ``rollout.score_episode`` (one ``compute_stepwise_reward`` per decision), runs on
@@ -28,7 +29,6 @@ import argparse
 import dataclasses
 import json
 import os
-import resource
 import shutil
 import statistics
 import subprocess
@@ -203,7 +203,7 @@ def child(path: str, episode_path: bool) -> dict[str, float]:
     after opening and scoring the 10-episode sample, so the libraries' code pages (pyarrow's
     Parquet reader is tens of MB) count as the interpreter's, not as the corpus's."""
     score(prepare_from_columns(sample_corpus()), CONFIG).episodes
-    base_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    base_rss = _status_kb("VmRSS")
     started = time.perf_counter()
     corpus = load_corpus(path)
     opened = time.perf_counter()
@@ -219,13 +219,22 @@ def child(path: str, episode_path: bool) -> dict[str, float]:
         rescore.append(time.perf_counter() - t)
     result = {"decisions": corpus.n_decisions, "open_s": opened - started, "first_score_s": scored - opened,
               "rescore_ms": statistics.median(rescore) * 1e3,
-              "peak_rss_mb": (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base_rss) / 1024}
+              "peak_rss_mb": (_status_kb("VmHWM") - base_rss) / 1024}
     if episode_path:
         fresh = load_corpus(path)
         t = time.perf_counter()
         score(fresh, CONFIG).episodes
         result["episode_path_score_s"] = time.perf_counter() - t
     return result
+
+
+def _status_kb(key: str) -> int:
+    """A /proc/self/status figure in kB. VmHWM, not ``ru_maxrss``: Linux carries the parent's
+    high-water mark into a forked child's ``ru_maxrss`` across exec."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(key + ":"):
+            return int(line.split()[1])
+    raise RuntimeError(f"no {key} in /proc/self/status")
 
 
 def reference_rate(decisions: int) -> float:

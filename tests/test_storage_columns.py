@@ -61,3 +61,33 @@ def test_pandas_reads_the_decisions_table_as_a_tidy_table():
     np.testing.assert_array_equal(first["env_reward"].iloc[1:], episode.env_reward)
     episodes = pd.read_parquet(sample_path() / "episodes")
     assert episodes["episode"].tolist() == corpus.ids
+
+
+def test_the_cli_and_widgets_never_read_frames_they_do_not_show(tmp_path, monkeypatch, capsys):
+    """The sample's episodes repeated 5 times (16k decisions, all with frames): score, compare,
+    verify, the Tuner and Compare work from the columns alone; only the Replayer reads frames,
+    and only the shown episode's."""
+    from conftest import REPO
+    from workbench.cli import main
+    from workbench.config import RewardConfig
+    from workbench.storage import columnar
+    from workbench.widgets import Compare, Replayer, Tuner
+
+    sample = sample_corpus()
+    big = Corpus.concat([sample] * 5)
+    save_corpus(big, tmp_path / "big")
+    reads = []
+    original = columnar._FramesLoader.__call__
+    monkeypatch.setattr(columnar._FramesLoader, "__call__", lambda self: reads.append(self.episode_id) or original(self))
+    shaped, recommended = (str(REPO / "configs" / f"{name}.yaml") for name in ("upstream_shaped", "recommended"))
+    assert main(["score", "--config", shaped, str(tmp_path / "big")]) == 0
+    assert main(["compare", shaped, recommended, str(tmp_path / "big")]) == 0
+    assert main(["verify", str(tmp_path / "big")]) in (0, 1)
+    capsys.readouterr()
+    corpus = load_corpus(tmp_path / "big")
+    assert corpus.n_decisions == 5 * sample.n_decisions
+    Tuner(corpus, RewardConfig.from_file(shaped))
+    Compare(corpus, {"shaped": RewardConfig.from_file(shaped), "recommended": RewardConfig.from_file(recommended)})
+    assert reads == []
+    Replayer(corpus, RewardConfig.from_file(shaped), episode=corpus.ids[-1])
+    assert reads == [corpus.ids[-1]]
