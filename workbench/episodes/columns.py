@@ -111,7 +111,8 @@ class DecisionArrays:
             inventory=self.inventory[first:last], achievement_counts=self.achievement_counts[first:last],
             achievement_status=self.achievement_status[first:last], player_pos=self.player_pos[first:last],
             env_reward=self.env_reward[first:last], done=self.done[first:last],
-            action_ids=self.action_ids[int(offsets[0]):int(offsets[-1])], action_offsets=offsets - offsets[0],
+            action_ids=self.action_ids[int(offsets[0]):int(offsets[-1])],
+            action_offsets=offsets if offsets[0] == 0 else offsets - offsets[0],
         )
 
     def with_ids(self, ids: Sequence[str]) -> DecisionArrays:

@@ -245,13 +245,13 @@ def _copy_columns(target: np.ndarray, first_row: int, columns: list[np.ndarray])
 def _check_episode_column(path: Path, column: pa.ChunkedArray, ids: list[str], lengths: np.ndarray) -> None:
     """The decisions table's ``episode`` column must be each episode's rows, in the episodes
     table's order (a crafted or mismatched episodes row is an error naming the row)."""
-    expected = np.repeat(np.arange(len(ids)), lengths + 1)
+    expected = np.repeat(np.arange(len(ids), dtype=np.int32), lengths + 1)
     position = {episode_id: i for i, episode_id in enumerate(ids)}
     row = 0
     for chunk in column.chunks:
         if not pa.types.is_dictionary(chunk.type):
             chunk = chunk.dictionary_encode()
-        lookup = np.array([position.get(value, -1) for value in chunk.dictionary.to_pylist()] or [-1], dtype=np.int64)
+        lookup = np.array([position.get(value, -1) for value in chunk.dictionary.to_pylist()] or [-1], dtype=np.int32)
         stored = lookup[chunk.indices.to_numpy(zero_copy_only=False)]
         wrong = np.flatnonzero(stored != expected[row:row + len(chunk)])
         if len(wrong):
