@@ -68,6 +68,7 @@ def test_the_cli_and_widgets_never_read_frames_they_do_not_show(tmp_path, monkey
     verify, the Tuner and Compare work from the columns alone; only the Replayer reads frames,
     and only the shown episode's."""
     from conftest import REPO
+
     from workbench.cli import main
     from workbench.config import RewardConfig
     from workbench.storage import columnar

@@ -35,6 +35,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     upgrade.add_argument("old", metavar="OLD", help="a corpus folder (old npz or columnar layout)")
     upgrade.add_argument("new", metavar="NEW", help="a new or empty folder to write the upgraded corpus to")
+    upgrade.add_argument("--quiet", action="store_true", help="no progress bars")
     upgrade.set_defaults(func=run_upgrade)
 
 
@@ -54,7 +55,7 @@ def run_info(args: argparse.Namespace) -> int:
 
 def run_upgrade(args: argparse.Namespace) -> int:
     try:
-        upgrade_corpus(args.old, args.new)
+        upgrade_corpus(args.old, args.new, progress=not args.quiet)
     except (FileExistsError, CorpusFormatError) as error:
         raise UsageError(str(error)) from None
     corpus = load_corpus(args.new)

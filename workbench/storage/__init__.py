@@ -82,21 +82,22 @@ def load_corpus(root: str | Path) -> Corpus:
     return columnar.load(root)
 
 
-def save_corpus(corpus: Corpus, root: str | Path, *, overwrite: bool = False) -> Path:
+def save_corpus(corpus: Corpus, root: str | Path, *, overwrite: bool = False, progress: bool = False) -> Path:
     """Add every episode of ``corpus`` to the folder ``root`` as one new part (made if missing).
 
     Episodes already in ``root`` are kept; an id it already holds is written again only with
     ``overwrite`` (the new one takes the old one's place), otherwise ``FileExistsError`` names
     it before anything is written. ``EpisodeValueError`` names the episode, decision and column
     of a value outside Crafter's ranges (nothing is written then); ``CorpusFormatError`` when
-    ``root`` is an old-layout folder (read-only) or unsafe. Returns ``root``."""
+    ``root`` is an old-layout folder (read-only) or unsafe. ``progress`` shows tqdm bars (frames
+    are encoded episode by episode: minutes for a large corpus). Returns ``root``."""
     root = Path(root)
     with writing(root):
         held = columnar.stored_ids(root)
         clashes = [i for i in corpus.ids if i in held]
         if clashes and not overwrite:
             raise FileExistsError(f"{root}: already holds episode(s) {clashes[:5]}; pass overwrite=True to replace them")
-        columnar.append(root, corpus, set(clashes))
+        columnar.append(root, corpus, set(clashes), progress=progress)
     return root
 
 
@@ -119,7 +120,7 @@ def holds_episodes(root: str | Path) -> bool:
     return schema_version(root) == 1 or bool(committed_parts(root))
 
 
-def upgrade_corpus(old: str | Path, new: str | Path) -> Path:
+def upgrade_corpus(old: str | Path, new: str | Path, *, progress: bool = False) -> Path:
     """Write the corpus at ``old`` (either layout) into ``new`` in the current layout, as one
     part: the same episodes, ids, order, values, metadata and frames. ``new`` must not hold
     episodes (``FileExistsError``); ``old`` is only read. Returns ``new``."""
@@ -129,7 +130,7 @@ def upgrade_corpus(old: str | Path, new: str | Path) -> Path:
         raise FileExistsError(f"{new}: is the corpus being upgraded; write the upgrade to another folder")
     if holds_episodes(new):
         raise FileExistsError(f"{new}: already holds a corpus; choose an empty folder for the upgrade")
-    return save_corpus(corpus, new)
+    return save_corpus(corpus, new, progress=progress)
 
 
 register_writer(save_corpus)

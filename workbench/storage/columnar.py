@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
+from tqdm.auto import tqdm
 
 from workbench.atomic import atomic_path
 from workbench.episodes import (
@@ -71,9 +72,10 @@ def stored_ids(root: Path) -> dict[str, str]:
     return held
 
 
-def append(root: Path, corpus: Corpus, replaces: set[str]) -> str | None:
+def append(root: Path, corpus: Corpus, replaces: set[str], *, progress: bool = False) -> str | None:
     """Write ``corpus`` as one new part of ``root`` (under the lock, ids already checked);
-    ``replaces`` are ids an earlier part holds. Returns the part's name (None for no episodes)."""
+    ``replaces`` are ids an earlier part holds; ``progress`` shows a tqdm bar per table. Returns
+    the part's name (None for no episodes)."""
     if len(corpus) == 0:
         return None
     part = new_part_name()
@@ -86,14 +88,15 @@ def append(root: Path, corpus: Corpus, replaces: set[str]) -> str | None:
         decisions = part_file(root, "decisions", part)
         with atomic_path(decisions) as tmp:
             writer = None
-            for start, arrays in corpus.decision_batches(WRITE_BATCH):
+            batches = corpus.decision_batches(WRITE_BATCH)
+            for start, arrays in tqdm(batches, desc="decisions", unit="batch", disable=not progress):
                 check_values(arrays)
                 table = decisions_table(narrow(arrays), None if texts is None else texts[start:start + arrays.n_episodes])
                 writer = writer or pq.ParquetWriter(str(tmp), table.schema, compression="zstd", write_page_checksum=True)
                 writer.write_table(table, row_group_size=WRITE_BATCH)
             writer.close()
         written.append(decisions)
-        groups = _write_frames(root, part, extras, written)
+        groups = _write_frames(root, part, extras, written, progress)
         index = corpus.index
         rows = []
         for i, e in enumerate(extras):
@@ -119,7 +122,7 @@ def _texts(extras: list[EpisodeExtras]) -> list[tuple[list[str] | None, list[str
     return [(e.views, e.messages) for e in extras]
 
 
-def _write_frames(root: Path, part: str, extras: list[EpisodeExtras], written: list[Path]) -> list[int]:
+def _write_frames(root: Path, part: str, extras: list[EpisodeExtras], written: list[Path], progress: bool) -> list[int]:
     """Frames of the episodes that have them, streamed one episode at a time; their row groups (-1 = none)."""
     if not any(e.frames_loader is not None for e in extras):
         return [-1] * len(extras)
@@ -128,7 +131,7 @@ def _write_frames(root: Path, part: str, extras: list[EpisodeExtras], written: l
     with atomic_path(path) as tmp:
         writer = frame_codec.FramesWriter(tmp)
         try:
-            for e in extras:
+            for e in tqdm(extras, desc="frames", unit="episode", disable=not progress):
                 groups.append(-1 if e.frames_loader is None else writer.add(e.id, e.frames_loader()))
         finally:
             writer.close()
@@ -157,8 +160,8 @@ def load(root: Path) -> Corpus:
         parts.append(_Part(name, table, episodes_seen, rows_seen))
         episodes_seen += table.num_rows
         rows_seen += int(pa.compute.sum(table.column("decisions")).as_py() or 0) + table.num_rows
-    if not parts:
-        raise CorpusFormatError(f"{root}: holds no episodes (no committed part in {root / 'episodes'})")
+    if not parts:  # a folder whose only writes failed their checks: an empty corpus
+        return Corpus()
     arrays = _allocate(rows_seen, [p.episodes for p in parts])
     values = [_fill(root, part, arrays) for part in parts]
     object.__setattr__(arrays, "action_ids", np.concatenate(values) if len(values) > 1 else values[0])
