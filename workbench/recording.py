@@ -348,6 +348,7 @@ def _existing_ids(out: Path, resume: bool) -> set[str]:
 def _check_resume_settings(out: Path, episode_id: str, job: _Job) -> None:
     """Refuse to resume with settings that would mix two kinds of episodes in one corpus."""
     episode = load_corpus(out)[episode_id]
+    assert isinstance(episode, Episode)  # a str key gives an episode
     recorded = {**episode.metadata, "frames": episode.has_frames}
     now = {"actions_per_decision": job.actions_per_decision, "max_steps": job.max_steps,
            "corpus_seed": job.corpus_seed, "policy": job.policy_name, "frames": job.frames}

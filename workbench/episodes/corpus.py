@@ -27,7 +27,7 @@ BATCH_DECISIONS = 1 << 15
 class CorpusWriter(Protocol):
     """What ``Corpus.save`` calls: ``workbench.storage.save_corpus``."""
 
-    def __call__(self, corpus: Corpus, path: str | Path, *, overwrite: bool = False) -> Path: ...
+    def __call__(self, corpus: Corpus, root: str | Path, *, overwrite: bool = False) -> Path: ...
 
 
 _WRITER: list[CorpusWriter] = []
@@ -123,7 +123,7 @@ class Corpus:
                 raise KeyError(f"no index column {column!r}; columns are {list(self.index.columns)}")
             values = self.index[column]
             mask &= values.isin(wanted).to_numpy() if isinstance(wanted, (list, tuple, set)) else (values == wanted).to_numpy()
-        return self[mask]
+        return self._subset(np.flatnonzero(mask))
 
     def groups(self, by: str) -> pd.Series:
         """Episode id -> the index column ``by`` as text (e.g. "policy"): how figures and

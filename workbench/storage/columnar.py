@@ -94,7 +94,8 @@ def append(root: Path, corpus: Corpus, replaces: set[str], *, progress: bool = F
                 table = decisions_table(narrow(arrays), None if texts is None else texts[start:start + arrays.n_episodes])
                 writer = writer or pq.ParquetWriter(str(tmp), table.schema, compression="zstd", write_page_checksum=True)
                 writer.write_table(table, row_group_size=WRITE_BATCH)
-            writer.close()
+            if writer is not None:
+                writer.close()
         written.append(decisions)
         groups = _write_frames(root, part, extras, written, progress)
         index = corpus.index

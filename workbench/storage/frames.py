@@ -78,7 +78,7 @@ class FramesWriter:
                           "codec": [CODEC], "data": pa.array([blob], pa.binary()),
                           "step_decision": pa.array([np.asarray(frames.step_decision, dtype=np.int32)],
                                                     pa.list_(pa.int32())),
-                          "crc32": pa.array([zlib.crc32(images)], pa.uint32())}, schema=SCHEMA)
+                          "crc32": pa.array([zlib.crc32(images.data)], pa.uint32())}, schema=SCHEMA)
         self._writer.write_table(table)
         self.groups += 1
         return self.groups - 1
@@ -107,6 +107,6 @@ def read_frames(path: Path, handle: BinaryIO | Any, group: int, episode_id: str)
         images = decode(row["data"], int(row["frames"]))
     except (pa.ArrowException, ValueError, TypeError) as error:
         raise CorpusFormatError(f"{path}: frames of episode {episode_id!r} do not decode ({error})") from None
-    if zlib.crc32(images) != row.get("crc32"):
+    if zlib.crc32(images.data) != row.get("crc32"):
         raise CorpusFormatError(f"{path}: frames of episode {episode_id!r} are damaged (checksum mismatch)")
     return Frames(images=images, step_decision=np.asarray(row["step_decision"], dtype=np.int32))

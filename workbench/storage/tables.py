@@ -73,8 +73,9 @@ def decisions_table(arrays: DecisionArrays, texts: Sequence[tuple[list[str] | No
         views: list[str | None] = []
         messages: list[str | None] = []
         for (episode_views, episode_messages), n in zip(texts, lengths.tolist()):
-            views += episode_views if episode_views is not None else [None] * (n + 1)
-            messages += [None] + (episode_messages if episode_messages is not None else [None] * n)
+            views.extend(episode_views if episode_views is not None else [None] * (n + 1))
+            messages.append(None)
+            messages.extend(episode_messages if episode_messages is not None else [None] * n)
         columns["view"], columns["message"] = pa.array(views, pa.string()), pa.array(messages, pa.string())
         schema = pa.schema(list(DECISION_SCHEMA) + [pa.field(n, t) for n, t in TEXT_FIELDS])
     return pa.table(columns, schema=schema)
