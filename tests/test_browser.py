@@ -175,6 +175,22 @@ def test_clicking_an_episode_replays_it_at_its_best_decision(page):
     assert replayer.locator(".wb-components td").count() >= 2  # the best decision pays components
 
 
+def test_hover_names_the_episode_and_a_click_on_the_strip_moves_the_replayer(page):
+    tuner, replayer = output(page, 1), output(page, 2)
+    tuner.locator(".bqplot .dot").nth(3).hover(force=True)
+    tooltip = page.locator(".bqplot-tooltip, .bqplot.tooltip, [class*='tooltip']", has_text="achievements").first
+    tooltip.wait_for(timeout=TIMEOUT_MS)
+    text = tooltip.inner_text()
+    assert re.search(r"s2024-0000\d · (scripted|farmer|random) · return -?\d+\.\d\d .* \d+ achievements", text), text
+    strip = replayer.locator(".wb-strip")
+    box = strip.bounding_box()
+    strip.click(position={"x": box["width"] * 0.5, "y": box["height"] / 2})
+    counter = replayer.locator(".wb-counter").inner_text()
+    step, total = (int(part) for part in counter.split(" / "))
+    assert abs(step - total * 0.5) <= total * 0.02  # the middle of the strip is the middle decision
+    assert f"decision {step}" in replayer.locator(".wb-state").inner_text()
+
+
 def test_play_shows_every_step_and_pause_pauses(page):
     replayer = output(page, 2)
     replayer.locator(".wb-speed").select_option("24")
