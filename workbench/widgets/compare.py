@@ -119,6 +119,7 @@ class Compare:
     # -- configs ------------------------------------------------------------------------------
     @property
     def config_a(self) -> RewardConfig:
+        """The reference config."""
         return self.configs[self.picker_a.value]
 
     @property

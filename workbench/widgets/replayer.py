@@ -138,10 +138,12 @@ class Replayer:
     # -- what is shown ---------------------------------------------------------------------
     @property
     def step(self) -> int:
+        """The step shown (0 = the reset frame); the page reports it when paused or sought."""
         return self.view.step
 
     @step.setter
     def step(self, value: int) -> None:
+        """Show step ``value`` (clamped to the episode)."""
         self.view.step = int(max(0, min(value, self.data["n_steps"])))
 
     @property
@@ -153,6 +155,7 @@ class Replayer:
 
     @property
     def n_steps(self) -> int:
+        """Steps of the shown episode (environment steps with frames, else decisions)."""
         return int(self.data["n_steps"])
 
     def _load(self, episode_id: str, *, step: int | None = None) -> None:

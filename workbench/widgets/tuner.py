@@ -88,6 +88,7 @@ class Tuner:
     # -- the config the controls describe ---------------------------------------------------
     @property
     def config(self) -> RewardConfig:
+        """The config the controls describe (names the controls do not cover kept as given)."""
         weights = {name: round(s.value, 6) for name, s in self.weight_sliders.items()
                    if s.value != DEFAULT_WEIGHT or name in self.initial.weights}
         limits = {name: box.value for name, box in self.limit_boxes.items()
