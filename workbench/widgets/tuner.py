@@ -25,6 +25,7 @@ from workbench.widgets.common import (
     error_html,
     fixed,
     group_colors,
+    groups_of,
     scroll_box,
     slider_style,
 )
@@ -62,7 +63,7 @@ class Tuner:
         # lint keeps pointing at them and saving never silently drops what the user wrote.
         self._extra_weights = {k: v for k, v in self.initial.weights.items() if k not in ACHIEVEMENTS}
         self._extra_limits = {k: v for k, v in self.initial.k_limits.items() if k not in ACHIEVEMENTS}
-        groups = corpus.groups("policy").reindex(list(self.prepared.ids))
+        groups = groups_of(corpus, "policy").reindex(list(self.prepared.ids))
         self._policies = list(dict.fromkeys(groups.astype(str)))
         self._policy_code = groups.map({p: i for i, p in enumerate(self._policies)}).to_numpy(dtype=np.int64)
         self._ids = np.array(self.prepared.ids, dtype=object)
@@ -186,7 +187,7 @@ class Tuner:
     def _build_outputs(self) -> None:
         self.header = w.HTML(layout=w.Layout(min_height="40px"))
         self.progress_view = w.HTML(layout=scroll_box(64))
-        colors = group_colors(self.corpus.groups("policy"))
+        colors = group_colors(groups_of(self.corpus, "policy"))
         self.figure = ReturnsFigure(self._policies, colors, self._on_pick)
         self.extremes_view = w.HTML(layout=scroll_box(190))
         self.lint_view = w.HTML(layout=scroll_box(130, border="1px solid #ddd", padding="2px 6px"))
