@@ -116,10 +116,7 @@ def _timing(tuner) -> str:
     return tuner.locator(".widget-html-content", has_text="re-scored").inner_text()
 
 
-@pytest.mark.parametrize("width,height,file_browser", [(1280, 800, True), (1920, 1080, False)])
-def test_the_tuner_layout_holds(browser, lab, width, height, file_browser):
-    page = _open(browser, lab, width, height, file_browser)
-    tuner = output(page, 1)
+def _check_layout(page, tuner) -> None:
     layouts = _each_section(page, tuner)
     tracks = [width for layout in layouts[1:] for width in layout["tracks"][1:]]  # [0] is lambda
     assert len(tracks) >= 22 + len(layouts) - 2  # every weight slider (and the resource ones) was shown
@@ -133,9 +130,22 @@ def test_the_tuner_layout_holds(browser, lab, width, height, file_browser):
     after = _layout(tuner)
     assert (after["left"], after["width"]) == (layout["left"], layout["width"])
     assert tuner.locator(".widget-slider", has_text="collect_wood").locator(".slider-container").evaluate(
-        "e => e.closest('.widget-slider').classList.contains('mod-disabled') || !!e.closest('.widget-slider').querySelector('[disabled]')")
+        "e => e.closest('.widget-slider').classList.contains('mod-disabled')"
+        " || !!e.closest('.widget-slider').querySelector('[disabled]')")
+    tuner.locator("select").first.select_option("per_achievement")
+    page.wait_for_function("(root) => !root.innerText.includes('consistent pays 1.0 per decision')",
+                           arg=tuner.element_handle(), timeout=TIMEOUT_MS)
     assert page.errors == []
+
+
+def test_the_tuner_layout_holds_at_1280x800_with_the_file_browser_open(browser, lab):
+    page = _open(browser, lab, 1280, 800, True)
+    _check_layout(page, output(page, 1))
     page.close()
+
+
+def test_the_tuner_layout_holds_at_1920x1080(page):
+    _check_layout(page, output(page, 1))
 
 
 def test_a_small_drag_changes_a_weight_a_little_and_the_figure_follows_while_dragging(page):

@@ -298,3 +298,13 @@ def test_estimated_counts_are_said_in_the_tuner_and_compare_headers(corpus):
     assert "1 of 2 episodes have estimated achievement counts" in Tuner(mixed, SHAPED).header.value
     assert "estimate" in Compare(mixed, {"shaped": SHAPED, "recommended": RECOMMENDED}).widget.children[1].value
     assert "estimate" not in Tuner(corpus, SHAPED).header.value
+
+
+def test_an_episode_with_neither_frames_nor_views_still_replays_its_rewards(corpus):
+    source = corpus["random-s2024-00000"]
+    bare = Episode.from_states("bare-0", source.states(), source.actions)
+    replayer = Replayer(Corpus([bare]), SHAPED)
+    assert replayer.view.frame_shape == [0, 0, 0] and replayer.view.frames == b""
+    assert replayer.n_steps == bare.n_decisions
+    expected = score(Corpus([bare]), SHAPED).reward
+    assert replayer.data["reward"] == pytest.approx(expected.tolist(), abs=1e-12)
