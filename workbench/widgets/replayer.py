@@ -138,11 +138,12 @@ class Replayer:
     # -- what is shown ---------------------------------------------------------------------
     @property
     def step(self) -> int:
-        """The environment step shown (0 = the reset frame); setting it moves the view there, clipped to the episode."""
+        """The step shown (0 = the reset frame); the page reports it when paused or sought."""
         return self.view.step
 
     @step.setter
     def step(self, value: int) -> None:
+        """Show step ``value`` (clamped to the episode)."""
         self.view.step = int(max(0, min(value, self.data["n_steps"])))
 
     @property
@@ -154,7 +155,7 @@ class Replayer:
 
     @property
     def n_steps(self) -> int:
-        """How many environment steps the shown episode has."""
+        """Steps of the shown episode (environment steps with frames, else decisions)."""
         return int(self.data["n_steps"])
 
     def _load(self, episode_id: str, *, step: int | None = None) -> None:
