@@ -23,9 +23,9 @@ from typing import Any
 
 import numpy as np
 
+from workbench.crafter_facts import ACHIEVEMENTS, ACTIONS, INVENTORY_ITEMS
 from workbench.episodes.model import Episode, Frames
 from workbench.errors import EpisodeValueError
-from workbench.crafter_facts import ACHIEVEMENTS, ACTIONS, INVENTORY_ITEMS
 
 #: Crafter's inventory is 0..9 for every item (health, food, drink, energy included).
 INVENTORY_MAX = 9

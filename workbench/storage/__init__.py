@@ -41,7 +41,13 @@ from pathlib import Path
 from typing import Any
 
 from workbench.episodes import INDEX_COLUMNS, Corpus, Episode, register_writer
-from workbench.errors import CorpusFormatError, CorpusValueError, EpisodeValueError, TargetExistsError, UnsafeCorpusPathError
+from workbench.errors import (
+    CorpusFormatError,
+    CorpusValueError,
+    EpisodeValueError,
+    TargetExistsError,
+    UnsafeCorpusPathError,
+)
 from workbench.storage import columnar
 from workbench.storage.layout import (
     FORMAT,

@@ -34,9 +34,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from workbench.crafter_facts import ACTIONS
 from workbench.episodes import INDEX_COLUMNS, Corpus, Episode, Frames
 from workbench.errors import CorpusFormatError, EpisodeError, UnsafeCorpusPathError
-from workbench.crafter_facts import ACTIONS
 
 FORMAT = "crafter-workbench-corpus"
 SCHEMA_VERSION = 1
