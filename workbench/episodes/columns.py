@@ -65,14 +65,17 @@ class DecisionArrays:
 
     @property
     def n_episodes(self) -> int:
+        """How many episodes the arrays hold."""
         return len(self.ids)
 
     @property
     def n_decisions(self) -> int:
+        """How many decisions the arrays hold (rows minus one reset row per episode)."""
         return int(self.lengths.sum())
 
     @property
     def n_rows(self) -> int:
+        """How many state rows the arrays hold (each episode's reset state plus one per decision)."""
         return len(self.inventory)
 
     @property

@@ -142,10 +142,12 @@ class Corpus:
 
     @property
     def ids(self) -> list[str]:
+        """The episode ids, in corpus order."""
         return self.index["episode"].tolist()
 
     @property
     def n_decisions(self) -> int:
+        """How many decisions all episodes hold together (from the index: reads no episode)."""
         return int(self.index["decisions"].sum())
 
     # -- whole columns ----------------------------------------------------------------------
