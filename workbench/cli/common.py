@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from workbench.atomic import atomic_path
+from workbench.atomic import atomic_path, write_errors_named
 from workbench.cli.errors import UsageError
 from workbench.config import RewardConfig
 from workbench.episodes import Corpus
@@ -55,10 +55,12 @@ def output_paths(out: Path, tables: tuple[str, ...], *, overwrite: bool) -> dict
 
 def write_tables(tables: dict[str, pd.DataFrame], out: Path, *, overwrite: bool) -> list[Path]:
     """Write every table atomically to ``FILE.<table>.ext``; returns the paths. If one target
-    exists (without ``overwrite``) none is written."""
+    exists (without ``overwrite``) none is written; ``OutputError`` names ``out`` when the
+    folder cannot be written (nothing half-written is left)."""
     paths = output_paths(out, tuple(tables), overwrite=overwrite)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with ExitStack() as stack:  # every file is complete before any is renamed into place
+    # Every file is complete before any is renamed into place (the ExitStack's exit).
+    with write_errors_named(out), ExitStack() as stack:
+        out.parent.mkdir(parents=True, exist_ok=True)
         for table, path in paths.items():
             tmp = stack.enter_context(atomic_path(path, overwrite=overwrite))
             if path.suffix == ".parquet":
