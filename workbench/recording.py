@@ -17,22 +17,35 @@ from __future__ import annotations
 import concurrent.futures as futures
 import importlib.metadata
 import multiprocessing
+import os
 import pickle
 import re
+import signal
 import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 import crafter
 import numpy as np
 from tqdm.auto import tqdm
 
+from workbench.atomic import write_errors_named
+from workbench.crafter_facts import ACHIEVEMENTS, INVENTORY_ITEMS
 from workbench.episodes import ACTION_IDS, Episode, now_iso
 from workbench.errors import RecordingError, TargetExistsError
 from workbench.policies import PolicyFactory, PolicyInput, policy_input_from, resolve_policy
-from workbench.storage import INDEX_FILE, EPISODE_DIR, episode_filename, load_episode, read_index, save_episode, write_index
-from workbench.crafter_facts import ACHIEVEMENTS, INVENTORY_ITEMS
+from workbench.processes import TimeLimitExceeded, die_with_parent, saving, stop_requested, stop_signals, time_limit
+from workbench.storage import (
+    EPISODE_DIR,
+    INDEX_FILE,
+    episode_filename,
+    load_episode,
+    read_index,
+    save_episode,
+    write_index,
+)
 
 
 # -- the report -------------------------------------------------------------------------------
@@ -83,6 +96,7 @@ class _Job:
     actions_per_decision: int
     max_steps: int
     frames: bool
+    decision_timeout: float | None = None
 
 
 class _PolicyFailure(Exception):
@@ -152,8 +166,17 @@ def _decide(policy: Callable[[PolicyInput], Sequence[str]], seen: PolicyInput, j
     """Ask the policy and check its answer: 1..actions_per_decision Crafter action names."""
     where = f"episode {job.episode_id!r}, decision {decision} (after step {step})"
     try:
-        chosen = policy(seen)
-    except Exception as error:  # a policy bug fails its episode only
+        with time_limit(job.decision_timeout):
+            chosen = policy(seen)
+    except TimeLimitExceeded:
+        raise _PolicyFailure(
+            f"{where}: policy {job.policy_name!r} did not answer within {job.decision_timeout:g} s (--decision-timeout)"
+        ) from None
+    except KeyboardInterrupt:
+        if stop_requested():
+            raise  # Ctrl-C or SIGTERM from the user: stop the run
+        raise _PolicyFailure(f"{where}: policy {job.policy_name!r} raised KeyboardInterrupt") from None
+    except BaseException as error:  # a policy bug (SystemExit included) fails its episode only
         raise _PolicyFailure(f"{where}: policy {job.policy_name!r} raised {type(error).__name__}: {error}") from error
     if isinstance(chosen, (str, bytes)) or not isinstance(chosen, Sequence):
         raise _PolicyFailure(f"{where}: policy returned {chosen!r}; expected a list of action names")
@@ -202,8 +225,12 @@ def _outcome(job: _Job, on_steps: Callable[[int], None]) -> tuple[str, Episode |
 _STEP_COUNTER: Any = None
 
 
-def _init_worker(counter: Any) -> None:
+def _init_worker(counter: Any, parent_pid: int) -> None:
+    """Set a worker up: exit with the parent, leave Ctrl-C to the parent (it stops the workers,
+    so a KeyboardInterrupt seen here is a policy's own), and count steps into ``counter``."""
     global _STEP_COUNTER
+    die_with_parent(parent_pid)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     _STEP_COUNTER = counter
 
 
@@ -218,6 +245,13 @@ def _work(job: _Job) -> tuple[str, Episode | None, str | None]:
 
 
 # -- the run (parent) -------------------------------------------------------------------------
+#: Seconds a policy may take to answer one decision before its episode fails. The built-in
+#: policies answer in milliseconds and a policy calling a language model in seconds to tens of
+#: seconds; a minute fails a hung policy's episode soon while never cutting off a slow answer.
+DEFAULT_DECISION_TIMEOUT = 60.0
+
+
+
 def record(
     policy: str | PolicyFactory,
     episodes: int,
@@ -230,6 +264,7 @@ def record(
     frames: bool = True,
     resume: bool = False,
     progress: bool = True,
+    decision_timeout: float | None = DEFAULT_DECISION_TIMEOUT,
 ) -> RecordReport:
     """Record ``episodes`` episodes of ``policy`` into the corpus folder ``out``.
 
@@ -238,14 +273,24 @@ def record(
     module-level function). Episode ids are ``<policy>-s<seed>-<NNNNN>``. A policy that raises or
     answers badly fails only its own episode (not saved; the report says why). ``out`` must not
     already hold episodes unless ``resume=True``, which skips the ids it holds.
+
+    A policy that takes longer than ``decision_timeout`` seconds (None or 0: no limit) to answer
+    one decision fails its episode, named with the decision and step; the run goes on. Ctrl-C
+    or SIGTERM stops the run (``KeyboardInterrupt``) keeping every finished episode, so
+    ``resume=True`` continues it; a save is never cut in two. Worker processes exit with the
+    parent, however it dies. ``OutputError`` names ``out`` when it cannot be written (disk full):
+    the run stops, keeping what was saved.
     """
     _check_arguments(episodes, actions_per_decision, max_steps, workers)
+    if decision_timeout is not None and not decision_timeout >= 0:
+        raise RecordingError(f"decision_timeout must be a number of seconds >= 0 (0: no limit), got {decision_timeout}")
     name, policy = _policy_name(policy, workers)
     out = Path(out)
     rows = _existing_rows(out, resume)
     label = re.sub(r"[^A-Za-z0-9._-]+", "_", name)
     jobs = [
-        _Job(f"{label}-s{seed}-{n:05d}", n, policy, name, seed, actions_per_decision, max_steps, frames)
+        _Job(f"{label}-s{seed}-{n:05d}", n, policy, name, seed, actions_per_decision, max_steps, frames,
+             decision_timeout or None)
         for n in range(episodes)
     ]
     report = RecordReport(out=out, skipped=[job.episode_id for job in jobs if job.episode_id in rows])
@@ -256,7 +301,7 @@ def record(
     # order the workers finish in.
     position = {job.episode_id: job.number for job in jobs}
     started = time.perf_counter()
-    with tqdm(total=len(todo), desc="episodes", unit="ep", disable=not progress, position=0) as episode_bar, \
+    with stop_signals(), tqdm(total=len(todo), desc="episodes", unit="ep", disable=not progress, position=0) as episode_bar, \
             tqdm(desc="steps", unit="step", disable=not progress, position=1) as step_bar:
 
         def finish(episode_id: str, episode: Episode | None, failure: str | None) -> None:
@@ -264,9 +309,8 @@ def record(
                 report.failed[episode_id] = failure or f"episode {episode_id!r}: failed"
             else:
                 # The parent is the single writer: episode file first, then the index naming it.
-                save_episode(out, episode, overwrite=resume)
-                rows[episode_id] = (episode_filename(episode_id), episode.index_row())
-                write_index(out, sorted(rows.values(), key=lambda row: position.get(row[1]["episode"], -1)))
+                with saving(), write_errors_named(out, f"cannot save episode {episode_id!r}"):
+                    _save(out, episode, rows, position, resume)
                 report.recorded.append(episode_id)
                 report.steps += episode.n_steps
             episode_bar.update()
@@ -278,6 +322,23 @@ def record(
             _run_pool(todo, min(workers, len(todo)), finish, step_bar)
     report.elapsed = time.perf_counter() - started
     return report
+
+
+def _save(out: Path, episode: Episode, rows: dict[str, tuple[str, dict[str, Any]]], position: dict[str, int],
+          resume: bool) -> None:
+    """Save one episode and the index naming it; when the index cannot be written, the episode
+    file just written is removed again (no file without its index row)."""
+    path = out / episode_filename(episode.id)
+    existed = path.exists()
+    save_episode(out, episode, overwrite=resume)
+    listed = {**rows, episode.id: (episode_filename(episode.id), episode.index_row())}
+    try:
+        write_index(out, sorted(listed.values(), key=lambda row: position.get(row[1]["episode"], -1)))
+    except BaseException:
+        if not existed:
+            path.unlink(missing_ok=True)
+        raise
+    rows.update(listed)
 
 
 def _check_arguments(episodes: int, actions_per_decision: int, max_steps: int, workers: int) -> None:
@@ -313,6 +374,7 @@ def _policy_name(policy: str | PolicyFactory, workers: int) -> tuple[str, str | 
 
 def _existing_rows(out: Path, resume: bool) -> dict[str, tuple[str, dict[str, Any]]]:
     """The episodes ``out`` already holds (id -> (file, index row)); an error unless resuming."""
+    _remove_stale_temp_files(out)
     holds_index = (out / INDEX_FILE).exists()
     holds_files = (out / EPISODE_DIR).is_dir() and any((out / EPISODE_DIR).iterdir())
     if not resume and (holds_index or holds_files):
@@ -324,6 +386,20 @@ def _existing_rows(out: Path, resume: bool) -> dict[str, tuple[str, dict[str, An
     if not holds_index:
         return {}
     return {row["episode"]: (row["file"], row) for row in read_index(out)}
+
+
+#: The temporary files ``workbench.atomic`` writes (``.<name>.<16 hex>.tmp``), which a killed
+#: save leaves behind; never a user's file.
+_TEMP_FILE = re.compile(r"^\..+\.[0-9a-f]{16}\.tmp$")
+
+
+def _remove_stale_temp_files(out: Path) -> None:
+    """Remove what killed saves left in ``out`` (the recording is the folder's only writer)."""
+    for folder in (out, out / EPISODE_DIR):
+        if folder.is_dir():
+            for path in folder.iterdir():
+                if _TEMP_FILE.match(path.name) and path.is_file():
+                    path.unlink(missing_ok=True)
 
 
 def _check_resume_settings(out: Path, file: str, job: _Job) -> None:
@@ -347,7 +423,8 @@ def _run_pool(
     """Record ``jobs`` in ``workers`` spawned processes, handing each result to ``finish`` as it comes."""
     context = multiprocessing.get_context("spawn")  # numba and fork do not mix; spawn is safe everywhere
     counter = context.Value("q", 0)
-    with futures.ProcessPoolExecutor(workers, mp_context=context, initializer=_init_worker, initargs=(counter,)) as pool:
+    initargs = (counter, os.getpid())
+    with futures.ProcessPoolExecutor(workers, mp_context=context, initializer=_init_worker, initargs=initargs) as pool:
         pending = {pool.submit(_work, job): job for job in jobs}
         try:
             while pending:
@@ -360,5 +437,10 @@ def _run_pool(
                     except futures.process.BrokenProcessPool as error:
                         finish(job.episode_id, None, f"episode {job.episode_id!r}: worker process died ({error})")
         except BaseException:
-            pool.shutdown(wait=False, cancel_futures=True)  # Ctrl-C: keep what is saved, stop the rest
+            # Ctrl-C, SIGTERM or a failed save: keep what is saved, stop the workers now (their
+            # episodes are lost either way; waiting would take up to an episode's length).
+            workers_now = list((getattr(pool, "_processes", None) or {}).values())
+            pool.shutdown(wait=False, cancel_futures=True)
+            for process in workers_now:
+                process.terminate()
             raise

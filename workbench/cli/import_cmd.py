@@ -7,8 +7,8 @@ from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
-from workbench.cli.errors import UsageError
 from workbench.atomic import write_errors_named
+from workbench.cli.errors import UsageError
 from workbench.episodes import Corpus
 from workbench.importers import ImportResult, import_crafter_recorder, import_rollouts
 from workbench.storage import save_corpus
