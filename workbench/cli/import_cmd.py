@@ -10,8 +10,9 @@ from pathlib import Path
 from workbench.atomic import write_errors_named
 from workbench.cli.errors import UsageError
 from workbench.episodes import Corpus
+from workbench.errors import TargetExistsError
 from workbench.importers import ImportResult, import_crafter_recorder, import_rollouts
-from workbench.storage import save_corpus
+from workbench.storage import INDEX_FILE, read_index, save_corpus
 
 EXAMPLE = """\
 examples:
@@ -71,6 +72,11 @@ def save_all_or_nothing(corpus: Corpus, out: Path, *, overwrite: bool) -> None:
     Raises ``TargetExistsError`` for an id ``out`` holds (without ``overwrite``) and
     ``OutputError`` naming ``out`` when it cannot be written (unwritable, disk full).
     """
+    if (out / INDEX_FILE).exists() and not overwrite:
+        held = {row["episode"] for row in read_index(out)}
+        clashes = [episode_id for episode_id in corpus.ids if episode_id in held]
+        if clashes:
+            raise TargetExistsError(f"{out}: already holds episode(s) {clashes[:5]}; pass --overwrite to replace them")
     before = _tree(out)
     try:
         with write_errors_named(out, "cannot save the imported episodes"):

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from workbench.episodes import Corpus, Episode, _unique_id
+from workbench.errors import WorkbenchError
 
 #: The longest episode id an importer keeps whole; longer ones are shortened with a hash (a
 #: file name past 255 bytes cannot be created: ENAMETOOLONG).
@@ -52,7 +53,7 @@ class ImportResult:
         return "\n".join(lines)
 
 
-class BadInput(Exception):
+class BadInput(WorkbenchError):
     """Raised while reading one item; becomes an ``ImportIssue`` once the file is known."""
 
     def __init__(self, location: str, message: str) -> None:
