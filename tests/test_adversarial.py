@@ -231,6 +231,22 @@ def test_a_bad_raw_number_is_named_and_the_batch_goes_on(tmp_path, inventory, ke
     assert issue.file.endswith("b_bad.json") and key in f"{issue.location} {issue.message}"
 
 
+@pytest.mark.parametrize(("field", "value", "key"), [
+    ("player_position", [1e30, 2], "player_position"),
+    ("player_position", "ab", "player_position"),
+    ("achievements_counts", {"collect_wood": float("nan")}, "achievements_counts.collect_wood"),
+    ("achievements_counts", {"collect_wood": -2}, "achievements_counts.collect_wood"),
+    ("num_steps_taken", 1e300, "num_steps_taken"),
+    ("achievements_status", "all", "achievements_status"),
+])
+def test_other_raw_fields_are_strict(tmp_path, field, value, key):
+    obs = {**raw_obs(), field: value}
+    result = import_rollouts(_write(tmp_path / "r.json", rollout("s", [raw_obs(), obs, raw_obs()])), progress=False)
+    assert not len(result.corpus)
+    (issue,) = result.errors
+    assert issue.location.endswith("steps[1].obs") and issue.message.startswith(key), issue
+
+
 @pytest.mark.parametrize(("done", "reward"), [("false", 0.0), ("true", 0.0), (0.5, 0.0), ([], 0.0),
                                               (False, float("nan")), (False, float("inf")), (False, "1")])
 def test_done_and_reward_are_strict(tmp_path, done, reward):

@@ -67,6 +67,8 @@ def raw_observation(obs: Mapping[str, Any], where: str) -> Observed:
         max_steps = obs.get("max_steps_episode")
         return Observed(state, position, integer(step, where, "num_steps_taken") if step is not None else None, "raw",
                         integer(max_steps, where, "max_steps_episode") if max_steps is not None else None)
+    except BadInput:
+        raise  # already names the field
     except (TypeError, ValueError, IndexError, AttributeError, OverflowError) as error:
         raise BadInput(where, f"raw observation with a malformed field ({error})") from None
 
