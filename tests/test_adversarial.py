@@ -378,6 +378,10 @@ def test_import_into_a_full_disk_leaves_nothing_and_loses_nothing(tmp_path, full
     assert code == 2
     one_line_error(err, out)
     assert tree(out) == saved if out.exists() else saved == {}
+    if (full_disk / "filler").exists():  # room again: the retry succeeds (no orphan blocks it)
+        (full_disk / "filler").unlink()
+        assert cli("import", "rollouts", SAMPLE_ROLLOUTS, "--out", out, "--quiet", capsys=capsys)[0] == 0
+        assert len(json.loads((out / "corpus.json").read_text())["episodes"]) == 4 + len(saved and [1])
 
 
 def test_import_into_an_unwritable_folder(read_only_dir, capsys):
@@ -489,6 +493,23 @@ def test_the_quotes_hint_only_for_quoted_numbers(tmp_path):
     path.write_text('indicator_lambda: "1.5"\n')
     with pytest.raises(ConfigError, match="remove the quotes"):
         RewardConfig.from_file(path)
+
+
+@pytest.mark.parametrize(("config", "key"), [
+    (RewardConfig(strategy="per_achievement", k_limits={"collect_wood": 10**29}), "k_limits.collect_wood"),
+    (RewardConfig(weights={"collect_wood": 1e308}), "weights.collect_wood"),
+    (RewardConfig(indicator_lambda=1e308), "indicator_lambda"),
+])
+def test_a_config_built_in_code_is_checked_before_export(tmp_path, config, key):
+    target = tmp_path / "train.toml"
+    target.write_text(TRAINING_TOML)
+    with pytest.raises(ConfigError, match=key.replace(".", r"\.")):
+        config.export_into(target)
+    assert target.read_text() == TRAINING_TOML
+    for suffix in (".yaml", ".toml"):
+        with pytest.raises(ConfigError, match=key.replace(".", r"\.")):
+            config.to_file(tmp_path / f"c{suffix}")
+        assert not (tmp_path / f"c{suffix}").exists()
 
 
 def test_a_config_built_in_code_that_overflows_is_refused():
