@@ -542,6 +542,21 @@ def test_a_malformed_corpus_index_is_a_named_error(tmp_path, index):
         [episode.n_decisions for episode in corpus]
 
 
+@pytest.mark.parametrize("index", [b"\xff\xfe not utf-8", b'{"episodes": ["a string"]}', b'{"episodes": [{}]}', None])
+def test_the_cli_names_a_malformed_corpus_index(tmp_path, capsys, index):
+    sample = _saved_sample(tmp_path)
+    document = json.loads((sample / "corpus.json").read_text())
+    if index is None:
+        (sample / "corpus.json").unlink()
+        (sample / "corpus.json").mkdir()
+    else:
+        patched = {**document, **json.loads(index)} if index.startswith(b"{") else None
+        (sample / "corpus.json").write_bytes(json.dumps(patched).encode() if patched else index)
+    code, _, err = cli("score", "--config", RECOMMENDED, sample, capsys=capsys)
+    assert code == 2
+    one_line_error(err, sample / "corpus.json")
+
+
 @pytest.mark.storage_contract
 def test_a_directory_named_corpus_json_is_a_named_error(tmp_path):
     from workbench.storage import load_corpus

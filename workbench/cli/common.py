@@ -12,7 +12,8 @@ from workbench.atomic import atomic_path, write_errors_named
 from workbench.cli.errors import UsageError
 from workbench.config import RewardConfig
 from workbench.episodes import Corpus
-from workbench.storage import load_corpus
+from workbench.errors import CorpusFormatError, WorkbenchError
+from workbench.storage import INDEX_FILE, load_corpus
 
 #: What a CORPUS argument may be, for every command's --help.
 CORPUS_HELP = "a corpus folder (from `workbench record` / `workbench import`), or the word `sample` " \
@@ -29,7 +30,7 @@ def read_config(path: str) -> RewardConfig:
 
 def open_corpus(spec: str) -> Corpus:
     """The corpus a CORPUS argument names. Raises ``UsageError`` when there is no such folder
-    and ``CorpusFormatError`` when it is not a readable corpus."""
+    and ``CorpusFormatError`` naming its ``corpus.json`` when it is not a readable corpus."""
     if spec == "sample":
         try:
             from workbench.sample import sample_corpus  # shipped data: only touched when asked for
@@ -38,7 +39,14 @@ def open_corpus(spec: str) -> Corpus:
         return sample_corpus()
     if not Path(spec).is_dir():
         raise UsageError(f"{spec}: no such corpus folder")
-    return load_corpus(spec)
+    try:
+        return load_corpus(spec)
+    except WorkbenchError:
+        raise
+    except (OSError, UnicodeDecodeError, TypeError, KeyError, AttributeError, ValueError) as error:
+        # The index is read here and nothing else: whatever breaks, it is the index's fault.
+        raise CorpusFormatError(f"{Path(spec) / INDEX_FILE}: not a readable corpus index "
+                                f"({type(error).__name__}: {str(error)[:120]})") from None
 
 
 def output_paths(out: Path, tables: tuple[str, ...], *, overwrite: bool) -> dict[str, Path]:
