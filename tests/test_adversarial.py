@@ -627,6 +627,19 @@ def raises_keyboard_interrupt(rng):
     return policy
 
 
+@pytest.mark.parametrize(("option", "value"), [("--seed", "-1"), ("--seed", "1" + "0" * 300),
+                                               ("--decision-timeout", "nan"), ("--decision-timeout", "-1")])
+def test_record_settings_out_of_range_are_named(tmp_path, capsys, option, value):
+    with pytest.raises(SystemExit) if option == "--decision-timeout" else contextlib.nullcontext():
+        code, _, err = cli("record", "--policy", "random", "--episodes", "1", "--out", tmp_path / "c", option, value,
+                           capsys=capsys)
+        assert code == 2
+        one_line_error(err, "seed", "0..")
+    if option == "--decision-timeout":  # argparse's own usage error (exit 2)
+        assert "--decision-timeout" in capsys.readouterr().err
+    assert not (tmp_path / "c").exists()
+
+
 @pytest.mark.crafter
 def test_a_hung_policy_fails_only_its_episode(tmp_path):
     from workbench.recording import record

@@ -249,6 +249,10 @@ def _work(job: _Job) -> tuple[str, Episode | None, str | None]:
 #: policies answer in milliseconds and a policy calling a language model in seconds to tens of
 #: seconds; a minute fails a hung policy's episode soon while never cutting off a slow answer.
 DEFAULT_DECISION_TIMEOUT = 60.0
+#: Corpus seeds numpy's SeedSequence takes (non-negative) that keep an episode id a short file name.
+MAX_SEED = 2**63 - 1
+#: The most characters of a policy's name used in its episode ids (a file name has 255 bytes).
+MAX_LABEL_CHARS = 80
 
 
 
@@ -282,12 +286,14 @@ def record(
     the run stops, keeping what was saved.
     """
     _check_arguments(episodes, actions_per_decision, max_steps, workers)
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
+        raise RecordingError(f"seed must be an integer in 0..{MAX_SEED} (2**63 - 1), got {str(seed)[:40]}")
     if decision_timeout is not None and not decision_timeout >= 0:
         raise RecordingError(f"decision_timeout must be a number of seconds >= 0 (0: no limit), got {decision_timeout}")
     name, policy = _policy_name(policy, workers)
     out = Path(out)
     rows = _existing_rows(out, resume)
-    label = re.sub(r"[^A-Za-z0-9._-]+", "_", name)
+    label = re.sub(r"[^A-Za-z0-9._-]+", "_", name)[:MAX_LABEL_CHARS]  # ids must fit in a file name
     jobs = [
         _Job(f"{label}-s{seed}-{n:05d}", n, policy, name, seed, actions_per_decision, max_steps, frames,
              decision_timeout or None)
