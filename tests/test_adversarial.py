@@ -555,6 +555,12 @@ def test_the_cli_names_a_malformed_corpus_index(tmp_path, capsys, index):
     code, _, err = cli("score", "--config", RECOMMENDED, sample, capsys=capsys)
     assert code == 2
     one_line_error(err, sample / "corpus.json")
+    before = tree(sample)
+    for overwrite in ([], ["--overwrite"]):
+        code, _, err = cli("import", "rollouts", SAMPLE_ROLLOUTS, "--out", sample, "--quiet", *overwrite, capsys=capsys)
+        assert code == 2
+        one_line_error(err, sample / "corpus.json")
+        assert tree(sample) == before
 
 
 @pytest.mark.storage_contract

@@ -3,7 +3,8 @@ writing result tables atomically."""
 
 from __future__ import annotations
 
-from contextlib import ExitStack
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import pandas as pd
@@ -39,13 +40,20 @@ def open_corpus(spec: str) -> Corpus:
         return sample_corpus()
     if not Path(spec).is_dir():
         raise UsageError(f"{spec}: no such corpus folder")
-    try:
+    with index_errors_named(Path(spec)):
         return load_corpus(spec)
+
+
+@contextmanager
+def index_errors_named(root: Path) -> Iterator[None]:
+    """Around code that reads only ``root``'s index: whatever breaks is the index's fault, so it
+    becomes a ``CorpusFormatError`` naming ``corpus.json`` (a ``WorkbenchError`` passes through)."""
+    try:
+        yield
     except WorkbenchError:
         raise
     except (OSError, UnicodeDecodeError, TypeError, KeyError, AttributeError, ValueError) as error:
-        # The index is read here and nothing else: whatever breaks, it is the index's fault.
-        raise CorpusFormatError(f"{Path(spec) / INDEX_FILE}: not a readable corpus index "
+        raise CorpusFormatError(f"{root / INDEX_FILE}: not a readable corpus index "
                                 f"({type(error).__name__}: {str(error)[:120]})") from None
 
 

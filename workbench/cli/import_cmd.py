@@ -8,6 +8,7 @@ from functools import partial
 from pathlib import Path
 
 from workbench.atomic import write_errors_named
+from workbench.cli.common import index_errors_named
 from workbench.cli.errors import UsageError
 from workbench.episodes import Corpus
 from workbench.errors import TargetExistsError
@@ -72,10 +73,11 @@ def save_all_or_nothing(corpus: Corpus, out: Path, *, overwrite: bool) -> None:
     Raises ``TargetExistsError`` for an id ``out`` holds (without ``overwrite``) and
     ``OutputError`` naming ``out`` when it cannot be written (unwritable, disk full).
     """
-    if (out / INDEX_FILE).exists() and not overwrite:
-        held = {row["episode"] for row in read_index(out)}
+    if (out / INDEX_FILE).exists():  # read first: a broken index is named before anything is written
+        with index_errors_named(out):
+            held = {row["episode"] for row in read_index(out)}
         clashes = [episode_id for episode_id in corpus.ids if episode_id in held]
-        if clashes:
+        if clashes and not overwrite:
             raise TargetExistsError(f"{out}: already holds episode(s) {clashes[:5]}; pass --overwrite to replace them")
     before = _tree(out)
     try:
