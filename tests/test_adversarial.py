@@ -192,6 +192,8 @@ BAD_TEXT = [
     ("9", "wood:-3", "Inventory wood"),
     ("9", "wood:2147483648", "Inventory wood"),
     ("9", "wood:1.5", "Inventory wood"),
+    ("9", "wood:1, wood:2", "Inventory wood: given twice"),
+    ("９", "wood:1", "Health"),  # a full-width digit is not Crafter's text
 ]
 
 

@@ -141,6 +141,8 @@ def _text_inventory(value: str, where: str) -> dict[str, int]:
         name, sep, amount = entry.strip().partition(":")
         if not sep or name.strip() not in _TEXT_ITEMS:
             raise BadInput(where, f"Inventory entry {entry.strip()[:60]!r} is not '<item>:<count>' with a Crafter item")
+        if name.strip() in items:
+            raise BadInput(where, f"Inventory {name.strip()}: given twice")
         items[name.strip()] = integer_text(amount, where, f"Inventory {name.strip()}")
     return items
 

@@ -19,7 +19,7 @@ from workbench.importers.batch import BadInput
 #: The largest value an episode's int32 arrays hold.
 INT32_MAX = 2**31 - 1
 INT32_MIN = -(2**31)
-_DIGITS = re.compile(r"-?\d{1,12}")
+_DIGITS = re.compile(r"-?[0-9]{1,12}")  # ASCII digits only: int() would also read "９"
 
 
 def integer(value: Any, where: str, name: str, *, low: int = 0, high: int = INT32_MAX) -> int:
