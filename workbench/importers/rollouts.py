@@ -86,6 +86,8 @@ def _file_episodes(file: Path) -> Iterator[Episode | BadInput]:
             yield from _response_episodes(file, where, response)
         except BadInput as error:
             yield error
+        except Exception as error:  # noqa: BLE001 - one bad response never costs the file's others
+            yield BadInput(where, unexpected(error))
 
 
 def _responses(file: Path) -> Iterator[tuple[str, Any]]:
@@ -175,6 +177,8 @@ def _response_episodes(file: Path, where: str, response: Any) -> Iterator[Episod
             yield from _trajectory_episodes(context, t, path, trajectory)
         except BadInput as error:
             yield error
+        except Exception as error:  # noqa: BLE001 - one bad trajectory never costs the others
+            yield BadInput(path, unexpected(error))
 
 
 def _logged_config(response: Mapping[str, Any], summary: Mapping[str, Any] | None) -> tuple[dict[str, Any] | None, str | None]:
