@@ -21,9 +21,10 @@ from tqdm.auto import tqdm
 from workbench.crafter_facts import ACHIEVEMENTS, ACTIONS, INVENTORY_ITEMS
 from workbench.episodes import ACTION_IDS, Episode
 from workbench.errors import EpisodeError
-from workbench.importers.batch import BadInput, Collector, ImportIssue, ImportResult, batch_files
+from workbench.importers.batch import BadInput, Collector, ImportIssue, ImportResult, batch_files, unexpected
 from workbench.importers.counts import estimated_counts, inventory_disagreements, logged_counts
 from workbench.importers.observations import Observed, observation
+from workbench.importers.values import INT32_MAX, finite, flag, integer
 from workbench.reward import PER_ACHIEVEMENT
 
 #: Rollout steps the task app appends when it ends a rollout early without stepping the env.
@@ -52,12 +53,15 @@ def import_rollouts(path: str | Path, *, progress: bool = True) -> ImportResult:
     """
     files, collected = batch_files(Path(path), ("*.json", "*.jsonl"), "rollout files (.json, .jsonl)")
     for file in tqdm(files, desc="import", unit="file", disable=not progress or len(files) < 2):
-        for item in _file_episodes(file):
-            if isinstance(item, Episode):
-                _warn(collected, file, item)
-                collected.add(item)
-            else:
-                collected.errors.append(ImportIssue(str(file), item.location, item.message))
+        try:
+            for item in _file_episodes(file):
+                if isinstance(item, Episode):
+                    _warn(collected, file, item)
+                    collected.add(item)
+                else:
+                    collected.errors.append(ImportIssue(str(file), item.location, item.message))
+        except Exception as error:  # noqa: BLE001 - whatever a file does, the batch goes on
+            collected.errors.append(ImportIssue(str(file), "", unexpected(error)))
     return collected.result(len(files))
 
 
@@ -82,6 +86,8 @@ def _file_episodes(file: Path) -> Iterator[Episode | BadInput]:
             yield from _response_episodes(file, where, response)
         except BadInput as error:
             yield error
+        except Exception as error:  # noqa: BLE001 - one bad response never costs the file's others
+            yield BadInput(where, unexpected(error))
 
 
 def _responses(file: Path) -> Iterator[tuple[str, Any]]:
@@ -91,7 +97,7 @@ def _responses(file: Path) -> Iterator[tuple[str, Any]]:
     except (OSError, UnicodeDecodeError) as error:
         yield "", BadInput("", f"cannot read ({error})")
         return
-    if file.suffix == ".jsonl":
+    if file.suffix.lower() == ".jsonl":
         for number, line in enumerate(text.splitlines(), start=1):
             if line.strip():
                 yield f"line {number}", _parse_json(line, offset=number - 1)
@@ -107,10 +113,20 @@ def _responses(file: Path) -> Iterator[tuple[str, Any]]:
 def _parse_json(text: str, *, offset: int) -> Any:
     """The parsed JSON, or a BadInput naming the file's line (``offset`` = lines before ``text``)."""
     try:
-        return json.loads(text)
+        return json.loads(text)  # NaN and Infinity parse (Python's json), then fail the field checks by name
     except json.JSONDecodeError as error:
         line = error.lineno + offset
         return BadInput(f"line {line}", f"not valid JSON ({error.msg} at column {error.colno}); truncated file?")
+    except RecursionError:
+        return BadInput(f"line {offset + 1}", "JSON nested too deeply to read")
+    except ValueError as error:  # an integer of thousands of digits (Python's int() limit)
+        return BadInput(f"line {offset + 1}", f"not valid JSON ({str(error)[:120]})")
+
+
+def _done(step: Mapping[str, Any], where: str) -> bool:
+    """A step's ``done``: true/false or 0/1 (absent or null: false); ``BadInput`` for anything else."""
+    value = step.get("done")
+    return False if value is None else flag(value, where, "done")
 
 
 def _join(*parts: str) -> str:
@@ -161,6 +177,8 @@ def _response_episodes(file: Path, where: str, response: Any) -> Iterator[Episod
             yield from _trajectory_episodes(context, t, path, trajectory)
         except BadInput as error:
             yield error
+        except Exception as error:  # noqa: BLE001 - one bad trajectory never costs the others
+            yield BadInput(path, unexpected(error))
 
 
 def _logged_config(response: Mapping[str, Any], summary: Mapping[str, Any] | None) -> tuple[dict[str, Any] | None, str | None]:
@@ -198,15 +216,15 @@ def _trajectory_episodes(context: _Context, t: int, path: str, trajectory: Any) 
     for i, step in enumerate(steps):
         if not isinstance(step, Mapping):
             raise BadInput(f"{path}.steps[{i}]", "expected a step object")
-    ends = [i for i, step in enumerate(steps) if step.get("done")]
+    ends = [i for i, step in enumerate(steps) if _done(step, f"{path}.steps[{i}]")]
     bounds = [0] + [i + 1 for i in ends if i + 1 < len(steps)] + [len(steps)]
     previous: Episode | None = None
     segments = list(zip(bounds[:-1], bounds[1:]))
     for k, (start, stop) in enumerate(segments, start=1):
         try:
             episode = _episode(context, t, path, trajectory, steps, start, stop, k, len(segments), previous)
-        except (BadInput, TypeError, ValueError, AttributeError, KeyError) as error:  # the latter: odd field types
-            yield error if isinstance(error, BadInput) else BadInput(path, f"malformed rollout data ({type(error).__name__}: {error})")
+        except Exception as error:  # noqa: BLE001 - one bad episode never stops the batch
+            yield error if isinstance(error, BadInput) else BadInput(path, unexpected(error))
             previous = None
             continue
         if ended and stop == len(steps):
@@ -232,13 +250,11 @@ def _episode(
         state, note = _terminal_state(last.state, stepwise[-1])
         after = Observed(state, None, None, last.kind)
         metadata["terminal_state"] = note
-    if steps[stop - 1].get("done"):
+    if steps[stop - 1].get("done") is True or steps[stop - 1].get("done") == 1:
         actions[-1] = _executed(actions[-1], last)
     states = observed + [after]
-    try:
-        rewards = [float(step.get("reward") or 0.0) for step in steps[start:stop]]
-    except (TypeError, ValueError):
-        raise BadInput(path, "a step's reward is not a number") from None
+    rewards = [finite(step.get("reward") if step.get("reward") is not None else 0.0, f"{path}.steps[{i}]", "reward")
+               for i, step in enumerate(steps[start:stop], start)]
     metadata.update(_episode_metadata(context, path, trajectory, states, k, count))
     if previous is not None:
         # The task app scores this episode's first decision against the previous one's end
@@ -258,7 +274,7 @@ def _episode(
             achievement_status=status,
             actions=actions,
             env_reward=np.array(rewards, dtype=np.float64),
-            done=np.array([bool(step.get("done")) for step in steps[start:stop]]),
+            done=np.array([_done(step, path) for step in steps[start:stop]], dtype=bool),
             player_pos=np.array([s.position or (-1, -1) for s in states], dtype=np.int32),
             metadata=metadata,
             logged=_logged(context, stepwise, infos),
@@ -345,7 +361,7 @@ def _after_last(
         raise BadInput(where, "missing: the state after the last decision is needed")
     after = observation(final["observation"], where)
     reset = after.step is not None and last.step is not None and after.step <= last.step
-    return None if steps[stop - 1].get("done") and reset else after
+    return None if _done(steps[stop - 1], where) and reset else after
 
 
 def _executed(actions: list[str], before: Observed) -> list[str]:
@@ -367,12 +383,14 @@ def _terminal_state(previous: Mapping[str, Any], stepwise: Mapping[str, Any] | N
         return state, "unknown: the rollout reset without storing it and logged no info.stepwise; carried over the state before"
     for name in stepwise.get("new_achievements") or []:
         state["achievements_status"][name] = True
-    for item, delta in (stepwise.get("inventory_deltas") or {}).items():
-        state["inventory"][item] = int(state["inventory"].get(item, 0)) + int(delta)
+    for item, delta in _mapping(stepwise.get("inventory_deltas")).items():
+        rise = integer(delta, "info.stepwise.inventory_deltas", str(item), low=-INT32_MAX)
+        state["inventory"][item] = integer(int(state["inventory"].get(item, 0)) + rise, "info.stepwise", f"inventory {item}")
     if "achievements_counts" in state:
         counts = state["achievements_counts"]
-        for name, delta in (stepwise.get("achievement_count_deltas") or {}).items():
-            counts[name] = int(counts.get(name, 0)) + int(delta)
+        for name, delta in _mapping(stepwise.get("achievement_count_deltas")).items():
+            rise = integer(delta, "info.stepwise.achievement_count_deltas", str(name))
+            counts[name] = integer(int(counts.get(name, 0)) + rise, "info.stepwise", f"count {name}")
         for name, on in state["achievements_status"].items():
             if on and not counts.get(name):
                 counts[name] = 1  # unlocked means counted at least once
