@@ -55,6 +55,7 @@ def model_messages(infos: list[Mapping[str, Any]]) -> list[str]:
 
 
 def model_words(response: Any) -> str:
+    """The model's words in one raw response: its message text, then each tool call as ``name(arguments)``, bounded."""
     if isinstance(response, str):
         return response[:MAX_MESSAGE_CHARS]
     message = dig(response, "choices", 0, "message") if isinstance(response, Mapping) else None

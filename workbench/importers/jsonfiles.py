@@ -44,6 +44,7 @@ def parse_json(text: str, *, offset: int) -> Any:
 
 
 def join_path(*parts: str) -> str:
+    """The non-empty location parts joined with commas (``line 3, trajectories[0]``)."""
     return ", ".join(p for p in parts if p)
 
 
