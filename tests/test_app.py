@@ -32,6 +32,10 @@ def _screenshot(page, name: str, width: int) -> None:
     folder = os.environ.get("WORKBENCH_APP_SCREENSHOTS")
     if folder:
         Path(folder).mkdir(parents=True, exist_ok=True)
+        page.evaluate(
+            "() => { window.scrollTo(0, 0); document.querySelectorAll('*').forEach(e => { e.scrollTop = 0; }); }"
+        )
+        page.wait_for_timeout(300)
         page.screenshot(path=str(Path(folder) / f"app-{name}-{width}.png"))
 
 
@@ -142,6 +146,7 @@ def test_the_dashboard_end_to_end(tmp_path):
         configs.locator("button", has_text="Open").first.click()
         wait_text(page, configs, "nope.yaml")
         assert "error" in configs.locator(".wb-app-status").first.inner_html()
+        assert "../wood heavy" not in configs.locator("select").first.inner_text()
         configs.locator("select").first.select_option("upstream_shaped")
         _screenshot(page, "configs", 1280)
 

@@ -151,8 +151,8 @@ class ConfigsPage:
         except TargetExistsError as error:
             raise TargetExistsError(f"{error} (tick 'replace if it exists' to replace it)") from None
         self.overwrite.value = False
-        if name not in self.session.configs:
-            self.session.add_config(name, config, f"workspace: {path}")
+        # The session names it as the workspace does, so a restart shows the same name.
+        self.session.add_config(path.stem, config, f"workspace: {path}")
         self.status.show(f"saved {path}", "ok")
 
     def save_as(self) -> None:

@@ -5,13 +5,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from workbench.episodes import Corpus
+
 
 @dataclass
 class AppOptions:
-    """The corpus (a folder, or ``"sample"``) and config files each new page session opens,
-    and the workspace folder where the session's configs are kept."""
+    """The corpus each new page session opens (a folder, ``"sample"``, a ``Corpus`` built in
+    Python, or None: the user opens one), the config files it starts with, and the workspace
+    folder where the session's configs are kept."""
 
-    corpus: str | None = "sample"
+    corpus: str | Corpus | None = "sample"
     configs: list[Path] = field(default_factory=list)
     workspace: Path = Path("workbench-workspace")
 

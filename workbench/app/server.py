@@ -7,6 +7,7 @@ import ipaddress
 import logging
 import os
 import secrets
+import warnings
 from collections.abc import Awaitable, Callable, MutableMapping
 from http.cookies import SimpleCookie
 from typing import Any
@@ -120,6 +121,9 @@ def build_app(token: str | None) -> ASGIApp:
     os.environ.setdefault("SOLARA_THEME_SHOW_BANNER", "False")  # its badge would cover the pages' corner
     for noisy in ("reacton", "solara"):  # their INFO lines log every render; errors still show
         logging.getLogger(noisy).setLevel(max(logging.WARNING, logging.getLogger().level))
+    # Solara warns on every page over plain http unless the host is spelled "localhost"; on a
+    # loopback address (our default) its lax cookie is what we want, so the warning is noise.
+    warnings.filterwarnings("ignore", message="Cookies with samesite=none require https")
     from solara.server.starlette import app as solara_app
 
     return solara_app if token is None else TokenMiddleware(solara_app, token)

@@ -107,7 +107,9 @@ class AppSession:
         header = w.HTML("<div style='font-size:18px;font-weight:600;margin:4px 0'>Crafter Reward Workbench</div>")
         self.widget = w.VBox([header, self.status.widget, self.tabs], layout=w.Layout(width="100%", padding="4px"))
         self.widget.add_class("wb-app")
-        if options.corpus:
+        if isinstance(options.corpus, Corpus):
+            self.set_corpus(options.corpus, f"the corpus given ({len(options.corpus)} episodes)")
+        elif options.corpus:
             self.corpus_page.open_spec(options.corpus)
 
     # -- configs ------------------------------------------------------------------------------
