@@ -64,7 +64,7 @@ def _server(copies: int, folder: Path):
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
     log = open(folder / f"server-{copies}.log", "w")
     process = subprocess.Popen(
-        [sys.executable, "-c", script, str(copies), str(port), token, str(folder / "ws")],
+        [sys.executable, "-c", script, str(copies), str(port), token, str(folder / f"ws-{copies}")],
         stdout=log,
         stderr=subprocess.STDOUT,
         env=env,
@@ -129,9 +129,11 @@ def main(args) -> None:
     load_before, started = os.getloadavg(), time.perf_counter()
     results: dict[int, dict] = {}
     with tempfile.TemporaryDirectory() as folder, sync_playwright() as playwright:
-        browser = launch(playwright)
         for copies in (1, args.copies):
             process, url = _server(copies, Path(folder))
+            # A fresh browser per server: cookies are per host, not port, and Solara's session
+            # cookie from the previous server would point the page at a kernel this one lacks.
+            browser = launch(playwright)
             try:
                 load_ms, page = _first_load(browser, url, 10 * copies)
                 row = {"load": load_ms, **_tuner(page, args.repeat)}
@@ -150,8 +152,8 @@ def main(args) -> None:
                 page.close()
                 results[copies] = row
             finally:
+                browser.close()
                 _stop(process)
-        browser.close()
     small, large = results[1], results[args.copies]
     decisions = 3296 * args.copies
     rows = [
@@ -179,5 +181,5 @@ def main(args) -> None:
     load_after = os.getloadavg()
     print(
         f"load average before {load_before[0]:.2f}, after {load_after[0]:.2f} (2 cores); "
-        f"{time.perf_counter() - started:.0f} s"
+        f"{time.perf_counter() - started:.0f} s; timed-out actions (15 s, left out): {len(TIMEOUTS)}"
     )
