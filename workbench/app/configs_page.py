@@ -48,7 +48,7 @@ class ConfigsPage:
         self.names = w.Select(options=[], rows=8, description="configs", layout=w.Layout(width="360px"))
         self.details = w.HTML(
             layout=w.Layout(
-                width="640px", max_height="320px", overflow_y="auto", border="1px solid #ddd", padding="0 8px"
+                width="640px", max_height="320px", overflow="auto", border="1px solid #ddd", padding="0 8px"
             )
         )
         self.names.observe(lambda _c: self._show_selected(), names="value")

@@ -4,6 +4,7 @@ few episodes with a policy; each with progress and a report."""
 from __future__ import annotations
 
 import html
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -133,9 +134,9 @@ class CorpusPage:
         self.current.value = corpus_summary(corpus, label)
         self.status.show(f"opened {label}: {len(corpus)} episodes", "ok")
 
-    def start_import(self) -> None:
-        """Import the runs at the path box in the background; the imported episodes become the
-        session's corpus and the report lists every problem."""
+    def start_import(self) -> threading.Thread:
+        """Import the runs at the path box in the background (returns the thread); the imported
+        episodes become the session's corpus and the report lists every problem."""
         kind, source = self.import_kind.value, self.import_source.value
         if not source.strip():
             raise RecordingError("give the folder or file to import in the path box")
@@ -158,7 +159,7 @@ class CorpusPage:
             )
             self.session.set_corpus(result.corpus, f"imported from {source}")
 
-        in_background(
+        return in_background(
             self.status,
             f"importing {source}",
             lambda: import_with_progress(kind, source, on_file),
@@ -166,9 +167,9 @@ class CorpusPage:
             busy=[self.import_button],
         )
 
-    def start_record(self) -> None:
-        """Record the chosen number of episodes into a new folder in the background, one at a
-        time (``record(..., resume=True)`` adds the next), then open them."""
+    def start_record(self) -> threading.Thread:
+        """Record the chosen number of episodes into a new folder in the background (returns the
+        thread), one at a time (``record(..., resume=True)`` adds the next), then open them."""
         out = self.record_out.value.strip()
         if not out:
             raise RecordingError("give a new folder to record into in the 'into' box")
@@ -190,4 +191,4 @@ class CorpusPage:
             self.report.value = f"<pre class='wb-app-report'>{html.escape(text)}</pre>"
             self.open_spec(out)
 
-        in_background(self.status, f"recording into {out}", work, done, busy=[self.record_button])
+        return in_background(self.status, f"recording into {out}", work, done, busy=[self.record_button])
