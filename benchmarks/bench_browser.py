@@ -10,6 +10,12 @@ own time per Tuner move (the Tuner reports it) and the machine load.
 
     python benchmarks/bench_browser.py [--repeat 25] [--copies 304] [--play-seconds 5]
     python benchmarks/bench_browser.py --libraries   # bqplot against plotly's FigureWidget (needs plotly)
+    python benchmarks/bench_browser.py --app [--repeat 25] [--copies 304]
+
+``--app`` measures the same actions in the dashboard (``workbench app``, a server process of its
+own) instead of JupyterLab, plus the page's first load (from navigation to the Tuner's figure
+drawn with every episode); there the reference is the kernel's own time per Tuner move (the
+rest is transport and paint).
 """
 
 from __future__ import annotations
@@ -174,9 +180,14 @@ def main() -> None:
     parser.add_argument("--copies", type=int, default=304, help="copies of the sample corpus in the large one")
     parser.add_argument("--play-seconds", type=float, default=5.0)
     parser.add_argument("--libraries", action="store_true", help="compare bqplot with plotly's FigureWidget")
+    parser.add_argument("--app", action="store_true", help="measure the dashboard (workbench app) instead")
     args = parser.parse_args()
     if args.libraries:
         libraries(args.repeat)
+    if args.app:
+        from bench_app import main as app_main
+
+        app_main(args)
         return
     from playwright.sync_api import sync_playwright
 
