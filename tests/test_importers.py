@@ -180,10 +180,17 @@ def test_text_counts_are_rebuilt_exactly_from_logged_rises(tmp_path):
     raw = import_rollouts(write_json(tmp_path / "r.json", raw_variant(response)), progress=False).corpus
     assert len(text) >= 2  # the reset split puts a following episode (quirk 7) in the file
     for t, r in zip(text, raw):
-        assert t.metadata["counts"] == "logged", t.metadata["counts_note"]
-        np.testing.assert_array_equal(t.achievement_counts, r.achievement_counts)
-    assert max(int(t.achievement_counts.max()) for t in text) > 1  # repeats are kept
-    assert list(text.index["counts"]) == ["logged"] * len(text)
+        if t.metadata["counts"] == "logged":
+            np.testing.assert_array_equal(t.achievement_counts, r.achievement_counts)
+        else:
+            # Only an episode that follows another can be left unpinned: its first decision's
+            # rises are relative to the previous end (Crafter does not replay alike, so whether
+            # this happens varies run to run). Then the counts are lower bounds, said so.
+            assert "follows" in t.metadata and "does not pin" in t.metadata["counts_note"]
+            assert t.metadata["counts"] == "estimated" and (t.achievement_counts <= r.achievement_counts).all()
+    assert text[0].metadata["counts"] == "logged"  # the first episode starts from a reset: always exact
+    assert max(int(t.achievement_counts.max()) for t in text if t.metadata["counts"] == "logged") > 1
+    assert list(text.index["counts"]) == [t.metadata["counts"] for t in text]
 
 
 @pytest.mark.crafter
