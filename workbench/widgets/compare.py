@@ -25,7 +25,7 @@ SCALES = ("raw", "share of max", "ranks")
 #: Episodes drawn one point each up to this many in the episodes figure; above, a sample.
 MAX_POINTS = 400
 #: The summary's fixed height in lines: a config a line or two at 1920 px, scrolling when narrower.
-SUMMARY_LINES = 5
+SUMMARY_LINES = 6
 
 
 def normalised(returns: np.ndarray, scale: str) -> np.ndarray:
@@ -298,7 +298,7 @@ class Compare:
             rows.append(f"<li><b style='color:{self.color(name)}'>{html.escape(name)}</b> ({role}): "
                         f"{config.effective_strategy}, lambda x{config.effective_lambda:g}; "
                         f"{html.escape(self._progress_line(scores[name]))}</li>")
-        return lined(f"<ul style='margin:0;padding-left:18px'>{''.join(rows)}</ul>")
+        return lined(f"<ul style='margin:0;padding-left:18px;font-size:12px'>{''.join(rows)}</ul>")
 
     def _progress_line(self, scores: Scores) -> str:
         key = ("progress", id(scores))
