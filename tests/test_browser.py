@@ -280,7 +280,7 @@ def test_a_text_rollout_replays_its_map_views_and_messages(page):
     page.keyboard.press("Home")
     # At the start there is no earlier paying decision: the button says so by being disabled.
     assert view.locator(".wb-btn", has_text="◀ paying").is_disabled()
-    assert view.locator(".wb-btn", has_text="start").is_disabled()
+    assert view.locator(".wb-btn", has_text="paying ▶").is_enabled()
     assert "health 9" in view.locator(".wb-state").inner_text()
     page.keyboard.press("ArrowRight")
     assert "going for wood (1)" in view.locator(".wb-message").inner_text()

@@ -199,8 +199,6 @@ function render({ model, el }) {
     prevPay.disabled = jumpTarget("paying", -1) === undefined;
     nextPay.disabled = jumpTarget("paying", 1) === undefined;
     nextSpike.disabled = jumpTarget("spikes", 1) === undefined;
-    startBtn.disabled = back.disabled = state.step <= 0;
-    fwd.disabled = state.step >= nSteps();
   }
 
   function tick(now) {
