@@ -98,6 +98,18 @@ def page(browser, lab):
     page.close()
 
 
+#: The Tuner's fixed text boxes: height, content height, line height, and (returns table) the table's height.
+TEXT_BOXES_JS = """(root) => [...root.querySelectorAll('.widget-html')]
+  .filter(e => e.offsetParent !== null && getComputedStyle(e).overflowY === 'auto').map(e => {
+    const lined = e.querySelector('.widget-html-content > div'); const table = e.querySelector('table');
+    return {text: e.innerText.slice(0, 30), height: e.clientHeight, content: e.scrollHeight,
+            line: lined ? parseFloat(getComputedStyle(lined).lineHeight) : null,
+            table: table ? table.getBoundingClientRect().height : null}; })"""
+#: What must hold still while the Replayer plays: the toolbar's height and the strip's top.
+STILL_JS = "(root) => [root.querySelector('.wb-toolbar').getBoundingClientRect().height," \
+           " Math.round(root.querySelector('.wb-strip').getBoundingClientRect().top)]"
+
+
 def _each_section(page, tuner) -> list[dict]:
     """The control column's layout with each accordion section open in turn (one at a time)."""
     layouts = [_layout(tuner)]
@@ -135,12 +147,48 @@ def _check_layout(page, tuner) -> None:
     tuner.locator("select").first.select_option("per_achievement")
     page.wait_for_function("(root) => !root.innerText.includes('consistent pays 1.0 per decision')",
                            arg=tuner.element_handle(), timeout=TIMEOUT_MS)
+    _check_text_boxes(tuner)
     assert page.errors == []
+
+
+def _check_text_boxes(tuner) -> None:
+    """The progress, returns and lint boxes are whole lines high (they scroll a line at a time,
+    never cutting one) and the returns table (top 5 and bottom 5) fits without scrolling."""
+    boxes = tuner.locator(".workbench-tuner").evaluate(TEXT_BOXES_JS)
+    assert len(boxes) == 3, boxes
+    for box in boxes:
+        assert box["line"] == 18 and box["height"] % 18 == 0, box
+    table = next(box for box in boxes if box["table"] is not None)
+    assert table["table"] <= table["height"] and table["content"] <= table["height"] + 1, table
+
+
+def _check_replayer_holds_still(page, replayer) -> None:
+    """Nothing moves while the Replayer plays: not the toolbar (the play button's label changes)
+    nor the strip (the components list below the picture changes length every decision)."""
+    replayer.locator(".wb-btn", has_text="start").click()
+    before = replayer.locator(".wb-replay").evaluate(STILL_JS)
+    replayer.locator(".wb-btn", has_text="play").click()
+    seen = set()
+    for _ in range(12):
+        page.wait_for_timeout(100)
+        seen.add(tuple(replayer.locator(".wb-replay").evaluate(STILL_JS)))
+    replayer.locator(".wb-btn", has_text="pause").click()
+    assert seen == {tuple(before)}, (before, seen)
 
 
 def test_the_tuner_layout_holds_at_1280x800_with_the_file_browser_open(browser, lab):
     page = _open(browser, lab, 1280, 800, True)
     _check_layout(page, output(page, 1))
+    for cell in (2, 4):  # the Replayer with frames, and the text rollout's
+        _check_replayer_holds_still(page, output(page, cell))
+    # Compare's pickers fit (the returns toggles wrap below rather than squeeze them).
+    compare = output(page, 3)
+    widget = compare.locator(".workbench-compare").bounding_box()
+    for select in compare.locator("select").all():
+        box = select.bounding_box()
+        assert box["x"] + box["width"] <= widget["x"] + widget["width"] + 1
+        assert select.evaluate("e => e.scrollWidth <= e.clientWidth + 1")
+    assert page.errors == []
     page.close()
 
 
@@ -229,8 +277,17 @@ def test_play_shows_every_step_and_pause_pauses(page):
 def test_a_text_rollout_replays_its_map_views_and_messages(page):
     view = output(page, 4)
     view.locator(".wb-replay").focus()
+    page.keyboard.press("Home")
+    # At the start there is no earlier paying decision: the button says so by being disabled.
+    assert view.locator(".wb-btn", has_text="◀ paying").is_disabled()
+    assert view.locator(".wb-btn", has_text="paying ▶").is_enabled()
+    assert "health 9" in view.locator(".wb-state").inner_text()
     page.keyboard.press("ArrowRight")
     assert "going for wood (1)" in view.locator(".wb-message").inner_text()
+    # A step is a whole decision here: all of its actions are marked as now, not the first one.
+    now = view.locator(".wb-state .wb-now")
+    actions = re.search(r"actions: (.*)", view.locator(".wb-state").inner_text()).group(1)
+    assert now.count() == 1 and now.inner_text() == actions
     colours = view.locator(".wb-picture").evaluate(
         "c => { const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data; const s = new Set();"
         " for (let i = 0; i < d.length; i += 4 * 7) s.add(d[i] + ',' + d[i + 1] + ',' + d[i + 2]); return s.size; }")

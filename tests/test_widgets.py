@@ -223,6 +223,8 @@ def test_a_text_rollout_replays_its_map_views_with_crafters_textures(corpus):
     np.testing.assert_array_equal(frames[0, :CELL, CELL:2 * CELL], texture("tree"))  # "6" is a tree
     assert replayer.data["messages"][0].startswith("message 1")
     assert replayer.data["n_steps"] == 12 and replayer.data["decision_end"] == list(range(1, 13))
+    assert replayer.data["step_per_decision"]  # a step is a whole decision: the page marks all its actions
+    assert set(replayer.state_at(0)["inventory"]) >= {"health", "food", "drink", "energy"}
     assert "estimated achievement counts" in replayer.note.value  # from_states without counts
 
 
@@ -252,6 +254,21 @@ def test_compare_three_configs_raw_and_normalised(corpus):
     assert "unlocking decision (consistent)" in view.components_view.value
     view.swap()
     assert view.picker_a.value == "recommended" and view.others[0] == "shaped"
+    # Each config keeps the colour it got on first appearance, whatever is swapped or added.
+    colours = {name: view.color(name) for name in ("shaped", "recommended", "default")}
+    assert len(set(colours.values())) == 3
+    view.add("tuned", SHAPED.with_changes(indicator_lambda=2.0), side="b")
+    assert {name: view.color(name) for name in colours} == colours
+    assert view.color("tuned") not in colours.values()
+    assert f"color:{colours['recommended']}'>recommended" in view.summary.value
+    assert list(view.bars.colors) == [view.color(name) for name in ["recommended", "tuned", "shaped", "default"]]
+    # The per-episode axes are equal and fitted to the returns shown (a 5% margin).
+    view.scale.value = "raw"
+    ex, ey = view._episode_scales
+    shown = np.concatenate([view.points.x, view.points.y])
+    assert (ex.min, ex.max) == (ey.min, ey.max)
+    assert ex.min < shown.min() and ex.max > shown.max()
+    assert ex.max - ex.min == pytest.approx((shown.max() - shown.min()) * 1.1)
 
 
 def test_compare_says_no_differences_and_takes_a_tuned_config(corpus):

@@ -22,6 +22,9 @@ LABEL_WIDTH = 150
 #: The shortest gap between two re-scores while a control is dragged (seconds): values that
 #: arrive meanwhile are kept and only the latest is scored.
 MIN_UPDATE_GAP = 0.03
+#: Line height (px) of the views' text boxes: JupyterLab gives widget HTML a control's 28 px, so a
+#: fixed box of N lines (``lines_box``) holds N lines of ``lined`` text and scrolls at line boundaries.
+LINE_HEIGHT = 18
 #: Component kinds as people read them.
 KIND_NAMES = {"achievement": "credit", "indicator": "indicator", "inventory": "inventory rise",
               "achievement_count": "count rise"}
@@ -36,6 +39,20 @@ def fixed(width: int | str, **more: Any) -> w.Layout:
 def scroll_box(height: int, **more: Any) -> w.Layout:
     """A layout of fixed height whose content scrolls: text that changes length moves nothing."""
     return w.Layout(height=f"{height}px", min_height=f"{height}px", overflow="auto", **more)
+
+
+def lines_box(lines: int, *, border: bool = False, **more: Any) -> w.Layout:
+    """A ``scroll_box`` exactly ``lines`` lines of ``lined`` text high (plus a 1 px border when
+    ``border``): its content scrolls a whole line at a time and is never cut through a line."""
+    height = lines * LINE_HEIGHT + (2 if border else 0)
+    if border:
+        more = {"border": "1px solid #ddd", "padding": "0 6px", **more}
+    return scroll_box(height, **more)
+
+
+def lined(content: str) -> str:
+    """HTML ``content`` set at ``LINE_HEIGHT`` (for a ``lines_box``)."""
+    return f"<div style='line-height:{LINE_HEIGHT}px;margin:0;padding:0'>{content}</div>"
 
 
 def slider_style() -> dict[str, str]:
@@ -127,5 +144,6 @@ def error_html(message: str) -> str:
     return f"<span style='color:#D55E00'>{html.escape(message)}</span>"
 
 
-__all__ = ["CONTROL_WIDTH", "KIND_COLORS", "LABEL_WIDTH", "LatestWins", "component_label", "counts_note",
-           "error_html", "fixed", "from_browser", "group_colors", "groups_of", "scroll_box", "slider_style"]
+__all__ = ["CONTROL_WIDTH", "KIND_COLORS", "LABEL_WIDTH", "LINE_HEIGHT", "LatestWins", "component_label", "counts_note",
+           "error_html", "fixed", "from_browser", "group_colors", "groups_of", "lined", "lines_box", "scroll_box",
+           "slider_style"]

@@ -17,13 +17,15 @@ from workbench.episodes import Corpus
 from workbench.errors import WorkbenchError
 from workbench.plots import PALETTE
 from workbench.scoring import Comparison, Scores, compare, prepare, score
-from workbench.widgets.common import LatestWins, component_label, counts_note, groups_of, scroll_box
+from workbench.widgets.common import LatestWins, component_label, counts_note, groups_of, lined, lines_box
 
 #: How returns are put on one scale: as they are, as a share of each config's largest
 #: |mean return|, or as ranks (1 = paid most).
 SCALES = ("raw", "share of max", "ranks")
 #: Episodes drawn one point each up to this many in the episodes figure; above, a sample.
 MAX_POINTS = 400
+#: The summary's fixed height in lines: a config a line or two at 1920 px, scrolling when narrower.
+SUMMARY_LINES = 6
 
 
 def normalised(returns: np.ndarray, scale: str) -> np.ndarray:
@@ -57,6 +59,9 @@ class Compare:
         self.prepared = prepare(corpus)
         self.configs = dict(configs)
         names = list(self.configs)
+        self._colors: dict[str, str] = {}  # a config's colour, given once by first appearance
+        for name in names:
+            self.color(name)
         for side, name in (("a", a), ("b", b)):
             if name is not None and name not in self.configs:
                 raise KeyError(f"{side}={name!r} is not one of the configs {names}")
@@ -69,16 +74,19 @@ class Compare:
         self.shown = w.SelectMultiple(options=names, value=tuple(others), description="compare with", rows=4,
                                       layout=w.Layout(width="340px"), style={"description_width": "90px"})
         self.scale = w.ToggleButtons(options=SCALES, value="raw", description="returns",
-                                     style={"button_width": "120px"})
+                                     style={"button_width": "108px", "description_width": "60px"},
+                                     layout=w.Layout(flex="0 0 auto"))
         self.swap_button = w.Button(description="Swap", icon="exchange", tooltip="reference <-> first compared")
         self.swap_button.on_click(lambda _: self.swap())
-        self.summary = w.HTML(layout=scroll_box(150))
+        self.summary = w.HTML(layout=lines_box(SUMMARY_LINES))
         self._build_figures()
         self.groups_view = w.HTML()
         self.components_view = w.HTML()
         tables = w.Tab(children=[self.groups_view, self.components_view], titles=("per group", "components"))
         header = w.HTML(counts_note(corpus))
-        controls = w.HBox([w.VBox([self.picker_a, self.swap_button]), self.shown, self.scale])
+        # wraps (the returns toggles below) rather than squeezing the pickers in a narrow notebook
+        controls = w.HBox([w.VBox([self.picker_a, self.swap_button], layout=w.Layout(flex="0 0 auto")), self.shown,
+                           self.scale], layout=w.Layout(flex_flow="row wrap", align_items="flex-start"))
         self.widget = w.VBox([controls, header, self.summary, w.HBox([self.groups_figure, self.episodes_figure]),
                               tables])
         self.widget.add_class("workbench-compare")
@@ -99,6 +107,7 @@ class Compare:
         self.groups_figure = bq.Figure(
             marks=[self.bars], axes=[bq.Axis(scale=gx), bq.Axis(scale=gy, side="left", grid_lines="dashed")],
             title="mean shaped return per " + self.by, animation_duration=0, title_style={"font-size": "13px"},
+            display_toolbar=False,  # its hover toolbar covers the title; nothing here pans or zooms
             fig_margin={"top": 40, "bottom": 30, "left": 55, "right": 10}, layout=w.Layout(width="430px", height="340px"))
         ex, ey = bq.LinearScale(), bq.LinearScale()
         self._episode_scales = (ex, ey)
@@ -112,6 +121,7 @@ class Compare:
         self._y_axis = bq.Axis(scale=ey, side="left", label="compared", grid_lines="dashed")
         self.episodes_figure = bq.Figure(
             marks=[self.diagonal, self.points], axes=[self._x_axis, self._y_axis], animation_duration=0,
+            display_toolbar=False,
             title="per episode: compared vs reference (click to replay)", title_style={"font-size": "13px"},
             fig_margin={"top": 40, "bottom": 40, "left": 55, "right": 10}, layout=w.Layout(width="430px", height="340px"))
         self._picked: list[int] = []
@@ -134,6 +144,7 @@ class Compare:
         if side not in (None, "a", "b"):
             raise WorkbenchError(f"side must be 'a', 'b' or None, not {side!r}")
         self.configs[name] = config
+        self.color(name)
         self._scores = {k: v for k, v in self._scores.items() if k[0] != name}
         self._updating = True  # one re-score for the whole change, not one per widget event
         try:
@@ -146,6 +157,13 @@ class Compare:
         finally:
             self._updating = False
         self.update()
+
+    def color(self, name: str) -> str:
+        """The colour of config ``name`` in every figure and list: given when the config first
+        appears (the next of the palette) and kept, whatever is added, picked or swapped."""
+        if name not in self._colors:
+            self._colors[name] = PALETTE[len(self._colors) % len(PALETTE)]
+        return self._colors[name]
 
     def swap(self) -> None:
         """Exchange the reference and the first compared config."""
@@ -222,7 +240,7 @@ class Compare:
             self._bar_scale.min, self._bar_scale.max = low - (pad if low < 0 else 0.0), high + pad
             self.bars.y = values
             self.bars.labels = names
-            self.bars.colors = list(PALETTE[:len(names)])
+            self.bars.colors = [self.color(name) for name in names]
         self.groups_figure.title = f"{label} per {self.by} (colours as listed above)"
 
     def _draw_episodes(self, reference: str, names: list[str], scores: dict[str, Scores]) -> None:
@@ -233,11 +251,11 @@ class Compare:
         xs, ys, colors, labels, self._picked = [], [], [], [], []
         others = [m for m in names if m != reference] or [reference]
         groups = groups_of(self.corpus, self.by)
-        for k, name in enumerate(others, start=1):
+        for name in others:
             y_all = normalised(scores[name].reward_sum, scale)
             xs.append(x_all[picked])
             ys.append(y_all[picked])
-            colors += [PALETTE[k % len(PALETTE)]] * len(picked)
+            colors += [self.color(name)] * len(picked)
             for i in picked:
                 episode = self.prepared.ids[i]
                 labels.append(f"{episode} · {groups.get(episode, '')} · {reference} {x_all[i]:.3g} · {name} "
@@ -245,8 +263,13 @@ class Compare:
                               "achievements")
                 self._picked.append(int(i))
         x, y = np.concatenate(xs), np.concatenate(ys)
-        low, high = float(min(x.min(), y.min(), 0.0)), float(max(x.max(), y.max(), 1e-9))
-        with self.points.hold_sync(), self.diagonal.hold_sync():
+        # equal axes fitted to the data (both scales set: bqplot would otherwise pad them apart)
+        low, high = float(min(x.min(), y.min())), float(max(x.max(), y.max()))
+        pad = max(high - low, 1e-9) * 0.05
+        low, high = low - pad, high + pad
+        ex, ey = self._episode_scales
+        with self.points.hold_sync(), self.diagonal.hold_sync(), ex.hold_sync(), ey.hold_sync():
+            ex.min, ex.max, ey.min, ey.max = low, high, low, high
             self.points.x, self.points.y = x, y
             self.points.colors = colors
             self.points.names = labels
@@ -272,10 +295,10 @@ class Compare:
         for k, name in enumerate(names):
             config = scores[name].config
             role = "reference" if k == 0 else "compared"
-            rows.append(f"<li><b style='color:{PALETTE[k % len(PALETTE)]}'>{html.escape(name)}</b> ({role}): "
+            rows.append(f"<li><b style='color:{self.color(name)}'>{html.escape(name)}</b> ({role}): "
                         f"{config.effective_strategy}, lambda x{config.effective_lambda:g}; "
                         f"{html.escape(self._progress_line(scores[name]))}</li>")
-        return f"<ul style='margin:0;padding-left:18px'>{''.join(rows)}</ul>"
+        return lined(f"<ul style='margin:0;padding-left:18px;font-size:12px'>{''.join(rows)}</ul>")
 
     def _progress_line(self, scores: Scores) -> str:
         key = ("progress", id(scores))

@@ -2,6 +2,7 @@
 // buffer) and play here, at the chosen speed, one frame per step; the state, the decision's
 // components, the reward strip and its cursor are drawn from the episode data in the same tick.
 const KEYS = { left: "ArrowLeft", right: "ArrowRight" };
+const VITALS = new Set(["health", "food", "drink", "energy"]);
 
 async function inflate(view) {
   const bytes = new Uint8Array(view.buffer, view.byteOffset, view.byteLength);
@@ -33,6 +34,7 @@ function render({ model, el }) {
   const prevPay = button("◀ paying", "previous paying decision (Shift+Left)", () => jump("paying", -1));
   const back = button("◁", "one step back (Left)", () => seek(state.step - 1));
   const playBtn = button("▶ play", "play / pause (Space)", () => toggle());
+  playBtn.classList.add("wb-play");  // fixed width: "❚❚ pause" is wider than "▶ play"
   const fwd = button("▷", "one step forward (Right)", () => seek(state.step + 1));
   const nextPay = button("paying ▶", "next paying decision (Shift+Right)", () => jump("paying", 1));
   const nextSpike = button("spike ⚡", "next reward spike (N)", () => jump("spikes", 1));
@@ -85,12 +87,16 @@ function render({ model, el }) {
 
   function stateHtml(step) {
     const ep = state.ep, done = completedAt(step), d = decisionAt(step);
-    const inv = ep.inventory[done].map((v, i) => v ? `${esc(ep.items[i])} ${v}` : null).filter(Boolean).join(", ");
+    // the vitals show even at 0 (health 0 is death); other items only when held
+    const inv = ep.inventory[done].map((v, i) => v || VITALS.has(ep.items[i]) ? `${esc(ep.items[i])} ${v}` : null)
+      .filter(Boolean).join(", ");
     const unlocked = Object.entries(ep.first_unlock).filter(([, at]) => at <= done).map(([name]) => name);
     let actions = "—", env = "—";
     if (d > 0) {
       const acts = ep.actions[d - 1], first = d > 1 ? ep.decision_end[d - 2] : 0, at = step - first - 1;
-      actions = acts.map((a, i) => i === at ? `<b class="wb-now">${esc(a)}</b>` : esc(a)).join(" ");
+      // a step per decision (no frames): the step is the whole decision, so it is highlighted whole
+      actions = ep.step_per_decision ? `<span class="wb-now">${acts.map(esc).join(" ")}</span>`
+        : acts.map((a, i) => i === at ? `<b class="wb-now">${esc(a)}</b>` : esc(a)).join(" ");
       env = ep.env_reward[d - 1].toFixed(1);
     }
     return `<div><b>step ${step}</b> of ${ep.n_steps} · decision ${d || "— (reset)"} of ${ep.n_decisions}</div>`
@@ -164,6 +170,7 @@ function render({ model, el }) {
       }
     }
     drawStrip(step);
+    updateButtons();
     slider.value = String(step);
     counter.textContent = `${step} / ${nSteps()}`;
     if (state.playing) state.log.push([performance.now(), step]);
@@ -178,10 +185,20 @@ function render({ model, el }) {
 
   function seek(step) { if (state.playing) pause(); show(step); }
 
-  function jump(which, direction) {
+  function jumpTarget(which, direction) {  // the decision to jump to, or undefined when there is none
     const list = state.ep[which], d = decisionAt(state.step) || completedAt(state.step);
-    const target = direction > 0 ? list.find((x) => x > d) : [...list].reverse().find((x) => x < d);
+    return direction > 0 ? list.find((x) => x > d) : [...list].reverse().find((x) => x < d);
+  }
+
+  function jump(which, direction) {
+    const target = jumpTarget(which, direction);
     if (target !== undefined) seek(state.ep.decision_end[target - 1]);
+  }
+
+  function updateButtons() {  // a button with nowhere to go is disabled
+    prevPay.disabled = jumpTarget("paying", -1) === undefined;
+    nextPay.disabled = jumpTarget("paying", 1) === undefined;
+    nextSpike.disabled = jumpTarget("spikes", 1) === undefined;
   }
 
   function tick(now) {

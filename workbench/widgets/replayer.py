@@ -29,6 +29,8 @@ from workbench.widgets.map_view import render_views
 HERE = Path(__file__).parent
 #: A decision is a spike when it pays at least this many times the median paying decision.
 SPIKE_FACTOR = 3.0
+#: Inventory entries shown even at 0 (health 0 is how an episode ends).
+VITALS = ("health", "food", "drink", "energy")
 
 
 class ReplayView(anywidget.AnyWidget):
@@ -89,6 +91,7 @@ def episode_data(episode: Episode, config: RewardConfig, step_decision: np.ndarr
         "id": episode.id,
         "n_decisions": n,
         "n_steps": len(step_decision),
+        "step_per_decision": bool(len(step_decision) == n and not episode.has_frames),
         "step_decision": np.asarray(step_decision).astype(int).tolist(),
         "decision_end": np.asarray(ends).astype(int).tolist(),
         "items": list(INVENTORY_ITEMS),
@@ -203,14 +206,14 @@ class Replayer:
 
     def state_at(self, step: int) -> dict[str, Any]:
         """What the page shows at ``step``: ``decision`` (0 = reset), ``completed`` decisions,
-        the ``inventory`` (non-zero items) and ``achievements`` after them, the decision's
+        the ``inventory`` (the vitals always, other items when held) and ``achievements`` after them, the decision's
         ``actions``, Crafter's ``env_reward`` and shaped ``reward``, and its ``components``."""
         decision, completed = self.decision_at(step), self.completed_at(step)
         inventory = dict(zip(INVENTORY_ITEMS, self.data["inventory"][completed]))
         return {
             "decision": decision,
             "completed": completed,
-            "inventory": {k: v for k, v in inventory.items() if v},
+            "inventory": {k: v for k, v in inventory.items() if v or k in VITALS},
             "achievements": [k for k, at in self.data["first_unlock"].items() if at <= completed],
             "actions": self.episode.actions[decision - 1] if decision else [],
             "env_reward": float(self.episode.env_reward[decision - 1]) if decision else 0.0,

@@ -67,7 +67,7 @@ class ReturnsFigure:
         x_axis = bq.Axis(scale=self.x, num_ticks=0, tick_style={"display": "none"})
         y_axis = bq.Axis(scale=self.y, side="left", label="shaped return", grid_lines="dashed")
         self.widget = bq.Figure(marks=[self.zero, self.ghost, self.live, self.points, self.labels],
-                                axes=[x_axis, y_axis], animation_duration=0,
+                                axes=[x_axis, y_axis], animation_duration=0, display_toolbar=False,
                                 fig_margin={"top": 30, "bottom": 20, "left": 60, "right": 10},
                                 layout=w.Layout(width="100%", height="330px"),
                                 title="shaped return per episode", title_style={"font-size": "13px"})

@@ -27,7 +27,8 @@ from workbench.widgets.common import (
     fixed,
     group_colors,
     groups_of,
-    scroll_box,
+    lined,
+    lines_box,
     slider_style,
 )
 from workbench.widgets.returns_figure import ALL_POINTS_UP_TO, EXTREMES, ReturnsFigure
@@ -42,6 +43,11 @@ GROUP_TITLES = {"collect": "collect", "make": "make", "place": "place", "combat_
 #: Undo keeps at least this many steps; changes to one control within MERGE_SECONDS are one step.
 UNDO_STEPS, MERGE_SECONDS = 50, 1.0
 ALL = "all policies"
+#: Fixed heights of the text boxes in lines: two progress sentences (each wrapping over up to
+#: four lines of 12 px text in a narrow column), the returns table (header, top 5, bottom 5, the hint) and lint.
+PROGRESS_LINES, EXTREMES_LINES, LINT_LINES = 8, 14, 6
+#: The returns table's cells without padding, so each row is one line high.
+EXTREMES_STYLE = "<style>.workbench-extremes td, .workbench-extremes th { padding: 0 4px; }</style>"
 
 
 class Tuner:
@@ -115,6 +121,7 @@ class Tuner:
     def _build_controls(self) -> None:
         start = self.initial
         full = w.Layout(width="100%")
+        inside = w.Layout(width="calc(100% - 4px)")  # a text box's 2 px margins stay inside the column
         self.strategy = w.Dropdown(options=list(STRATEGIES), value=start.effective_strategy, description="strategy",
                                    style=slider_style(), layout=full)
         low, high, step = LAMBDA_RANGE
@@ -166,9 +173,9 @@ class Tuner:
                    "extension: the task app cannot read them and export drops them.</i>"),
             *self.resource_sliders.values(),
         ])], titles=("advanced: resource tables",))
-        self.path = w.Text(value="my_reward.yaml", description="save as", layout=full)
+        self.path = w.Text(value="my_reward.yaml", description="save as", layout=inside)
         self.overwrite = w.Checkbox(value=False, description="overwrite", indent=False, layout=w.Layout(width="100px"))
-        self.toml_path = w.Text(value="", placeholder="training.toml", description="export to", layout=full)
+        self.toml_path = w.Text(value="", placeholder="training.toml", description="export to", layout=inside)
         self.save_button = w.Button(description="Save YAML", icon="save", layout=w.Layout(width="140px"))
         self.export_button = w.Button(description="Export into TOML", icon="upload", layout=w.Layout(width="160px"))
         self.compare_name = w.Text(value="tuned", description="name", layout=w.Layout(width="220px"))
@@ -187,11 +194,11 @@ class Tuner:
 
     def _build_outputs(self) -> None:
         self.header = w.HTML(layout=w.Layout(min_height="40px"))
-        self.progress_view = w.HTML(layout=scroll_box(64))
+        self.progress_view = w.HTML(layout=lines_box(PROGRESS_LINES))
         colors = group_colors(groups_of(self.corpus, "policy"))
         self.figure = ReturnsFigure(self._policies, colors, self._on_pick)
-        self.extremes_view = w.HTML(layout=scroll_box(190))
-        self.lint_view = w.HTML(layout=scroll_box(130, border="1px solid #ddd", padding="2px 6px"))
+        self.extremes_view = w.HTML(layout=lines_box(EXTREMES_LINES))
+        self.lint_view = w.HTML(layout=lines_box(LINT_LINES, border=True))
         self.lint_view.add_class("workbench-lint")
         self.timing = w.HTML(layout=w.Layout(height="22px"))
 
@@ -276,10 +283,10 @@ class Tuner:
                  f"(baseline {base[i]:.2f}) · {achievements[i]} achievements" for i in rows]
         title = f"{config.effective_strategy}, lambda x{config.effective_lambda:g} (dashed: baseline)"
         self.figure.update(live_by, base_by, self._policy_code[rows].astype(float), live[rows], names, title)
-        self.progress_view.value = self._progress_html(mask)
-        self.extremes_view.value = self._extremes_html(mask, achievements)
-        self.lint_view.value = self._lint_html(config)
-        self.header.value = self._header_html(config, mask)
+        self.progress_view.value = lined(self._progress_html(mask))
+        self.extremes_view.value = lined(self._extremes_html(mask, achievements))
+        self.lint_view.value = lined(self._lint_html(config))
+        self.header.value = lined(self._header_html(config, mask))
         self._show_what_acts(config)
         self.last_update_ms = (time.perf_counter() - start) * 1000
         self.timing.value = (f"<small>re-scored {self.prepared.n_decisions:,} decisions and redrew in "
@@ -307,8 +314,8 @@ class Tuner:
             return "<i>no episode matches the filter</i>"
         live = progress_summary(self.scores.episodes[mask])
         base = self._baseline_progress
-        return (f"<b>progress</b>: {html.escape(live)}<br><span style='color:#777'><b>baseline</b>: "
-                f"{html.escape(base)}</span>")
+        return (f"<div style='font-size:12px'><b>progress</b>: {html.escape(live)}<br><span style='color:#777'>"
+                f"<b>baseline</b>: {html.escape(base)}</span></div>")
 
     def _extremes_html(self, mask: np.ndarray, achievements: np.ndarray) -> str:
         rows = np.flatnonzero(mask)
@@ -329,9 +336,11 @@ class Tuner:
                              f"<td style='text-align:right'>{live[i]:.3f}</td>"
                              f"<td style='text-align:right;color:#777'>{base[i]:.3f}</td>"
                              f"<td style='text-align:right'>{achievements[i]}</td></tr>")
-        return ("<table class='workbench-extremes' style='font-size:12px;white-space:nowrap'><thead><tr>"
+        return (EXTREMES_STYLE + "<table class='workbench-extremes' "
+                "style='font-size:12px;white-space:nowrap;border-spacing:0'><thead><tr>"
                 "<th>episode</th><th>return</th><th>baseline</th><th>achievements</th></tr></thead><tbody>"
-                + "".join(lines) + "</tbody></table><small>click a point in the figure to replay that episode</small>")
+                + "".join(lines) + "</tbody></table>"
+                "<div style='font-size:11px;height:18px'>click a point in the figure to replay that episode</div>")
 
     @staticmethod
     def _lint_html(config: RewardConfig) -> str:
