@@ -12,12 +12,12 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "tests"))
+from bench_browser import MEASURE_JS  # a module of that script: it runs from benchmarks/
 
-from bench_browser import MEASURE_JS  # noqa: E402
-from browser_app import tab  # noqa: E402
-from browser_lab import TIMEOUT_MS, free_port, launch  # noqa: E402
+from workbench.testing.browser_app import tab
+from workbench.testing.browser_lab import TIMEOUT_MS, free_port, launch
+
+REPO = Path(__file__).resolve().parents[1]
 
 #: MEASURE_JS that gives up after 15 s (-1): a lost event must not hang the run.
 TIMED_JS = MEASURE_JS.replace("return await done; }",

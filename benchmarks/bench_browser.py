@@ -24,15 +24,13 @@ import argparse
 import os
 import re
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "tests"))
+from workbench.testing.browser_lab import lab_server, launch, open_notebook, output, run_all, write_notebook
 
-from browser_lab import lab_server, launch, open_notebook, output, run_all, write_notebook
+REPO = Path(__file__).resolve().parents[1]
 
 #: Times from a JS-side input event to the next paint after the target's DOM changed.
 MEASURE_JS = """async ([target, action, arg]) => {

@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 import yaml
-from browser_app import app_server, tab, wait_text
-from browser_lab import REPO, TIMEOUT_MS, launch
+
+from workbench.testing.browser_app import app_server, tab, wait_text
+from workbench.testing.browser_lab import REPO, TIMEOUT_MS, launch
 
 pytestmark = pytest.mark.browser
 

@@ -14,7 +14,17 @@ from __future__ import annotations
 import re
 
 import pytest
-from browser_lab import REPO, TIMEOUT_MS, lab_server, launch, open_notebook, output, run_all, write_notebook
+
+from workbench.testing.browser_lab import (
+    REPO,
+    TIMEOUT_MS,
+    lab_server,
+    launch,
+    open_notebook,
+    output,
+    run_all,
+    write_notebook,
+)
 
 pytestmark = pytest.mark.browser
 

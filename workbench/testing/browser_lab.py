@@ -20,7 +20,7 @@ CHROMIUM = Path("/usr/bin/chromium")
 #: Chromium flags for a closed network, as root, without a screen (see the machine notes).
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync"]
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]  # the checkout: these helpers are for its tests and benchmarks
 TIMEOUT_MS = 90_000
 
 
