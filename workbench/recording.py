@@ -9,7 +9,10 @@ every frame. The world seeds derive from ``(seed, episode number)`` alone, so th
 records the same set of worlds whatever ``workers`` is.
 
 With ``workers > 1`` episodes are recorded in spawned worker processes; the parent is the only
-writer of the corpus folder (episode files and index).
+writer of the corpus folder (episode files and index). Where episodes are played is an
+``EpisodeScheduler``: ``LocalScheduler`` (in process, or a process pool) by default, or
+``workbench.cluster.DaskScheduler`` (one task per episode on a Dask cluster); the run around it
+(ids, resume, the single writer, the report) is the same for every scheduler.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import crafter
 import numpy as np
@@ -226,6 +229,41 @@ def _work(job: _Job) -> tuple[str, Episode | None, str | None]:
     return _outcome(job, _count_steps)
 
 
+def play_episode(job: _Job) -> tuple[str, Episode | None, str | None]:
+    """Record one job's episode where it runs (a cluster task): ``(id, episode, None)``, or
+    ``(id, None, why)`` when the policy or the episode failed for its own reasons."""
+    return _outcome(job, lambda steps: None)
+
+
+# -- where episodes are played ----------------------------------------------------------------
+#: ``finish(episode_id, episode or None, failure or None)``: the run's single writer.
+Finish = Callable[[str, Episode | None, str | None], None]
+
+
+class EpisodeScheduler(Protocol):
+    """Plays recording jobs somewhere and hands each outcome to ``finish`` (in the calling
+    process, which writes the corpus) as it comes, updating ``step_bar`` with steps played."""
+
+    def run(self, jobs: list[_Job], finish: Finish, step_bar: tqdm) -> None:
+        """Play every job; return when each has been handed to ``finish``."""
+        ...
+
+
+@dataclass(frozen=True)
+class LocalScheduler:
+    """This machine: in this process (``workers == 1``) or a pool of spawned processes."""
+
+    workers: int = 1
+
+    def run(self, jobs: list[_Job], finish: Finish, step_bar: tqdm) -> None:
+        """Play ``jobs`` here or in ``min(workers, len(jobs))`` processes."""
+        if self.workers == 1 or len(jobs) <= 1:
+            for job in jobs:
+                finish(*_outcome(job, step_bar.update))
+        else:
+            _run_pool(jobs, min(self.workers, len(jobs)), finish, step_bar)
+
+
 # -- the run (parent) -------------------------------------------------------------------------
 def record(
     policy: str | PolicyFactory,
@@ -239,6 +277,7 @@ def record(
     frames: bool = True,
     resume: bool = False,
     progress: bool = True,
+    scheduler: EpisodeScheduler | None = None,
 ) -> RecordReport:
     """Record ``episodes`` episodes of ``policy`` into the corpus folder ``out``.
 
@@ -246,10 +285,12 @@ def record(
     or a policy factory (``factory(rng) -> policy``; with ``workers > 1`` it must be a
     module-level function). Episode ids are ``<policy>-s<seed>-<NNNNN>``. A policy that raises or
     answers badly fails only its own episode (not saved; the report says why). ``out`` must not
-    already hold episodes unless ``resume=True``, which skips the ids it holds.
+    already hold episodes unless ``resume=True``, which skips the ids it holds. ``scheduler``:
+    where episodes are played (default ``LocalScheduler(workers)``; ``workbench.cluster``
+    gives a Dask cluster's); this process writes every episode whatever plays it.
     """
     _check_arguments(episodes, actions_per_decision, max_steps, workers)
-    name, policy = _policy_name(policy, workers)
+    name, policy = _policy_name(policy, workers if scheduler is None else 2)
     out = Path(out)
     rows = _existing_rows(out, resume)
     label = re.sub(r"[^A-Za-z0-9._-]+", "_", name)
@@ -280,11 +321,7 @@ def record(
                 report.steps += episode.n_steps
             episode_bar.update()
 
-        if workers == 1 or len(todo) <= 1:
-            for job in todo:
-                finish(*_outcome(job, step_bar.update))
-        else:
-            _run_pool(todo, min(workers, len(todo)), finish, step_bar)
+        (scheduler or LocalScheduler(workers)).run(todo, finish, step_bar)
     report.elapsed = time.perf_counter() - started
     return report
 

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import argparse
 
+from workbench.cli.common import add_cluster_argument, cluster_client
+from workbench.cli.errors import UsageError
+
 EXAMPLE = """\
 example:
   workbench record --policy scripted --episodes 8 --seed 0 --actions-per-decision 1 \\
@@ -12,6 +15,12 @@ example:
   Episode ids are <policy>-s<seed>-<NNNNN>; the same command records the same worlds.
   Each finished episode is saved at once, so an interrupted run keeps what finished:
   run the same command with --resume to record the rest.
+
+  workbench record --policy random --episodes 1000 --cluster local:2 --out corpora/random
+  workbench record --policy random --episodes 1000 --cluster tcp://head:8786 --out /shared/corpora/random
+
+  With --cluster every episode is one Dask task; this process writes each finished episode, and
+  a lost worker's episodes are run again on another worker.
 
 exit status: 0 all recorded, 1 some episodes failed (the report says why), 2 bad usage.
 """
@@ -50,6 +59,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="do not store frames: ~20 bytes a step instead of 1-2 KB, but nothing to watch in replays")
     parser.add_argument("--resume", action="store_true", help="skip episodes already in --out and record the rest")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
+    add_cluster_argument(parser)
     parser.set_defaults(func=run)
 
 
@@ -57,17 +67,26 @@ def run(args: argparse.Namespace) -> int:
     """Record the episodes and print the report; exit status 1 when some episode failed."""
     from workbench.recording import record  # imports Crafter: only when recording, not for --help
 
-    report = record(
-        args.policy,
-        args.episodes,
-        args.out,
-        seed=args.seed,
-        actions_per_decision=args.actions_per_decision,
-        max_steps=args.max_steps,
-        workers=args.workers,
-        frames=not args.no_frames,
-        resume=args.resume,
-        progress=not args.quiet,
-    )
+    if args.cluster and args.workers > 1:
+        raise UsageError("--workers and --cluster: pick one (a cluster's workers are its own)")
+    with cluster_client(args.cluster) as client:
+        scheduler = None
+        if client is not None:
+            from workbench.cluster import DaskScheduler
+
+            scheduler = DaskScheduler(client)
+        report = record(
+            args.policy,
+            args.episodes,
+            args.out,
+            seed=args.seed,
+            actions_per_decision=args.actions_per_decision,
+            max_steps=args.max_steps,
+            workers=args.workers,
+            frames=not args.no_frames,
+            resume=args.resume,
+            progress=not args.quiet,
+            scheduler=scheduler,
+        )
     print(report)
     return 1 if report.failed else 0
