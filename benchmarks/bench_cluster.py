@@ -74,7 +74,7 @@ def cluster_record(client, episodes: int, max_steps: int, folder: Path) -> float
 
 
 def load() -> str:
-    return "load %.1f %.1f %.1f" % os.getloadavg()
+    return "load {:.1f} {:.1f} {:.1f}".format(*os.getloadavg())
 
 
 def bench_record(args: argparse.Namespace, workdir: Path) -> None:
@@ -110,8 +110,8 @@ def bench_record(args: argparse.Namespace, workdir: Path) -> None:
 
 def bench_score(args: argparse.Namespace, workdir: Path) -> None:
     import pandas as pd
-
     from bench_scoring import synthetic_corpus
+
     from workbench.cluster import connect, score_on_cluster
     from workbench.config import RewardConfig
     from workbench.scoring import score

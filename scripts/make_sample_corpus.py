@@ -52,6 +52,7 @@ def main(argv: list[str] | None = None) -> int:
         staged = args.out.with_name(f".{args.out.name}.new")
         shutil.rmtree(staged, ignore_errors=True)
         Corpus.concat(parts).save(staged)
+        (staged / ".corpus.lock").unlink(missing_ok=True)  # the writers' lock file: not package data
     shutil.rmtree(args.out, ignore_errors=True)
     staged.rename(args.out)
     corpus = load_corpus(args.out)

@@ -142,24 +142,36 @@ def test_a_killed_worker_still_records_every_episode_once(client, tmp_path):
 
 
 def _corpus_folder(tmp_path: Path) -> Path:
-    """The sample corpus twice over (20 episodes, two policies' worth of shapes), as a folder."""
-    corpus = sample_corpus()
+    """The sample corpus twice over (20 episodes) as a folder of 7 parts of 3 episodes or fewer,
+    and one episode written again (overwrite) in a last part: its data then lives in a later part
+    than its place in the corpus."""
     from workbench.episodes import Corpus
+    from workbench.storage import save_corpus
 
+    corpus = sample_corpus()
     doubled = Corpus.concat([corpus, corpus])
-    return doubled.save(tmp_path / "doubled")
+    folder = tmp_path / "doubled"
+    for start in range(0, len(doubled), 3):
+        save_corpus(doubled[start:start + 3], folder)
+    save_corpus(doubled[4:5], folder, overwrite=True)
+    return folder
 
 
 @pytest.mark.parametrize("config", CONFIGS, ids=["per_achievement", "consistent"])
 def test_score_on_the_cluster_equals_score_in_memory(client, tmp_path, config):
+    from workbench.alignment import progress_summary
+    from workbench.scoring.partitioned import task_parts
+
     dask_client, _ = client
-    folder = tmp_path / "doubled"
-    if not folder.exists():
-        _corpus_folder(tmp_path)
+    folder = _corpus_folder(tmp_path)
     corpus = load_corpus(folder)
+    assert len(corpus) == 20
     expected = score(corpus, config)
-    for parts in (1, 3, 7):
-        got = score_on_cluster(dask_client, folder, config, episodes_per_part=parts, progress=False)
+    for per_part in (1, 4, 50):
+        groups = task_parts(folder, per_part)
+        # The re-written episode (second part) and its new part (the last) stay in one task.
+        assert any(len(group) > 1 for group in groups) and sum(map(len, groups)) == 8
+        got = score_on_cluster(dask_client, folder, config, episodes_per_part=per_part, progress=False)
         pd.testing.assert_frame_equal(got.episodes, expected.episodes, check_exact=True)
         assert got.totals() == expected.totals()
         pd.testing.assert_frame_equal(got.contributions[["kind", "name", "count"]],
@@ -167,12 +179,13 @@ def test_score_on_the_cluster_equals_score_in_memory(client, tmp_path, config):
         np.testing.assert_allclose(got.contributions[["reward", "scaled"]].to_numpy(),
                                    expected.contributions[["reward", "scaled"]].to_numpy(), rtol=1e-12, atol=0)
         assert got.crafter_score == crafter_score(corpus)
-        from workbench.alignment import progress_summary
-
         assert progress_summary(got.episodes) == progress_summary(expected)
-    # The same combination in this process, over a Corpus, gives the same table.
-    pd.testing.assert_frame_equal(score_partitioned(corpus, config, episodes_per_part=4).episodes,
-                                  expected.episodes, check_exact=True)
+    # The same combination in this process, over a Corpus or the folder, gives the same table.
+    for source in (corpus, folder):
+        pd.testing.assert_frame_equal(score_partitioned(source, config, episodes_per_part=4).episodes,
+                                      expected.episodes, check_exact=True)
+    assert sorted(p.name for p in (folder / "episodes").iterdir()) == sorted(
+        f"{name}.parquet" for group in task_parts(folder, 1) for name in group)  # the folder only read
 
 
 def test_search_on_the_cluster_one_at_a_time_equals_serial(client):
@@ -235,3 +248,18 @@ def test_cli_record_on_a_local_cluster_prints_the_dashboard(tmp_path):
     bad = _cli("record", "--policy", "random", "--episodes", "2", "--workers", "2", "--cluster", "local:2",
                "--out", "other", cwd=tmp_path)
     assert bad.returncode == 2 and "pick one" in bad.stderr
+
+
+@pytest.mark.crafter
+def test_a_reused_env_gives_the_worlds_fresh_envs_give():
+    import crafter
+
+    from workbench.recording import reset_env
+
+    for seed in (11, 12345, 11):
+        fresh, reused = crafter.Env(seed=seed, length=40), reset_env(seed, 40)
+        assert (fresh.reset() == reused.reset()).all()
+        for step in range(40):
+            a, b = fresh.step(step % 17), reused.step(step % 17)
+            assert (a[0] == b[0]).all() and a[1:3] == b[1:3] and a[3]["inventory"] == b[3]["inventory"]
+        assert a[2] and b[2]  # the length limit holds on the reused env too

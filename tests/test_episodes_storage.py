@@ -1,16 +1,19 @@
-"""The data model (Episode, Corpus) and the on-disk corpus format (workbench.storage)."""
+"""The data model (Episode, Corpus) and the on-disk corpus format (workbench.storage).
+
+Safety, values, the old layout and the columns have their own files: tests/test_storage_*.py."""
 
 from __future__ import annotations
 
 import json
 import time
+from pathlib import Path
 
 import numpy as np
+import pyarrow.parquet as pq
 import pytest
 
-import workbench.storage as storage
-from workbench.episodes import Corpus, Episode, EpisodeError, Frames, reset_state_arrays
-from workbench.storage import CorpusFormatError, episode_filename, load_corpus, load_episode, save_corpus, save_episode
+from workbench.episodes import ColumnStore, Corpus, Episode, EpisodeError, Frames, reset_state_arrays
+from workbench.storage import CorpusFormatError, load_corpus, save_corpus, save_episode
 from workbench.tables import ACHIEVEMENTS, INVENTORY_ITEMS
 
 
@@ -155,24 +158,39 @@ LOGGED = {
 }
 
 
+def part_files(root: Path, table: str) -> list[Path]:
+    """The committed files of one table of a corpus folder, in commit order."""
+    return sorted((root / table).glob("part-*.parquet"))
+
+
+def assert_same_episode(copy: Episode, original: Episode) -> None:
+    for name in ("inventory", "achievement_counts", "achievement_status", "player_pos", "env_reward", "done"):
+        np.testing.assert_array_equal(getattr(copy, name), getattr(original, name))
+        assert getattr(copy, name).dtype == getattr(original, name).dtype
+    assert copy.actions == original.actions
+    assert copy.metadata == original.metadata
+    assert json.dumps(copy.logged) == json.dumps(original.logged)  # key order and float bits too
+    assert copy.views == original.views and copy.messages == original.messages
+    assert copy.has_frames == original.has_frames
+
+
 def test_round_trip_is_lossless(tmp_path):
-    originals = [make_episode("with-frames", frames=True, logged=LOGGED), make_episode("plain/id:odd", seed=3)]
+    text = make_episode("text", decisions=3, seed=4)
+    text.views, text.messages = ["v0", "v1", "v2", "v3"], ["say 1", "say 2", "say 3"]
+    text.metadata["counts"] = "estimated"
+    originals = [make_episode("with-frames", frames=True, logged=LOGGED), make_episode("plain/id:odd", seed=3), text]
     save_corpus(Corpus(originals), tmp_path)
     loaded = load_corpus(tmp_path)
     assert loaded.ids == [e.id for e in originals]
     assert loaded.index.equals(Corpus(originals).index)
     for original, copy in zip(originals, loaded):
-        for name in ("inventory", "achievement_counts", "achievement_status", "player_pos", "env_reward", "done"):
-            np.testing.assert_array_equal(getattr(copy, name), getattr(original, name))
-            assert getattr(copy, name).dtype == getattr(original, name).dtype
-        assert copy.actions == original.actions
-        assert copy.metadata == original.metadata
-        assert json.dumps(copy.logged) == json.dumps(original.logged)  # key order and float bits too
-        assert copy.has_frames == original.has_frames
+        assert_same_episode(copy, original)
     copy = loaded["with-frames"]
     np.testing.assert_array_equal(copy.frames.images, originals[0].frames.images)
     np.testing.assert_array_equal(copy.frames.step_decision, originals[0].frames.step_decision)
-    assert (tmp_path / episode_filename("plain/id:odd")).exists()  # unsafe characters replaced
+    # One part: a decisions, an episodes and a frames table under one tool-made name.
+    names = {table: [f.name for f in part_files(tmp_path, table)] for table in ("decisions", "episodes", "frames")}
+    assert len(names["episodes"]) == 1 and names["decisions"] == names["episodes"] == names["frames"]
 
 
 def test_saving_never_overwrites_silently(tmp_path):
@@ -185,63 +203,58 @@ def test_saving_never_overwrites_silently(tmp_path):
     save_corpus(Corpus([make_episode("b")]), tmp_path)  # adding is fine
     save_corpus(Corpus([make_episode("a", seed=9)]), tmp_path, overwrite=True)
     loaded = load_corpus(tmp_path)
-    assert loaded.ids == ["a", "b"] and loaded["a"].metadata["seed"] == 9
+    assert loaded.ids == ["a", "b"] and loaded["a"].metadata["seed"] == 9  # replaced in place
+    assert_same_episode(loaded["a"], make_episode("a", seed=9))
+    assert len(part_files(tmp_path, "episodes")) == 3  # never rewritten: the replacement is a new part
 
 
-def _saved_file(tmp_path, episode_id="ep"):
-    save_corpus(Corpus([make_episode(episode_id, frames=True)]), tmp_path)
-    return tmp_path / episode_filename(episode_id)
+def _saved_part(tmp_path, table="decisions"):
+    save_corpus(Corpus([make_episode("ep", frames=True), make_episode("other", seed=2)]), tmp_path)
+    return part_files(tmp_path, table)[0]
 
 
-def test_truncated_episode_file_names_the_file(tmp_path):
-    path = _saved_file(tmp_path)
+@pytest.mark.parametrize("table", ["decisions", "episodes"])
+def test_truncated_table_names_the_file(tmp_path, table):
+    path = _saved_part(tmp_path, table)
     path.write_bytes(path.read_bytes()[:200])
     with pytest.raises(CorpusFormatError, match=str(path)):
-        load_corpus(tmp_path)[0]
+        load_corpus(tmp_path)
 
 
 def test_corrupt_bytes_anywhere_give_corpus_format_errors(tmp_path):
-    """Damage 64 bytes at 40 places: numpy then raises BadZipFile, zlib.error, ValueError ...;
-    every one must surface as a CorpusFormatError naming the file (or, rarely, read fine)."""
-    path = _saved_file(tmp_path)
-    blob = path.read_bytes()
-    failures = 0
-    for position in range(0, len(blob) - 64, len(blob) // 40):
-        damaged = bytearray(blob)
-        damaged[position:position + 64] = bytes(64)
-        path.write_bytes(bytes(damaged))
-        try:
-            episode = load_episode(path)
-            episode.frames
-        except CorpusFormatError as error:
-            assert str(path) in str(error)
-            failures += 1
-    assert failures > 30
+    """Damage 64 bytes at 40 places of each table: pyarrow then raises ArrowInvalid, OSError,
+    IndexError ...; every one must surface as a CorpusFormatError naming the file (or read fine)."""
+    for table in ("decisions", "episodes", "frames"):
+        root = tmp_path / table
+        path = _saved_part(root, table)
+        blob = path.read_bytes()
+        failures = 0
+        for position in range(0, len(blob) - 64, max(1, len(blob) // 40)):
+            damaged = bytearray(blob)
+            damaged[position:position + 64] = bytes(64)
+            path.write_bytes(bytes(damaged))
+            try:
+                corpus = load_corpus(root)
+                corpus["ep"].frames
+            except CorpusFormatError as error:
+                assert str(path) in str(error) or str(root) in str(error)
+                failures += 1
+        assert failures > 20, table
 
 
 def test_schema_version_mismatch_is_reported_as_such(tmp_path):
-    path = _saved_file(tmp_path)
-    with np.load(path) as data:
-        arrays = {k: data[k] for k in data.files}
-    meta = json.loads(str(arrays["meta"]))
-    arrays["meta"] = np.array(json.dumps({**meta, "schema_version": 99}))
-    with open(path, "wb") as handle:
-        np.savez_compressed(handle, **arrays)
-    with pytest.raises(CorpusFormatError, match=rf"^{path}: schema_version 99; this workbench reads 1$"):
-        load_episode(path)
+    _saved_part(tmp_path)
+    marker = tmp_path / "corpus.json"
+    marker.write_text(json.dumps({**json.loads(marker.read_text()), "schema_version": 99}))
+    with pytest.raises(CorpusFormatError, match=rf"^{marker}: schema_version 99; this workbench reads 1 and 2$"):
+        load_corpus(tmp_path)
 
 
-def test_missing_array_and_missing_file_name_the_file(tmp_path):
-    path = _saved_file(tmp_path)
-    with np.load(path) as data:
-        arrays = {k: data[k] for k in data.files if k != "inventory"}
+def test_missing_table_names_the_file(tmp_path):
+    path = _saved_part(tmp_path, "decisions")
     path.unlink()
-    with pytest.raises(CorpusFormatError, match=f"{path}: episode file not found"):
-        load_episode(path)
-    with open(path, "wb") as handle:
-        np.savez_compressed(handle, **arrays)
-    with pytest.raises(CorpusFormatError, match=rf"{path}: missing array\(s\) 'inventory'"):
-        load_episode(path)
+    with pytest.raises(CorpusFormatError, match=rf"{path}: not found"):
+        load_corpus(tmp_path)
 
 
 def test_bad_index_names_the_file(tmp_path):
@@ -252,29 +265,25 @@ def test_bad_index_names_the_file(tmp_path):
         load_corpus(tmp_path)
 
 
-def test_opening_a_thousand_episode_corpus_is_fast(tmp_path, monkeypatch):
-    """Opening and selecting read ``corpus.json`` only. (The index is written directly: saving
-    1,000 files with their fsyncs would measure the disk, not the opening.)"""
+def test_opening_a_thousand_episode_corpus_is_fast_and_builds_no_episode(tmp_path, monkeypatch):
+    """Opening and selecting read whole columns: no Episode is built until one is asked for."""
     template = make_episode("template", decisions=50)
-    save_episode(tmp_path, template)
-    row = template.index_row()
-    storage.write_index(tmp_path, [
-        (episode_filename("template"), {**row, "episode": f"ep-{i:04d}", "seed": i}) for i in range(1000)
-    ])
-    reads = []
-    monkeypatch.setattr(storage, "load_episode", lambda path: reads.append(path))
+    copies = [Episode(**{**{k: v for k, v in template.__dict__.items() if not k.startswith("_") and k != "frames_loader"},
+                         "id": f"ep-{i:04d}", "metadata": {**template.metadata, "seed": i}}) for i in range(1000)]
+    save_corpus(Corpus(copies), tmp_path)
+    built = []
+    original = ColumnStore.episode
+    monkeypatch.setattr(ColumnStore, "episode", lambda self, k: built.append(k) or original(self, k))
     started = time.perf_counter()
     corpus = load_corpus(tmp_path)
     subset = corpus.select(seed=list(range(0, 1000, 7)))
+    arrays = subset.decision_arrays()
     elapsed = time.perf_counter() - started
     assert len(corpus) == 1000 and len(subset) == 143 and corpus.n_decisions == 50_000
-    assert reads == []  # opening and selecting read the index only
+    assert arrays.n_decisions == 143 * 50 and built == []
     assert elapsed < 1.0, f"opening a 1,000-episode corpus took {elapsed:.2f} s"
-    monkeypatch.undo()
-    # Every row points at the one template file: reading it is refused, since the file holds
-    # another episode than the row names.
-    with pytest.raises(CorpusFormatError, match="holds episode 'template', but corpus.json lists it as 'ep-0007'"):
-        subset[1]
+    episode = subset[1]
+    assert episode.id == "ep-0007" and episode.metadata["seed"] == 7 and built == [7]
 
 
 def test_following_scores_against_the_previous_episodes_end():
@@ -296,17 +305,15 @@ def test_groups_label_episodes_by_an_index_column():
         corpus.groups("strategy")
 
 
-def test_an_episode_file_must_hold_the_episode_its_index_row_names(tmp_path):
-    save_corpus(Corpus([make_episode("a"), make_episode("b", seed=2)]), tmp_path)
-    # Swap the two files, as a hand-edited or half-copied folder might.
-    path_a, path_b = tmp_path / episode_filename("a"), tmp_path / episode_filename("b")
-    blob = path_a.read_bytes()
-    path_a.write_bytes(path_b.read_bytes())
-    corpus = load_corpus(tmp_path)
-    with pytest.raises(CorpusFormatError, match=rf"{path_a}: holds episode 'b', but corpus.json lists it as 'a'"):
-        corpus["a"]
-    path_a.write_bytes(blob)
-    assert load_corpus(tmp_path)["a"].id == "a"
+def test_an_episodes_row_must_match_its_decisions_rows(tmp_path):
+    """Rows swapped in the episodes table (as a hand edit might) no longer match the decisions
+    table's episode column: an error naming the file, never another episode's data."""
+    path = _saved_part(tmp_path, "episodes")
+    table = pq.read_table(path)
+    pq.write_table(table.take([1, 0]), path)
+    with pytest.raises(CorpusFormatError, match=r"decisions/part-.*\.parquet: row 0 belongs to episode 'ep', but the "
+                                                 r"episodes table puts episode 'other' there"):
+        load_corpus(tmp_path)
 
 
 def test_saving_streams_frames_instead_of_keeping_them(tmp_path):

@@ -22,8 +22,10 @@ def test_the_readme_has_examples():
 
 
 def test_every_python_block_runs_in_order(monkeypatch, tmp_path):
-    # Blocks build on each other (a later one may use an earlier one's names), as a reader runs them.
-    monkeypatch.chdir(REPO)
+    # Blocks build on each other (a later one may use an earlier one's names), as a reader runs
+    # them; they run beside a copy of configs/, so files they write never land in the checkout.
+    shutil.copytree(REPO / "configs", tmp_path / "configs")
+    monkeypatch.chdir(tmp_path)
     namespace: dict = {}
     for number, block in enumerate(PYTHON_BLOCKS, start=1):
         try:
@@ -33,13 +35,13 @@ def test_every_python_block_runs_in_order(monkeypatch, tmp_path):
 
 
 def console_examples(block: str) -> list[tuple[str, list[str]]]:
-    """(command, the output lines the README shows under it) for each ``$ `` line; ``...``
-    stands for lines left out."""
+    """(command, the output lines the README shows under it) for each ``$ `` line; a line
+    starting with ``...`` stands for lines left out (or summarised)."""
     examples: list[tuple[str, list[str]]] = []
     for line in block.splitlines():
         if line.startswith("$ "):
             examples.append((line[2:], []))
-        elif line.strip() and line.strip() != "..." and examples:
+        elif line.strip() and not line.strip().startswith("...") and examples:
             examples[-1][1].append(line)
     return examples
 

@@ -34,8 +34,7 @@ from tqdm.auto import tqdm
 from workbench.config import RewardConfig
 from workbench.errors import ClusterError
 from workbench.recording import Finish, play_episode
-from workbench.scoring.partitioned import PartitionedScores, combine_parts, part_ranges, score_part_of
-from workbench.storage import read_index
+from workbench.scoring.partitioned import PartitionedScores, combine_parts, corpus_tasks
 
 __all__ = ["DaskScheduler", "connect", "parse_cluster", "score_on_cluster", "trial_mapper"]
 
@@ -140,18 +139,17 @@ class DaskScheduler:
 # -- scoring --------------------------------------------------------------------------------------
 def score_on_cluster(client: Any, root: str | Path, config: RewardConfig, *, episodes_per_part: int = 256,
                      progress: bool = True) -> PartitionedScores:
-    """Score the corpus folder ``root`` on the cluster, one task per part of whole episodes.
+    """Score the corpus folder ``root`` on the cluster, one task per group of its parts
+    (about ``episodes_per_part`` whole episodes; ``workbench.scoring.partitioned``).
 
-    Each worker loads its part from ``root`` (so ``root`` must be on a filesystem every worker
+    Each worker opens only its parts of ``root`` (so ``root`` must be on a filesystem every worker
     sees, at the same path) and returns its per-episode table and component sums; the client
     keeps only those (``workbench.scoring.partitioned``). Equal to ``score`` in memory: the
     per-episode table exactly, component totals to float summation order."""
     from distributed import as_completed
 
-    root = Path(root).resolve()
-    rows = read_index(root)
-    ranges = part_ranges(len(rows), episodes_per_part)
-    futures = [client.submit(score_part_of, str(root), start, stop, config, pure=False) for start, stop in ranges]
+    tasks = corpus_tasks(root, episodes_per_part)
+    futures = [client.submit(function, *arguments, config, pure=False) for function, arguments in tasks]
     position = {future.key: i for i, future in enumerate(futures)}
     parts: list[Any] = [None] * len(futures)
     with tqdm(total=len(futures), desc="parts", unit="part", disable=not progress) as bar:

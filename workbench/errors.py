@@ -56,6 +56,20 @@ class FrameReadError(WorkbenchError):
     """An episode's frames that cannot be read from their file; the message names the file."""
 
 
+class EpisodeValueError(EpisodeError):
+    """A value outside what Crafter can produce (or NaN / infinity) in an episode being built or
+    written; the message names the episode, the decision (state row, 0 = after reset) and the column."""
+
+
+class CorpusValueError(CorpusFormatError):
+    """A stored value outside Crafter's ranges found when reading; names the file, episode,
+    decision and column."""
+
+
+class UnsafeCorpusPathError(CorpusFormatError):
+    """A corpus folder holding a symlink, or a path that would leave the folder."""
+
+
 #: What numpy raises for a truncated or corrupt ``.npz`` (a damaged deflate stream: zlib.error).
 NPZ_READ_ERRORS = (ValueError, OSError, EOFError, KeyError, zipfile.BadZipFile, zlib.error)
 

@@ -1,7 +1,7 @@
 """Record Crafter episodes played by a policy into a corpus folder.
 
 ``record(policy, episodes, out)`` plays ``episodes`` fresh Crafter worlds and saves each finished
-episode at once (``storage.save_episode`` + the index), so an interrupted run keeps what
+episode at once (``storage.save_episode``: a part of its own), so an interrupted run keeps what
 finished and ``resume=True`` continues it. Crafter is not reproducible from seed and actions
 (crafter.md), so a recording stores everything a replay needs: per decision the inventory,
 achievement counts, player position, Crafter's reward and ``done``, and (unless ``frames=False``)
@@ -36,15 +36,7 @@ from workbench.crafter_facts import ACHIEVEMENTS, INVENTORY_ITEMS
 from workbench.episodes import ACTION_IDS, Episode, now_iso
 from workbench.errors import RecordingError, TargetExistsError
 from workbench.policies import PolicyFactory, PolicyInput, policy_input_from, resolve_policy
-from workbench.storage import (
-    EPISODE_DIR,
-    INDEX_FILE,
-    episode_filename,
-    load_episode,
-    read_index,
-    save_episode,
-    write_index,
-)
+from workbench.storage import holds_episodes, load_corpus, save_episode
 
 
 # -- the report -------------------------------------------------------------------------------
@@ -306,19 +298,19 @@ def record(
     _check_arguments(episodes, actions_per_decision, max_steps, workers)
     name, policy = _policy_name(policy, workers if scheduler is None else 2)
     out = Path(out)
-    rows = _existing_rows(out, resume)
+    held = _existing_ids(out, resume)
     label = re.sub(r"[^A-Za-z0-9._-]+", "_", name)
     jobs = [
         _Job(f"{label}-s{seed}-{n:05d}", n, policy, name, seed, actions_per_decision, max_steps, frames)
         for n in range(episodes)
     ]
-    report = RecordReport(out=out, skipped=[job.episode_id for job in jobs if job.episode_id in rows])
+    report = RecordReport(out=out, skipped=[job.episode_id for job in jobs if job.episode_id in held])
     if report.skipped:
-        _check_resume_settings(out, rows[report.skipped[0]][0], jobs[0])
-    todo = [job for job in jobs if job.episode_id not in rows]
-    # The index lists other episodes first (as they were), then this run's by number, whatever
-    # order the workers finish in.
-    position = {job.episode_id: job.number for job in jobs}
+        _check_resume_settings(out, report.skipped[0], jobs[0])
+    todo = [job for job in jobs if job.episode_id not in held]
+    # The corpus lists other episodes first (as they were), then this run's by number, whatever
+    # order the workers finish in: an episode finished early waits (in memory) for those before it.
+    saver = _InOrderSaver(out, [job.episode_id for job in todo], report)
     started = time.perf_counter()
     with tqdm(total=len(todo), desc="episodes", unit="ep", disable=not progress, position=0) as episode_bar, \
             tqdm(desc="steps", unit="step", disable=not progress, position=1) as step_bar:
@@ -326,16 +318,13 @@ def record(
         def finish(episode_id: str, episode: Episode | None, failure: str | None) -> None:
             if episode is None:
                 report.failed[episode_id] = failure or f"episode {episode_id!r}: failed"
-            else:
-                # The parent is the single writer: episode file first, then the index naming it.
-                save_episode(out, episode, overwrite=resume)
-                rows[episode_id] = (episode_filename(episode_id), episode.index_row())
-                write_index(out, sorted(rows.values(), key=lambda row: position.get(row[1]["episode"], -1)))
-                report.recorded.append(episode_id)
-                report.steps += episode.n_steps
+            saver.finished(episode_id, episode)
             episode_bar.update()
 
-        (scheduler or LocalScheduler(workers)).run(todo, finish, step_bar)
+        try:
+            (scheduler or LocalScheduler(workers)).run(todo, finish, step_bar)
+        finally:
+            saver.flush()  # interrupted: keep every finished episode
     report.elapsed = time.perf_counter() - started
     return report
 
@@ -371,24 +360,52 @@ def _policy_name(policy: str | PolicyFactory, workers: int) -> tuple[str, str | 
     return getattr(policy, "__name__", name), policy
 
 
-def _existing_rows(out: Path, resume: bool) -> dict[str, tuple[str, dict[str, Any]]]:
-    """The episodes ``out`` already holds (id -> (file, index row)); an error unless resuming."""
-    holds_index = (out / INDEX_FILE).exists()
-    holds_files = (out / EPISODE_DIR).is_dir() and any((out / EPISODE_DIR).iterdir())
-    if not resume and (holds_index or holds_files):
-        count = len(read_index(out)) if holds_index else "unindexed"
+class _InOrderSaver:
+    """Saves this run's episodes in job order as they finish (the parent is the single writer):
+    an episode is saved once every job before it is saved or failed; ``flush`` saves the rest."""
+
+    def __init__(self, out: Path, order: list[str], report: RecordReport) -> None:
+        self.out, self.order, self.report = out, order, report
+        self.done: dict[str, Episode | None] = {}
+        self.next = 0
+
+    def finished(self, episode_id: str, episode: Episode | None) -> None:
+        self.done[episode_id] = episode
+        while self.next < len(self.order) and self.order[self.next] in self.done:
+            self._save(self.done.pop(self.order[self.next]))
+            self.next += 1
+
+    def flush(self) -> None:
+        for episode_id in self.order[self.next:]:
+            if episode_id in self.done:
+                self._save(self.done.pop(episode_id))
+        self.next = len(self.order)
+
+    def _save(self, episode: Episode | None) -> None:
+        if episode is None:
+            return
+        save_episode(self.out, episode)
+        self.report.recorded.append(episode.id)
+        self.report.steps += episode.n_steps
+
+
+def _existing_ids(out: Path, resume: bool) -> set[str]:
+    """The episodes ``out`` already holds; an error unless resuming."""
+    if not holds_episodes(out):
+        return set()
+    ids = set(load_corpus(out).ids)
+    if not resume:
         raise TargetExistsError(
-            f"{out} already holds episodes ({count}); pass resume=True (--resume) to continue that "
+            f"{out} already holds episodes ({len(ids)}); pass resume=True (--resume) to continue that "
             "recording, or choose another folder (recording never overwrites)"
         )
-    if not holds_index:
-        return {}
-    return {row["episode"]: (row["file"], row) for row in read_index(out)}
+    return ids
 
 
-def _check_resume_settings(out: Path, file: str, job: _Job) -> None:
+def _check_resume_settings(out: Path, episode_id: str, job: _Job) -> None:
     """Refuse to resume with settings that would mix two kinds of episodes in one corpus."""
-    episode = load_episode(out / file)
+    episode = load_corpus(out)[episode_id]
+    assert isinstance(episode, Episode)  # a str key gives an episode
     recorded = {**episode.metadata, "frames": episode.has_frames}
     now = {"actions_per_decision": job.actions_per_decision, "max_steps": job.max_steps,
            "corpus_seed": job.corpus_seed, "policy": job.policy_name, "frames": job.frames}

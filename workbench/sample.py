@@ -7,7 +7,9 @@ Recorded (from the repository root) with::
 which runs ``workbench.recording.record`` with corpus seed 2024 for 4 scripted episodes of at
 most 600 steps, 3 farmer episodes of at most 400 and 3 random episodes of at most 200, all with
 frames, and saves them as one corpus in ``workbench/data/sample/`` (package data). Crafter is not
-reproducible from seed and actions, so the recording is shipped, not regenerated on install.
+reproducible from seed and actions, so the recording is shipped, not regenerated on install; the
+shipped folder was recorded in the old npz layout and converted with ``workbench corpus upgrade``
+(every value and frame identical, so every number computed from it is unchanged).
 
 ``sample_imports_path()`` holds files in the formats people already have, for tutorial 05:
 ``crafter.Recorder`` runs and rollout responses made by ``scripts/make_sample_imports.py``, and

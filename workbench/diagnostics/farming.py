@@ -18,7 +18,7 @@ from workbench.diagnostics.components import ComponentTotals, EpisodeFacts
 from workbench.diagnostics.flags import Flag
 from workbench.reward import PER_ACHIEVEMENT
 from workbench.scoring import Scores
-from workbench.tables import ACHIEVEMENTS, INVENTORY_ITEMS
+from workbench.crafter_facts import ACHIEVEMENTS, INVENTORY_ITEMS
 
 __all__ = ["CYCLES", "Cycle", "cycles", "farming_episodes", "farming_events"]
 

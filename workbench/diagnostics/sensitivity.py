@@ -18,7 +18,7 @@ from workbench.alignment import discordant_pairs
 from workbench.config import RewardConfig
 from workbench.reward import PER_ACHIEVEMENT, coerce_weights
 from workbench.scoring import Scores
-from workbench.tables import ACHIEVEMENTS
+from workbench.crafter_facts import ACHIEVEMENTS
 
 __all__ = ["credit_matrix", "sensitivity"]
 

@@ -43,7 +43,7 @@ def check_actions_per_decision(actions_per_decision: Any) -> int:
     return int(actions_per_decision)
 
 
-def decode_decision(action: Any, space: spaces.Discrete | spaces.MultiDiscrete) -> list[str]:
+def decode_decision(action: Any, space: spaces.Space[Any]) -> list[str]:
     """The Crafter action names a decision holds, in order (1..K of them).
 
     ``action`` is an element of ``space`` (an int for ``Discrete``, K ints for ``MultiDiscrete``;
@@ -57,10 +57,11 @@ def decode_decision(action: Any, space: spaces.Discrete | spaces.MultiDiscrete) 
             raise EnvError(f"action {action!r} is not in {space}: expected an action id 0..{len(ACTIONS) - 1} "
                            f"({', '.join(f'{i}={name}' for i, name in enumerate(ACTIONS))})")
         return [ACTIONS[int(action)]]
+    size = len(space.nvec) if isinstance(space, spaces.MultiDiscrete) else 0
     ids = np.asarray(action)
     if ids.shape != space.shape or ids.dtype.kind not in "iu" or not space.contains(ids.astype(space.dtype)):
         raise EnvError(
-            f"action {action!r} is not in {space}: expected {space.shape[0]} integers, the first an action id "
+            f"action {action!r} is not in {space}: expected {size} integers, the first an action id "
             f"0..{len(ACTIONS) - 1}, the others an action id or {END_OF_DECISION} (end of decision)"
         )
     names = [ACTIONS[int(ids[0])]]
@@ -71,7 +72,7 @@ def decode_decision(action: Any, space: spaces.Discrete | spaces.MultiDiscrete) 
     return names
 
 
-def encode_decision(names: Sequence[str], space: spaces.Discrete | spaces.MultiDiscrete) -> int | np.ndarray:
+def encode_decision(names: Sequence[str], space: spaces.Space[Any]) -> int | np.ndarray:
     """The element of ``space`` that plays the Crafter actions ``names`` as one decision.
 
     An int for ``Discrete``; for ``MultiDiscrete`` K ids padded with ``END_OF_DECISION``. Raises
@@ -80,7 +81,7 @@ def encode_decision(names: Sequence[str], space: spaces.Discrete | spaces.MultiD
     if isinstance(names, str):
         names = [names]
     names = list(names)
-    limit = 1 if isinstance(space, spaces.Discrete) else space.shape[0]
+    limit = len(space.nvec) if isinstance(space, spaces.MultiDiscrete) else 1
     if not 1 <= len(names) <= limit:
         raise EnvError(f"a decision holds 1..{limit} actions, got {len(names)}: {names}")
     unknown = [name for name in names if name not in ACTION_IDS]

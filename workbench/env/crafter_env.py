@@ -13,7 +13,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Any, Literal
 
 import crafter
 import gymnasium
@@ -75,7 +75,7 @@ class CrafterStepwiseEnv(gymnasium.Env):
     would pay nothing then).
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array"], "render_fps": 10}
+    metadata: dict[str, Any] = {"render_modes": ["rgb_array"], "render_fps": 10}
 
     def __init__(
         self,

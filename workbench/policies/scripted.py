@@ -10,7 +10,7 @@ order of goals and the thresholds below are this player's choices.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -37,6 +37,7 @@ from workbench.policies.navigation import (
     shortest_path,
     walk,
 )
+from workbench.policies.skills import collect, obtain, place, use_stations
 
 #: Drink or eat below these levels, then keep going while still facing water / a cow. In the
 #: EVENING_LEAD steps before the night we top up, to last the night in the shelter; at night
@@ -68,8 +69,6 @@ ARROW_RANGE = 12
 #: Iron tools are a separate goal, after the first furnace: iron may be out of reach.
 BASIC_TOOLS = ("wood_pickaxe", "wood_sword", "stone_pickaxe", "stone_sword")
 IRON_TOOLS = ("iron_pickaxe", "iron_sword")
-#: Walking further than this back to a table costs more than placing a new one.
-STATION_RANGE = 12
 #: Kept in stock once the tools are made: stone seals shelters and plant pens.
 STOCK = {"wood": 4, "stone": 6, "coal": 1}
 #: Saplings to keep growing: each gives 4 food per ripening; we eat about 12 per 300 steps.
@@ -91,10 +90,6 @@ MAXIMUM = {name: info["max"] for name, info in constants.items.items()}
 # A goal takes the player (ScriptedPolicy or a subclass such as the farmer: Any, as Callable is
 # contravariant in its arguments) and the situation, and returns a plan or None.
 Goal = Callable[[Any, Situation], "Plan | None"]
-#: Item -> the material a ``do`` collects it from, e.g. wood -> tree.
-SOURCE = {
-    item: material
-    for material, info in constants.collect.items() for item in info["receive"]}
 
 
 def safe_walls(s: Situation) -> frozenset[str]:
@@ -105,71 +100,6 @@ def safe_walls(s: Situation) -> frozenset[str]:
 def is_night(step: int) -> bool:
     """Night for this player: dark now or within DUSK_LEAD steps (time to reach a shelter)."""
     return min(daylight(step), daylight(step + DUSK_LEAD)) < NIGHT_DAYLIGHT
-
-
-# Getting things: recursive over Crafter's recipes (make), collect rules and placements.
-
-def obtain(s: Situation, item: str) -> Plan | None:
-    """The next actions towards one more ``item``; None if it is out of reach."""
-    if item in constants.make:
-        return craft(s, item)
-    if item in SOURCE:
-        return collect(s, SOURCE[item])
-    return None
-
-
-def craft(s: Situation, tool: str) -> Plan | None:
-    """A plan to make ``tool`` (obtaining a missing ingredient first, building its stations if none is near), or None."""
-    recipe = constants.make[tool]
-    for item, amount in recipe["uses"].items():
-        if s.inv[item] < amount:
-            return obtain(s, item)
-    return use_stations(s, recipe["nearby"], f"make_{tool}", spare=recipe["uses"])
-
-
-def collect(s: Situation, material: str) -> Plan | None:
-    """A plan to collect ``material`` (obtaining the tool it requires first), or None when none is reachable."""
-    for tool, amount in constants.collect[material]["require"].items():
-        if s.inv[tool] < amount:
-            return obtain(s, tool)
-    if material == "grass":  # saplings: grass is open, so it must be faced from two cells away
-        return approach_open(s.grid, s.pos, s.facing, s.named("grass"), "do")
-    return s.go(s.named(material), "do")
-
-
-def near_table(s: Situation) -> Callable[[Cell], bool]:
-    """A test of whether a cell has a table within reach (its 3x3 square)."""
-    return lambda cell: "table" in s.grid.around(cell)
-
-
-def use_stations(
-    s: Situation, stations: Sequence[str], action: str, spare: Mapping[str, int],
-) -> Plan | None:
-    """Stand where all ``stations`` are within reach (the 3x3 square) and act; build if none.
-
-    ``spare``: materials the action itself needs, so building a station must not use them.
-    """
-    path = shortest_path(s.grid, s.pos, lambda c: set(stations) <= s.grid.around(c),
-                         can_dig=s.can_dig, limit=STATION_RANGE)
-    if path is not None:
-        return walk(s.grid, s.pos, s.facing, path)[0] + [action]
-    table = shortest_path(s.grid, s.pos, near_table(s), can_dig=s.can_dig, limit=STATION_RANGE)
-    if table is None:
-        return place(s, "table", spare)
-    return place(s, "furnace", spare, stand_ok=near_table(s))
-
-
-def place(
-    s: Situation, name: str, spare: Mapping[str, int] | None = None,
-    stand_ok: Callable[[Cell], bool] = lambda cell: True,
-) -> Plan | None:
-    """Place ``name`` on the nearest cell that takes it, gathering its materials first."""
-    rule = constants.place[name]
-    for item, amount in rule["uses"].items():
-        if s.inv[item] < amount + (spare or {}).get(item, 0):
-            return obtain(s, item)
-    return approach_open(s.grid, s.pos, s.facing, s.named(*rule["where"]), f"place_{name}",
-                         stand_ok=stand_ok, limit=STATION_RANGE)
 
 
 class ScriptedPolicy:

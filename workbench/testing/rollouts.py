@@ -33,8 +33,8 @@ import numpy as np
 
 from workbench.config import RewardConfig
 from workbench.crafter_facts import ACHIEVEMENTS
-from workbench.reference import actions_summary
-from workbench.reward import PER_ACHIEVEMENT, compute_stepwise_reward
+from workbench.reference import actions_summary, stepwise_summary
+from workbench.reward import compute_stepwise_reward
 
 #: A per_achievement table as users write them (an alias and an unlimited k-limit included).
 PER_ACHIEVEMENT_TABLE = {
@@ -228,7 +228,10 @@ def play_rollout(
         "pipeline_metadata": {"inference_url": f"http://127.0.0.1:8000/v1/chat/completions?cid=trace_{seed}"},
     }
     if config is not None:
-        response["metrics"]["details"]["stepwise"] = _summary(config, sums, unique_all, current)
+        response["metrics"]["details"]["stepwise"] = stepwise_summary(
+            config, **sums, unique_achievements=unique_all,
+            final_achievements=[name for name, on in current["achievements_status"].items() if on],
+        )
     if include_request:
         response["request"] = {"run_id": response["run_id"], "on_done": on_done,
                                "env": {"env_name": "crafter", "seed": seed, "config": {"step_rewards": table or {}}},
@@ -243,24 +246,6 @@ def _chat_response(actions: list[str]) -> dict[str, Any]:
     message = {"role": "assistant", "content": f"I will {', '.join(actions)}.", "tool_calls": [call]}
     return {"id": "chatcmpl-fixture", "object": "chat.completion",
             "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls"}]}
-
-
-def _summary(config: RewardConfig, sums: dict[str, Any], unique: set[str], last: dict[str, Any]) -> dict[str, Any]:
-    """``metrics.details.stepwise`` in the task app's key order (as ``workbench.reference`` builds it)."""
-    summary: dict[str, Any] = dict(sums)
-    summary.update(mode=config.effective_mode, strategy=config.effective_strategy,
-                   indicator_lambda=float(config.indicator_lambda))
-    if config.step_beta:
-        summary["step_beta"] = float(config.step_beta)
-    if config.effective_strategy == PER_ACHIEVEMENT:
-        if config.weights:
-            summary["weights"] = dict(config.weights)
-        if config.k_limits:
-            summary["k_limits"] = dict(config.k_limits)
-    summary["unique_achievements_total"] = len(unique)
-    summary["unique_achievements"] = sorted(unique)
-    summary["final_achievements"] = sorted(n for n, v in last["achievements_status"].items() if v)
-    return summary
 
 
 def write_json(path: Path, response: Any) -> Path:

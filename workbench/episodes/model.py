@@ -1,28 +1,22 @@
-"""Episodes and corpora: what the workbench scores and replays.
+"""The episode data model: ``Episode`` (one Crafter episode's states and decisions) and ``Frames``.
 
 An ``Episode`` is the state after reset plus one row per decision, kept as small numpy arrays
 (inventory and achievement counts per state, actions, Crafter's reward) with optional frames
 that stay on disk until first touched. ``episode.states()`` gives the observation states in the
 task app's form, ready for ``workbench.reward`` / ``workbench.reference``.
-
-A ``Corpus`` is an ordered collection of episodes with a tidy index ``DataFrame`` (one row per
-episode) that is built from metadata only, so selecting and iterating never reads frames.
-Saving and loading live in ``workbench.storage``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
+from workbench.errors import EpisodeError, EpisodeValueError
 from workbench.crafter_facts import ACHIEVEMENTS, ACTIONS, INITIAL_INVENTORY, INVENTORY_ITEMS
-from workbench.errors import EpisodeError
 
 ACTION_IDS: Mapping[str, int] = {name: index for index, name in enumerate(ACTIONS)}
 FRAME_SHAPE = (64, 64, 3)
@@ -88,13 +82,13 @@ class Episode:
     _frames: Frames | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
-        self.inventory = np.asarray(self.inventory, dtype=np.int32)
-        self.achievement_counts = np.asarray(self.achievement_counts, dtype=np.int32)
+        self.inventory = _integers(self.id, "inventory", self.inventory, INVENTORY_ITEMS)
+        self.achievement_counts = _integers(self.id, "achievement_counts", self.achievement_counts, ACHIEVEMENTS)
         self.env_reward = np.asarray(self.env_reward, dtype=np.float64)
         self.done = np.asarray(self.done, dtype=bool)
         if self.player_pos is None:
             self.player_pos = np.full((len(self.inventory), 2), -1, dtype=np.int32)
-        self.player_pos = np.asarray(self.player_pos, dtype=np.int32)
+        self.player_pos = _integers(self.id, "player_pos", self.player_pos, ("x", "y"))
         if self.achievement_status is None:
             self.achievement_status = self.achievement_counts > 0
         self.achievement_status = np.asarray(self.achievement_status, dtype=bool)
@@ -294,6 +288,30 @@ class Episode:
         )
 
 
+def _integers(episode_id: str, name: str, values: Any, columns: Sequence[str]) -> np.ndarray:
+    """``values`` as int32, refusing what a cast would change silently (NaN, infinity, fractions,
+    values beyond int32): ``EpisodeValueError`` naming the episode, the state row (= the decision
+    after which it was observed; 0 = after reset) and the column."""
+    array = np.asarray(values)
+    if array.dtype.kind in "iub" and (array.dtype.itemsize < 4 or array.dtype == np.int32):
+        return array.astype(np.int32, copy=False)
+    if array.dtype.kind not in "iubf":
+        raise EpisodeValueError(f"episode {episode_id!r}: {name} must hold integers, got dtype {array.dtype}")
+    wide = array.astype(np.float64) if array.dtype.kind == "f" else array
+    bad = ~np.isfinite(wide) if array.dtype.kind == "f" else np.zeros(array.shape, bool)
+    with np.errstate(invalid="ignore"):
+        bad |= (wide < np.iinfo(np.int32).min) | (wide > np.iinfo(np.int32).max)
+        if array.dtype.kind == "f":
+            bad |= np.isfinite(wide) & (wide != np.round(wide))
+    if bad.any():
+        where = tuple(int(i) for i in np.argwhere(bad)[0])
+        row, column = where[0], (where[1] if len(where) > 1 else 0)
+        label = columns[column] if len(where) > 1 and column < len(columns) else str(column)
+        raise EpisodeValueError(f"episode {episode_id!r}: decision {row}, {name} column {label!r}: "
+                                f"{array[where].item()!r} is not an integer (a cast would change it silently)")
+    return array.astype(np.int32)
+
+
 def reset_state_arrays() -> tuple[np.ndarray, np.ndarray]:
     """Inventory and counts right after ``reset()``: what Crafter starts every episode with."""
     inventory = np.array([INITIAL_INVENTORY[item] for item in INVENTORY_ITEMS], dtype=np.int32)
@@ -305,166 +323,3 @@ def now_iso() -> str:
     return datetime.now(UTC).replace(microsecond=0).isoformat()
 
 
-class Corpus:
-    """An ordered collection of episodes with a tidy per-episode ``index`` DataFrame.
-
-    Episodes may be held in memory or loaded lazily (one loader per episode, as
-    ``workbench.storage`` provides); ``len``, ``corpus[i]``, ``corpus["id"]``, iteration and
-    boolean-mask selection (``corpus[corpus.index.policy == "scripted"]``) work as a pandas user
-    expects. Selecting never loads an episode; frames load only when an episode's frames are
-    touched.
-    """
-
-    def __init__(
-        self,
-        episodes: Iterable[Episode] = (),
-        *,
-        loaders: Sequence[Callable[[], Episode]] | None = None,
-        index: pd.DataFrame | None = None,
-    ) -> None:
-        if loaders is not None:
-            if index is None or len(index) != len(loaders):
-                raise ValueError("a lazily loaded corpus needs an index row per loader")
-            self._loaders = list(loaders)
-            self._cache: list[Episode | None] = [None] * len(self._loaders)
-            self.index = index.reset_index(drop=True)
-        else:
-            held = list(episodes)
-            self._loaders = [_constant(e) for e in held]
-            self._cache = list(held)
-            self.index = _index_frame([e.index_row() for e in held])
-        duplicated = self.index["episode"][self.index["episode"].duplicated()].tolist()
-        if duplicated:
-            raise ValueError(f"episode ids must be unique in a corpus; repeated: {duplicated[:5]}")
-        self._positions = {episode_id: i for i, episode_id in enumerate(self.index["episode"])}
-
-    def __len__(self) -> int:
-        return len(self._loaders)
-
-    def __iter__(self) -> Iterator[Episode]:
-        for i in range(len(self)):
-            yield self._load(i)
-
-    def __getitem__(self, key: int | str | slice | Sequence[bool] | pd.Series) -> Episode | Corpus:
-        if isinstance(key, (int, np.integer)):
-            position = int(key) + (len(self) if key < 0 else 0)
-            if not 0 <= position < len(self):
-                raise IndexError(f"episode {key} out of range for a corpus of {len(self)}")
-            return self._load(position)
-        if isinstance(key, str):
-            if key not in self._positions:
-                raise KeyError(f"no episode {key!r} in this corpus")
-            return self._load(self._positions[key])
-        if isinstance(key, slice):
-            return self._subset(range(len(self))[key])
-        mask = np.asarray(key)
-        if mask.dtype == bool:
-            if mask.shape != (len(self),):
-                raise IndexError(f"a boolean mask must have {len(self)} entries, got {mask.shape}")
-            return self._subset(np.flatnonzero(mask))
-        return self._subset([int(i) for i in mask])
-
-    def select(self, **columns: Any) -> Corpus:
-        """Episodes whose index columns equal the given values (a list means "any of")."""
-        mask = np.ones(len(self), dtype=bool)
-        for column, wanted in columns.items():
-            if column not in self.index.columns:
-                raise KeyError(f"no index column {column!r}; columns are {list(self.index.columns)}")
-            values = self.index[column]
-            mask &= values.isin(wanted).to_numpy() if isinstance(wanted, (list, tuple, set)) else (values == wanted).to_numpy()
-        return self[mask]
-
-    def groups(self, by: str) -> pd.Series:
-        """Episode id -> the index column ``by`` as text (e.g. "policy"): how figures and
-        tables group episodes. KeyError naming the columns when there is no such column."""
-        if by not in self.index.columns:
-            raise KeyError(f"no index column {by!r}; columns are {list(self.index.columns)}")
-        return self.index.set_index("episode")[by].astype(str)
-
-    @property
-    def ids(self) -> list[str]:
-        """The episode ids, in corpus order."""
-        return self.index["episode"].tolist()
-
-    @property
-    def n_decisions(self) -> int:
-        """How many decisions all episodes hold together (from the index: reads no episode)."""
-        return int(self.index["decisions"].sum())
-
-    @staticmethod
-    def concat(corpora: Iterable[Corpus]) -> Corpus:
-        """One corpus of all episodes in order; repeated ids get a ``-2``, ``-3`` ... suffix."""
-        loaders: list[Callable[[], Episode]] = []
-        rows: list[pd.DataFrame] = []
-        seen: set[str] = set()
-        for corpus in corpora:
-            index = corpus.index.copy()
-            for i, episode_id in enumerate(index["episode"]):
-                unique = _unique_id(episode_id, seen)
-                seen.add(unique)
-                index.loc[i, "episode"] = unique
-                loaders.append(corpus._loader_with_id(i, unique))
-            rows.append(index)
-        index = pd.concat(rows, ignore_index=True) if rows else _index_frame([])
-        return Corpus(loaders=loaders, index=index)
-
-    def save(self, path: str | Path, *, overwrite: bool = False) -> Path:
-        """Save to a corpus folder (format: ``workbench.storage``); see ``storage.save_corpus``."""
-        from workbench.storage import save_corpus  # storage builds on this module, not the reverse
-
-        return save_corpus(self, path, overwrite=overwrite)
-
-    def __repr__(self) -> str:
-        by_source = self.index.groupby("source").size().to_dict() if len(self) else {}
-        return f"<Corpus: {len(self)} episodes, {self.n_decisions} decisions, sources {by_source}>"
-
-    # -- internals --------------------------------------------------------------------------
-    def _load(self, position: int) -> Episode:
-        episode = self._cache[position]
-        if episode is None:
-            episode = self._cache[position] = self._loaders[position]()
-        return episode
-
-    def _subset(self, positions: Iterable[int]) -> Corpus:
-        positions = list(positions)
-        subset = Corpus(loaders=[self._loader_at(i) for i in positions], index=self.index.iloc[positions])
-        subset._cache = [self._cache[i] for i in positions]
-        return subset
-
-    def _loader_at(self, position: int) -> Callable[[], Episode]:
-        return lambda: self._load(position)
-
-    def _loader_with_id(self, position: int, episode_id: str) -> Callable[[], Episode]:
-        def load() -> Episode:
-            episode = self._load(position)
-            if episode.id != episode_id:
-                episode = _renamed(episode, episode_id)
-            return episode
-
-        return load
-
-
-def _constant(episode: Episode) -> Callable[[], Episode]:
-    return lambda: episode
-
-
-def _renamed(episode: Episode, episode_id: str) -> Episode:
-    copy = Episode.__new__(Episode)
-    copy.__dict__.update(episode.__dict__)
-    copy.id = episode_id
-    return copy
-
-
-def _unique_id(episode_id: str, seen: set[str]) -> str:
-    if episode_id not in seen:
-        return episode_id
-    suffix = 2
-    while f"{episode_id}-{suffix}" in seen:
-        suffix += 1
-    return f"{episode_id}-{suffix}"
-
-
-def _index_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
-    frame = pd.DataFrame(rows, columns=list(INDEX_COLUMNS))
-    return frame.astype({"decisions": "int64", "steps": "int64", "env_return": "float64",
-                         "n_unlocked": "int64", "has_frames": "bool", "has_logged": "bool"})

@@ -1,4 +1,7 @@
-"""The on-disk corpus format: a folder with one compressed ``.npz`` per episode and an index.
+"""The old corpus layout (schema_version 1), read-only: a folder with one ``.npz`` per episode.
+
+Corpora written before the columnar layout (``workbench.storage``) still open, read-only;
+``workbench corpus upgrade OLD NEW`` (``workbench.storage.upgrade_corpus``) converts them.
 
 ::
 
@@ -24,17 +27,16 @@ import json
 import re
 import zipfile
 import zlib
-from collections.abc import Iterable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from workbench.atomic import atomic_path, atomic_write_text
+from workbench.episodes import INDEX_COLUMNS, Corpus, Episode, Frames
+from workbench.errors import CorpusFormatError, EpisodeError, UnsafeCorpusPathError
 from workbench.crafter_facts import ACTIONS
-from workbench.episodes import ACTION_IDS, INDEX_COLUMNS, Corpus, Episode, Frames
-from workbench.errors import CorpusFormatError, EpisodeError, TargetExistsError
 
 FORMAT = "crafter-workbench-corpus"
 SCHEMA_VERSION = 1
@@ -48,60 +50,6 @@ _READ_ERRORS = (ValueError, OSError, zipfile.BadZipFile, EOFError, zlib.error)
 def episode_filename(episode_id: str) -> str:
     """The file an episode is stored in: its id with unsafe characters replaced."""
     return f"{EPISODE_DIR}/{re.sub(r'[^A-Za-z0-9._-]', '_', episode_id)}.npz"
-
-
-# -- writing ----------------------------------------------------------------------------------
-def save_episode(root: str | Path, episode: Episode, *, overwrite: bool = False) -> Path:
-    """Write one episode file atomically; an existing file is replaced only with ``overwrite``."""
-    path = Path(root) / episode_filename(episode.id)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    offsets = np.cumsum([0] + [len(d) for d in episode.actions], dtype=np.int64)
-    arrays: dict[str, np.ndarray] = {name: getattr(episode, name) for name in _ARRAYS}
-    arrays["action_ids"] = np.array([ACTION_IDS[a] for d in episode.actions for a in d], dtype=np.int8)
-    arrays["action_offsets"] = offsets
-    if episode.has_frames:
-        frames = episode.load_frames(keep=False)
-        arrays["frames"] = frames.images
-        arrays["step_decision"] = frames.step_decision
-    meta = {
-        "schema_version": SCHEMA_VERSION, "id": episode.id, "metadata": episode.metadata, "logged": episode.logged,
-        "views": episode.views, "messages": episode.messages,
-    }
-    arrays["meta"] = np.array(json.dumps(_jsonable(meta)))
-    with atomic_path(path, overwrite=overwrite) as tmp:
-        with open(tmp, "wb") as handle:
-            np.savez_compressed(handle, **arrays)
-    return path
-
-
-def write_index(root: str | Path, episodes: Iterable[tuple[str, dict[str, Any]]]) -> Path:
-    """Write ``corpus.json`` from (file, index row) pairs, atomically (it is ours to replace)."""
-    rows = [{"file": file, **_jsonable(row)} for file, row in episodes]
-    document = {"format": FORMAT, "schema_version": SCHEMA_VERSION, "episodes": rows}
-    path = Path(root) / INDEX_FILE
-    atomic_write_text(path, json.dumps(document, indent=1) + "\n", overwrite=True)
-    return path
-
-
-def save_corpus(corpus: Corpus, root: str | Path, *, overwrite: bool = False) -> Path:
-    """Save every episode of ``corpus`` under ``root`` and write its index.
-
-    Episodes already in ``root`` are kept (the index lists them too); one with the same id is
-    replaced only with ``overwrite``, otherwise ``FileExistsError`` names it before anything
-    is written.
-    """
-    root = Path(root)
-    existing = read_index(root) if (root / INDEX_FILE).exists() else []
-    existing_ids = {row["episode"] for row in existing}
-    clashes = [i for i in corpus.ids if i in existing_ids]
-    if clashes and not overwrite:
-        raise TargetExistsError(f"{root}: already holds episode(s) {clashes[:5]}; pass overwrite=True to replace them")
-    rows = {row["episode"]: (row["file"], row) for row in existing}
-    for episode in corpus:
-        save_episode(root, episode, overwrite=overwrite)
-        rows[episode.id] = (episode_filename(episode.id), episode.index_row())
-    write_index(root, rows.values())
-    return root
 
 
 # -- reading ----------------------------------------------------------------------------------
@@ -121,13 +69,13 @@ def read_index(root: str | Path) -> list[dict[str, Any]]:
     return list(document["episodes"])
 
 
-def load_corpus(root: str | Path) -> Corpus:
-    """Open a corpus folder. Reads only the index; episodes load on first use."""
+def load_legacy_corpus(root: str | Path) -> Corpus:
+    """Open an old-layout corpus folder. Reads only the index; episodes load on first use."""
     root = Path(root)
     rows = read_index(root)
     index = pd.DataFrame([{c: row.get(c) for c in INDEX_COLUMNS} for row in rows], columns=list(INDEX_COLUMNS))
     index["counts"] = index["counts"].fillna("observed")  # indexes written before the column existed
-    loaders = [_episode_loader(root / row["file"], row["episode"]) for row in rows]
+    loaders = [_episode_loader(_inside(root, row.get("file")), row["episode"]) for row in rows]
     return Corpus(loaders=loaders, index=index.astype({"has_frames": bool, "has_logged": bool}))
 
 
@@ -166,7 +114,19 @@ def load_episode(path: str | Path) -> Episode:
         raise CorpusFormatError(f"{path}: {error}") from None
 
 
-def _episode_loader(path: Path, episode_id: str):
+def _inside(root: Path, file: Any) -> Path:
+    """The episode file an index row names, refused unless it is ``episodes/<name>.npz`` right
+    inside this folder (never a path elsewhere, never through a symlink)."""
+    if not isinstance(file, str) or not re.fullmatch(rf"{EPISODE_DIR}/[A-Za-z0-9._-]+\.npz", file) or ".." in file:
+        raise UnsafeCorpusPathError(f"{root / INDEX_FILE}: episode file {file!r} is not a file of {root / EPISODE_DIR}")
+    path = root / file
+    for part in (root / EPISODE_DIR, path):
+        if part.is_symlink():
+            raise UnsafeCorpusPathError(f"{part}: is a symlink; a corpus folder must hold its own files")
+    return path
+
+
+def _episode_loader(path: Path, episode_id: str) -> Callable[[], Episode]:
     def load() -> Episode:
         episode = load_episode(path)
         if episode.id != episode_id:
@@ -184,23 +144,10 @@ def _load_frames(path: Path) -> Frames:
             raise CorpusFormatError(f"{path}: cannot read frames ({error})") from None
 
 
-def _open_npz(path: Path):
+def _open_npz(path: Path) -> Any:
     if not path.exists():
         raise CorpusFormatError(f"{path}: episode file not found")
     try:
         return np.load(path, allow_pickle=False)
     except _READ_ERRORS as error:
         raise CorpusFormatError(f"{path}: not a readable .npz episode file ({error})") from None
-
-
-def _jsonable(value: Any) -> Any:
-    """Plain JSON types for metadata that may hold numpy scalars or arrays."""
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    if isinstance(value, np.generic):
-        return value.item()
-    return value

@@ -1,0 +1,333 @@
+"""Opening and scoring corpora from disk (the columnar layout) against the reference loop.
+
+    .venv/bin/python benchmarks/bench_corpus.py                         # ~100k, ~1M and ~10M decisions
+    .venv/bin/python benchmarks/bench_corpus.py --sizes 100000 1000000  # a quicker run
+
+Builds corpora by repeating the sample corpus's real recorded episodes (scripted, farmer and
+random) under new ids, tiling their columns with numpy, and saves each with ``save_corpus``
+(the smallest with frames, the larger without: their frames would be ~1.5 KB a step). Then, in
+a fresh process per size (imports done and subtracted), measures:
+
+- open: ``load_corpus`` (every column read and value-checked);
+- first score: preparing the weight-independent arrays and scoring one config. Two paths:
+  ``prepare_from_columns`` below (prepare built from ``corpus.decision_batches()``, the wiring
+  proposed for ``workbench.scoring.prepare``; checked equal to ``prepare`` on the sample) and,
+  up to ``--episode-path-limit`` decisions, today's ``score(corpus)`` (which walks episodes);
+- re-score after one weight change (median of ``--repeats``);
+- peak RSS (VmHWM) above the interpreter's resident size after imports and a warm-up on the
+  sample (the libraries' code pages count as the interpreter's), per decision;
+- bytes on disk per decision (decisions + episodes tables) and per frame (frames tables).
+
+The reference, ``rollout.score_episode`` (one ``compute_stepwise_reward`` per decision), runs on
+a ~20k-decision subset in the same run, states built beforehand. Medians of ``--repeats`` fresh
+processes per size. The last line is machine-readable (``key=value`` pairs).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from workbench.config import RewardConfig
+from workbench.episodes import ColumnStore, Corpus, DecisionArrays, EpisodeExtras
+from workbench.rollout import score_episode
+from workbench.sample import sample_corpus
+from workbench.scoring import PreparedCorpus, prepare, score
+from workbench.storage import load_corpus, save_corpus
+from workbench.tables import ACHIEVEMENTS
+
+CONFIG = RewardConfig.from_file(Path(__file__).resolve().parent.parent / "configs" / "upstream_shaped.yaml")
+N_ACH = len(ACHIEVEMENTS)
+
+
+# -- prepare from whole columns (the proposed body of workbench.scoring.prepare) ---------------
+def prepare_from_columns(corpus: Corpus, batch_decisions: int = 1 << 15) -> PreparedCorpus:
+    """``scoring.prepare`` computed from ``corpus.decision_batches()`` instead of per-episode
+    arrays: the same arithmetic as ``scoring._prepare_batch`` on each batch's stacked rows."""
+    batches = [_batch(arrays, start) for start, arrays in _numbered(corpus.decision_batches(batch_decisions))]
+    joined = {key: np.concatenate([b[key] for b in batches]) for key in batches[0] if key != "ids"}
+    joined.update(_active(joined))
+    for array in joined.values():
+        array.flags.writeable = False
+    return PreparedCorpus(ids=tuple(i for b in batches for i in b["ids"]),
+                          steps=corpus.index["steps"].to_numpy(dtype=np.int64), **joined)
+
+
+def _numbered(batches: Any) -> Any:
+    first_decision = 0
+    for first_episode, arrays in batches:
+        yield (first_decision, first_episode), arrays
+        first_decision += arrays.n_decisions
+
+
+def _batch(arrays: DecisionArrays, start: tuple[int, int]) -> dict[str, Any]:
+    first_decision, first_episode = start
+    lengths = arrays.lengths
+    n, e = int(lengths.sum()), len(lengths)
+    row_starts = arrays.row_starts
+    row_ends = row_starts + lengths
+    decision_of = np.arange(n + e - 1, dtype=np.int64)
+    decision_of -= np.repeat(np.arange(e), lengths + 1)[:-1]
+    decision_of[row_ends[:-1]] = -1
+    local_episode = np.repeat(np.arange(e, dtype=np.int64), lengths)
+    status = arrays.achievement_status
+    rows, names, _ = _transitions(status[1:] & ~status[:-1], decision_of)
+    ordinal = _group_ordinal(local_episode[rows] * N_ACH + names)
+    reset_status, final_status = status[row_starts], status[row_ends]
+    first = (ordinal == 0) & ~reset_status[local_episode[rows], names]
+    seen = reset_status.copy()
+    seen[local_episode[rows], names] = True
+    segments = np.empty(2 * e - 1, dtype=np.int64)
+    segments[0::2], segments[1::2] = row_starts + 1, row_starts[1:]
+    ever_status = np.logical_or.reduceat(status, segments, axis=0)[0::2]
+    parts = []
+    for slot0, states in ((0, arrays.inventory), (16, arrays.achievement_counts)):
+        g_rows, columns, flat = _transitions(states[1:] > states[:-1], decision_of)
+        deltas = states[1:].ravel()[flat].astype(np.int32) - states[:-1].ravel()[flat]
+        parts.append((g_rows, columns + slot0, deltas))
+    g_rows = np.concatenate([p[0] for p in parts])
+    order = np.argsort(g_rows, kind="stable")
+    starts = first_decision + np.concatenate([[0], np.cumsum(lengths)[:-1]])
+    return {
+        "ids": list(arrays.ids), "starts": starts, "lengths": lengths, "env_return": arrays.env_return,
+        "reset_status": reset_status, "final_status": final_status, "ever_status": ever_status, "seen_status": seen,
+        "episode_of": (local_episode + first_episode).astype(np.int32),
+        "decision": (np.arange(n, dtype=np.int64) - np.repeat(starts - first_decision, lengths) + 1).astype(np.int32),
+        "env_reward": arrays.decision_env_reward(),
+        "n_unlocked": np.bincount(rows, minlength=n).astype(np.int32),
+        "n_first": np.bincount(rows[first], minlength=n).astype(np.int32),
+        "unlock_decision": rows + first_decision, "unlock_name": names.astype(np.int8), "unlock_ordinal": ordinal,
+        "unlock_first": first, "gain_decision": g_rows[order] + first_decision,
+        "gain_slot": np.concatenate([p[1] for p in parts])[order].astype(np.int8),
+        "gain_delta": np.concatenate([p[2] for p in parts])[order].astype(np.int32),
+    }
+
+
+def _transitions(mask: np.ndarray, decision_of: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    flat = np.flatnonzero(mask)
+    transition, column = np.divmod(flat, mask.shape[1])
+    decision = decision_of[transition]
+    keep = decision >= 0
+    return decision[keep], column[keep], flat[keep]
+
+
+def _group_ordinal(keys: np.ndarray) -> np.ndarray:
+    order = np.argsort(keys, kind="stable")
+    ranked = keys[order]
+    position = np.arange(len(keys))
+    new_group = np.ones(len(keys), dtype=bool)
+    new_group[1:] = ranked[1:] != ranked[:-1]
+    group_start = np.maximum.accumulate(np.where(new_group, position, 0))
+    ordinal = np.empty(len(keys), dtype=np.int32)
+    ordinal[order] = position - group_start
+    return ordinal
+
+
+def _active(arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    happened = np.zeros(len(arrays["episode_of"]), dtype=bool)
+    happened[arrays["unlock_decision"]] = True
+    happened[arrays["gain_decision"]] = True
+    active = np.flatnonzero(happened)
+    return {
+        "active": active, "active_episode": arrays["episode_of"][active],
+        "active_unlocking": arrays["n_unlocked"][active] > 0,
+        "unlock_active": np.searchsorted(active, arrays["unlock_decision"]),
+        "gain_active": np.searchsorted(active, arrays["gain_decision"]),
+        "new_achievements_total": np.bincount(arrays["episode_of"], weights=arrays["n_unlocked"],
+                                              minlength=len(arrays["lengths"])).astype(np.int64),
+    }
+
+
+def check_port_matches_prepare() -> None:
+    """The port must equal ``scoring.prepare`` array for array (on the sample and a mixed selection)."""
+    sample = sample_corpus()
+    for corpus in (sample, Corpus.concat([sample[[7, 1]], sample[3:5]])):
+        ours, theirs = prepare_from_columns(corpus, batch_decisions=700), prepare(corpus)
+        assert ours.ids == theirs.ids
+        for name in PreparedCorpus.__dataclass_fields__:
+            if not name.startswith("_") and name != "ids":
+                np.testing.assert_array_equal(getattr(ours, name), getattr(theirs, name), err_msg=name)
+
+
+# -- building corpora ---------------------------------------------------------------------------
+def repeated_corpus(decisions: int, frames: bool) -> Corpus:
+    """The sample's episodes repeated under new ids until ``decisions``, columns tiled with numpy."""
+    sample = sample_corpus()
+    base = sample.decision_arrays()
+    reps = max(1, round(decisions / base.n_decisions))
+    offsets = base.action_offsets
+    steps_per_rep = int(offsets[-1])
+    tiled = DecisionArrays(
+        ids=tuple(f"{i}-r{r:05d}" for r in range(reps) for i in base.ids),
+        lengths=np.tile(base.lengths, reps), env_return=np.tile(base.env_return, reps),
+        inventory=np.tile(base.inventory, (reps, 1)), achievement_counts=np.tile(base.achievement_counts, (reps, 1)),
+        achievement_status=np.tile(base.achievement_status, (reps, 1)), player_pos=np.tile(base.player_pos, (reps, 1)),
+        env_reward=np.tile(base.env_reward, reps), done=np.tile(base.done, reps),
+        action_ids=np.tile(base.action_ids, reps),
+        action_offsets=np.concatenate([(offsets[:-1][None, :] + steps_per_rep * np.arange(reps)[:, None]).ravel(),
+                                       [steps_per_rep * reps]]),
+    )
+    extras = [sample.episode_extras(i) for i in range(len(sample))]
+    n = len(sample)
+
+    def extra(k: int) -> EpisodeExtras:
+        e = extras[k % n]
+        return EpisodeExtras(tiled.ids[k], e.metadata, e.logged, e.views, e.messages, e.frames_loader if frames else None)
+
+    index = pd.concat([sample.index] * reps, ignore_index=True)
+    index["episode"] = list(tiled.ids)
+    index["has_frames"] = frames
+    return Corpus.from_store(ColumnStore(tiled, extra), range(len(tiled.ids)), index)
+
+
+def folder_bytes(root: Path, table: str) -> int:
+    return sum(f.stat().st_size for f in (root / table).glob("part-*.parquet"))
+
+
+# -- one size, in a fresh process -----------------------------------------------------------------
+def child(path: str, episode_path: bool) -> dict[str, float]:
+    """Measurements of one corpus folder (run in a fresh interpreter). The baseline is taken
+    after opening and scoring the 10-episode sample, so the libraries' code pages (pyarrow's
+    Parquet reader is tens of MB) count as the interpreter's, not as the corpus's."""
+    score(prepare_from_columns(sample_corpus()), CONFIG).episodes
+    base_rss = _status_kb("VmRSS")
+    started = time.perf_counter()
+    corpus = load_corpus(path)
+    opened = time.perf_counter()
+    prepared = prepare_from_columns(corpus)
+    scores = score(prepared, CONFIG)
+    scores.episodes  # the per-episode table: what a first look shows
+    scored = time.perf_counter()
+    changed = dataclasses.replace(CONFIG, weights={**CONFIG.weights, "collect_wood": 0.3})
+    rescore = []
+    for _ in range(5):
+        t = time.perf_counter()
+        score(prepared, changed).episodes
+        rescore.append(time.perf_counter() - t)
+    result = {"decisions": corpus.n_decisions, "open_s": opened - started, "first_score_s": scored - opened,
+              "rescore_ms": statistics.median(rescore) * 1e3,
+              "peak_rss_mb": (_status_kb("VmHWM") - base_rss) / 1024}
+    if episode_path:
+        fresh = load_corpus(path)
+        t = time.perf_counter()
+        score(fresh, CONFIG).episodes
+        result["episode_path_score_s"] = time.perf_counter() - t
+    return result
+
+
+def _status_kb(key: str) -> int:
+    """A /proc/self/status figure in kB. VmHWM, not ``ru_maxrss``: Linux carries the parent's
+    high-water mark into a forked child's ``ru_maxrss`` across exec."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(key + ":"):
+            return int(line.split()[1])
+    raise RuntimeError(f"no {key} in /proc/self/status")
+
+
+def reference_rate(decisions: int) -> float:
+    """Decisions per second of ``rollout.score_episode`` over the sample's episodes repeated."""
+    sample = list(sample_corpus())
+    states, total = [], 0
+    while total < decisions:
+        for episode in sample:
+            states.append(episode.states())
+            total += episode.n_decisions
+    started = time.perf_counter()
+    for episode_states in states:
+        score_episode(episode_states, CONFIG)
+    return total / (time.perf_counter() - started)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[100_000, 1_000_000, 10_000_000])
+    parser.add_argument("--repeats", type=int, default=3, help="fresh processes per size (medians)")
+    parser.add_argument("--reference-decisions", type=int, default=20_000)
+    parser.add_argument("--episode-path-limit", type=int, default=1_200_000,
+                        help="also time today's score(corpus) (walks episodes) up to this many decisions")
+    parser.add_argument("--work", default=None, help="folder for the corpora (default: a temporary one, removed)")
+    parser.add_argument("--child", default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--episode-path", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        print(json.dumps(child(args.child, args.episode_path)))
+        return
+    check_port_matches_prepare()
+    work = Path(args.work or tempfile.mkdtemp(prefix="bench_corpus_"))
+    load = os.getloadavg()
+    rows = []
+    try:
+        for size in args.sizes:
+            root = work / f"corpus_{size}"
+            if root.exists():
+                shutil.rmtree(root)
+            frames = size <= 150_000
+            t = time.perf_counter()
+            save_corpus(repeated_corpus(size, frames), root)
+            saved = time.perf_counter() - t
+            runs = []
+            for _ in range(args.repeats):
+                command = [sys.executable, __file__, "--child", str(root)]
+                if size <= args.episode_path_limit:
+                    command.append("--episode-path")
+                out = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+                runs.append(json.loads(out.strip().splitlines()[-1]))
+            row = {key: statistics.median(r[key] for r in runs) for key in runs[0]}
+            row["save_s"] = saved
+            row["disk_bytes_per_decision"] = (folder_bytes(root, "decisions") + folder_bytes(root, "episodes")) / row["decisions"]
+            steps = int(load_corpus(root).index.loc[lambda i: i.has_frames, "steps"].sum())
+            row["frame_bytes_per_step"] = folder_bytes(root, "frames") / steps if frames and steps else float("nan")
+            rows.append(row)
+            if not args.work:
+                shutil.rmtree(root)
+    finally:
+        if not args.work:
+            shutil.rmtree(work, ignore_errors=True)
+    rate = reference_rate(args.reference_decisions)
+    print(f"machine load (1/5/15 min) at start {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}, at end "
+          + " ".join(f"{x:.2f}" for x in os.getloadavg()) + f"; {os.cpu_count()} cores")
+    print(f"reference loop (rollout.score_episode): {rate:,.0f} decisions/s on {args.reference_decisions:,} decisions")
+    header = ("| decisions | open | first score | open + score | vs reference | re-score | peak RSS / decision "
+              "| disk / decision | today's score(corpus) |")
+    print(header)
+    print("|" + "---:|" * 9)
+    for row in rows:
+        total = row["open_s"] + row["first_score_s"]
+        reference = row["decisions"] / rate
+        episode = f"{row['episode_path_score_s']:.2f} s" if "episode_path_score_s" in row else "-"
+        print(f"| {row['decisions']:,.0f} | {row['open_s'] * 1e3:,.0f} ms | {row['first_score_s'] * 1e3:,.0f} ms "
+              f"| {total * 1e3:,.0f} ms | {reference / total:,.0f}x | {row['rescore_ms']:.1f} ms "
+              f"| {row['peak_rss_mb'] * 2**20 / row['decisions']:.0f} B | {row['disk_bytes_per_decision']:.1f} B | {episode} |")
+    frames_rows = [r for r in rows if not np.isnan(r["frame_bytes_per_step"])]
+    if frames_rows:
+        print(f"frames on disk: {frames_rows[0]['frame_bytes_per_step']:,.0f} bytes per step")
+    by_size = {int(r["decisions"]): r for r in rows}
+    sizes = sorted(by_size)
+    pairs = [f"reference_per_s={rate:.0f}"]
+    for size in sizes:
+        r = by_size[size]
+        pairs += [f"open_score_ms_{size}={(r['open_s'] + r['first_score_s']) * 1e3:.1f}",
+                  f"ratio_{size}={size / rate / (r['open_s'] + r['first_score_s']):.1f}",
+                  f"rescore_ms_{size}={r['rescore_ms']:.2f}",
+                  f"rss_bytes_per_decision_{size}={r['peak_rss_mb'] * 2**20 / size:.1f}"]
+    if len(sizes) > 1:
+        small, large = by_size[sizes[-2]], by_size[sizes[-1]]
+        pairs.append(f"scaling_last_two={(large['open_s'] + large['first_score_s']) / (small['open_s'] + small['first_score_s']):.2f}")
+    print(" ".join(pairs))
+
+
+if __name__ == "__main__":
+    main()

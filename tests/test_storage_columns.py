@@ -1,0 +1,94 @@
+"""Whole columns: ``Corpus.decision_arrays`` / ``decision_batches`` and the tidy decisions table."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from test_episodes_storage import make_episode
+
+from workbench.episodes import Corpus, DecisionArrays
+from workbench.sample import sample_corpus, sample_path
+from workbench.storage import load_corpus, save_corpus
+from workbench.tables import ACTIONS, INVENTORY_ITEMS
+
+STATE = ("inventory", "achievement_counts", "achievement_status", "player_pos")
+
+
+def _expected(corpus: Corpus) -> DecisionArrays:
+    return DecisionArrays.from_episodes(list(corpus), corpus.ids)
+
+
+def _assert_equal(a: DecisionArrays, b: DecisionArrays) -> None:
+    assert a.ids == b.ids
+    for name in ("lengths", "env_return", *STATE, "env_reward", "done", "action_ids", "action_offsets"):
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+
+
+def test_decision_arrays_of_a_columnar_corpus_are_views_in_narrow_types():
+    corpus = sample_corpus()
+    arrays = corpus.decision_arrays()
+    _assert_equal(arrays, _expected(corpus))
+    assert arrays.inventory.dtype == np.uint8 and arrays.achievement_counts.dtype == np.uint16
+    store = corpus._columns[0][0]
+    assert np.shares_memory(arrays.inventory, store.arrays.inventory)  # zero-copy
+    np.testing.assert_array_equal(arrays.decision_env_reward(), np.concatenate([e.env_reward for e in corpus]))
+    np.testing.assert_array_equal(arrays.steps(), corpus.index["steps"].to_numpy())
+
+
+def test_selections_concatenations_and_batches_give_the_same_columns(tmp_path):
+    sample = sample_corpus()
+    memory = Corpus([make_episode(f"m{i}", seed=i) for i in range(3)])
+    mixed = Corpus.concat([sample[[7, 2, 3]], memory, sample[:2]])
+    _assert_equal(mixed.decision_arrays(), _expected(mixed))
+    _assert_equal(mixed.decision_arrays(2, 5), _expected(mixed[2:5]))
+    batches = list(mixed.decision_batches(max_decisions=500))
+    assert [start for start, _ in batches] == sorted({start for start, _ in batches}) and batches[0][0] == 0
+    _assert_equal(DecisionArrays.concat([b for _, b in batches]), _expected(mixed))
+    assert all(b.n_decisions >= 500 for _, b in batches[:-1])
+    save_corpus(mixed, tmp_path)  # a mixed corpus saves through the same columns
+    _assert_equal(load_corpus(tmp_path).decision_arrays(), _expected(mixed))
+
+
+def test_pandas_reads_the_decisions_table_as_a_tidy_table():
+    table = pd.read_parquet(sample_path() / "decisions")
+    corpus = sample_corpus()
+    assert len(table) == corpus.n_decisions + len(corpus)  # a row per decision plus each reset state
+    first = table[table["episode"] == corpus.ids[0]]
+    episode = corpus[0]
+    np.testing.assert_array_equal(first["decision"], np.arange(episode.n_decisions + 1))
+    np.testing.assert_array_equal(first[[f"inventory_{i}" for i in INVENTORY_ITEMS]].to_numpy(), episode.inventory)
+    assert [[ACTIONS[a] for a in ids] for ids in first["actions"].iloc[1:]] == episode.actions
+    np.testing.assert_array_equal(first["env_reward"].iloc[1:], episode.env_reward)
+    episodes = pd.read_parquet(sample_path() / "episodes")
+    assert episodes["episode"].tolist() == corpus.ids
+
+
+def test_the_cli_and_widgets_never_read_frames_they_do_not_show(tmp_path, monkeypatch, capsys):
+    """The sample's episodes repeated 5 times (16k decisions, all with frames): score, compare,
+    verify, the Tuner and Compare work from the columns alone; only the Replayer reads frames,
+    and only the shown episode's."""
+    from conftest import REPO
+
+    from workbench.cli import main
+    from workbench.config import RewardConfig
+    from workbench.storage import columnar
+    from workbench.widgets import Compare, Replayer, Tuner
+
+    sample = sample_corpus()
+    big = Corpus.concat([sample] * 5)
+    save_corpus(big, tmp_path / "big")
+    reads = []
+    original = columnar._FramesLoader.__call__
+    monkeypatch.setattr(columnar._FramesLoader, "__call__", lambda self: reads.append(self.episode_id) or original(self))
+    shaped, recommended = (str(REPO / "configs" / f"{name}.yaml") for name in ("upstream_shaped", "recommended"))
+    assert main(["score", "--config", shaped, str(tmp_path / "big")]) == 0
+    assert main(["compare", shaped, recommended, str(tmp_path / "big")]) == 0
+    assert main(["verify", str(tmp_path / "big")]) in (0, 1)
+    capsys.readouterr()
+    corpus = load_corpus(tmp_path / "big")
+    assert corpus.n_decisions == 5 * sample.n_decisions
+    Tuner(corpus, RewardConfig.from_file(shaped))
+    Compare(corpus, {"shaped": RewardConfig.from_file(shaped), "recommended": RewardConfig.from_file(recommended)})
+    assert reads == []
+    Replayer(corpus, RewardConfig.from_file(shaped), episode=corpus.ids[-1])
+    assert reads == [corpus.ids[-1]]

@@ -1,0 +1,368 @@
+"""Writing and reading columnar corpus folders (schema_version 2): parts appended under a lock.
+
+A write (``append``) holds the folder's lock, checks the ids it adds against every committed
+part, then writes one new part: its decisions table, its frames table (when any episode has
+frames) and last its episodes table, the commit record, each to a temporary file renamed into
+place. Values are checked before anything is renamed. A read lists the committed parts, reads
+each one's episodes table whole and its decisions table column by column into one set of
+preallocated arrays, and checks every value again.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+from tqdm.auto import tqdm
+
+from workbench.atomic import atomic_path
+from workbench.episodes import (
+    STATE_DTYPES,
+    ColumnStore,
+    Corpus,
+    DecisionArrays,
+    EpisodeExtras,
+    Frames,
+    check_values,
+    index_frame,
+    narrow,
+)
+from workbench.errors import CorpusFormatError, CorpusValueError, EpisodeError, EpisodeValueError, UnsafeCorpusPathError
+from workbench.storage import frames as frame_codec
+from workbench.storage.layout import committed_parts, jsonable, new_part_name, open_file, part_file, refuse_symlinks
+from workbench.storage.tables import (
+    DECISION_SCHEMA,
+    EPISODE_SCHEMA,
+    STATE_GROUPS,
+    check_schema,
+    decisions_table,
+    episodes_table,
+)
+
+#: Rows per row group and per batch written: bounds a write's memory and a read's Arrow memory
+#: (a read goes row group by row group, column group by column group).
+WRITE_BATCH = 1 << 18
+#: Rows per block when copying columns into the row-major state arrays (fits in L2 cache).
+_COPY_ROWS = 1 << 14
+_READ_ERRORS = (pa.ArrowException, OSError, ValueError)
+
+
+# -- writing ----------------------------------------------------------------------------------
+#: Ids of parts already read, by (folder, part): a committed part is never rewritten, so a
+#: recording that appends one part per episode reads each part's ids once, not once per append.
+_PART_IDS: dict[tuple[str, str], list[str]] = {}
+
+
+def stored_ids(root: Path) -> dict[str, str]:
+    """Episode id -> the part holding it, over the committed parts (call under the lock)."""
+    held: dict[str, str] = {}
+    for part in committed_parts(root):
+        key = (str(root.resolve()), part)
+        if key not in _PART_IDS:
+            path = part_file(root, "episodes", part)
+            _PART_IDS[key] = _read_table(path, columns=["episode"]).column("episode").to_pylist()
+        for episode_id in _PART_IDS[key]:
+            held[episode_id] = part
+    return held
+
+
+def append(root: Path, corpus: Corpus, replaces: set[str], *, progress: bool = False) -> str | None:
+    """Write ``corpus`` as one new part of ``root`` (under the lock, ids already checked);
+    ``replaces`` are ids an earlier part holds; ``progress`` shows a tqdm bar per table. Returns
+    the part's name (None for no episodes)."""
+    if len(corpus) == 0:
+        return None
+    part = new_part_name()
+    extras = [corpus.episode_extras(i) for i in range(len(corpus))]
+    texts = _texts(extras)
+    metadata = [json.dumps(jsonable(e.metadata, f"episode {e.id!r}", "metadata")) for e in extras]
+    logged = [None if e.logged is None else json.dumps(jsonable(e.logged, f"episode {e.id!r}", "logged")) for e in extras]
+    written: list[Path] = []
+    try:
+        decisions = part_file(root, "decisions", part)
+        with atomic_path(decisions) as tmp:
+            writer = None
+            batches = corpus.decision_batches(WRITE_BATCH)
+            for start, arrays in tqdm(batches, desc="decisions", unit="batch", disable=not progress):
+                check_values(arrays)
+                table = decisions_table(narrow(arrays), None if texts is None else texts[start:start + arrays.n_episodes])
+                writer = writer or pq.ParquetWriter(str(tmp), table.schema, compression="zstd", write_page_checksum=True)
+                writer.write_table(table, row_group_size=WRITE_BATCH)
+            if writer is not None:
+                writer.close()
+        written.append(decisions)
+        groups = _write_frames(root, part, extras, written, progress)
+        index = corpus.index
+        rows = []
+        for i, e in enumerate(extras):
+            row = {column: index[column].iat[i] for column in index.columns}
+            seed = row["seed"]
+            rows.append({**row, "seed": int(seed) if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) else None,
+                         "unlocked": list(row["unlocked"]), "metadata": metadata[i], "logged": logged[i],
+                         "has_frames": groups[i] >= 0, "has_views": e.views is not None,
+                         "has_messages": e.messages is not None, "frames_group": groups[i], "replaces": e.id in replaces})
+        episodes = part_file(root, "episodes", part)
+        with atomic_path(episodes) as tmp:
+            pq.write_table(episodes_table(rows), str(tmp), compression="zstd", write_page_checksum=True)
+    except BaseException:
+        for path in written:  # we hold the lock: nobody reads or writes this uncommitted part
+            path.unlink(missing_ok=True)
+        raise
+    return part
+
+
+def _texts(extras: list[EpisodeExtras]) -> list[tuple[list[str] | None, list[str] | None]] | None:
+    if all(e.views is None and e.messages is None for e in extras):
+        return None
+    return [(e.views, e.messages) for e in extras]
+
+
+def _write_frames(root: Path, part: str, extras: list[EpisodeExtras], written: list[Path], progress: bool) -> list[int]:
+    """Frames of the episodes that have them, streamed one episode at a time; their row groups (-1 = none)."""
+    if not any(e.frames_loader is not None for e in extras):
+        return [-1] * len(extras)
+    groups = []
+    path = part_file(root, "frames", part)
+    with atomic_path(path) as tmp:
+        writer = frame_codec.FramesWriter(tmp)
+        try:
+            for e in tqdm(extras, desc="frames", unit="episode", disable=not progress):
+                groups.append(-1 if e.frames_loader is None else writer.add(e.id, e.frames_loader()))
+        finally:
+            writer.close()
+    written.append(path)
+    return groups
+
+
+# -- reading ----------------------------------------------------------------------------------
+@dataclass
+class _Part:
+    name: str
+    episodes: pa.Table
+    first_episode: int  # in the store
+    first_row: int
+
+
+def load(root: Path) -> Corpus:
+    """Open a columnar corpus folder: every committed part's columns, checked (see the module)."""
+    refuse_symlinks(root)
+    parts: list[_Part] = []
+    episodes_seen = rows_seen = 0
+    for name in committed_parts(root):
+        path = part_file(root, "episodes", name)
+        table = _read_table(path)
+        _checked(partial(check_schema, table.schema, EPISODE_SCHEMA, str(path)), path)
+        parts.append(_Part(name, table, episodes_seen, rows_seen))
+        episodes_seen += table.num_rows
+        rows_seen += int(pa.compute.sum(table.column("decisions")).as_py() or 0) + table.num_rows
+    if not parts:  # a folder whose only writes failed their checks: an empty corpus
+        return Corpus()
+    arrays = _allocate(rows_seen, [p.episodes for p in parts])
+    values = [_fill(root, part, arrays) for part in parts]
+    object.__setattr__(arrays, "action_ids", np.concatenate(values) if len(values) > 1 else values[0])
+    for part in parts:
+        try:
+            check_values(arrays.rows(part.first_episode, part.first_episode + part.episodes.num_rows))
+        except EpisodeValueError as error:
+            raise CorpusValueError(f"{part_file(root, 'decisions', part.name)}: {error}") from None
+    store = ColumnStore(arrays, _Extras(root, parts).get)
+    live, index_rows = _live_episodes(root, parts)
+    index = index_frame(index_rows)
+    return Corpus.from_store(store, live, index)
+
+
+def _allocate(rows: int, tables: list[pa.Table]) -> DecisionArrays:
+    def column(name: str, kind: Any) -> np.ndarray:
+        return np.concatenate([t.column(name).to_numpy() for t in tables]).astype(kind)
+
+    ids = tuple(i for t in tables for i in t.column("episode").to_pylist())
+    return DecisionArrays(
+        ids=ids, lengths=column("decisions", np.int64), env_return=column("env_return", np.float64),
+        inventory=np.empty((rows, 16), STATE_DTYPES["inventory"]),
+        achievement_counts=np.empty((rows, 22), STATE_DTYPES["achievement_counts"]),
+        achievement_status=np.empty((rows, 22), STATE_DTYPES["achievement_status"]),
+        player_pos=np.empty((rows, 2), STATE_DTYPES["player_pos"]),
+        env_reward=np.empty(rows, np.float64), done=np.empty(rows, bool),
+        action_ids=np.empty(0, np.uint8), action_offsets=np.zeros(rows + 1, np.int64),
+    )
+
+
+def _fill(root: Path, part: _Part, arrays: DecisionArrays) -> np.ndarray:
+    """Read a part's decisions table into ``arrays`` (its rows), column group by column group
+    for a large part (bounding the Arrow memory held at once), in one read for a small one.
+    Returns the part's action ids (``arrays.action_offsets`` are filled)."""
+    path = part_file(root, "decisions", part.name)
+    with open_file(path) as handle:
+        return _fill_from(handle, path, root, part, arrays)
+
+
+def _fill_from(handle: Any, path: Path, root: Path, part: _Part, arrays: DecisionArrays) -> np.ndarray:
+    reader = _checked(lambda: pq.ParquetFile(handle, read_dictionary=["episode"], page_checksum_verification=True), path)
+    _checked(lambda: check_schema(reader.schema_arrow, DECISION_SCHEMA, str(path)), path)
+    lengths = part.episodes.column("decisions").to_numpy().astype(np.int64)
+    n_rows = int(lengths.sum()) + len(lengths)
+    if reader.metadata.num_rows != n_rows:
+        raise CorpusFormatError(f"{path}: holds {reader.metadata.num_rows} rows, but {part_file(root, 'episodes', part.name)} "
+                                f"lists {n_rows} (decisions + 1 per episode)")
+    ids = part.episodes.column("episode").to_pylist()
+    _check_episode_column(path, _checked(lambda: reader.read(columns=["episode"]), path).column("episode"), ids, lengths)
+    values = []
+    row = part.first_row
+    for group in range(reader.num_row_groups):
+        size = reader.metadata.row_group(group).num_rows
+
+        def read(columns: list[str], group: int = group) -> pa.Table:
+            return _checked(partial(reader.read_row_group, group, columns=columns, use_threads=True), path)
+
+        for field, names, _ in STATE_GROUPS:
+            table = read(list(names))
+            _copy_columns(getattr(arrays, field), row, [table.column(name).to_numpy() for name in names])
+            del table
+        rest = read(["env_reward", "done", "actions"])
+        arrays.env_reward[row:row + size] = rest.column("env_reward").to_numpy()
+        arrays.done[row:row + size] = rest.column("done").to_numpy()
+        actions = rest.column("actions").combine_chunks()
+        steps = np.diff(actions.offsets.to_numpy()).astype(np.int64)
+        arrays.action_offsets[row + 1:row + size + 1] = arrays.action_offsets[row] + np.cumsum(steps)
+        values.append(actions.flatten().to_numpy(zero_copy_only=False).astype(np.uint8, copy=False))
+        row += size
+    return np.concatenate(values) if len(values) > 1 else values[0]
+
+
+def _copy_columns(target: np.ndarray, first_row: int, columns: list[np.ndarray]) -> None:
+    """Write 1-D columns into ``target[first_row:, j]`` in row blocks: each block of the (rows,
+    columns) target stays in cache while all its columns are written (column by column over the
+    whole target would stream it through memory once per column)."""
+    n = len(columns[0])
+    for start in range(0, n, _COPY_ROWS):
+        block = target[first_row + start:first_row + min(start + _COPY_ROWS, n)]
+        for j, column in enumerate(columns):
+            block[:, j] = column[start:start + _COPY_ROWS]
+
+
+def _check_episode_column(path: Path, column: pa.ChunkedArray, ids: list[str], lengths: np.ndarray) -> None:
+    """The decisions table's ``episode`` column must be each episode's rows, in the episodes
+    table's order (a crafted or mismatched episodes row is an error naming the row)."""
+    expected = np.repeat(np.arange(len(ids), dtype=np.int32), lengths + 1)
+    position = {episode_id: i for i, episode_id in enumerate(ids)}
+    row = 0
+    for chunk in column.chunks:
+        if not pa.types.is_dictionary(chunk.type):
+            chunk = chunk.dictionary_encode()
+        lookup = np.array([position.get(value, -1) for value in chunk.dictionary.to_pylist()] or [-1], dtype=np.int32)
+        stored = lookup[chunk.indices.to_numpy(zero_copy_only=False)]
+        wrong = np.flatnonzero(stored != expected[row:row + len(chunk)])
+        if len(wrong):
+            at = row + int(wrong[0])
+            value = chunk.dictionary[chunk.indices[int(wrong[0])].as_py()].as_py()
+            raise CorpusFormatError(f"{path}: row {at} belongs to episode {value!r}, but the episodes table "
+                                    f"puts episode {ids[expected[at]]!r} there")
+        row += len(chunk)
+
+
+def _live_episodes(root: Path, parts: list[_Part]) -> tuple[list[int], list[dict[str, Any]]]:
+    """The store episodes the corpus shows, in order, and their index rows: an id written again
+    with ``replaces`` takes its first position and its newest data; an id in two parts
+    otherwise is an error naming both (ids never collide)."""
+    position: dict[str, int] = {}
+    owner: dict[str, str] = {}
+    live: list[int] = []
+    rows: list[dict[str, Any]] = []
+    for part in parts:
+        table = part.episodes
+        records = table.select(["episode", "source", "policy", "seed", "decisions", "steps", "env_return", "unlocked",
+                                "n_unlocked", "has_frames", "has_logged", "counts", "replaces"]).to_pylist()
+        for offset, record in enumerate(records):
+            episode_id = record["episode"]
+            replaces = record.pop("replaces")
+            if record["seed"] is None:
+                record["seed"] = _metadata(table, offset).get("seed")
+            if episode_id in position:
+                if not replaces:
+                    raise CorpusFormatError(f"{root}: episode id {episode_id!r} is in parts {owner[episode_id]} and {part.name}; "
+                                            "ids must be unique (was a part copied in by hand?)")
+                live[position[episode_id]] = part.first_episode + offset
+                rows[position[episode_id]] = record
+            else:
+                position[episode_id] = len(live)
+                live.append(part.first_episode + offset)
+                rows.append(record)
+            owner[episode_id] = part.name
+    return live, rows
+
+
+def _metadata(table: pa.Table, row: int) -> dict[str, Any]:
+    return json.loads(table.column("metadata")[row].as_py())
+
+
+class _Extras:
+    """``EpisodeExtras`` of a loaded store's episodes, read from the parts' tables on demand."""
+
+    def __init__(self, root: Path, parts: list[_Part]) -> None:
+        self.root, self.parts = root, parts
+        self._firsts = np.array([p.first_episode for p in parts])
+        self._texts: dict[str, pa.Table] = {}
+
+    def get(self, k: int) -> EpisodeExtras:
+        part = self.parts[int(np.searchsorted(self._firsts, k, side="right")) - 1]
+        row = k - part.first_episode
+        table = part.episodes
+        value = {name: table.column(name)[row].as_py() for name in
+                 ("episode", "metadata", "logged", "has_views", "has_messages", "frames_group")}
+        views = messages = None
+        if value["has_views"] or value["has_messages"]:
+            views, messages = self._text(part, row)
+            views = views if value["has_views"] else None
+            messages = messages if value["has_messages"] else None
+        group = value["frames_group"]
+        loader = None if group is None or group < 0 else _FramesLoader(part_file(self.root, "frames", part.name), group,
+                                                                      value["episode"])
+        try:
+            return EpisodeExtras(value["episode"], json.loads(value["metadata"]),
+                                 None if value["logged"] is None else json.loads(value["logged"]), views, messages, loader)
+        except json.JSONDecodeError as error:
+            raise CorpusFormatError(f"{part_file(self.root, 'episodes', part.name)}: episode {value['episode']!r}: "
+                                    f"metadata is not JSON ({error.msg})") from None
+
+    def _text(self, part: _Part, row: int) -> tuple[list[str], list[str]]:
+        path = part_file(self.root, "decisions", part.name)
+        if part.name not in self._texts:
+            self._texts[part.name] = _read_table(path, columns=["view", "message"])
+        lengths = part.episodes.column("decisions").to_numpy().astype(np.int64)
+        first = int((lengths[:row] + 1).sum())
+        block = self._texts[part.name].slice(first, int(lengths[row]) + 1)
+        return block.column("view").to_pylist(), block.column("message").to_pylist()[1:]
+
+
+class _FramesLoader:
+    """Reads one episode's frames from its part's frames table when called."""
+
+    def __init__(self, path: Path, group: int, episode_id: str) -> None:
+        self.path, self.group, self.episode_id = path, group, episode_id
+
+    def __call__(self) -> Frames:
+        with open_file(self.path) as handle:
+            return frame_codec.read_frames(self.path, handle, self.group, self.episode_id)
+
+
+def _read_table(path: Path, columns: list[str] | None = None) -> pa.Table:
+    with open_file(path) as handle:
+        return _checked(lambda: pq.read_table(handle, columns=columns, page_checksum_verification=True), path)
+
+
+def _checked(action: Any, path: Path) -> Any:
+    """Run ``action``; Arrow, OS and value errors become ``CorpusFormatError`` naming ``path``."""
+    try:
+        return action()
+    except (CorpusFormatError, UnsafeCorpusPathError, EpisodeError):
+        raise
+    except _READ_ERRORS as error:
+        raise CorpusFormatError(f"{path}: not a readable corpus table ({type(error).__name__}: {error})") from None
+
+
