@@ -4,16 +4,17 @@
     .venv/bin/python benchmarks/bench_cluster.py --part record --episodes 8 --max-steps 400
     .venv/bin/python benchmarks/bench_cluster.py --part score --score-episodes 10000 --decisions 1000
 
-Recording: raw ``crafter.Env`` stepping with a random policy (one env reused, reset per
-episode: Crafter's own cost) in one process and in two processes at once, then ``workbench
-record random --no-frames`` on a LocalCluster of 1 and of 2 workers (cluster started and warmed
-up beforehand, not timed; the run includes submitting, shipping every episode back and writing
-it). Reported per repeat and as medians: steps/s, overhead per worker = 1 - (cluster steps/s per
-worker) / (raw steps/s of one process), scaling efficiency = steps/s(2 workers) / (2 x steps/s(1
-worker)), and raw Crafter's own two-process efficiency beside it.
+Recording: ``workbench record random --no-frames`` on a LocalCluster of 1 and of 2 workers
+(started and warmed up beforehand, not timed; a run includes submitting, shipping every episode
+back and writing it), each repeat right after raw ``crafter.Env`` stepping with random actions
+(one env reset per episode: Crafter's own cost) in as many processes at once. Reported per
+repeat and as medians: overhead per worker = 1 - cluster steps/s / raw steps/s of the paired
+repeat (wall clock), the same per CPU second of the workers (less sensitive to other load),
+the client's CPU per 1,000 steps, and scaling efficiency = steps/s(2 workers) / (2 x steps/s(1
+worker)) beside raw Crafter's own 1 -> 2 process efficiency.
 
-Scoring: a synthetic corpus (``bench_scoring.synthetic_corpus``) saved as a corpus folder (kept
-in --workdir between runs), scored cold from that folder in memory (``load_corpus`` + ``score``)
+Scoring: a synthetic corpus (``bench_scoring.synthetic_corpus``) saved as a columnar corpus
+folder of parts of --part-size episodes (kept in --workdir between runs), scored cold from that folder in memory (``load_corpus`` + ``score``)
 and on a LocalCluster of 2 workers (``score_on_cluster``), checked equal (per-episode table).
 The load average (os.getloadavg) is printed before and after each part: the machine is shared.
 """
@@ -35,42 +36,47 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 
-def raw_steps_per_second(episodes: int, max_steps: int, seed: int = 0) -> float:
-    """Crafter alone: random actions, one env reset per episode; steps per second."""
+def raw_stepping(episodes: int, max_steps: int, seed: int = 0) -> tuple[int, float, float]:
+    """Crafter alone: random actions, one env reset per episode; (steps, wall s, CPU s)."""
     import crafter
 
     rng = np.random.default_rng(seed)
     env = crafter.Env(seed=seed, length=max_steps)
-    steps, started = 0, time.perf_counter()
+    steps, started, cpu = 0, time.perf_counter(), time.process_time()
     for _ in range(episodes):
         env.reset()
         done = False
         while not done:
             _, _, done, _ = env.step(int(rng.integers(17)))
             steps += 1
-    return steps / (time.perf_counter() - started)
+    return steps, time.perf_counter() - started, time.process_time() - cpu
 
 
-def _raw_in_process(args: tuple[int, int, int]) -> float:
-    return raw_steps_per_second(*args)
+def _raw_in_process(args: tuple[int, int, int]) -> tuple[int, float, float]:
+    return raw_stepping(*args)
 
 
-def raw_parallel(processes: int, episodes: int, max_steps: int) -> float:
-    """Summed steps/s of ``processes`` raw Crafter loops running at once."""
+def raw_parallel(processes: int, episodes: int, max_steps: int, seed: int) -> tuple[float, float]:
+    """``processes`` raw Crafter loops at once: (summed steps per wall second, steps per CPU second)."""
     with multiprocessing.get_context("spawn").Pool(processes) as pool:
-        return float(sum(pool.map(_raw_in_process, [(episodes, max_steps, s) for s in range(processes)])))
+        runs = pool.map(_raw_in_process, [(episodes, max_steps, seed * 10 + s) for s in range(processes)])
+    return sum(n / wall for n, wall, _ in runs), sum(n for n, _, _ in runs) / sum(cpu for _, _, cpu in runs)
 
 
-def cluster_record(client, episodes: int, max_steps: int, folder: Path) -> float:
-    """``record`` on the cluster (no frames); steps per second of the run."""
+def cluster_record(client, episodes: int, max_steps: int, folder: Path) -> tuple[float, float, float]:
+    """``record`` on the cluster (no frames): (steps per wall second, steps per worker CPU second,
+    client CPU seconds per 1,000 steps)."""
     from workbench.cluster import DaskScheduler
     from workbench.recording import record
 
     shutil.rmtree(folder, ignore_errors=True)
+    before, client_cpu = client.run(time.process_time), time.process_time()
     report = record("random", episodes, folder, max_steps=max_steps, frames=False, progress=False,
                     scheduler=DaskScheduler(client))
+    after, client_cpu = client.run(time.process_time), time.process_time() - client_cpu
     assert report.ok, report.failed
-    return report.steps_per_second
+    worker_cpu = sum(after[w] - before[w] for w in after)
+    return report.steps_per_second, report.steps / worker_cpu, 1000 * client_cpu / report.steps
 
 
 def load() -> str:
@@ -80,32 +86,38 @@ def load() -> str:
 def bench_record(args: argparse.Namespace, workdir: Path) -> None:
     from workbench.cluster import connect
 
-    print(f"== recording: random policy, {args.episodes} episodes of up to {args.max_steps} steps, "
-          f"{args.repeats} repeats ({load()})")
-    raw1, raw2 = [], []
-    results: dict[int, list[float]] = {1: [], 2: []}
+    print(f"== recording: random policy, {args.episodes} episodes per worker of up to {args.max_steps} steps, "
+          f"{args.repeats} repeats, each beside raw Crafter in as many processes ({load()})")
+    wall: dict[int, list[float]] = {1: [], 2: []}
+    ratio: dict[int, list[float]] = {1: [], 2: []}
+    cpu_ratio: dict[int, list[float]] = {1: [], 2: []}
+    raw_wall: dict[int, list[float]] = {1: [], 2: []}
     for workers in (1, 2):
         with connect(f"local:{workers}") as client:
             client.wait_for_workers(workers)
             cluster_record(client, workers, 50, workdir / "warmup")  # imports and first worlds, not timed
             for repeat in range(args.repeats):
-                raw = raw_steps_per_second(max(1, args.episodes // 2), args.max_steps, seed=repeat)
-                (raw1 if workers == 1 else raw2).append(raw)
-                sps = cluster_record(client, args.episodes * workers, args.max_steps, workdir / "recorded")
-                results[workers].append(sps)
-                print(f"  {workers} worker(s) repeat {repeat}: cluster {sps:.0f} steps/s "
-                      f"({sps / workers:.0f} per worker), raw Crafter one process {raw:.0f} steps/s ({load()})")
-    raw_two = [raw_parallel(2, max(1, args.episodes // 2), args.max_steps) for _ in range(args.repeats)]
-    raw = statistics.median(raw1 + raw2)
-    one, two = statistics.median(results[1]), statistics.median(results[2])
-    print(f"  raw Crafter, two processes at once: {statistics.median(raw_two):.0f} steps/s "
-          f"({statistics.median(raw_two) / (2 * raw):.0%} of 2x one process)")
-    print(f"  medians: raw {raw:.0f} steps/s; cluster 1 worker {one:.0f}, 2 workers {two:.0f}")
-    print(f"  overhead per worker: 1 worker {1 - one / raw:.1%}, 2 workers {1 - two / 2 / raw:.1%} (target <= 10%)")
-    print(f"  scaling efficiency 1 -> 2 workers: {two / (2 * one):.1%} (target >= 85%; raw Crafter's own: "
-          f"{statistics.median(raw_two) / (2 * raw):.1%})")
-    print(f"record_overhead_1={1 - one / raw:.3f} record_overhead_2={1 - two / 2 / raw:.3f} "
-          f"scaling={two / (2 * one):.3f} raw_scaling={statistics.median(raw_two) / (2 * raw):.3f}")
+                raw, raw_cpu = raw_parallel(workers, args.episodes, args.max_steps, repeat)
+                sps, sps_cpu, client_ms = cluster_record(client, args.episodes * workers, args.max_steps,
+                                                         workdir / "recorded")
+                wall[workers].append(sps)
+                raw_wall[workers].append(raw)
+                ratio[workers].append(sps / raw)
+                cpu_ratio[workers].append(sps_cpu / raw_cpu)
+                print(f"  {workers} worker(s) repeat {repeat}: cluster {sps:.0f} steps/s, raw Crafter ({workers} "
+                      f"process(es)) {raw:.0f} steps/s: {sps / raw:.0%}; per CPU second {sps_cpu:.0f} vs {raw_cpu:.0f} "
+                      f"steps: {sps_cpu / raw_cpu:.0%}; client {client_ms:.0f} ms CPU per 1,000 steps ({load()})")
+    med = statistics.median
+    print(f"  overhead per worker against raw Crafter in the same number of processes (wall, median of paired "
+          f"repeats): 1 worker {1 - med(ratio[1]):.1%}, 2 workers {1 - med(ratio[2]):.1%} (target <= 10%)")
+    print(f"  the same in CPU time (steps per worker CPU second vs raw): 1 worker {1 - med(cpu_ratio[1]):.1%}, "
+          f"2 workers {1 - med(cpu_ratio[2]):.1%}")
+    scaling, raw_scaling = med(wall[2]) / (2 * med(wall[1])), med(raw_wall[2]) / (2 * med(raw_wall[1]))
+    print(f"  scaling efficiency 1 -> 2 workers: {scaling:.1%} (target >= 85%); raw Crafter's own 1 -> 2 processes "
+          f"in the same run: {raw_scaling:.1%}")
+    print(f"record_overhead_1={1 - med(ratio[1]):.3f} record_overhead_2={1 - med(ratio[2]):.3f} "
+          f"cpu_overhead_1={1 - med(cpu_ratio[1]):.3f} cpu_overhead_2={1 - med(cpu_ratio[2]):.3f} "
+          f"scaling={scaling:.3f} raw_scaling={raw_scaling:.3f}")
 
 
 def bench_score(args: argparse.Namespace, workdir: Path) -> None:
@@ -115,14 +127,17 @@ def bench_score(args: argparse.Namespace, workdir: Path) -> None:
     from workbench.cluster import connect, score_on_cluster
     from workbench.config import RewardConfig
     from workbench.scoring import score
-    from workbench.storage import load_corpus
+    from workbench.storage import load_corpus, save_corpus
 
     decisions = args.score_episodes * args.decisions
     folder = workdir / f"synthetic-{args.score_episodes}x{args.decisions}"
     if not (folder / "corpus.json").exists():
         started = time.perf_counter()
         shutil.rmtree(folder, ignore_errors=True)
-        synthetic_corpus(args.score_episodes, args.decisions).save(folder)
+        corpus = synthetic_corpus(args.score_episodes, args.decisions)
+        for start in range(0, len(corpus), args.part_size):  # one part per write, as appends make them
+            save_corpus(corpus[start:start + args.part_size], folder)
+        del corpus
         print(f"  (wrote {folder} in {time.perf_counter() - started:.0f} s)")
     config = RewardConfig(strategy="per_achievement", weights={"collect_wood": 0.5}, indicator_lambda=0.8)
     print(f"== scoring {args.score_episodes} episodes x {args.decisions} = {decisions:,} decisions from {folder} "
