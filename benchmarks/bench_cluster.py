@@ -22,6 +22,7 @@ The load average (os.getloadavg) is printed before and after each part: the mach
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import multiprocessing
 import os
 import shutil
@@ -126,6 +127,7 @@ def bench_score(args: argparse.Namespace, workdir: Path) -> None:
 
     from workbench.cluster import connect, score_on_cluster
     from workbench.config import RewardConfig
+    from workbench.episodes import Corpus
     from workbench.scoring import score
     from workbench.storage import load_corpus, save_corpus
 
@@ -134,10 +136,12 @@ def bench_score(args: argparse.Namespace, workdir: Path) -> None:
     if not (folder / "corpus.json").exists():
         started = time.perf_counter()
         shutil.rmtree(folder, ignore_errors=True)
-        corpus = synthetic_corpus(args.score_episodes, args.decisions)
-        for start in range(0, len(corpus), args.part_size):  # one part per write, as appends make them
-            save_corpus(corpus[start:start + args.part_size], folder)
-        del corpus
+        for start in range(0, args.score_episodes, args.part_size):  # one part per write, as appends make them
+            chunk = synthetic_corpus(min(args.part_size, args.score_episodes - start), args.decisions, seed=start)
+            # Columnar storage checks that status is true exactly when the count is positive.
+            episodes = [dataclasses.replace(e, id=f"synthetic-{start + i:05d}", achievement_status=e.achievement_counts > 0)
+                        for i, e in enumerate(chunk)]
+            save_corpus(Corpus(episodes), folder)
         print(f"  (wrote {folder} in {time.perf_counter() - started:.0f} s)")
     config = RewardConfig(strategy="per_achievement", weights={"collect_wood": 0.5}, indicator_lambda=0.8)
     print(f"== scoring {args.score_episodes} episodes x {args.decisions} = {decisions:,} decisions from {folder} "

@@ -21,6 +21,7 @@ What runs on it:
 
 from __future__ import annotations
 
+import logging
 import re
 import sys
 import uuid
@@ -79,9 +80,16 @@ def connect(spec: str, *, dashboard: str = "127.0.0.1:0", stream: TextIO | None 
                       file=stream)
                 yield client
             finally:
-                # Workers first, so none of them calls a scheduler that has gone (noisy errors).
-                client.retire_workers(close_workers=True)
-                client.close()
+                # Workers first, so none of them calls a scheduler that has gone (noisy errors);
+                # the connections closing on the way are no news (INFO lines otherwise).
+                core = logging.getLogger("distributed.core")
+                level = core.level
+                core.setLevel(logging.WARNING)
+                try:
+                    client.retire_workers(close_workers=True)
+                    client.close()
+                finally:
+                    core.setLevel(level)
         finally:
             cluster.close()
         return
