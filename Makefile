@@ -8,7 +8,7 @@ CHROMIUM := /usr/bin/chromium
 # JupyterLab refuses to run as root unless told (containers and CI machines often are root).
 ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
 
-.PHONY: lab test test-fast lint install clean
+.PHONY: lab app test test-fast lint install clean
 
 # Re-install only when the dependency list changes, so the second run is quick.
 $(STAMP): pyproject.toml
@@ -27,6 +27,10 @@ $(CHROMIUM):
 ## make lab: JupyterLab on notebooks/, bound to 127.0.0.1.
 lab: $(STAMP)
 	$(BIN)/jupyter lab --notebook-dir=notebooks --ip=127.0.0.1 --no-browser $(ALLOW_ROOT)
+
+## make app: the dashboard on the sample corpus, on 127.0.0.1 with a token (it prints the URL).
+app: $(STAMP)
+	$(BIN)/workbench app sample --config configs/upstream_shaped.yaml --config configs/recommended.yaml
 
 ## make lint: the layers contract (import-linter), ruff (lint and format) and mypy.
 lint: $(STAMP)

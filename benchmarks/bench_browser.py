@@ -9,6 +9,13 @@ slider whose kernel callback only echoes its value into an HTML label. Also prin
 own time per Tuner move (the Tuner reports it) and the machine load.
 
     python benchmarks/bench_browser.py [--repeat 25] [--copies 304] [--play-seconds 5]
+    python benchmarks/bench_browser.py --libraries   # bqplot against plotly's FigureWidget (needs plotly)
+    python benchmarks/bench_browser.py --app [--repeat 25] [--copies 304]
+
+``--app`` measures the same actions in the dashboard (``workbench app``, a server process of its
+own) instead of JupyterLab, plus the page's first load (from navigation to the Tuner's figure
+drawn with every episode); there the reference is the kernel's own time per Tuner move (the
+rest is transport and paint).
 """
 
 from __future__ import annotations
@@ -102,12 +109,86 @@ def play(page, cell: int, seconds: float) -> tuple[float, float, int]:
     return (distinct - 1) / duration, distinct / (steps[-1] - steps[0] + 1), distinct
 
 
+#: The same update in both libraries: three boxes (precomputed quartiles) and 20 points move.
+LIBRARIES_SETUP = """
+import numpy as np, ipywidgets as w, plotly.graph_objects as go, bqplot as bq
+rng = np.random.default_rng(0)
+vals = np.sort(rng.normal(size=(3, 5)), axis=1)
+def stats(shift):
+    return [dict(q1=[v[1] + shift], median=[v[2] + shift], q3=[v[3] + shift], lowerfence=[v[0] + shift],
+                 upperfence=[v[4] + shift]) for v in vals]
+fig = go.FigureWidget(layout=dict(width=500, height=320, margin=dict(l=40, r=10, t=10, b=30), showlegend=False))
+for i, s in enumerate(stats(0)):
+    fig.add_box(x=[f'p{i}'], **s, name=f'p{i}')
+fig.add_scatter(x=[f'p{i % 3}' for i in range(20)], y=rng.normal(size=20), mode='markers')
+plotly_slider = w.IntSlider(0, 0, 1000, description='plotly')
+def plotly_update(change):
+    k = change['new'] * 0.01
+    with fig.batch_update():
+        for i, s in enumerate(stats(k)):
+            fig.data[i].update(**s)
+        fig.data[3].y = rng.normal(size=20) + k
+plotly_slider.observe(plotly_update, 'value')
+xs, ys = bq.LinearScale(), bq.LinearScale()
+boxes = bq.Lines(x=np.zeros((3, 5)), y=np.zeros((3, 5)), scales={'x': xs, 'y': ys})
+points = bq.Scatter(x=np.arange(20) % 3, y=rng.normal(size=20), scales={'x': xs, 'y': ys})
+bq_figure = bq.Figure(marks=[boxes, points], axes=[bq.Axis(scale=xs), bq.Axis(scale=ys, side='left')],
+                      layout=w.Layout(width='500px', height='320px'), animation_duration=0)
+bq_slider = w.IntSlider(0, 0, 1000, description='bqplot')
+def bq_update(change):
+    k = change['new'] * 0.01
+    x = np.array([[i - .2, i + .2, i + .2, i - .2, i - .2] for i in range(3)])
+    y = np.array([[v[1], v[1], v[3], v[3], v[1]] for v in vals]) + k
+    with boxes.hold_sync(), points.hold_sync():
+        boxes.x, boxes.y = x, y
+        points.y = rng.normal(size=20) + k
+bq_slider.observe(bq_update, 'value')
+"""
+
+
+def libraries(repeat: int) -> None:
+    """Print the median latency of one figure update in plotly's FigureWidget and in bqplot."""
+    from playwright.sync_api import sync_playwright
+
+    try:
+        import plotly  # noqa: F401
+    except ImportError:
+        raise SystemExit("--libraries needs plotly (pip install plotly)") from None
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder)
+        write_notebook(root / "libraries.ipynb", [LIBRARIES_SETUP, "w.VBox([plotly_slider, fig])",
+                                                   "w.VBox([bq_slider, bq_figure])"])
+        with lab_server(root) as (base, token), sync_playwright() as playwright:
+            browser = launch(playwright)
+            page = open_notebook(browser, base, token, "libraries.ipynb", width=1280, height=900, file_browser=False)
+            run_all(page, [1, 2])
+            page.wait_for_timeout(3000)
+            for cell, name, selector in ((1, "plotly FigureWidget", ".js-plotly-plot"), (2, "bqplot", ".bqplot")):
+                view = output(page, cell)
+                view.scroll_into_view_if_needed()
+                target = view.locator(selector).first.element_handle()
+                handle = view.locator(".noUi-handle").first.element_handle()
+                times = median_ms(page, target, "key", lambda i, handle=handle: handle, repeat, 150)
+                print(f"{name}: median {statistics.median(times):.0f} ms (min {min(times):.0f}, max {max(times):.0f})")
+            browser.close()
+    print(f"load average {os.getloadavg()[0]:.2f} (2 cores)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=25)
     parser.add_argument("--copies", type=int, default=304, help="copies of the sample corpus in the large one")
     parser.add_argument("--play-seconds", type=float, default=5.0)
+    parser.add_argument("--libraries", action="store_true", help="compare bqplot with plotly's FigureWidget")
+    parser.add_argument("--app", action="store_true", help="measure the dashboard (workbench app) instead")
     args = parser.parse_args()
+    if args.libraries:
+        libraries(args.repeat)
+    if args.app:
+        from bench_app import main as app_main
+
+        app_main(args)
+        return
     from playwright.sync_api import sync_playwright
 
     load_before = os.getloadavg()

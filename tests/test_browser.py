@@ -116,10 +116,7 @@ def _timing(tuner) -> str:
     return tuner.locator(".widget-html-content", has_text="re-scored").inner_text()
 
 
-@pytest.mark.parametrize("width,height,file_browser", [(1280, 800, True), (1920, 1080, False)])
-def test_the_tuner_layout_holds(browser, lab, width, height, file_browser):
-    page = _open(browser, lab, width, height, file_browser)
-    tuner = output(page, 1)
+def _check_layout(page, tuner) -> None:
     layouts = _each_section(page, tuner)
     tracks = [width for layout in layouts[1:] for width in layout["tracks"][1:]]  # [0] is lambda
     assert len(tracks) >= 22 + len(layouts) - 2  # every weight slider (and the resource ones) was shown
@@ -133,9 +130,22 @@ def test_the_tuner_layout_holds(browser, lab, width, height, file_browser):
     after = _layout(tuner)
     assert (after["left"], after["width"]) == (layout["left"], layout["width"])
     assert tuner.locator(".widget-slider", has_text="collect_wood").locator(".slider-container").evaluate(
-        "e => e.closest('.widget-slider').classList.contains('mod-disabled') || !!e.closest('.widget-slider').querySelector('[disabled]')")
+        "e => e.closest('.widget-slider').classList.contains('mod-disabled')"
+        " || !!e.closest('.widget-slider').querySelector('[disabled]')")
+    tuner.locator("select").first.select_option("per_achievement")
+    page.wait_for_function("(root) => !root.innerText.includes('consistent pays 1.0 per decision')",
+                           arg=tuner.element_handle(), timeout=TIMEOUT_MS)
     assert page.errors == []
+
+
+def test_the_tuner_layout_holds_at_1280x800_with_the_file_browser_open(browser, lab):
+    page = _open(browser, lab, 1280, 800, True)
+    _check_layout(page, output(page, 1))
     page.close()
+
+
+def test_the_tuner_layout_holds_at_1920x1080(page):
+    _check_layout(page, output(page, 1))
 
 
 def test_a_small_drag_changes_a_weight_a_little_and_the_figure_follows_while_dragging(page):
@@ -173,6 +183,22 @@ def test_clicking_an_episode_replays_it_at_its_best_decision(page):
                            arg=replayer.element_handle(), timeout=TIMEOUT_MS)
     assert "decision" in replayer.locator(".wb-components").inner_text()
     assert replayer.locator(".wb-components td").count() >= 2  # the best decision pays components
+
+
+def test_hover_names_the_episode_and_a_click_on_the_strip_moves_the_replayer(page):
+    tuner, replayer = output(page, 1), output(page, 2)
+    tuner.locator(".bqplot .dot").nth(3).hover(force=True)
+    tooltip = page.locator(".bqplot-tooltip, .bqplot.tooltip, [class*='tooltip']", has_text="achievements").first
+    tooltip.wait_for(timeout=TIMEOUT_MS)
+    text = tooltip.inner_text()
+    assert re.search(r"s2024-0000\d · (scripted|farmer|random) · return -?\d+\.\d\d .* \d+ achievements", text), text
+    strip = replayer.locator(".wb-strip")
+    box = strip.bounding_box()
+    strip.click(position={"x": box["width"] * 0.5, "y": box["height"] / 2})
+    counter = replayer.locator(".wb-counter").inner_text()
+    step, total = (int(part) for part in counter.split(" / "))
+    assert abs(step - total * 0.5) <= total * 0.02  # the middle of the strip is the middle decision
+    assert f"decision {step}" in replayer.locator(".wb-state").inner_text()
 
 
 def test_play_shows_every_step_and_pause_pauses(page):

@@ -529,14 +529,15 @@ def test_from_dict_never_raises_on_junk(table, resources):
 
 
 names = st.sampled_from(ACHIEVEMENTS) | st.text(min_size=1, max_size=12)
-finite = st.floats(allow_nan=False, allow_infinity=False)
+# The range config files accept (checks.MAX_MAGNITUDE, MAX_K_LIMIT): beyond it a score overflows.
+finite = st.floats(-1e9, 1e9, allow_nan=False, allow_infinity=False)
 valid_configs = st.builds(
     RewardConfig,
     enabled=st.booleans(),
     mode=st.sampled_from(["decision_stepwise", "off", "episode"]),
     strategy=st.sampled_from(["consistent", "per_achievement", "complex", "per_achievment", ""]) | st.text(max_size=12),
     weights=st.dictionaries(names, finite, max_size=5),
-    k_limits=st.dictionaries(names, st.integers(-5, 10**12), max_size=5),
+    k_limits=st.dictionaries(names, st.integers(-5, 2**31 - 1), max_size=5),
     indicator_lambda=finite,
     step_beta=finite,
 )

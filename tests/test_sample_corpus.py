@@ -80,3 +80,40 @@ def test_shipped_import_examples_import_and_verify():
     # rollouts (tutorial 05): the end state before it was rebuilt without its losses.
     assert mismatches[["episode", "decision"]].values.tolist() == [["shaped-run-21-e2", 1]]
     assert "not stored by the rollout" in mismatches["note"].iloc[0]
+
+
+SEARCH_SCRIPT = REPO / "scripts" / "make_search_corpus.py"
+
+
+def _search_maker():
+    spec = importlib.util.spec_from_file_location("make_search_corpus", SEARCH_SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+SEARCH_MAKER = _search_maker()
+SEARCH_PARTS = {policy: (episodes, max_steps) for policy, episodes, max_steps in SEARCH_MAKER.PLAN}
+
+
+def test_search_corpus_has_the_documented_parts_and_no_frames():
+    from workbench.sample import search_corpus, search_corpus_path
+
+    corpus = search_corpus()
+    index = corpus.index
+    assert index.groupby("policy").size().to_dict() == {policy: n for policy, (n, _) in SEARCH_PARTS.items()}
+    assert not index["has_frames"].any() and (index["source"] == "recorded").all()
+    assert {e.metadata["corpus_seed"] for e in corpus} == {SEARCH_MAKER.SEED}
+    for policy, (_, max_steps) in SEARCH_PARTS.items():
+        assert (corpus.select(policy=policy).index["steps"] <= max_steps).all()
+    by_policy = index.groupby("policy")["n_unlocked"].mean()
+    assert by_policy["scripted"] > by_policy["farmer"] > by_policy["random"]
+    path = search_corpus_path()
+    assert path.is_relative_to(REPO / "workbench" / "data")
+    size = sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
+    assert size <= 5e6, f"the search corpus is {size / 1e6:.1f} MB; keep it under 5 MB"
+    doc = " ".join(workbench.sample.__doc__.split())
+    assert ".venv/bin/python scripts/make_search_corpus.py --overwrite" in doc
+    assert f"corpus seed {SEARCH_MAKER.SEED}" in doc
+    for policy, (episodes, max_steps) in SEARCH_PARTS.items():
+        assert f"{episodes} {policy} episodes of at most {max_steps}" in doc

@@ -288,3 +288,23 @@ def test_component_labels_are_friendly():
     assert component_label("indicator", "__indicator__") == "unlocking decision (consistent)"
     assert component_label("inventory", "stone") == "stone (inventory rise)"
     assert component_label("achievement", "collect_wood") == "collect_wood (credit)"
+
+
+def test_estimated_counts_are_said_in_the_tuner_and_compare_headers(corpus):
+    source = corpus["farmer-s2024-00000"]
+    states = [{k: v for k, v in s.items() if k != "achievements_counts"} for s in source.states()]
+    estimated = Episode.from_states("text-1", states, source.actions)
+    mixed = Corpus([corpus["scripted-s2024-00000"], estimated])
+    assert "1 of 2 episodes have estimated achievement counts" in Tuner(mixed, SHAPED).header.value
+    assert "estimate" in Compare(mixed, {"shaped": SHAPED, "recommended": RECOMMENDED}).widget.children[1].value
+    assert "estimate" not in Tuner(corpus, SHAPED).header.value
+
+
+def test_an_episode_with_neither_frames_nor_views_still_replays_its_rewards(corpus):
+    source = corpus["random-s2024-00000"]
+    bare = Episode.from_states("bare-0", source.states(), source.actions)
+    replayer = Replayer(Corpus([bare]), SHAPED)
+    assert replayer.view.frame_shape == [0, 0, 0] and replayer.view.frames == b""
+    assert replayer.n_steps == bare.n_decisions
+    expected = score(Corpus([bare]), SHAPED).reward
+    assert replayer.data["reward"] == pytest.approx(expected.tolist(), abs=1e-12)

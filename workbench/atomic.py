@@ -21,9 +21,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from workbench.errors import TargetExistsError
+from workbench.errors import OutputError, TargetExistsError, WorkbenchError
 
-__all__ = ["atomic_path", "atomic_write_bytes", "atomic_write_text"]
+__all__ = ["atomic_path", "atomic_write_bytes", "atomic_write_text", "write_errors_named"]
 
 
 def atomic_write_text(path: str | Path, text: str, *, overwrite: bool = False) -> Path:
@@ -59,6 +59,22 @@ def atomic_path(path: str | Path, *, overwrite: bool = False) -> Iterator[Path]:
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+@contextmanager
+def write_errors_named(path: str | Path, what: str = "cannot write") -> Iterator[None]:
+    """Turn an ``OSError`` raised while writing ``path`` (unwritable folder, disk full, name too
+    long...) into an ``OutputError`` naming ``path`` and the reason; a ``WorkbenchError`` (e.g.
+    ``TargetExistsError``) passes through unchanged."""
+    try:
+        yield
+    except WorkbenchError:
+        raise
+    except OSError as error:
+        reason = error.strerror or str(error)
+        where = error.filename if error.filename and str(error.filename) != str(path) else None
+        detail = f" ({where})" if where else ""
+        raise OutputError(f"{path}: {what}: {reason}{detail}") from None
 
 
 def _resolve(path: Path) -> Path:

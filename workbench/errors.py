@@ -31,6 +31,12 @@ class TargetExistsError(WorkbenchError, FileExistsError):
     """A write that would replace an existing file without being asked to; names the file."""
 
 
+class OutputError(WorkbenchError, OSError):
+    """A file or folder that cannot be written (unwritable folder, disk full, not a regular
+    file, read-only target); the message names the path and the reason. Nothing half-written
+    is left behind."""
+
+
 class RecordingError(WorkbenchError):
     """Recording settings or a policy that cannot be used; the message names the setting."""
 

@@ -20,8 +20,10 @@ from __future__ import annotations
 import concurrent.futures as futures
 import importlib.metadata
 import multiprocessing
+import os
 import pickle
 import re
+import signal
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -32,10 +34,12 @@ import crafter
 import numpy as np
 from tqdm.auto import tqdm
 
+from workbench.atomic import write_errors_named
 from workbench.crafter_facts import ACHIEVEMENTS, INVENTORY_ITEMS
 from workbench.episodes import ACTION_IDS, Episode, now_iso
 from workbench.errors import RecordingError, TargetExistsError
 from workbench.policies import PolicyFactory, PolicyInput, policy_input_from, resolve_policy
+from workbench.processes import TimeLimitExceeded, die_with_parent, saving, stop_requested, stop_signals, time_limit
 from workbench.storage import holds_episodes, load_corpus, save_episode
 
 
@@ -87,6 +91,7 @@ class _Job:
     actions_per_decision: int
     max_steps: int
     frames: bool
+    decision_timeout: float | None = None
 
 
 class _PolicyFailure(Exception):
@@ -102,6 +107,20 @@ def episode_seeds(seed: int, number: int) -> tuple[int, np.random.Generator]:
     sequence = np.random.SeedSequence(seed, spawn_key=(number,))
     world_seed = int(sequence.generate_state(1, dtype=np.uint32)[0]) % (2**31 - 1)
     return world_seed, np.random.default_rng(sequence.spawn(1)[0])
+
+
+# One Crafter env per process, reused: building one (its textures, views) cost 8.4% of recording.
+_ENV: crafter.Env | None = None
+
+
+def reset_env(world_seed: int, max_steps: int) -> crafter.Env:
+    """This process's env, ready for ``reset()`` to give the world ``crafter.Env(seed=world_seed,
+    length=max_steps).reset()`` gives (crafter 1.8.3 seeds episode n's world from (seed, n))."""
+    global _ENV
+    if _ENV is None:
+        _ENV = crafter.Env(seed=world_seed, length=max_steps)
+    _ENV._seed, _ENV._episode, _ENV._length = world_seed, 0, max_steps
+    return _ENV
 
 
 def _record_episode(job: _Job, on_steps: Callable[[int], None]) -> Episode:
@@ -152,26 +171,21 @@ def _record_episode(job: _Job, on_steps: Callable[[int], None]) -> Episode:
     return episode
 
 
-# One Crafter env per process, reused: building one (its textures, views) cost 8.4% of recording.
-_ENV: crafter.Env | None = None
-
-
-def reset_env(world_seed: int, max_steps: int) -> crafter.Env:
-    """This process's env, ready for ``reset()`` to give the world ``crafter.Env(seed=world_seed,
-    length=max_steps).reset()`` gives (crafter 1.8.3 seeds episode n's world from (seed, n))."""
-    global _ENV
-    if _ENV is None:
-        _ENV = crafter.Env(seed=world_seed, length=max_steps)
-    _ENV._seed, _ENV._episode, _ENV._length = world_seed, 0, max_steps
-    return _ENV
-
-
 def _decide(policy: Callable[[PolicyInput], Sequence[str]], seen: PolicyInput, job: _Job, decision: int, step: int) -> list[str]:
     """Ask the policy and check its answer: 1..actions_per_decision Crafter action names."""
     where = f"episode {job.episode_id!r}, decision {decision} (after step {step})"
     try:
-        chosen = policy(seen)
-    except Exception as error:  # a policy bug fails its episode only
+        with time_limit(job.decision_timeout):
+            chosen = policy(seen)
+    except TimeLimitExceeded:
+        raise _PolicyFailure(
+            f"{where}: policy {job.policy_name!r} did not answer within {job.decision_timeout:g} s (--decision-timeout)"
+        ) from None
+    except KeyboardInterrupt:
+        if stop_requested():
+            raise  # Ctrl-C or SIGTERM from the user: stop the run
+        raise _PolicyFailure(f"{where}: policy {job.policy_name!r} raised KeyboardInterrupt") from None
+    except BaseException as error:  # a policy bug (SystemExit included) fails its episode only
         raise _PolicyFailure(f"{where}: policy {job.policy_name!r} raised {type(error).__name__}: {error}") from error
     if isinstance(chosen, (str, bytes)) or not isinstance(chosen, Sequence):
         raise _PolicyFailure(f"{where}: policy returned {chosen!r}; expected a list of action names")
@@ -220,8 +234,12 @@ def _outcome(job: _Job, on_steps: Callable[[int], None]) -> tuple[str, Episode |
 _STEP_COUNTER: Any = None
 
 
-def _init_worker(counter: Any) -> None:
+def _init_worker(counter: Any, parent_pid: int) -> None:
+    """Set a worker up: exit with the parent, leave Ctrl-C to the parent (it stops the workers,
+    so a KeyboardInterrupt seen here is a policy's own), and count steps into ``counter``."""
     global _STEP_COUNTER
+    die_with_parent(parent_pid)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     _STEP_COUNTER = counter
 
 
@@ -271,6 +289,17 @@ class LocalScheduler:
 
 
 # -- the run (parent) -------------------------------------------------------------------------
+#: Seconds a policy may take to answer one decision before its episode fails. The built-in
+#: policies answer in milliseconds and a policy calling a language model in seconds to tens of
+#: seconds; a minute fails a hung policy's episode soon while never cutting off a slow answer.
+DEFAULT_DECISION_TIMEOUT = 60.0
+#: Corpus seeds numpy's SeedSequence takes (non-negative) that keep an episode id a short file name.
+MAX_SEED = 2**63 - 1
+#: The most characters of a policy's name used in its episode ids (a file name has 255 bytes).
+MAX_LABEL_CHARS = 80
+
+
+
 def record(
     policy: str | PolicyFactory,
     episodes: int,
@@ -283,6 +312,7 @@ def record(
     frames: bool = True,
     resume: bool = False,
     progress: bool = True,
+    decision_timeout: float | None = DEFAULT_DECISION_TIMEOUT,
     scheduler: EpisodeScheduler | None = None,
 ) -> RecordReport:
     """Record ``episodes`` episodes of ``policy`` into the corpus folder ``out``.
@@ -291,17 +321,31 @@ def record(
     or a policy factory (``factory(rng) -> policy``; with ``workers > 1`` it must be a
     module-level function). Episode ids are ``<policy>-s<seed>-<NNNNN>``. A policy that raises or
     answers badly fails only its own episode (not saved; the report says why). ``out`` must not
-    already hold episodes unless ``resume=True``, which skips the ids it holds. ``scheduler``:
-    where episodes are played (default ``LocalScheduler(workers)``; ``workbench.cluster``
-    gives a Dask cluster's); this process writes every episode whatever plays it.
+    already hold episodes unless ``resume=True``, which skips the ids it holds.
+
+    A policy that takes longer than ``decision_timeout`` seconds (None or 0: no limit) to answer
+    one decision fails its episode, named with the decision and step; the run goes on. Ctrl-C
+    or SIGTERM stops the run (``KeyboardInterrupt``) keeping every finished episode, so
+    ``resume=True`` continues it; a save is never cut in two. Worker processes exit with the
+    parent, however it dies. ``OutputError`` names ``out`` when it cannot be written (disk full):
+    the run stops, keeping what was saved.
+
+    ``scheduler``: where episodes are played (default ``LocalScheduler(workers)``;
+    ``workbench.cluster`` gives a Dask cluster's, on whose worker threads ``decision_timeout``
+    cannot act); this process writes every episode whatever plays it.
     """
     _check_arguments(episodes, actions_per_decision, max_steps, workers)
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
+        raise RecordingError(f"seed must be an integer in 0..{MAX_SEED} (2**63 - 1), got {str(seed)[:40]}")
+    if decision_timeout is not None and not decision_timeout >= 0:
+        raise RecordingError(f"decision_timeout must be a number of seconds >= 0 (0: no limit), got {decision_timeout}")
     name, policy = _policy_name(policy, workers if scheduler is None else 2)
     out = Path(out)
     held = _existing_ids(out, resume)
-    label = re.sub(r"[^A-Za-z0-9._-]+", "_", name)
+    label = re.sub(r"[^A-Za-z0-9._-]+", "_", name)[:MAX_LABEL_CHARS]  # ids stay short
     jobs = [
-        _Job(f"{label}-s{seed}-{n:05d}", n, policy, name, seed, actions_per_decision, max_steps, frames)
+        _Job(f"{label}-s{seed}-{n:05d}", n, policy, name, seed, actions_per_decision, max_steps, frames,
+             decision_timeout or None)
         for n in range(episodes)
     ]
     report = RecordReport(out=out, skipped=[job.episode_id for job in jobs if job.episode_id in held])
@@ -312,7 +356,7 @@ def record(
     # order the workers finish in: an episode finished early waits (in memory) for those before it.
     saver = _InOrderSaver(out, [job.episode_id for job in todo], report)
     started = time.perf_counter()
-    with tqdm(total=len(todo), desc="episodes", unit="ep", disable=not progress, position=0) as episode_bar, \
+    with stop_signals(), tqdm(total=len(todo), desc="episodes", unit="ep", disable=not progress, position=0) as episode_bar, \
             tqdm(desc="steps", unit="step", disable=not progress, position=1) as step_bar:
 
         def finish(episode_id: str, episode: Episode | None, failure: str | None) -> None:
@@ -384,7 +428,9 @@ class _InOrderSaver:
     def _save(self, episode: Episode | None) -> None:
         if episode is None:
             return
-        save_episode(self.out, episode)
+        # A stop signal waits until the part is committed; a full disk is named (OutputError).
+        with saving(), write_errors_named(self.out, f"cannot save episode {episode.id!r}"):
+            save_episode(self.out, episode)
         self.report.recorded.append(episode.id)
         self.report.steps += episode.n_steps
 
@@ -424,7 +470,8 @@ def _run_pool(
     """Record ``jobs`` in ``workers`` spawned processes, handing each result to ``finish`` as it comes."""
     context = multiprocessing.get_context("spawn")  # numba and fork do not mix; spawn is safe everywhere
     counter = context.Value("q", 0)
-    with futures.ProcessPoolExecutor(workers, mp_context=context, initializer=_init_worker, initargs=(counter,)) as pool:
+    initargs = (counter, os.getpid())
+    with futures.ProcessPoolExecutor(workers, mp_context=context, initializer=_init_worker, initargs=initargs) as pool:
         pending = {pool.submit(_work, job): job for job in jobs}
         try:
             while pending:
@@ -437,5 +484,10 @@ def _run_pool(
                     except futures.process.BrokenProcessPool as error:
                         finish(job.episode_id, None, f"episode {job.episode_id!r}: worker process died ({error})")
         except BaseException:
-            pool.shutdown(wait=False, cancel_futures=True)  # Ctrl-C: keep what is saved, stop the rest
+            # Ctrl-C, SIGTERM or a failed save: keep what is saved, stop the workers now (their
+            # episodes are lost either way; waiting would take up to an episode's length).
+            workers_now = list((getattr(pool, "_processes", None) or {}).values())
+            pool.shutdown(wait=False, cancel_futures=True)
+            for process in workers_now:
+                process.terminate()
             raise

@@ -4,17 +4,19 @@ writing result tables atomically."""
 from __future__ import annotations
 
 import argparse
-from contextlib import AbstractContextManager, ExitStack, nullcontext
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, ExitStack, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from workbench.atomic import atomic_path
+from workbench.atomic import atomic_path, write_errors_named
 from workbench.cli.errors import UsageError
 from workbench.config import RewardConfig
 from workbench.episodes import Corpus
-from workbench.storage import load_corpus
+from workbench.errors import CorpusFormatError, WorkbenchError
+from workbench.storage import INDEX_FILE, load_corpus
 
 #: What a CORPUS argument may be, for every command's --help.
 CORPUS_HELP = "a corpus folder (from `workbench record` / `workbench import`), or the word `sample` " \
@@ -31,7 +33,7 @@ def read_config(path: str) -> RewardConfig:
 
 def open_corpus(spec: str) -> Corpus:
     """The corpus a CORPUS argument names. Raises ``UsageError`` when there is no such folder
-    and ``CorpusFormatError`` when it is not a readable corpus."""
+    and ``CorpusFormatError`` naming its ``corpus.json`` when it is not a readable corpus."""
     if spec == "sample":
         try:
             from workbench.sample import sample_corpus  # shipped data: only touched when asked for
@@ -40,7 +42,21 @@ def open_corpus(spec: str) -> Corpus:
         return sample_corpus()
     if not Path(spec).is_dir():
         raise UsageError(f"{spec}: no such corpus folder")
-    return load_corpus(spec)
+    with index_errors_named(Path(spec)):
+        return load_corpus(spec)
+
+
+@contextmanager
+def index_errors_named(root: Path) -> Iterator[None]:
+    """Around code that reads only ``root``'s index: whatever breaks is the index's fault, so it
+    becomes a ``CorpusFormatError`` naming ``corpus.json`` (a ``WorkbenchError`` passes through)."""
+    try:
+        yield
+    except WorkbenchError:
+        raise
+    except (OSError, UnicodeDecodeError, TypeError, KeyError, AttributeError, ValueError) as error:
+        raise CorpusFormatError(f"{root / INDEX_FILE}: not a readable corpus index "
+                                f"({type(error).__name__}: {str(error)[:120]})") from None
 
 
 def output_paths(out: Path, tables: tuple[str, ...], *, overwrite: bool) -> dict[str, Path]:
@@ -57,10 +73,12 @@ def output_paths(out: Path, tables: tuple[str, ...], *, overwrite: bool) -> dict
 
 def write_tables(tables: dict[str, pd.DataFrame], out: Path, *, overwrite: bool) -> list[Path]:
     """Write every table atomically to ``FILE.<table>.ext``; returns the paths. If one target
-    exists (without ``overwrite``) none is written."""
+    exists (without ``overwrite``) none is written; ``OutputError`` names ``out`` when the
+    folder cannot be written (nothing half-written is left)."""
     paths = output_paths(out, tuple(tables), overwrite=overwrite)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with ExitStack() as stack:  # every file is complete before any is renamed into place
+    # Every file is complete before any is renamed into place (the ExitStack's exit).
+    with write_errors_named(out), ExitStack() as stack:
+        out.parent.mkdir(parents=True, exist_ok=True)
         for table, path in paths.items():
             tmp = stack.enter_context(atomic_path(path, overwrite=overwrite))
             if path.suffix == ".parquet":

@@ -5,8 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from workbench.cli.errors import UsageError
-from workbench.storage import CorpusFormatError, load_corpus, schema_version, upgrade_corpus
+from workbench.storage import load_corpus, schema_version, upgrade_corpus
 
 EXAMPLE = """\
 examples:
@@ -22,6 +21,7 @@ exit status: 0 done, 2 bad usage or unreadable corpus.
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add ``workbench corpus info|upgrade`` to ``subparsers``."""
     parser = subparsers.add_parser(
         "corpus", help="inspect a corpus folder or upgrade an old one to the columnar layout",
         description="Inspect corpus folders and convert old-layout ones.", epilog=EXAMPLE,
@@ -40,11 +40,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_info(args: argparse.Namespace) -> int:
-    try:
-        version = schema_version(args.path)
-        corpus = load_corpus(args.path)
-    except CorpusFormatError as error:
-        raise UsageError(str(error)) from None
+    """Print a corpus folder's layout version, size and episodes; exit status 0."""
+    version = schema_version(args.path)  # a CorpusFormatError is a WorkbenchError: one line, exit 2
+    corpus = load_corpus(args.path)
     size = sum(f.stat().st_size for f in Path(args.path).rglob("*") if f.is_file())
     layout = "old npz layout (read-only; `workbench corpus upgrade` converts it)" if version == 1 else "columnar"
     print(f"{args.path}: schema_version {version}, {layout}")
@@ -54,10 +52,8 @@ def run_info(args: argparse.Namespace) -> int:
 
 
 def run_upgrade(args: argparse.Namespace) -> int:
-    try:
-        upgrade_corpus(args.old, args.new, progress=not args.quiet)
-    except (FileExistsError, CorpusFormatError) as error:
-        raise UsageError(str(error)) from None
+    """Convert an old (npz) corpus into a new columnar folder and say what it holds; exit status 0."""
+    upgrade_corpus(args.old, args.new, progress=not args.quiet)
     corpus = load_corpus(args.new)
     print(f"upgraded {args.old} -> {args.new}: {len(corpus)} episodes, {corpus.n_decisions} decisions "
           f"(schema_version {schema_version(args.new)})")

@@ -7,17 +7,22 @@ from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
+from workbench.atomic import write_errors_named
+from workbench.cli.common import index_errors_named
 from workbench.cli.errors import UsageError
+from workbench.episodes import Corpus
+from workbench.errors import TargetExistsError
 from workbench.importers import ImportResult, import_crafter_recorder, import_rollouts
-from workbench.storage import save_corpus
+from workbench.storage import INDEX_FILE, read_index, save_corpus
 
 EXAMPLE = """\
 examples:
   workbench import recorder logdir/ --out corpora/ppo        # crafter.Recorder's *.npz files
   workbench import rollouts rollouts.jsonl --out corpora/llm  # task-app rollout responses
 
-  Episodes are added to --out (a new or existing corpus folder); an id already there is an error.
-  Bad files or lines are reported (file, line/step, problem) and skipped; the rest is saved.
+  Episodes are added to --out (a new or existing corpus folder); an id already there is an error
+  unless --overwrite. Bad files or lines are reported (file, line/step, problem) and skipped; the
+  rest is saved. A save that fails (disk full, unwritable folder) leaves --out as it was.
 
 exit status: 0 everything imported, 1 some input could not be imported, 2 bad usage.
 """
@@ -43,6 +48,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
         sub.add_argument("path", metavar="PATH", help=what)
         sub.add_argument("--out", required=True, metavar="DIR", help="corpus folder to save into")
+        sub.add_argument("--overwrite", action="store_true", help="replace episodes --out already holds under the same ids")
         sub.add_argument("--quiet", action="store_true", help="no progress bar")
         sub.set_defaults(func=partial(run, importer))
 
@@ -53,8 +59,50 @@ def run(importer: Callable[..., ImportResult], args: argparse.Namespace) -> int:
         raise UsageError(f"{args.path}: no such file or folder")
     result = importer(args.path, progress=not args.quiet)
     if len(result.corpus):
-        save_corpus(result.corpus, args.out)  # a clash with a saved id is a WorkbenchError: exit 2
+        save_all_or_nothing(result.corpus, Path(args.out), overwrite=args.overwrite)
     print(result)
     if len(result.corpus):
         print(f"saved {len(result.corpus)} episode(s) to {args.out}")
     return 1 if result.errors else 0
+
+
+def save_all_or_nothing(corpus: Corpus, out: Path, *, overwrite: bool) -> None:
+    """Save ``corpus`` into ``out``; if the save fails part-way, remove every file and folder it
+    created (the folder is as it was, bar episodes replaced with ``overwrite``) and raise.
+
+    Raises ``TargetExistsError`` for an id ``out`` holds (without ``overwrite``) and
+    ``OutputError`` naming ``out`` when it cannot be written (unwritable, disk full).
+    """
+    if (out / INDEX_FILE).exists():  # read first: a broken index is named before anything is written
+        with index_errors_named(out):
+            held = {row["episode"] for row in read_index(out)}
+        clashes = [episode_id for episode_id in corpus.ids if episode_id in held]
+        if clashes and not overwrite:
+            raise TargetExistsError(f"{out}: already holds episode(s) {clashes[:5]}; pass --overwrite to replace them")
+    before = _tree(out)
+    try:
+        with write_errors_named(out, "cannot save the imported episodes"):
+            save_corpus(corpus, out, overwrite=overwrite)  # a clash with a saved id: exit 2
+    except BaseException:
+        _remove_new(out, before)
+        raise
+
+
+def _tree(root: Path) -> set[Path]:
+    """Every path under ``root`` (with ``root`` and its missing parents' absence noted by omission)."""
+    if not root.exists():
+        return set()
+    return {root, *root.rglob("*")}
+
+
+def _remove_new(root: Path, before: set[Path]) -> None:
+    """Remove what is under ``root`` now that was not in ``before``: files, then empty folders, deepest first."""
+    created = sorted(_tree(root) - before, key=lambda p: len(p.parts), reverse=True)
+    for path in created:
+        try:
+            if path.is_dir() and not path.is_symlink():
+                path.rmdir()
+            else:
+                path.unlink()
+        except OSError:
+            pass  # best effort: an unwritable folder cannot hold what we failed to write either

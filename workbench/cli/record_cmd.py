@@ -14,7 +14,8 @@ example:
 
   Episode ids are <policy>-s<seed>-<NNNNN>; the same command records the same worlds.
   Each finished episode is saved at once, so an interrupted run keeps what finished:
-  run the same command with --resume to record the rest.
+  run the same command with --resume to record the rest. SIGTERM stops a run as Ctrl-C does.
+  A policy that does not answer a decision within --decision-timeout fails only that episode.
 
   workbench record --policy random --episodes 1000 --cluster local:2 --out corpora/random
   workbench record --policy random --episodes 1000 --cluster tcp://head:8786 --out /shared/corpora/random
@@ -22,7 +23,8 @@ example:
   With --cluster every episode is one Dask task; this process writes each finished episode, and
   a lost worker's episodes are run again on another worker.
 
-exit status: 0 all recorded, 1 some episodes failed (the report says why), 2 bad usage.
+exit status: 0 all recorded, 1 some episodes failed (the report says why), 2 bad usage or a folder
+that cannot be written (disk full), 130 stopped by Ctrl-C or SIGTERM (finished episodes kept).
 """
 
 
@@ -30,6 +32,16 @@ def _positive(text: str) -> int:
     value = int(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not value >= 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a finite number of seconds >= 0 (0: no limit), got {text}")
     return value
 
 
@@ -57,6 +69,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="worker processes recording in parallel (default 1)")
     parser.add_argument("--no-frames", action="store_true",
                         help="do not store frames: ~20 bytes a step instead of 1-2 KB, but nothing to watch in replays")
+    parser.add_argument("--decision-timeout", type=_seconds, default=None, metavar="SECONDS",
+                        help="fail an episode whose policy takes longer than this to answer one decision "
+                             "(default 60; 0: no limit)")
     parser.add_argument("--resume", action="store_true", help="skip episodes already in --out and record the rest")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
     add_cluster_argument(parser)
@@ -65,7 +80,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Record the episodes and print the report; exit status 1 when some episode failed."""
-    from workbench.recording import record  # imports Crafter: only when recording, not for --help
+    from workbench.recording import DEFAULT_DECISION_TIMEOUT, record  # imports Crafter: only when recording
 
     if args.cluster and args.workers > 1:
         raise UsageError("--workers and --cluster: pick one (a cluster's workers are its own)")
@@ -86,6 +101,7 @@ def run(args: argparse.Namespace) -> int:
             frames=not args.no_frames,
             resume=args.resume,
             progress=not args.quiet,
+            decision_timeout=DEFAULT_DECISION_TIMEOUT if args.decision_timeout is None else args.decision_timeout,
             scheduler=scheduler,
         )
     print(report)

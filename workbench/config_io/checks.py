@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -16,6 +17,13 @@ from workbench.config_io.locate import (
 )
 from workbench.resource_weights import RESOURCE_OVERRIDE_KEYS
 from workbench.suggest import key_suggestion
+
+#: The largest magnitude a weight, lambda or beta may have: far beyond any sensible reward, and
+#: small enough that a score (at most 22 achievements x 2**31 counts x this) stays finite.
+MAX_MAGNITUDE = 1e9
+#: The k_limit range: Crafter's counts are int32, so a larger limit can never bind (and TOML
+#: integers stop at 2**63 - 1); a limit <= 0 means unlimited.
+MIN_K_LIMIT, MAX_K_LIMIT = -(2**31), 2**31 - 1
 
 
 def _closest(word: str, choices: tuple[str, ...]) -> str:
@@ -65,9 +73,15 @@ def _check_string(value: Any, file: str, at: str) -> str:
 def _check_number(value: Any, file: str, at: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise config_error(file, at, f"expected a number, got {show_value(value)}{_number_hint(value)}")
-    if not math.isfinite(value):
+    try:
+        number = float(value)
+    except OverflowError:  # an integer of hundreds of digits
+        raise config_error(file, at, f"expected a number in -{MAX_MAGNITUDE:g}..{MAX_MAGNITUDE:g}, got {show_value(value)}") from None
+    if not math.isfinite(number):
         raise config_error(file, at, f"expected a finite number, got {value!r}")
-    return float(value)
+    if abs(number) > MAX_MAGNITUDE:
+        raise config_error(file, at, f"expected a number in -{MAX_MAGNITUDE:g}..{MAX_MAGNITUDE:g}, got {number:g}")
+    return number
 
 
 def _number_hint(value: Any) -> str:
@@ -78,14 +92,21 @@ def _number_hint(value: Any) -> str:
         float(value)
     except ValueError:
         return ""
-    if "e" in value.lower() and "." not in value:
+    text = value.strip().lower()
+    if "e" in text and "." not in text:
         return " (YAML reads 1e-3 as text: write 1.0e-3)"
+    if "e" in text and not re.search(r"e[-+]", text):
+        return " (YAML reads 1.0e3 as text: write the exponent's sign, 1.0e+3)"
+    if not math.isfinite(float(value)):
+        return " (write a finite number)"
     return " (a string: remove the quotes)"
 
 
 def _check_integer(value: Any, file: str, at: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise config_error(file, at, f"expected an integer, got {show_value(value)}")
+    if not MIN_K_LIMIT <= value <= MAX_K_LIMIT:
+        raise config_error(file, at, f"expected an integer in {MIN_K_LIMIT}..{MAX_K_LIMIT}, got {show_value(value)}")
     return value
 
 

@@ -13,7 +13,6 @@ from tomlkit.exceptions import TOMLKitError
 from tomlkit.items import Comment, InlineTable, Null, Table, Whitespace
 from tomlkit.toml_document import TOMLDocument
 
-from workbench.atomic import atomic_write_text
 from workbench.config_io.checks import check_unknown_keys, checked
 from workbench.config_io.locate import (
     CONFIG_KEYS,
@@ -27,6 +26,7 @@ from workbench.config_io.locate import (
     find_step_rewards,
 )
 from workbench.config_io.read import parse_toml, read_text
+from workbench.config_io.target import check_target, same_line_endings, write_target
 from workbench.errors import ConfigError
 from workbench.reward import TABLE_DEFAULTS
 
@@ -41,7 +41,9 @@ class ExportResult:
     dropped_resource_overrides: bool
 
 
-def export_table(table: Mapping[str, Any], toml_path: str | Path, *, resource_overrides: bool = False) -> ExportResult:
+def export_table(
+    table: Mapping[str, Any], toml_path: str | Path, *, resource_overrides: bool = False, force: bool = False
+) -> ExportResult:
     """Write a step_rewards table (``RewardConfig.to_task_app_dict()``) into an existing
     training TOML, keeping everything else; ``resource_overrides`` says the config had some
     (they cannot be written: ``ExportResult.dropped_resource_overrides``).
@@ -64,25 +66,30 @@ def export_table(table: Mapping[str, Any], toml_path: str | Path, *, resource_ov
     - a layout tomlkit cannot edit so that the file reads back as the table (checked before
       writing).
 
+    Refused with ``OutputError`` (file unchanged): anything but a regular file; unless
+    ``force``, a read-only file or one with other hard links (``force`` replaces the first
+    keeping its mode, and updates the second in place so every link sees the change); a file
+    that cannot be written (unwritable folder, disk full).
+
     Resource overrides cannot be expressed in a training TOML; they are not written and
-    ``dropped_resource_overrides`` says so (lint reports it too). The write is atomic, and
-    skipped when nothing changed.
+    ``dropped_resource_overrides`` says so (lint reports it too). The write is atomic, keeps
+    the file's CRLF line endings, and is skipped when nothing changed.
     """
     path = Path(toml_path)
     if path.suffix.lower() != TOML_SUFFIX:
         raise ConfigError(f"{path}: expected a training TOML (.toml), got {path.suffix or 'no extension'!r}")
-    text = read_text(path)
+    text = read_text(path)  # refuses a FIFO or device before opening it
     location = _export_location(parse_toml(text, str(path)), str(path))
     table = checked(table, CONFIG_KEYS, f"cannot export into {path}")
-    doc = tomlkit.parse(text)
     try:
+        doc = tomlkit.parse(text)
         _update_step_rewards(_tomlkit_table(doc, location.table), location, table)
-    except TOMLKitError as error:
+        new_text = same_line_endings(doc.as_string(), text)
+    except (TOMLKitError, RecursionError, ValueError) as error:
         raise ConfigError(f"{path}: could not update {location.describe()} in place: {error}; the file is unchanged") from None
-    new_text = doc.as_string()
     _verify_export(new_text, location, table, path)
     if new_text != text:
-        atomic_write_text(path, new_text, overwrite=True)
+        write_target(path, new_text, check_target(path, force=force))
     return ExportResult(path, location, new_text != text, resource_overrides)
 
 

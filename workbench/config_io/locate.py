@@ -141,4 +141,8 @@ def show_value(value: Any) -> str:
         return "a table"
     if isinstance(value, list):
         return "a list"
-    return repr(value)
+    if isinstance(value, int) and value.bit_length() > 64:
+        # repr of an integer past 4300 digits raises ValueError; a long one says little anyway
+        return f"an integer of about {int(value.bit_length() * 0.30103) + 1} digits"
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import stat
 import tomllib
 from pathlib import Path
 from typing import Any, Literal
@@ -18,6 +19,10 @@ from workbench.config_io.locate import (
     show_value,
 )
 from workbench.errors import ConfigError
+
+#: The largest config file read (a step_rewards table is a few hundred bytes; a training TOML a
+#: few KB): anything bigger is not a config, and would only cost memory.
+MAX_CONFIG_BYTES = 10_000_000
 
 
 def read_table(path: str | Path) -> dict[str, Any]:
@@ -43,8 +48,16 @@ def file_kind(path: Path) -> Literal["yaml", "toml"]:
 
 
 def read_text(path: Path) -> str:
-    """The file's UTF-8 text; ``ConfigError`` naming the file when it cannot be read."""
+    """The file's UTF-8 text; ``ConfigError`` naming the file when it cannot be read or is not a
+    regular file (a FIFO or device would block or never end)."""
     try:
+        mode = path.stat().st_mode
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError
+        if not stat.S_ISREG(mode):
+            raise ConfigError(f"{path}: not a regular file (a FIFO, socket or device); expected a config file")
+        if path.stat().st_size > MAX_CONFIG_BYTES:
+            raise ConfigError(f"{path}: {path.stat().st_size} bytes; a config file is at most {MAX_CONFIG_BYTES} bytes")
         return path.read_bytes().decode("utf-8")
     except FileNotFoundError:
         raise ConfigError(f"{path}: no such file") from None
@@ -86,6 +99,10 @@ def _table_from_yaml(text: str, file: str) -> dict[str, Any]:
         raise ConfigError(f"{file}: {where}invalid YAML: {detail}") from None
     except yaml.YAMLError as error:
         raise ConfigError(f"{file}: invalid YAML: {error}") from None
+    except RecursionError:
+        raise ConfigError(f"{file}: invalid YAML: nested too deeply to read") from None
+    except ValueError as error:  # an integer of thousands of digits (Python's int() limit)
+        raise ConfigError(f"{file}: invalid YAML: {_short(error)}") from None
     if data is None:
         raise ConfigError(f"{file}: empty file; expected step_rewards keys (enabled, mode, strategy, ...)")
     if not isinstance(data, dict):
@@ -99,6 +116,15 @@ def parse_toml(text: str, file: str) -> dict[str, Any]:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{file}: invalid TOML: {error}") from None  # says "(at line N, column M)"
+    except RecursionError:
+        raise ConfigError(f"{file}: invalid TOML: nested too deeply to read") from None
+    except ValueError as error:  # an integer of thousands of digits (Python's int() limit)
+        raise ConfigError(f"{file}: invalid TOML: {_short(error)}") from None
+
+
+def _short(error: Exception) -> str:
+    text = str(error)
+    return text if len(text) <= 160 else text[:157] + "..."
 
 
 def _table_from_toml(text: str, file: str) -> dict[str, Any]:

@@ -15,11 +15,11 @@ import numpy as np
 import pandas as pd
 
 from workbench.config import RewardConfig
+from workbench.crafter_facts import ACHIEVEMENT_ALIASES, ACHIEVEMENTS, INVENTORY_ITEMS
 from workbench.diagnostics.flags import Flag
 from workbench.lint import lint
 from workbench.reward import PER_ACHIEVEMENT
 from workbench.scoring import Scores
-from workbench.crafter_facts import ACHIEVEMENT_ALIASES, ACHIEVEMENTS, INVENTORY_ITEMS
 
 __all__ = ["DEAD_COLUMNS", "LINT_CODES", "NOT_CRAFTER_ITEMS", "dead_entries"]
 

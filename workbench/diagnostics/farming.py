@@ -14,11 +14,11 @@ import numpy as np
 import pandas as pd
 
 from workbench.config import RewardConfig
+from workbench.crafter_facts import ACHIEVEMENTS, INVENTORY_ITEMS
 from workbench.diagnostics.components import ComponentTotals, EpisodeFacts
 from workbench.diagnostics.flags import Flag
 from workbench.reward import PER_ACHIEVEMENT
 from workbench.scoring import Scores
-from workbench.crafter_facts import ACHIEVEMENTS, INVENTORY_ITEMS
 
 __all__ = ["CYCLES", "Cycle", "cycles", "farming_episodes", "farming_events"]
 

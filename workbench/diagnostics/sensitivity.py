@@ -16,9 +16,9 @@ import pandas as pd
 
 from workbench.alignment import discordant_pairs
 from workbench.config import RewardConfig
+from workbench.crafter_facts import ACHIEVEMENTS
 from workbench.reward import PER_ACHIEVEMENT, coerce_weights
 from workbench.scoring import Scores
-from workbench.crafter_facts import ACHIEVEMENTS
 
 __all__ = ["credit_matrix", "sensitivity"]
 

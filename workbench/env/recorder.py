@@ -19,7 +19,7 @@ import numpy as np
 
 from workbench.episodes import Corpus, Episode, now_iso
 from workbench.errors import EnvError, TargetExistsError
-from workbench.storage import EPISODE_DIR, INDEX_FILE, load_corpus, read_index
+from workbench.storage import holds_episodes, load_corpus
 
 #: How an episode ended: Crafter's death, Crafter's length limit, or reset/close before either.
 ENDINGS = ("terminated", "truncated", "abandoned")
@@ -146,11 +146,8 @@ def episode_metadata(*, seed: int, crafter_episode: int, number: int, policy: st
 
 
 def _check_empty(out: Path) -> None:
-    holds_index = (out / INDEX_FILE).exists()
-    holds_files = (out / EPISODE_DIR).is_dir() and any((out / EPISODE_DIR).iterdir())
-    if holds_index or holds_files:
-        count = len(read_index(out)) if holds_index else "unindexed"
+    if holds_episodes(out):
         raise TargetExistsError(
-            f"{out} already holds episodes ({count}); record_to needs a new or empty folder "
+            f"{out} already holds episodes ({len(load_corpus(out))}); record_to needs a new or empty folder "
             "(recording never overwrites; give each environment of a vector env its own folder)"
         )

@@ -23,9 +23,9 @@ from typing import Any
 
 import numpy as np
 
+from workbench.crafter_facts import ACHIEVEMENTS, ACTIONS, INVENTORY_ITEMS
 from workbench.episodes.model import Episode, Frames
 from workbench.errors import EpisodeValueError
-from workbench.crafter_facts import ACHIEVEMENTS, ACTIONS, INVENTORY_ITEMS
 
 #: Crafter's inventory is 0..9 for every item (health, food, drink, energy included).
 INVENTORY_MAX = 9
@@ -65,14 +65,17 @@ class DecisionArrays:
 
     @property
     def n_episodes(self) -> int:
+        """How many episodes the arrays hold."""
         return len(self.ids)
 
     @property
     def n_decisions(self) -> int:
+        """How many decisions the arrays hold (rows minus one reset row per episode)."""
         return int(self.lengths.sum())
 
     @property
     def n_rows(self) -> int:
+        """How many state rows the arrays hold (each episode's reset state plus one per decision)."""
         return len(self.inventory)
 
     @property

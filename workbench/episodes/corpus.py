@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, overload
 
 import numpy as np
 import pandas as pd
@@ -96,7 +96,15 @@ class Corpus:
         for i in range(len(self)):
             yield self._load(i)
 
-    def __getitem__(self, key: int | str | slice | Sequence[bool] | pd.Series) -> Episode | Corpus:
+    @overload
+    def __getitem__(self, key: int | np.integer | str) -> Episode: ...
+
+    @overload
+    def __getitem__(self, key: slice | Sequence[bool] | np.ndarray | pd.Series) -> Corpus: ...
+
+    def __getitem__(self, key: int | np.integer | str | slice | Sequence[bool] | np.ndarray | pd.Series) -> Episode | Corpus:
+        """An episode by position or id, or a sub-corpus by slice, boolean mask or positions
+        (never loads an episode to select). Raises ``IndexError`` / ``KeyError`` for a bad key."""
         if isinstance(key, (int, np.integer)):
             position = int(key) + (len(self) if key < 0 else 0)
             if not 0 <= position < len(self):
@@ -134,10 +142,12 @@ class Corpus:
 
     @property
     def ids(self) -> list[str]:
+        """The episode ids, in corpus order."""
         return self.index["episode"].tolist()
 
     @property
     def n_decisions(self) -> int:
+        """How many decisions all episodes hold together (from the index: reads no episode)."""
         return int(self.index["decisions"].sum())
 
     # -- whole columns ----------------------------------------------------------------------

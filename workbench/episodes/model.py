@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from workbench.errors import EpisodeError, EpisodeValueError
 from workbench.crafter_facts import ACHIEVEMENTS, ACTIONS, INITIAL_INVENTORY, INVENTORY_ITEMS
+from workbench.errors import EpisodeError, EpisodeValueError
 
 ACTION_IDS: Mapping[str, int] = {name: index for index, name in enumerate(ACTIONS)}
 FRAME_SHAPE = (64, 64, 3)
@@ -146,7 +146,9 @@ class Episode:
     @property
     def unlocked(self) -> list[str]:
         """Achievements true in the last state, in Crafter's order."""
-        return [name for name, on in zip(ACHIEVEMENTS, self.achievement_status[-1]) if on]
+        status = self.achievement_status
+        assert status is not None  # __post_init__ fills it from the counts
+        return [name for name, on in zip(ACHIEVEMENTS, status[-1]) if on]
 
     # -- frames -----------------------------------------------------------------------------
     @property
@@ -195,6 +197,7 @@ class Episode:
         """Observation states as the task app sees them (index 0 = after reset)."""
         inventory = self.inventory.tolist()
         counts = self.achievement_counts.tolist()
+        assert self.achievement_status is not None  # __post_init__ fills it from the counts
         status = self.achievement_status.tolist()
         return [
             {
@@ -211,7 +214,8 @@ class Episode:
         the task app does not reset its inventory and count snapshots (quirk 7 in workbench.reward). The
         first decision is then paid for, e.g., health, food, drink and energy refilling to 9.
         Frames are not carried: the result is for scoring."""
-        def swapped(array: np.ndarray, last: np.ndarray) -> np.ndarray:
+        def swapped(array: np.ndarray | None, last: np.ndarray | None) -> np.ndarray:
+            assert array is not None and last is not None  # __post_init__ fills every array
             return np.concatenate([last[-1:], array[1:]])
 
         return Episode(
@@ -278,12 +282,12 @@ class Episode:
             meta["counts"] = "estimated"
         return cls(
             id=id,
-            inventory=inventory,
-            achievement_counts=counts,
-            achievement_status=status,
+            inventory=np.asarray(inventory),
+            achievement_counts=np.asarray(counts),
+            achievement_status=np.asarray(status),
             actions=[list(a) for a in actions],
-            env_reward=np.zeros(n) if env_reward is None else env_reward,
-            done=np.zeros(n, bool) if done is None else done,
+            env_reward=np.zeros(n) if env_reward is None else np.asarray(env_reward),
+            done=np.zeros(n, bool) if done is None else np.asarray(done),
             metadata=meta,
         )
 

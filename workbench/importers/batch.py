@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from workbench.episodes import Corpus, Episode, _unique_id
+from workbench.errors import WorkbenchError
+
+#: The longest episode id an importer keeps whole; longer ones are shortened with a hash (a
+#: file name past 255 bytes cannot be created: ENAMETOOLONG).
+MAX_ID_CHARS = 120
 
 
 @dataclass(frozen=True)
@@ -47,7 +53,7 @@ class ImportResult:
         return "\n".join(lines)
 
 
-class BadInput(Exception):
+class BadInput(WorkbenchError):
     """Raised while reading one item; becomes an ``ImportIssue`` once the file is known."""
 
     def __init__(self, location: str, message: str) -> None:
@@ -69,7 +75,7 @@ class Collector:
 
     def add(self, episode: Episode) -> None:
         """Keep ``episode`` under an id unique in the batch."""
-        unique = _unique_id(episode.id, self._seen)
+        unique = _unique_id(safe_id(episode.id), self._seen)
         self._seen.add(unique)
         # An episode's predecessor in its trajectory arrived just before it: map to its new id.
         if "follows" in episode.metadata:
@@ -89,9 +95,31 @@ def batch_files(path: Path, patterns: Sequence[str], what: str) -> tuple[list[Pa
     collected = Collector()
     if path.is_file():
         return [path], collected
-    files = sorted({f for pattern in patterns for f in path.rglob(pattern) if f.is_file()}) if path.is_dir() else []
+    # Suffixes match in any case (a .JSONL is a .jsonl); the patterns are "*.<suffix>".
+    suffixes = {pattern.lstrip("*").lower() for pattern in patterns}
+    files = sorted(f for f in path.rglob("*") if f.suffix.lower() in suffixes and f.is_file()) if path.is_dir() else []
     if not path.is_dir():
-        collected.errors.append(ImportIssue(str(path), "", "no such file or folder"))
+        problem = "not a regular file or folder (a FIFO, socket or device)" if path.exists() else "no such file or folder"
+        collected.errors.append(ImportIssue(str(path), "", problem))
     elif not files:
         collected.errors.append(ImportIssue(str(path), "", f"no {what} found (looked for {', '.join(patterns)})"))
     return files, collected
+
+
+def unexpected(error: BaseException) -> str:
+    """An item's problem from an exception no check foresaw (a huge number, a deep nesting, an
+    odd type): its type and message, so the batch goes on and the report says what broke."""
+    if isinstance(error, RecursionError):
+        return "nested too deeply to read"
+    return f"could not be read ({type(error).__name__}: {str(error)[:200]})"
+
+
+def safe_id(episode_id: str) -> str:
+    """``episode_id`` whole when short enough to be a file name, else its first characters and a
+    hash of the whole (so two long ids stay distinct)."""
+    if len(episode_id) <= MAX_ID_CHARS:
+        return episode_id
+    digest = hashlib.sha256(episode_id.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    return f"{episode_id[: MAX_ID_CHARS - 13]}-{digest}"
+
+

@@ -4,6 +4,7 @@ observations show, and labelled so (``metadata["counts"]``: ``logged`` or ``esti
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -52,7 +53,7 @@ def logged_counts(
         else:
             ambiguous = np.zeros(len(ACHIEVEMENTS), dtype=bool)
         for name, delta in deltas.items():
-            if name not in _ACHIEVEMENT or isinstance(delta, bool) or not isinstance(delta, (int, float)) or delta <= 0:
+            if name not in _ACHIEVEMENT or not _is_rise(delta):
                 return None, f"decision {i}: achievement_count_deltas has {name!r}: {delta!r} (a positive rise of a Crafter achievement expected)"
             k = _ACHIEVEMENT[name]
             row[k] = before[k] + int(delta)
@@ -65,6 +66,13 @@ def logged_counts(
     if disagree.size:
         return None, f"the logged rises disagree with the observed achievements at state {int(disagree[0])}"
     return counts, "rebuilt exactly from the rises logged in info.stepwise.achievement_count_deltas"
+
+
+def _is_rise(delta: Any) -> bool:
+    """A logged count rise: a positive whole number within int32 (not a bool, NaN or inf)."""
+    if isinstance(delta, bool) or not isinstance(delta, (int, float)):
+        return False
+    return math.isfinite(delta) and delta == int(delta) and 0 < delta <= 2**31 - 1
 
 
 def estimated_counts(status: np.ndarray, inventory: np.ndarray, actions: Sequence[Sequence[str]]) -> np.ndarray:

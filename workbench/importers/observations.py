@@ -11,6 +11,7 @@ from typing import Any
 
 from workbench.crafter_facts import ACHIEVEMENTS, INVENTORY_ITEMS
 from workbench.importers.batch import BadInput
+from workbench.importers.values import INT32_MIN, flag, integer, integer_text
 
 #: The most characters of a text map view kept per state (a 5x5 view is about 150; a 9x9 one 500).
 MAX_VIEW_CHARS = 4096
@@ -41,24 +42,44 @@ def observation(obs: Any, where: str) -> Observed:
 
 
 def raw_observation(obs: Mapping[str, Any], where: str) -> Observed:
-    """The task app's observation dict (Crafter's counts included when it has them)."""
+    """The task app's observation dict (Crafter's counts included when it has them); every
+    count an integer in 0..2**31-1, every flag true/false (``BadInput`` naming the field)."""
     try:
         state: dict[str, Any] = {
-            "inventory": {str(k): int(v) for k, v in obs["inventory"].items()},
-            "achievements_status": {str(k): bool(v) for k, v in (obs.get("achievements_status") or {}).items()},
+            "inventory": {str(k): integer(v, where, f"inventory.{k}") for k, v in obs["inventory"].items()},
+            "achievements_status": {
+                str(k): flag(v, where, f"achievements_status.{k}")
+                for k, v in _mapping_field(obs, "achievements_status", where).items()
+            },
         }
         if isinstance(obs.get("achievements_counts"), Mapping):
-            state["achievements_counts"] = {str(k): int(v) for k, v in obs["achievements_counts"].items()}
+            state["achievements_counts"] = {
+                str(k): integer(v, where, f"achievements_counts.{k}") for k, v in obs["achievements_counts"].items()
+            }
             if not state["achievements_status"]:
                 state["achievements_status"] = {k: v > 0 for k, v in state["achievements_counts"].items()}
         position = obs.get("player_position")
-        position = (int(position[0]), int(position[1])) if position is not None else None
+        if position is not None:
+            if not isinstance(position, (list, tuple)) or len(position) != 2:
+                raise BadInput(where, f"player_position: {str(position)[:40]} is not [x, y]")
+            position = tuple(integer(p, where, "player_position", low=INT32_MIN) for p in position)
         step = obs.get("num_steps_taken")
         max_steps = obs.get("max_steps_episode")
-        return Observed(state, position, int(step) if step is not None else None, "raw",
-                        int(max_steps) if max_steps is not None else None)
-    except (TypeError, ValueError, IndexError) as error:
+        return Observed(state, position, integer(step, where, "num_steps_taken") if step is not None else None, "raw",
+                        integer(max_steps, where, "max_steps_episode") if max_steps is not None else None)
+    except BadInput:
+        raise  # already names the field
+    except (TypeError, ValueError, IndexError, AttributeError, OverflowError) as error:
         raise BadInput(where, f"raw observation with a malformed field ({error})") from None
+
+
+def _mapping_field(obs: Mapping[str, Any], key: str, where: str) -> Mapping[str, Any]:
+    value = obs.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise BadInput(where, f"{key}: expected an object, got {type(value).__name__}")
+    return value
 
 
 _TEXT_LINE = re.compile(r"^\s*(Step|Health|Position|Inventory|Achievements):[ \t]*(.*?)\s*$", re.MULTILINE)
@@ -77,10 +98,7 @@ def text_observation(text: str, where: str) -> Observed:
     missing = [name for name in ("Health", "Inventory", "Achievements") if name not in fields]
     if missing:
         raise BadInput(where, f"text observation without a {', '.join(repr(m + ':') for m in missing)} line")
-    try:
-        health = int(float(fields["Health"]))
-    except ValueError:
-        raise BadInput(where, f"Health: {fields['Health']!r} is not a number") from None
+    health = integer_text(fields["Health"], where, "Health")
     inventory = {item: 0 for item in INVENTORY_ITEMS} | {"health": health} | _text_inventory(fields["Inventory"], where)
     status = {name: False for name in ACHIEVEMENTS} | {name: True for name in _text_achievements(fields["Achievements"], where)}
     step = max_steps = None
@@ -88,13 +106,15 @@ def text_observation(text: str, where: str) -> Observed:
         counter = re.fullmatch(r"(\d+)\s*/\s*(\d+)", fields["Step"])
         if not counter:
             raise BadInput(where, f"Step: {fields['Step']!r} is not 'i/max'")
-        step, max_steps = int(counter.group(1)), int(counter.group(2))
+        step = integer_text(counter.group(1), where, "Step")
+        max_steps = integer_text(counter.group(2), where, "Step (max)")
     position = None
     if "Position" in fields:
         pair = _PAIR.match(fields["Position"])
         if not pair:
             raise BadInput(where, f"Position: {fields['Position']!r} is not '[x, y]'")
-        position = (int(pair.group(1)), int(pair.group(2)))
+        position = (integer_text(pair.group(1), where, "Position", low=INT32_MIN),
+                    integer_text(pair.group(2), where, "Position", low=INT32_MIN))
     state = {"inventory": inventory, "achievements_status": status}
     return Observed(state, position, step, "text", max_steps, map_view(text))
 
@@ -119,9 +139,11 @@ def _text_inventory(value: str, where: str) -> dict[str, int]:
     items = {}
     for entry in value.split(","):
         name, sep, amount = entry.strip().partition(":")
-        if not sep or name.strip() not in _TEXT_ITEMS or not amount.strip().lstrip("-").isdigit():
-            raise BadInput(where, f"Inventory entry {entry.strip()!r} is not '<item>:<count>' with a Crafter item")
-        items[name.strip()] = int(amount)
+        if not sep or name.strip() not in _TEXT_ITEMS:
+            raise BadInput(where, f"Inventory entry {entry.strip()[:60]!r} is not '<item>:<count>' with a Crafter item")
+        if name.strip() in items:
+            raise BadInput(where, f"Inventory {name.strip()}: given twice")
+        items[name.strip()] = integer_text(amount, where, f"Inventory {name.strip()}")
     return items
 
 

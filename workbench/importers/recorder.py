@@ -13,7 +13,8 @@ from tqdm.auto import tqdm
 from workbench.crafter_facts import ACHIEVEMENTS, ACTIONS, INVENTORY_ITEMS
 from workbench.episodes import FRAME_SHAPE, Episode, Frames, reset_state_arrays
 from workbench.errors import NPZ_READ_ERRORS, EpisodeError, FrameReadError
-from workbench.importers.batch import BadInput, ImportIssue, ImportResult, batch_files
+from workbench.importers.batch import BadInput, ImportIssue, ImportResult, batch_files, safe_id, unexpected
+from workbench.importers.values import INT32_MIN, check_array
 
 #: Arrays every crafter.Recorder episode file holds that the importer needs (``semantic`` and
 #: ``discount`` are not needed: the workbench keeps frames, inventories and counts).
@@ -41,6 +42,8 @@ def import_crafter_recorder(path: str | Path, *, progress: bool = True) -> Impor
             collected.add(_recorder_episode(file))
         except BadInput as error:
             collected.errors.append(ImportIssue(str(file), error.location, error.message))
+        except Exception as error:  # noqa: BLE001 - whatever a file does, the batch goes on
+            collected.errors.append(ImportIssue(str(file), "", unexpected(error)))
     return collected.result(len(files))
 
 
@@ -49,17 +52,23 @@ def _recorder_episode(file: Path) -> Episode:
     steps = len(arrays["action"]) - 1
     _check_recorder_shapes(file, arrays, steps)
     inventory0, counts0 = reset_state_arrays()
-    inventory = np.column_stack([arrays[f"ainventory_{item}"][1:] for item in INVENTORY_ITEMS])
-    counts = np.column_stack([arrays[f"achievement_{name}"][1:] for name in ACHIEVEMENTS])
+    # Row 0 is the Recorder's zero-filled reset row: only rows 1.. are read, so only they are checked.
+    inventory = np.column_stack([check_array(arrays[f"ainventory_{item}"][1:], f"ainventory_{item}", kind="count")
+                                 for item in INVENTORY_ITEMS])
+    counts = np.column_stack([check_array(arrays[f"achievement_{name}"][1:], f"achievement_{name}", kind="count")
+                              for name in ACHIEVEMENTS])
+    positions = check_array(arrays["player_pos"][1:], "player_pos", kind="count", low=INT32_MIN)
+    rewards = check_array(arrays["reward"][1:], "reward", kind="real")
+    dones = check_array(arrays["done"][1:], "done", kind="flag")
     try:
         return Episode(
-            id=file.stem,
+            id=safe_id(file.stem),
             inventory=np.vstack([inventory0, inventory]),
             achievement_counts=np.vstack([counts0, counts]),
-            player_pos=np.vstack([[-1, -1], arrays["player_pos"][1:]]),
+            player_pos=np.vstack([[-1, -1], positions]),
             actions=[[ACTIONS[a]] for a in arrays["action"][1:]],
-            env_reward=arrays["reward"][1:],
-            done=arrays["done"][1:],
+            env_reward=rewards,
+            done=dones,
             metadata={"source": "crafter-recorder", "file": file.name, "policy": "unknown", "seed": None},
             frames_loader=partial(_recorder_frames, file, steps),
         )

@@ -8,7 +8,6 @@ estimates (``estimated``); ``metadata["counts"]`` and ``corpus.index["counts"]``
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -18,18 +17,19 @@ from typing import Any
 import numpy as np
 from tqdm.auto import tqdm
 
-from workbench.crafter_facts import ACHIEVEMENTS, ACTIONS, INVENTORY_ITEMS
-from workbench.episodes import ACTION_IDS, Episode
+from workbench.crafter_facts import ACHIEVEMENTS, INVENTORY_ITEMS
+from workbench.episodes import Episode
 from workbench.errors import EpisodeError
-from workbench.importers.batch import BadInput, Collector, ImportIssue, ImportResult, batch_files
+from workbench.importers.batch import BadInput, Collector, ImportIssue, ImportResult, batch_files, unexpected
 from workbench.importers.counts import estimated_counts, inventory_disagreements, logged_counts
+from workbench.importers.decisions import decision_actions, executed_actions, model_messages
+from workbench.importers.jsonfiles import as_mapping, dig, join_path, read_responses
 from workbench.importers.observations import Observed, observation
+from workbench.importers.values import INT32_MAX, finite, flag, integer
 from workbench.reward import PER_ACHIEVEMENT
 
 #: Rollout steps the task app appends when it ends a rollout early without stepping the env.
 _NOT_EXECUTED = ("no_tool_calls", "invalid_action")
-#: The most characters of the model's words kept per decision.
-MAX_MESSAGE_CHARS = 2000
 
 
 def import_rollouts(path: str | Path, *, progress: bool = True) -> ImportResult:
@@ -52,12 +52,15 @@ def import_rollouts(path: str | Path, *, progress: bool = True) -> ImportResult:
     """
     files, collected = batch_files(Path(path), ("*.json", "*.jsonl"), "rollout files (.json, .jsonl)")
     for file in tqdm(files, desc="import", unit="file", disable=not progress or len(files) < 2):
-        for item in _file_episodes(file):
-            if isinstance(item, Episode):
-                _warn(collected, file, item)
-                collected.add(item)
-            else:
-                collected.errors.append(ImportIssue(str(file), item.location, item.message))
+        try:
+            for item in _file_episodes(file):
+                if isinstance(item, Episode):
+                    _warn(collected, file, item)
+                    collected.add(item)
+                else:
+                    collected.errors.append(ImportIssue(str(file), item.location, item.message))
+        except Exception as error:  # noqa: BLE001 - whatever a file does, the batch goes on
+            collected.errors.append(ImportIssue(str(file), "", unexpected(error)))
     return collected.result(len(files))
 
 
@@ -74,7 +77,7 @@ def _warn(collected: Collector, file: Path, episode: Episode) -> None:
 
 def _file_episodes(file: Path) -> Iterator[Episode | BadInput]:
     """Every episode of one file, or a ``BadInput`` per response/episode that cannot be read."""
-    for where, response in _responses(file):
+    for where, response in read_responses(file):
         if isinstance(response, BadInput):
             yield response
             continue
@@ -82,56 +85,14 @@ def _file_episodes(file: Path) -> Iterator[Episode | BadInput]:
             yield from _response_episodes(file, where, response)
         except BadInput as error:
             yield error
+        except Exception as error:  # noqa: BLE001 - one bad response never costs the file's others
+            yield BadInput(where, unexpected(error))
 
 
-def _responses(file: Path) -> Iterator[tuple[str, Any]]:
-    """(location prefix, parsed response or BadInput) for each response in a JSON/JSONL file."""
-    try:
-        text = file.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        yield "", BadInput("", f"cannot read ({error})")
-        return
-    if file.suffix == ".jsonl":
-        for number, line in enumerate(text.splitlines(), start=1):
-            if line.strip():
-                yield f"line {number}", _parse_json(line, offset=number - 1)
-        return
-    document = _parse_json(text, offset=0)
-    if isinstance(document, list):
-        for i, response in enumerate(document):
-            yield f"[{i}]", response
-    else:
-        yield "", document
-
-
-def _parse_json(text: str, *, offset: int) -> Any:
-    """The parsed JSON, or a BadInput naming the file's line (``offset`` = lines before ``text``)."""
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as error:
-        line = error.lineno + offset
-        return BadInput(f"line {line}", f"not valid JSON ({error.msg} at column {error.colno}); truncated file?")
-
-
-def _join(*parts: str) -> str:
-    return ", ".join(p for p in parts if p)
-
-
-def _mapping(value: Any) -> Mapping[str, Any]:
-    """``value`` when it is an object, else an empty one (odd field types read as absent)."""
-    return value if isinstance(value, Mapping) else {}
-
-
-def _dig(value: Any, *keys: str | int) -> Any:
-    """``value[k1][k2]...`` (an int key indexes a list), or None as soon as a level is missing."""
-    for key in keys:
-        if isinstance(key, int):
-            value = value[key] if isinstance(value, list) and -len(value) <= key < len(value) else None
-        elif isinstance(value, Mapping):
-            value = value.get(key)
-        else:
-            return None
-    return value
+def _done(step: Mapping[str, Any], where: str) -> bool:
+    """A step's ``done``: true/false or 0/1 (absent or null: false); ``BadInput`` for anything else."""
+    value = step.get("done")
+    return False if value is None else flag(value, where, "done")
 
 
 @dataclass
@@ -152,22 +113,24 @@ def _response_episodes(file: Path, where: str, response: Any) -> Iterator[Episod
     trajectories = response.get("trajectories")
     if not isinstance(trajectories, list) or not trajectories:
         raise BadInput(where, "no 'trajectories' list: not a task-app rollout response")
-    summary = _dig(response, "metrics", "details", "stepwise")
+    summary = dig(response, "metrics", "details", "stepwise")
     summary = dict(summary) if isinstance(summary, Mapping) else None
     context = _Context(file, where, response, *_logged_config(response, summary), summary)
     for t, trajectory in enumerate(trajectories):
-        path = _join(where, f"trajectories[{t}]")
+        path = join_path(where, f"trajectories[{t}]")
         try:
             yield from _trajectory_episodes(context, t, path, trajectory)
         except BadInput as error:
             yield error
+        except Exception as error:  # noqa: BLE001 - one bad trajectory never costs the others
+            yield BadInput(path, unexpected(error))
 
 
 def _logged_config(response: Mapping[str, Any], summary: Mapping[str, Any] | None) -> tuple[dict[str, Any] | None, str | None]:
     """The step_rewards table the rollout ran with: from its request when the file has one
     (policy config first, as the task app reads it), else rebuilt from the summary's echo."""
     for section in ("policy", "env"):
-        requested = _dig(response, "request", section, "config", "step_rewards")
+        requested = dig(response, "request", section, "config", "step_rewards")
         if isinstance(requested, Mapping) and requested:
             return dict(requested), f"request.{section}.config.step_rewards"
     if isinstance(response.get("step_rewards"), Mapping):
@@ -198,15 +161,15 @@ def _trajectory_episodes(context: _Context, t: int, path: str, trajectory: Any) 
     for i, step in enumerate(steps):
         if not isinstance(step, Mapping):
             raise BadInput(f"{path}.steps[{i}]", "expected a step object")
-    ends = [i for i, step in enumerate(steps) if step.get("done")]
+    ends = [i for i, step in enumerate(steps) if _done(step, f"{path}.steps[{i}]")]
     bounds = [0] + [i + 1 for i in ends if i + 1 < len(steps)] + [len(steps)]
     previous: Episode | None = None
     segments = list(zip(bounds[:-1], bounds[1:]))
     for k, (start, stop) in enumerate(segments, start=1):
         try:
             episode = _episode(context, t, path, trajectory, steps, start, stop, k, len(segments), previous)
-        except (BadInput, TypeError, ValueError, AttributeError, KeyError) as error:  # the latter: odd field types
-            yield error if isinstance(error, BadInput) else BadInput(path, f"malformed rollout data ({type(error).__name__}: {error})")
+        except Exception as error:  # noqa: BLE001 - one bad episode never stops the batch
+            yield error if isinstance(error, BadInput) else BadInput(path, unexpected(error))
             previous = None
             continue
         if ended and stop == len(steps):
@@ -222,8 +185,8 @@ def _episode(
     """The episode of ``steps[start:stop]``; its states are those steps' obs plus the state after.
     ``previous`` is the episode before it in the same trajectory (on_done = reset), if any."""
     observed = [observation(step.get("obs"), f"{path}.steps[{i}].obs") for i, step in enumerate(steps[start:stop], start)]
-    actions = [_decision_actions(step.get("tool_calls"), f"{path}.steps[{i}].tool_calls") for i, step in enumerate(steps[start:stop], start)]
-    infos: list[Mapping[str, Any]] = [_mapping(step.get("info")) for step in steps[start:stop]]
+    actions = [decision_actions(step.get("tool_calls"), f"{path}.steps[{i}].tool_calls") for i, step in enumerate(steps[start:stop], start)]
+    infos: list[Mapping[str, Any]] = [as_mapping(step.get("info")) for step in steps[start:stop]]
     stepwise = [info.get("stepwise") if isinstance(info.get("stepwise"), Mapping) else None for info in infos]
     metadata: dict[str, Any] = {}
     last = observed[-1]
@@ -232,13 +195,11 @@ def _episode(
         state, note = _terminal_state(last.state, stepwise[-1])
         after = Observed(state, None, None, last.kind)
         metadata["terminal_state"] = note
-    if steps[stop - 1].get("done"):
-        actions[-1] = _executed(actions[-1], last)
+    if steps[stop - 1].get("done") is True or steps[stop - 1].get("done") == 1:
+        actions[-1] = executed_actions(actions[-1], last)
     states = observed + [after]
-    try:
-        rewards = [float(step.get("reward") or 0.0) for step in steps[start:stop]]
-    except (TypeError, ValueError):
-        raise BadInput(path, "a step's reward is not a number") from None
+    rewards = [finite(step.get("reward") if step.get("reward") is not None else 0.0, f"{path}.steps[{i}]", "reward")
+               for i, step in enumerate(steps[start:stop], start)]
     metadata.update(_episode_metadata(context, path, trajectory, states, k, count))
     if previous is not None:
         # The task app scores this episode's first decision against the previous one's end
@@ -258,12 +219,12 @@ def _episode(
             achievement_status=status,
             actions=actions,
             env_reward=np.array(rewards, dtype=np.float64),
-            done=np.array([bool(step.get("done")) for step in steps[start:stop]]),
+            done=np.array([_done(step, path) for step in steps[start:stop]], dtype=bool),
             player_pos=np.array([s.position or (-1, -1) for s in states], dtype=np.int32),
             metadata=metadata,
             logged=_logged(context, stepwise, infos),
             views=_views(states),
-            messages=_messages(infos) if last.kind == "text" else None,
+            messages=model_messages(infos) if last.kind == "text" else None,
         )
     except (EpisodeError, ValueError, TypeError) as error:
         raise BadInput(path, str(error)) from None
@@ -297,29 +258,6 @@ def _views(states: list[Observed]) -> list[str] | None:
     return [s.view or "" for s in states]
 
 
-def _messages(infos: list[Mapping[str, Any]]) -> list[str]:
-    """What the model said for each decision: its text, then its tool calls as it wrote them
-    (``info.meta.raw_response``; the task app may rewrite the actions it then ran)."""
-    return [_model_words(_dig(info, "meta", "raw_response")) for info in infos]
-
-
-def _model_words(response: Any) -> str:
-    if isinstance(response, str):
-        return response[:MAX_MESSAGE_CHARS]
-    message = _dig(response, "choices", 0, "message") if isinstance(response, Mapping) else None
-    if not isinstance(message, Mapping):
-        return ""
-    content = message.get("content")
-    if isinstance(content, list):  # content parts
-        content = " ".join(str(p.get("text", "")) for p in content if isinstance(p, Mapping))
-    lines = [str(content).strip()] if content else []
-    for call in message.get("tool_calls") or []:
-        function = call.get("function") if isinstance(call, Mapping) else None
-        if isinstance(function, Mapping):
-            lines.append(f"{function.get('name')}({function.get('arguments')})")
-    return "\n".join(lines)[:MAX_MESSAGE_CHARS]
-
-
 def _episode_id(context: _Context, t: int, k: int, count: int) -> str:
     """``<run_id>[-t<trajectory>][-e<episode>]`` (suffixes only where needed); without a run id,
     the file's stem and the response's place in it."""
@@ -345,15 +283,7 @@ def _after_last(
         raise BadInput(where, "missing: the state after the last decision is needed")
     after = observation(final["observation"], where)
     reset = after.step is not None and last.step is not None and after.step <= last.step
-    return None if steps[stop - 1].get("done") and reset else after
-
-
-def _executed(actions: list[str], before: Observed) -> list[str]:
-    """The actions of an episode's ``done`` decision that ran: the tool call lists what the
-    policy asked, but the env stops at the step limit (known from the ``Step: i/max`` counter)."""
-    if before.step is None or not before.max_steps:
-        return actions
-    return actions[: max(1, before.max_steps - before.step)]
+    return None if _done(steps[stop - 1], where) and reset else after
 
 
 def _terminal_state(previous: Mapping[str, Any], stepwise: Mapping[str, Any] | None) -> tuple[dict[str, Any], str]:
@@ -367,12 +297,14 @@ def _terminal_state(previous: Mapping[str, Any], stepwise: Mapping[str, Any] | N
         return state, "unknown: the rollout reset without storing it and logged no info.stepwise; carried over the state before"
     for name in stepwise.get("new_achievements") or []:
         state["achievements_status"][name] = True
-    for item, delta in (stepwise.get("inventory_deltas") or {}).items():
-        state["inventory"][item] = int(state["inventory"].get(item, 0)) + int(delta)
+    for item, delta in as_mapping(stepwise.get("inventory_deltas")).items():
+        rise = integer(delta, "info.stepwise.inventory_deltas", str(item), low=-INT32_MAX)
+        state["inventory"][item] = integer(int(state["inventory"].get(item, 0)) + rise, "info.stepwise", f"inventory {item}")
     if "achievements_counts" in state:
         counts = state["achievements_counts"]
-        for name, delta in (stepwise.get("achievement_count_deltas") or {}).items():
-            counts[name] = int(counts.get(name, 0)) + int(delta)
+        for name, delta in as_mapping(stepwise.get("achievement_count_deltas")).items():
+            rise = integer(delta, "info.stepwise.achievement_count_deltas", str(name))
+            counts[name] = integer(int(counts.get(name, 0)) + rise, "info.stepwise", f"count {name}")
         for name, on in state["achievements_status"].items():
             if on and not counts.get(name):
                 counts[name] = 1  # unlocked means counted at least once
@@ -393,7 +325,7 @@ def _episode_metadata(
         "run_id": context.response.get("run_id"),
         "env_id": trajectory.get("env_id"),
         "policy": trajectory.get("policy_id") or "unknown",
-        "seed": _dig(context.response, "request", "env", "seed"),
+        "seed": dig(context.response, "request", "env", "seed"),
         "observations": kinds[0] if len(kinds) == 1 else "mixed",
         "episode_in_trajectory": k,
         "episodes_in_trajectory": count,
@@ -410,7 +342,7 @@ def _logged(context: _Context, stepwise: list[Mapping[str, Any] | None], infos: 
         return None
     decision_rewards = []
     for info in infos:
-        meta = _mapping(info.get("meta"))
+        meta = as_mapping(info.get("meta"))
         decision_rewards.append(meta.get("decision_rewards") if isinstance(meta.get("decision_rewards"), Mapping) else None)
     return {
         "config": context.config,
@@ -419,29 +351,5 @@ def _logged(context: _Context, stepwise: list[Mapping[str, Any] | None], infos: 
         "decision_rewards": decision_rewards,
         "summary": context.summary,
     }
-
-
-def _decision_actions(tool_calls: Any, where: str) -> list[str]:
-    """The Crafter action names of one decision's ``interact_many`` tool calls, in order."""
-    if not isinstance(tool_calls, list) or not tool_calls:
-        raise BadInput(where, "no tool calls: a decision needs at least one action")
-    actions: list[Any] = []
-    for call in tool_calls:
-        args = call.get("args", call.get("arguments")) if isinstance(call, Mapping) else None
-        if isinstance(args, str):
-            try:
-                args = json.loads(args)
-            except json.JSONDecodeError:
-                args = None
-        if not isinstance(args, Mapping) or not ("actions" in args or "action" in args):
-            raise BadInput(where, f"a tool call without args.actions: {json.dumps(call)[:120]}")
-        listed = args.get("actions", [args.get("action")])
-        actions.extend(listed if isinstance(listed, list) else [listed])
-    unknown = [a for a in actions if a not in ACTION_IDS]
-    if unknown:
-        raise BadInput(where, f"unknown action name(s) {unknown}; Crafter's are {', '.join(ACTIONS)}")
-    if not actions:
-        raise BadInput(where, "the tool calls hold no actions: a decision needs at least one")
-    return actions
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import weakref
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -11,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from workbench.crafter_facts import ACHIEVEMENTS, INVENTORY_ITEMS
-from workbench.episodes import Corpus, Episode
+from workbench.episodes import Corpus, DecisionArrays
 from workbench.errors import CorpusError, EpisodeError
 
 N_ACHIEVEMENTS = len(ACHIEVEMENTS)
@@ -127,20 +126,16 @@ def _prepare(corpus: Corpus) -> PreparedCorpus:
     if len(corpus) == 0:
         raise CorpusError("cannot score an empty corpus: it has no episodes")
     steps = corpus.index["steps"].to_numpy(dtype=np.int64)
+    empty = corpus.index["decisions"] == 0
+    if empty.any():
+        episode = corpus.index.loc[empty, "episode"].iloc[0]
+        raise EpisodeError(f"episode {episode!r} has no decisions; every scored episode needs at least one")
     batches: list[dict[str, Any]] = []
-    batch: list[Episode] = []
-    batch_decisions = first_decision = first_episode = 0
-    for episode in corpus:
-        if episode.n_decisions == 0:
-            raise EpisodeError(f"episode {episode.id!r} has no decisions; every scored episode needs at least one")
-        batch.append(episode)
-        batch_decisions += episode.n_decisions
-        if batch_decisions >= _BATCH_DECISIONS:
-            batches.append(_prepare_batch(batch, first_decision, first_episode))
-            first_decision, first_episode = first_decision + batch_decisions, first_episode + len(batch)
-            batch, batch_decisions = [], 0
-    if batch:
-        batches.append(_prepare_batch(batch, first_decision, first_episode))
+    first_decision = 0
+    # Whole state columns, batch by batch: zero-copy slices of a columnar corpus's arrays.
+    for first_episode, arrays in corpus.decision_batches(_BATCH_DECISIONS):
+        batches.append(_prepare_batch(arrays, first_decision, first_episode))
+        first_decision += arrays.n_decisions
     joined = {key: np.concatenate([b[key] for b in batches]) for key in batches[0] if key != "ids"}
     joined.update(_active_decisions(joined))
     for array in joined.values():
@@ -150,22 +145,22 @@ def _prepare(corpus: Corpus) -> PreparedCorpus:
                           **joined)  # type: ignore[arg-type]  # the array fields, by name
 
 
-def _prepare_batch(episodes: Sequence[Episode], first_decision: int, first_episode: int) -> dict[str, Any]:
+def _prepare_batch(arrays: DecisionArrays, first_decision: int, first_episode: int) -> dict[str, Any]:
     """The prepared arrays of some whole episodes, their decisions numbered from ``first_decision``.
 
-    The episodes' states are stacked into one array per kind (row ``row_starts[k]`` is episode
-    k's reset state), so each decision is the transition between two consecutive rows; the
-    transitions from one episode's last row to the next one's reset row are dropped.
+    ``arrays`` stacks the episodes' states (row ``row_starts[k]`` is episode k's reset state),
+    so each decision is the transition between two consecutive rows; the transitions from one
+    episode's last row to the next one's reset row are dropped.
     """
-    lengths = np.array([e.n_decisions for e in episodes], dtype=np.int64)
-    n, e = int(lengths.sum()), len(episodes)
-    row_starts = np.concatenate([[0], np.cumsum(lengths + 1)[:-1]])
+    lengths = arrays.lengths
+    n, e = int(lengths.sum()), len(lengths)
+    row_starts = arrays.row_starts
     row_ends = row_starts + lengths  # last state row of each episode
     decision_of = np.arange(n + e - 1, dtype=np.int64)  # transition row -> local decision, -1 across episodes
     decision_of -= np.repeat(np.arange(e), lengths + 1)[:-1]
     decision_of[row_ends[:-1]] = -1
     local_episode = np.repeat(np.arange(e, dtype=np.int64), lengths)
-    status = np.concatenate([ep.achievement_status for ep in episodes])
+    status = arrays.achievement_status
 
     # Unlocks: status truthy now and not before, per name (as the task app finds them), listed by
     # decision, then in the status map's (Crafter's) order.
@@ -182,20 +177,20 @@ def _prepare_batch(episodes: Sequence[Episode], first_decision: int, first_episo
     segments[0::2], segments[1::2] = row_starts + 1, row_starts[1:]
     ever_status = np.logical_or.reduceat(status, segments, axis=0)[0::2]
 
-    gain_rows, gain_slots, gain_deltas = _resource_gains(episodes, decision_of)
+    gain_rows, gain_slots, gain_deltas = _resource_gains(arrays, decision_of)
     starts = first_decision + np.concatenate([[0], np.cumsum(lengths)[:-1]])
     return {
-        "ids": [ep.id for ep in episodes],
+        "ids": list(arrays.ids),
         "starts": starts,
         "lengths": lengths,
-        "env_return": np.array([ep.env_return for ep in episodes], dtype=np.float64),
+        "env_return": arrays.env_return,
         "reset_status": reset_status,
         "final_status": final_status,
         "ever_status": ever_status,
         "seen_status": seen,
         "episode_of": (local_episode + first_episode).astype(np.int32),
         "decision": (np.arange(n, dtype=np.int64) - np.repeat(starts - first_decision, lengths) + 1).astype(np.int32),
-        "env_reward": np.concatenate([ep.env_reward for ep in episodes]),
+        "env_reward": arrays.decision_env_reward(),
         "n_unlocked": np.bincount(rows, minlength=n).astype(np.int32),
         "n_first": np.bincount(rows[first], minlength=n).astype(np.int32),
         "unlock_decision": rows + first_decision,
@@ -249,15 +244,15 @@ def _group_ordinal(keys: np.ndarray) -> np.ndarray:
     return ordinal
 
 
-def _resource_gains(episodes: Sequence[Episode], decision_of: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _resource_gains(arrays: DecisionArrays, decision_of: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Positive inventory and achievement-count deltas: (decision, slot, delta) listed by
     decision, inventory items before counts, each in Crafter order (the task app's order)."""
     parts = []
     for slot0, attribute in ((0, "inventory"), (N_ITEMS, "achievement_counts")):
-        states = np.concatenate([getattr(ep, attribute) for ep in episodes])
+        states = getattr(arrays, attribute)  # narrow unsigned dtypes on a columnar corpus
         rows, columns, flat = _transitions(states[1:] > states[:-1], decision_of)
         # Deltas only where something rose (a small fraction of the cells).
-        deltas = states[1:].ravel()[flat] - states[:-1].ravel()[flat]
+        deltas = states[1:].ravel()[flat].astype(np.int32) - states[:-1].ravel()[flat]
         parts.append((rows, columns + slot0, deltas))
     rows = np.concatenate([p[0] for p in parts])
     order = np.argsort(rows, kind="stable")  # stable: inventory stays before counts per decision

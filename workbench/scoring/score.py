@@ -6,6 +6,7 @@ import numpy as np
 
 from workbench.config import RewardConfig
 from workbench.episodes import Corpus
+from workbench.errors import ConfigError
 from workbench.reward import PER_ACHIEVEMENT
 from workbench.scoring.prepare import PreparedCorpus, as_prepared
 from workbench.scoring.scores import Scores
@@ -16,7 +17,8 @@ def score(corpus: Corpus | PreparedCorpus, config: RewardConfig) -> Scores:
     """What ``config`` pays on every decision of ``corpus`` (a ``Corpus`` or ``prepare(corpus)``).
 
     Equal, decision by decision and component by component, to ``rollout.score_episode`` on
-    each episode. Raises ``CorpusError`` for an empty corpus.
+    each episode. Raises ``CorpusError`` for an empty corpus and ``ConfigError`` naming the
+    config's largest value when the rewards would not be finite (e.g. a weight of 1e308).
     """
     prepared = as_prepared(corpus)
     active = len(prepared.active)
@@ -37,4 +39,20 @@ def score(corpus: Corpus | PreparedCorpus, config: RewardConfig) -> Scores:
         resource = np.zeros(active)
         base = prepared.active_unlocking.astype(np.float64)
     indicator = (prepared.active_unlocking | (base > 0)).astype(np.int32)
+    _check_finite(config, base)
     return Scores(prepared, config, base, resource, indicator, credited, gain)
+
+
+def _check_finite(config: RewardConfig, base: np.ndarray) -> None:
+    """Refuse a config whose rewards overflow (config files cap values at 1e9; a config built
+    in code is not checked until here)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        scaled = config.effective_lambda * base
+        # the total of all magnitudes bounds every return and sum the tables take
+        ok = bool(np.isfinite(np.abs(scaled).sum())) and np.isfinite(config.step_beta) and np.isfinite(config.effective_lambda)
+    if ok:
+        return
+    values = {"indicator_lambda": config.indicator_lambda, "step_beta": config.step_beta}
+    values |= {f"weights.{name}": weight for name, weight in config.weights.items()}
+    key, value = max(values.items(), key=lambda item: abs(float(item[1])) if np.isfinite(float(item[1])) else np.inf)
+    raise ConfigError(f"config {key} = {value!r}: the shaped rewards are not finite; keep every value within +-1e9")

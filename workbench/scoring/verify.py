@@ -77,7 +77,9 @@ def verify(corpus: Corpus) -> Verification:
     notes: dict[str, str] = {}  # episode -> why its first decision may not reproduce
     groups: dict[str, tuple[RewardConfig, list[Episode]]] = {}
     ids = set(corpus.ids)
-    for episode in corpus:
+    has_log = corpus.index["has_logged"].to_numpy(dtype=bool)
+    skipped.update({episode_id: "no task-app log" for episode_id in corpus.index["episode"][~has_log]})
+    for episode in corpus[has_log]:  # only the logged episodes are read
         logged = episode.logged
         if not logged:
             skipped[episode.id] = "no task-app log"

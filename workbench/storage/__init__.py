@@ -40,8 +40,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from workbench.atomic import write_errors_named
 from workbench.episodes import INDEX_COLUMNS, Corpus, Episode, register_writer
-from workbench.errors import CorpusFormatError, CorpusValueError, EpisodeValueError, TargetExistsError, UnsafeCorpusPathError
+from workbench.errors import (
+    CorpusFormatError,
+    CorpusValueError,
+    EpisodeValueError,
+    TargetExistsError,
+    UnsafeCorpusPathError,
+)
 from workbench.storage import columnar
 from workbench.storage.layout import (
     FORMAT,
@@ -89,10 +96,13 @@ def save_corpus(corpus: Corpus, root: str | Path, *, overwrite: bool = False, pr
     ``overwrite`` (the new one takes the old one's place), otherwise ``TargetExistsError`` names
     it before anything is written. ``EpisodeValueError`` names the episode, decision and column
     of a value outside Crafter's ranges (nothing is written then); ``CorpusFormatError`` when
-    ``root`` is an old-layout folder (read-only) or unsafe. ``progress`` shows tqdm bars (frames
+    ``root`` is an old-layout folder (read-only) or unsafe; ``OutputError`` when it cannot be
+    written (disk full, no permission). ``progress`` shows tqdm bars (frames
     are encoded episode by episode: minutes for a large corpus). Returns ``root``."""
     root = Path(root)
-    with writing(root):
+    # A full disk or an unwritable folder is the user's to fix: OutputError names the folder,
+    # and the part being written is removed (a failed save leaves nothing behind).
+    with write_errors_named(root, "cannot save the corpus"), writing(root):
         held = columnar.stored_ids(root)
         clashes = [i for i in corpus.ids if i in held]
         if clashes and not overwrite:

@@ -84,6 +84,7 @@ class FramesWriter:
         return self.groups - 1
 
     def close(self) -> None:
+        """Finish the frames file (its footer); the writer cannot be used after."""
         self._writer.close()
 
 

@@ -116,6 +116,16 @@ def read_marker(root: Path) -> dict[str, Any]:
         raise CorpusFormatError(f"{path}: line {error.lineno}: not valid JSON ({error.msg})") from None
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         raise CorpusFormatError(f"{path}: not a workbench corpus index (format should be {FORMAT!r})")
+    if document.get("schema_version") == SCHEMA_VERSION:
+        # The columnar marker holds nothing but these (the parts hold the rest): anything else
+        # is a hand edit or another tool's file, and reading past it would guess.
+        expected = json.loads(marker_text())
+        for key, value in document.items():
+            if key not in expected:
+                raise CorpusFormatError(f"{path}: unknown key {key!r}; a columnar corpus marker holds "
+                                        f"{', '.join(expected)}")
+            if value != expected[key]:
+                raise CorpusFormatError(f"{path}: {key} is {value!r}, expected {expected[key]!r}")
     return document
 
 

@@ -34,9 +34,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from workbench.crafter_facts import ACTIONS
 from workbench.episodes import INDEX_COLUMNS, Corpus, Episode, Frames
 from workbench.errors import CorpusFormatError, EpisodeError, UnsafeCorpusPathError
-from workbench.crafter_facts import ACTIONS
 
 FORMAT = "crafter-workbench-corpus"
 SCHEMA_VERSION = 1
@@ -59,14 +59,28 @@ def read_index(root: str | Path) -> list[dict[str, Any]]:
     if not path.exists():
         raise CorpusFormatError(f"{path}: not found; is {root} a corpus folder (made by Corpus.save or `workbench record`)?")
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
+        document = json.loads(path.read_bytes().decode("utf-8"))
+    except UnicodeDecodeError:
+        raise CorpusFormatError(f"{path}: not UTF-8 text") from None
+    except IsADirectoryError:
+        raise CorpusFormatError(f"{path}: a folder, not the corpus index file") from None
     except json.JSONDecodeError as error:
         raise CorpusFormatError(f"{path}: line {error.lineno}: not valid JSON ({error.msg})") from None
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         raise CorpusFormatError(f"{path}: not a workbench corpus index (format should be {FORMAT!r})")
     if document.get("schema_version") != SCHEMA_VERSION:
         raise CorpusFormatError(f"{path}: schema_version {document.get('schema_version')!r}; this workbench reads {SCHEMA_VERSION}")
-    return list(document["episodes"])
+    rows = document.get("episodes")
+    if not isinstance(rows, list):
+        raise CorpusFormatError(f"{path}: episodes must be a list of index rows, got {type(rows).__name__}")
+    for i, row in enumerate(rows):
+        if not isinstance(row, dict) or not isinstance(row.get("episode"), str) or not isinstance(row.get("file"), str):
+            raise CorpusFormatError(f"{path}: episodes[{i}] must be an object with string 'episode' and 'file'")
+        for column in ("decisions", "steps"):
+            if isinstance(row.get(column), bool) or not isinstance(row.get(column), int) or row[column] < 0:
+                raise CorpusFormatError(f"{path}: episodes[{i}].{column} must be a whole number >= 0, "
+                                        f"got {row.get(column)!r}")
+    return list(rows)
 
 
 def load_legacy_corpus(root: str | Path) -> Corpus:
@@ -96,6 +110,10 @@ def load_episode(path: str | Path) -> Episode:
     # Checked outside the try: CorpusFormatError is a ValueError and would be re-wrapped there.
     if meta.get("schema_version") != SCHEMA_VERSION:
         raise CorpusFormatError(f"{path}: schema_version {meta.get('schema_version')!r}; this workbench reads {SCHEMA_VERSION}")
+    if action_ids.ndim != 1 or offsets.ndim != 1 or len(offsets) < 2 or not np.issubdtype(offsets.dtype, np.integer) \
+            or offsets[0] != 0 or np.any(np.diff(offsets) < 1) or offsets[-1] != len(action_ids):
+        raise CorpusFormatError(f"{path}: action_ids must be flat and action_offsets rising from 0 to their "
+                                f"length (shapes {action_ids.shape} and {offsets.shape})")
     if np.any(action_ids < 0) or np.any(action_ids >= len(ACTIONS)):
         raise CorpusFormatError(f"{path}: action ids outside 0..{len(ACTIONS) - 1}")
     actions = [[ACTIONS[a] for a in action_ids[start:end]] for start, end in zip(offsets[:-1], offsets[1:])]

@@ -21,8 +21,8 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from workbench.episodes import DecisionArrays
 from workbench.crafter_facts import ACHIEVEMENTS, INVENTORY_ITEMS
+from workbench.episodes import DecisionArrays
 
 INVENTORY_COLUMNS = tuple(f"inventory_{item}" for item in INVENTORY_ITEMS)
 COUNT_COLUMNS = tuple(f"count_{name}" for name in ACHIEVEMENTS)

@@ -229,7 +229,9 @@ def play_rollout(
     }
     if config is not None:
         response["metrics"]["details"]["stepwise"] = stepwise_summary(
-            config, **sums, unique_achievements=unique_all,
+            config, indicator_sum=sums["indicator_sum"], reward_sum=sums["reward_sum"],
+            resource_reward=sums["resource_reward"], new_achievements_total=int(sums["new_achievements_total"]),
+            unique_achievements=unique_all,
             final_achievements=[name for name, on in current["achievements_status"].items() if on],
         )
     if include_request:

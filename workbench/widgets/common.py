@@ -100,6 +100,12 @@ def component_label(kind: str, name: str) -> str:
     return f"{name} ({KIND_NAMES.get(kind, kind)})"
 
 
+def groups_of(corpus: Corpus, by: str) -> pd.Series:
+    """Episode id -> group (``corpus.groups``), with episodes that have none (e.g. no policy
+    recorded) in a group named "(none)" rather than NaN."""
+    return corpus.groups(by).astype(object).fillna("(none)").astype(str)
+
+
 def group_colors(groups: pd.Series) -> dict[str, str]:
     """One colour per group (e.g. policy) in first-seen order, the same in every view."""
     return {group: PALETTE[i % len(PALETTE)] for i, group in enumerate(dict.fromkeys(groups.astype(str)))}
@@ -122,4 +128,4 @@ def error_html(message: str) -> str:
 
 
 __all__ = ["CONTROL_WIDTH", "KIND_COLORS", "LABEL_WIDTH", "LatestWins", "component_label", "counts_note",
-           "error_html", "fixed", "from_browser", "group_colors", "scroll_box", "slider_style"]
+           "error_html", "fixed", "from_browser", "group_colors", "groups_of", "scroll_box", "slider_style"]

@@ -17,7 +17,7 @@ from workbench.episodes import Corpus
 from workbench.errors import WorkbenchError
 from workbench.plots import PALETTE
 from workbench.scoring import Comparison, Scores, compare, prepare, score
-from workbench.widgets.common import LatestWins, component_label, counts_note, scroll_box
+from workbench.widgets.common import LatestWins, component_label, counts_note, groups_of, scroll_box
 
 #: How returns are put on one scale: as they are, as a share of each config's largest
 #: |mean return|, or as ranks (1 = paid most).
@@ -90,7 +90,7 @@ class Compare:
 
     # -- figures -----------------------------------------------------------------------------
     def _build_figures(self) -> None:
-        self._groups = list(dict.fromkeys(self.corpus.groups(self.by).reindex(list(self.prepared.ids)).astype(str)))
+        self._groups = list(dict.fromkeys(groups_of(self.corpus, self.by).reindex(list(self.prepared.ids))))
         gx, gy = bq.OrdinalScale(), bq.LinearScale()
         self._bar_scale = gy
         self.bars = bq.Bars(x=self._groups, y=np.zeros((1, len(self._groups))), scales={"x": gx, "y": gy},
@@ -119,7 +119,7 @@ class Compare:
     # -- configs ------------------------------------------------------------------------------
     @property
     def config_a(self) -> RewardConfig:
-        """The config picked on the A side (the reference the others are compared with)."""
+        """The reference config."""
         return self.configs[self.picker_a.value]
 
     @property
@@ -205,7 +205,7 @@ class Compare:
             table = self._by_group(name).set_index(self.by)
             if scale == "ranks":
                 ranks = pd.Series(normalised(scores[name].reward_sum, "ranks"), index=list(self.prepared.ids))
-                groups = self.corpus.groups(self.by)
+                groups = groups_of(self.corpus, self.by)
                 values = ranks.groupby(groups.reindex(ranks.index)).mean()
             else:
                 values = table["mean_return"]
@@ -232,7 +232,7 @@ class Compare:
         x_all = normalised(scores[reference].reward_sum, scale)
         xs, ys, colors, labels, self._picked = [], [], [], [], []
         others = [m for m in names if m != reference] or [reference]
-        groups = self.corpus.groups(self.by)
+        groups = groups_of(self.corpus, self.by)
         for k, name in enumerate(others, start=1):
             y_all = normalised(scores[name].reward_sum, scale)
             xs.append(x_all[picked])

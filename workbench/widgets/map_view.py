@@ -36,7 +36,7 @@ def texture(name: str, size: int = CELL) -> np.ndarray:
     path = assets_folder() / f"{name}.png"
     if not path.exists():
         return np.zeros((size, size, 3), np.uint8)
-    image = Image.open(path).convert("RGBA").resize((size, size), Image.NEAREST)
+    image = Image.open(path).convert("RGBA").resize((size, size), Image.Resampling.NEAREST)
     rgba = np.asarray(image, dtype=np.float32)
     under = texture("grass", size).astype(np.float32) if name in OBJECTS else 0.0
     alpha = rgba[..., 3:] / 255.0

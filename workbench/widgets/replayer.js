@@ -190,7 +190,7 @@ function render({ model, el }) {
     if (state.last === null) state.last = now;
     if (now - state.last >= interval - 2) {
       state.last += interval;
-      if (now - state.last > 8 * interval) state.last = now;  // far behind: show every step, later
+      if (now - state.last > 30 * interval) state.last = now;  // stalled over a second: resume from now
       if (state.step >= nSteps()) { pause(); return; }
       show(state.step + 1, { sync: false });
     }

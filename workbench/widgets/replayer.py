@@ -77,6 +77,7 @@ def episode_data(episode: Episode, config: RewardConfig, step_decision: np.ndarr
                                             components["scaled"]):
         listed.setdefault(str(int(decision)), []).append([component_label(str(kind), str(name)), float(scaled)])
     status = episode.achievement_status
+    assert status is not None  # filled from the counts when not given
     first_unlock = {name: int(np.argmax(status[:, i])) for i, name in enumerate(ACHIEVEMENTS) if status[:, i].any()}
     paying = (np.flatnonzero(reward != 0) + 1).tolist()
     spikes: list[int] = []
@@ -138,23 +139,25 @@ class Replayer:
     # -- what is shown ---------------------------------------------------------------------
     @property
     def step(self) -> int:
-        """The environment step shown (0 = the reset frame); setting it moves the view there, clipped to the episode."""
+        """The step shown (0 = the reset frame); the page reports it when paused or sought."""
         return self.view.step
 
     @step.setter
     def step(self, value: int) -> None:
+        """Show step ``value`` (clamped to the episode)."""
         self.view.step = int(max(0, min(value, self.data["n_steps"])))
 
     @property
     def scores(self) -> Scores:
         """The whole corpus scored under the Replayer's config (computed on first use per config)."""
-        if getattr(self, "_scores", None) is None or self._scores.config is not self.config:
-            self._scores = score(self.corpus, self.config)
-        return self._scores
+        cached: Scores | None = getattr(self, "_scores", None)
+        if cached is None or cached.config is not self.config:
+            cached = self._scores = score(self.corpus, self.config)
+        return cached
 
     @property
     def n_steps(self) -> int:
-        """How many environment steps the shown episode has."""
+        """Steps of the shown episode (environment steps with frames, else decisions)."""
         return int(self.data["n_steps"])
 
     def _load(self, episode_id: str, *, step: int | None = None) -> None:

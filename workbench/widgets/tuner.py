@@ -26,6 +26,7 @@ from workbench.widgets.common import (
     error_html,
     fixed,
     group_colors,
+    groups_of,
     scroll_box,
     slider_style,
 )
@@ -63,7 +64,7 @@ class Tuner:
         # lint keeps pointing at them and saving never silently drops what the user wrote.
         self._extra_weights = {k: v for k, v in self.initial.weights.items() if k not in ACHIEVEMENTS}
         self._extra_limits = {k: v for k, v in self.initial.k_limits.items() if k not in ACHIEVEMENTS}
-        groups = corpus.groups("policy").reindex(list(self.prepared.ids))
+        groups = groups_of(corpus, "policy").reindex(list(self.prepared.ids))
         self._policies = list(dict.fromkeys(groups.astype(str)))
         self._policy_code = groups.map({p: i for i, p in enumerate(self._policies)}).to_numpy(dtype=np.int64)
         self._ids = np.array(self.prepared.ids, dtype=object)
@@ -89,7 +90,7 @@ class Tuner:
     # -- the config the controls describe ---------------------------------------------------
     @property
     def config(self) -> RewardConfig:
-        """The config the controls describe now (weights and k-limits that differ from the defaults or were given)."""
+        """The config the controls describe (names the controls do not cover kept as given)."""
         weights = {name: round(s.value, 6) for name, s in self.weight_sliders.items()
                    if s.value != DEFAULT_WEIGHT or name in self.initial.weights}
         limits = {name: box.value for name, box in self.limit_boxes.items()
@@ -187,7 +188,7 @@ class Tuner:
     def _build_outputs(self) -> None:
         self.header = w.HTML(layout=w.Layout(min_height="40px"))
         self.progress_view = w.HTML(layout=scroll_box(64))
-        colors = group_colors(self.corpus.groups("policy"))
+        colors = group_colors(groups_of(self.corpus, "policy"))
         self.figure = ReturnsFigure(self._policies, colors, self._on_pick)
         self.extremes_view = w.HTML(layout=scroll_box(190))
         self.lint_view = w.HTML(layout=scroll_box(130, border="1px solid #ddd", padding="2px 6px"))

@@ -1,0 +1,185 @@
+"""``bench_browser.py --app``: the dashboard's latency in Debian's chromium (first load, Tuner
+weight and strategy changes on the sample and on ~1M decisions, a Compare pick); a module of
+that script, run through it."""
+
+from __future__ import annotations
+
+import os
+import re
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests"))
+
+from bench_browser import MEASURE_JS  # noqa: E402
+from browser_app import tab  # noqa: E402
+from browser_lab import TIMEOUT_MS, free_port, launch  # noqa: E402
+
+#: MEASURE_JS that gives up after 15 s (-1): a lost event must not hang the run.
+TIMED_JS = MEASURE_JS.replace("return await done; }",
+                              "return await Promise.race([done, new Promise(r => setTimeout(() => r(-1), 15000))]); }")
+assert TIMED_JS != MEASURE_JS
+TIMEOUTS: list[str] = []
+
+
+def median_ms(page, target, action, args, repeat: int, gap_ms: int = 250) -> list[float]:
+    """``repeat`` timings of ``action`` (see bench_browser.median_ms); a timed-out one is left out and counted."""
+    times = []
+    for i in range(repeat):
+        elapsed = page.evaluate(TIMED_JS, [target, action, args(i)])
+        if elapsed < 0:
+            TIMEOUTS.append(action)
+        else:
+            times.append(elapsed)
+        page.wait_for_timeout(gap_ms)
+    return times
+
+
+#: A dashboard server on a corpus built in Python (copies of the sample), in its own process.
+SERVER = """
+import sys
+from pathlib import Path
+import workbench
+from workbench.app.options import AppOptions
+from workbench.app.server import serve
+from workbench.episodes import Corpus
+copies, port, token, workspace = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
+corpus = workbench.sample_corpus()
+configs = [Path({configs!r}) / name for name in ("upstream_shaped.yaml", "recommended.yaml", "task_app_default.yaml")]
+serve(AppOptions(corpus=corpus if copies == 1 else Corpus.concat([corpus] * copies), configs=configs,
+                 workspace=Path(workspace)), port=port, token=token, announce=lambda line: print(line, flush=True))
+"""
+
+
+def _server(copies: int, folder: Path):
+    import subprocess
+    import urllib.request
+
+    port, token = free_port(), "b" * 48
+    script = SERVER.format(configs=str(REPO / "configs"))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
+    log = open(folder / f"server-{copies}.log", "w")
+    process = subprocess.Popen(
+        [sys.executable, "-c", script, str(copies), str(port), token, str(folder / f"ws-{copies}")],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        env=env,
+        start_new_session=True,
+    )
+    url = f"http://127.0.0.1:{port}/?token={token}"
+    deadline = time.monotonic() + 120
+    while True:
+        try:
+            urllib.request.urlopen(url, timeout=2)
+            return process, url
+        except OSError:
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError((folder / f"server-{copies}.log").read_text()[-2000:]) from None
+            time.sleep(0.3)
+
+
+def _stop(process) -> None:
+    import signal
+
+    os.killpg(process.pid, signal.SIGTERM)
+    process.wait(15)
+
+
+def _first_load(browser, url: str, episodes: int) -> tuple[float, object]:
+    page = browser.new_page(viewport={"width": 1920, "height": 1080})
+    started = time.perf_counter()
+    page.goto(url)
+    page.locator(".wb-app-corpus", has_text="open:").wait_for(timeout=TIMEOUT_MS * 3)
+    tab(page, "Tune")
+    page.wait_for_function(
+        "(n) => document.querySelectorAll('.wb-app-page-tune .bqplot .dot').length >= n",
+        arg=min(episodes, 10),
+        timeout=TIMEOUT_MS * 3,
+    )
+    return (time.perf_counter() - started) * 1000, page
+
+
+def _tuner(page, repeat: int) -> dict[str, list[float]]:
+    view = tab(page, "Tune")
+    view.locator(".jupyter-widget-Collapse-header", has_text="weights: collect").click()
+    figure = view.locator(".bqplot").first.element_handle()
+    handle = view.locator(".widget-slider", has_text="collect_wood").locator(".noUi-handle").first.element_handle()
+    weight = median_ms(page, figure, "key", lambda i: handle, repeat)
+    timing = view.locator(".widget-html-content", has_text="redrew in")
+    kernel = []
+    for _ in range(repeat):
+        page.evaluate(TIMED_JS, [figure, "key", handle])
+        page.wait_for_timeout(250)
+        kernel.append(float(re.search(r"redrew in (\d+) ms", timing.inner_text()).group(1)))
+    select = view.locator("select").first.element_handle()
+    strategy = median_ms(
+        page, figure, "select", lambda i: [select, "consistent" if i % 2 == 0 else "per_achievement"], repeat, 400
+    )
+    return {"weight": weight, "strategy": strategy, "kernel": kernel}
+
+
+def main(args) -> None:
+    """Measure and print the dashboard's table (the same rows and targets as the notebooks')."""
+    from playwright.sync_api import sync_playwright
+
+    load_before, started = os.getloadavg(), time.perf_counter()
+    results: dict[int, dict] = {}
+    with tempfile.TemporaryDirectory() as folder, sync_playwright() as playwright:
+        for copies in (1, args.copies):
+            process, url = _server(copies, Path(folder))
+            # A fresh browser per server: cookies are per host, not port, and Solara's session
+            # cookie from the previous server would point the page at a kernel this one lacks.
+            browser = launch(playwright)
+            try:
+                load_ms, page = _first_load(browser, url, 10 * copies)
+                row = {"load": load_ms, **_tuner(page, args.repeat)}
+                if copies == 1:
+                    view = tab(page, "Compare")
+                    picker = view.locator("select").first.element_handle()
+                    row["compare"] = median_ms(
+                        page,
+                        view.locator(".bqplot").first.element_handle(),
+                        "select",
+                        lambda i, picker=picker: [picker, "recommended" if i % 2 == 0 else "upstream_shaped"],
+                        args.repeat,
+                        400,
+                    )
+                row["errors"] = []
+                page.close()
+                results[copies] = row
+            finally:
+                browser.close()
+                _stop(process)
+    small, large = results[1], results[args.copies]
+    decisions = 3296 * args.copies
+    rows = [
+        ("Tuner weight change, sample corpus (3,296 decisions)", small["weight"], small["kernel"], 150),
+        ("Tuner strategy change, sample corpus", small["strategy"], small["kernel"], 150),
+        (f"Tuner weight change, {decisions:,} decisions", large["weight"], large["kernel"], 250),
+        (f"Tuner strategy change, {decisions:,} decisions", large["strategy"], large["kernel"], 250),
+        ("Compare pick (3 configs, sample corpus)", small["compare"], None, 300),
+    ]
+    print(f"dashboard latency, input event to change painted (median of {args.repeat}; min-max):")
+    print("| action | median ms | min-max ms | vs kernel time | target |")
+    print("|---|---:|---:|---:|---:|")
+    for name, times, kernel, target in rows:
+        median = statistics.median(times)
+        ratio = f"{median / max(statistics.median(kernel), 1):.1f}x" if kernel else ""
+        print(f"| {name} | {median:.0f} | {min(times):.0f}-{max(times):.0f} | {ratio} | <= {target} |")
+    print(
+        f"first load (navigation to the Tuner's figure drawn): sample {small['load']:.0f} ms, "
+        f"{decisions:,} decisions {large['load']:.0f} ms (includes scoring the corpus for three views)"
+    )
+    print(
+        f"kernel time per Tuner move (median): sample {statistics.median(small['kernel']):.0f} ms, "
+        f"{decisions:,} decisions {statistics.median(large['kernel']):.0f} ms"
+    )
+    load_after = os.getloadavg()
+    print(
+        f"load average before {load_before[0]:.2f}, after {load_after[0]:.2f} (2 cores); "
+        f"{time.perf_counter() - started:.0f} s; timed-out actions (15 s, left out): {len(TIMEOUTS)}"
+    )

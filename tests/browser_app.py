@@ -1,0 +1,68 @@
+"""The dashboard (``workbench app``) as a real server process on a free loopback port, for
+tests/test_app.py and ``benchmarks/bench_browser.py --app`` (a helper, not a test module)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+from browser_lab import REPO, LabError, free_port
+
+URL = re.compile(r"dashboard: (http://127\.0\.0\.1:(\d+)/\?token=([0-9a-f]+))")
+START_SECONDS = 90
+
+
+@contextlib.contextmanager
+def app_server(arguments: Sequence[str], log_path: Path) -> Iterator[tuple[str, str]]:
+    """``workbench app ARGUMENTS --port FREE`` started in its own process group, its output in
+    ``log_path``; yields (URL with token, token) once the page answers, and stops the whole
+    group by its PID at the end."""
+    port = free_port()
+    command = [sys.executable, "-m", "workbench", "app", *arguments, "--port", str(port)]
+    environment = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
+    with open(log_path, "w") as log:
+        server = subprocess.Popen(
+            command, stdout=log, stderr=subprocess.STDOUT, env=environment, cwd=REPO, start_new_session=True
+        )
+    try:
+        deadline = time.monotonic() + START_SECONDS
+        while True:
+            found = URL.search(log_path.read_text())
+            if found:
+                try:
+                    urllib.request.urlopen(found.group(1), timeout=2)
+                    break
+                except (urllib.error.URLError, OSError):
+                    pass
+            if server.poll() is not None or time.monotonic() > deadline:
+                raise LabError(f"workbench app did not start: {log_path.read_text()[-3000:]}")
+            time.sleep(0.3)
+        yield found.group(1), found.group(3)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(server.pid, signal.SIGTERM)
+        try:
+            server.wait(15)
+        except subprocess.TimeoutExpired:
+            os.killpg(server.pid, signal.SIGKILL)
+            server.wait(5)
+
+
+def tab(page, title: str):
+    """Click the dashboard's tab ``title``; returns the page's locator."""
+    page.locator(".lm-TabBar-tab", has_text=title).first.click()
+    return page.locator(f".wb-app-page-{title.lower()}")
+
+
+def wait_text(page, root, text: str, timeout: int = 90_000) -> None:
+    """Wait until ``text`` shows in ``root`` (a locator)."""
+    page.wait_for_function("([r, t]) => r.innerText.includes(t)", arg=[root.element_handle(), text], timeout=timeout)

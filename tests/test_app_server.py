@@ -1,0 +1,114 @@
+"""The app's safety rails without a browser: the token middleware (a real ASGI call chain), the
+host check, the workspace's file names and no-overwrite rule, and ``workbench app``'s refusals."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+
+import pytest
+
+from workbench.app.server import COOKIE, HostError, TokenMiddleware, check_host, is_loopback, url
+from workbench.app.workspace import Workspace, WorkspaceError, file_stem
+from workbench.config import RewardConfig
+from workbench.errors import TargetExistsError
+
+TOKEN = "f" * 48
+
+
+async def _page(scope, receive, send) -> None:
+    if scope["type"] == "websocket":
+        await send({"type": "websocket.accept"})
+        return
+    await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/plain")]})
+    await send({"type": "http.response.body", "body": b"the page"})
+
+
+def _call(kind: str, query: str = "", cookie: str | None = None) -> list[dict]:
+    sent: list[dict] = []
+    headers = [(b"cookie", cookie.encode())] if cookie is not None else []
+    scope = {"type": kind, "path": "/", "query_string": query.encode(), "headers": headers}
+
+    async def receive():
+        return {"type": "http.request", "body": b""}
+
+    async def send(message):
+        sent.append(message)
+
+    asyncio.run(TokenMiddleware(_page, TOKEN)(scope, receive, send))
+    return sent
+
+
+def test_the_token_lets_in_and_sets_a_cookie_the_rest_is_refused():
+    first = _call("http", f"token={TOKEN}")
+    assert first[0]["status"] == 200 and first[1]["body"] == b"the page"
+    cookies = [v.decode() for k, v in first[0]["headers"] if k == b"set-cookie"]
+    assert cookies and cookies[0].startswith(f"{COOKIE}={TOKEN};") and "HttpOnly" in cookies[0]
+    assert _call("http", cookie=f"other=1; {COOKIE}={TOKEN}")[0]["status"] == 200
+    for query, cookie in (("", None), ("token=wrong", None), ("", f"{COOKIE}=wrong"), ("", "garbage;;=")):
+        refused = _call("http", query, cookie)
+        assert refused[0]["status"] == 403 and b"token" in refused[1]["body"]
+    assert _call("websocket")[0] == {"type": "websocket.close", "code": 4403}
+    assert _call("websocket", cookie=f"{COOKIE}={TOKEN}")[0]["type"] == "websocket.accept"
+
+
+def test_only_loopback_hosts_unless_asked():
+    assert all(is_loopback(h) for h in ("127.0.0.1", "127.8.0.1", "::1", "localhost"))
+    assert not any(is_loopback(h) for h in ("0.0.0.0", "192.168.1.4", "::", "example.org"))
+    check_host("127.0.0.1", allow_remote=False)
+    check_host("0.0.0.0", allow_remote=True)
+    with pytest.raises(HostError, match="SSH tunnel"):
+        check_host("0.0.0.0", allow_remote=False)
+    assert url("127.0.0.1", 8765, "abc") == "http://127.0.0.1:8765/?token=abc"
+    assert url("::1", 8765, None) == "http://[::1]:8765/"
+
+
+def test_config_names_become_safe_file_names_inside_the_workspace(tmp_path):
+    assert file_stem("../wood heavy") == "wood_heavy"
+    assert file_stem("/etc/passwd") == "etc_passwd"
+    assert file_stem(".hidden") == "hidden"
+    assert file_stem("ok-name_1.2") == "ok-name_1.2"
+    for bad in ("", "../..", "  /  "):
+        with pytest.raises(WorkspaceError):
+            file_stem(bad)
+    space = Workspace(tmp_path / "ws")
+    for name in ("../../escape", "a/b/c", "..\\x"):
+        assert space.path_for(name).parent == space.folder
+
+
+def test_the_workspace_keeps_configs_and_never_overwrites_unasked(tmp_path):
+    space = Workspace(tmp_path / "ws")
+    config = RewardConfig(strategy="per_achievement", weights={"collect_wood": 2.0})
+    path = space.save("my config", config)
+    assert path == tmp_path / "ws" / "my_config.yaml"
+    with pytest.raises(TargetExistsError):
+        space.save("my config", RewardConfig(strategy="consistent"))
+    assert RewardConfig.from_file(path).weights["collect_wood"] == 2.0
+    space.save("my config", RewardConfig(strategy="consistent"), overwrite=True)
+    (tmp_path / "ws" / "broken.yaml").write_text("strategy: [unclosed")
+    kept, problems = Workspace(tmp_path / "ws").configs()  # a restart
+    assert list(kept) == ["my_config"] and kept["my_config"].strategy == "consistent"
+    assert len(problems) == 1 and "broken.yaml" in problems[0]
+    assert space.draft() is None
+    space.save_draft(config)
+    space.save_draft(RewardConfig(strategy="per_achievement", weights={"collect_wood": 3.0}))
+    assert space.draft().weights["collect_wood"] == 3.0
+
+
+@pytest.mark.parametrize(
+    "arguments,message",
+    [
+        (["--host", "0.0.0.0"], "not a loopback address"),
+        (["/no/such/corpus"], "no such corpus folder"),
+        (["sample", "--config", "/no/such.yaml"], "no/such.yaml"),
+        (["--port", "0"], "--port 0"),
+    ],
+)
+def test_workbench_app_refuses_with_one_line_and_exit_2(arguments, message):
+    done = subprocess.run(
+        [sys.executable, "-m", "workbench", "app", *arguments], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 2, done.stderr
+    assert message in done.stderr and "Traceback" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1

@@ -1,0 +1,95 @@
+"""One dashboard session driven in Python (the widgets the page shows, without a browser): import
+with per-file progress and a report, record with a real policy, open a corpus, errors as page
+messages (the unexpected ones logged with their traceback), configs kept in the workspace."""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import time
+
+import pytest
+
+from workbench.app.common import guarded
+from workbench.app.corpus_page import import_with_progress
+from workbench.app.options import AppOptions
+from workbench.app.session import AppSession
+from workbench.importers import import_crafter_recorder, import_rollouts
+from workbench.sample import sample_imports_path
+
+
+def _until(condition, seconds: float = 120.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError("timed out")
+        time.sleep(0.05)
+
+
+def _session(tmp_path) -> AppSession:
+    return AppSession(AppOptions(corpus=None, workspace=tmp_path / "ws"))
+
+
+def test_import_one_file_at_a_time_gives_what_one_call_gives():
+    for kind, importer, folder in (
+        ("crafter.Recorder runs (.npz)", import_crafter_recorder, "recorder"),
+        ("task-app rollouts (.json, .jsonl)", import_rollouts, "rollouts"),
+    ):
+        seen: list[tuple[int, int]] = []
+
+        def on_file(done: int, total: int, seen: list = seen) -> None:
+            seen.append((done, total))
+
+        result = import_with_progress(kind, str(sample_imports_path() / folder), on_file)
+        whole = importer(sample_imports_path() / folder, progress=False)
+        assert result.corpus.ids == whole.corpus.ids and len(result.errors) == len(whole.errors)
+        assert seen[0] == (0, result.files) and seen[-1] == (result.files, result.files)
+
+
+def test_import_in_the_page_reports_and_opens_the_episodes(tmp_path):
+    source = tmp_path / "runs"
+    shutil.copytree(sample_imports_path() / "recorder", source)
+    (source / "broken.npz").write_bytes(b"not an npz")
+    session = _session(tmp_path)
+    page = session.corpus_page
+    page.import_source.value = str(source)
+    page.start_import().join(120)
+    _until(lambda: session.corpus is not None and not session.building)
+    assert len(session.corpus) == 2 and session.tuner is not None
+    assert "broken.npz" in page.report.value and "1 problem" in page.report.value
+    assert page.import_progress.value == page.import_progress.max == 3
+    assert "<b>open:</b> imported from" in page.current.value
+
+
+def test_a_bad_path_and_an_unexpected_error_are_messages(tmp_path, caplog):
+    session = _session(tmp_path)
+    page = session.corpus_page
+    page.folder.value = str(tmp_path / "missing")
+    page.open_button.click()
+    assert page.status.level == "error" and "no such corpus folder" in page.status.text
+    page.import_source.value = str(tmp_path / "missing")
+    page.start_import().join(60)
+    assert "nothing imported" in page.status.text and "no such file or folder" in page.report.value
+
+    def explode() -> None:
+        raise RuntimeError("boom")
+
+    callback = guarded(page.status, "opening the folder", explode)  # what every button runs
+    with caplog.at_level(logging.ERROR, logger="workbench.app"):
+        callback()
+    assert "internal error (RuntimeError: boom)" in page.status.text
+    assert any(record.exc_info and "boom" in str(record.exc_info[1]) for record in caplog.records)
+
+
+@pytest.mark.crafter
+def test_record_in_the_page_records_real_episodes_and_opens_them(tmp_path):
+    session = _session(tmp_path)
+    page = session.corpus_page
+    page.policy.value, page.episodes.value, page.max_steps.value = "scripted", 2, 40
+    page.record_out.value = str(tmp_path / "recorded")
+    page.start_record().join(300)
+    _until(lambda: session.corpus is not None and not session.building, 300)
+    assert session.corpus.ids == ["scripted-s0-00000", "scripted-s0-00001"]
+    assert page.record_progress.value == 2 and "recorded" in page.report.value
+    assert (tmp_path / "recorded" / "corpus.json").is_file()
+    assert len(list((tmp_path / "recorded" / "episodes").iterdir())) == 2
