@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -151,6 +152,7 @@ def run_score(args: argparse.Namespace) -> int:
             raise UsageError(f"{args.corpus}: --cluster scores a corpus folder every worker can read")
         from workbench.cluster import score_on_cluster
 
+        scores: Any
         with cluster_client(args.cluster) as client:
             scores = score_on_cluster(client, args.corpus, config, progress=not args.quiet)
         craft = scores.crafter_score

@@ -229,7 +229,7 @@ def score_partitioned(
     this process, holding one part at a time). Raises ``CorpusError`` for an empty corpus."""
     if isinstance(corpus, Corpus):
         ranges = part_ranges(len(corpus), episodes_per_part)
-        parts = list(mapper(lambda r: score_part(corpus[r[0]:r[1]], config), ranges))  # type: ignore[arg-type]
+        parts = list(mapper(lambda r: score_part(corpus[r[0]:r[1]], config), ranges))
     else:
         tasks = corpus_tasks(corpus, episodes_per_part)
         parts = list(mapper(lambda task: task[0](*task[1], config), tasks))
