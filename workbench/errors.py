@@ -78,3 +78,8 @@ class UnsafeCorpusPathError(CorpusFormatError):
 
 #: What numpy raises for a truncated or corrupt ``.npz`` (a damaged deflate stream: zlib.error).
 NPZ_READ_ERRORS = (ValueError, OSError, EOFError, KeyError, zipfile.BadZipFile, zlib.error)
+
+
+class ClusterError(WorkbenchError):
+    """A ``--cluster`` setting that cannot be used (bad form, no scheduler at the address, a
+    cluster that lost every worker); the message names the setting or address."""

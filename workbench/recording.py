@@ -9,7 +9,10 @@ every frame. The world seeds derive from ``(seed, episode number)`` alone, so th
 records the same set of worlds whatever ``workers`` is.
 
 With ``workers > 1`` episodes are recorded in spawned worker processes; the parent is the only
-writer of the corpus folder (episode files and index).
+writer of the corpus folder (episode files and index). Where episodes are played is an
+``EpisodeScheduler``: ``LocalScheduler`` (in process, or a process pool) by default, or
+``workbench.cluster.DaskScheduler`` (one task per episode on a Dask cluster); the run around it
+(ids, resume, the single writer, the report) is the same for every scheduler.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import crafter
 import numpy as np
@@ -106,11 +109,25 @@ def episode_seeds(seed: int, number: int) -> tuple[int, np.random.Generator]:
     return world_seed, np.random.default_rng(sequence.spawn(1)[0])
 
 
+# One Crafter env per process, reused: building one (its textures, views) cost 8.4% of recording.
+_ENV: crafter.Env | None = None
+
+
+def reset_env(world_seed: int, max_steps: int) -> crafter.Env:
+    """This process's env, ready for ``reset()`` to give the world ``crafter.Env(seed=world_seed,
+    length=max_steps).reset()`` gives (crafter 1.8.3 seeds episode n's world from (seed, n))."""
+    global _ENV
+    if _ENV is None:
+        _ENV = crafter.Env(seed=world_seed, length=max_steps)
+    _ENV._seed, _ENV._episode, _ENV._length = world_seed, 0, max_steps
+    return _ENV
+
+
 def _record_episode(job: _Job, on_steps: Callable[[int], None]) -> Episode:
     """Play one episode; raises ``_PolicyFailure`` naming the decision and step when the policy misbehaves."""
     world_seed, rng = episode_seeds(job.corpus_seed, job.number)
     policy = (resolve_policy(job.policy) if isinstance(job.policy, str) else job.policy)(rng)
-    env = crafter.Env(seed=world_seed, length=job.max_steps)
+    env = reset_env(world_seed, job.max_steps)
     obs = env.reset()
     seen = policy_input_from(env, obs, None, 0, job.actions_per_decision)
     rows = [state_row(seen.inventory, seen.achievements, seen.player_pos)]
@@ -236,6 +253,41 @@ def _work(job: _Job) -> tuple[str, Episode | None, str | None]:
     return _outcome(job, _count_steps)
 
 
+def play_episode(job: _Job) -> tuple[str, Episode | None, str | None]:
+    """Record one job's episode where it runs (a cluster task): ``(id, episode, None)``, or
+    ``(id, None, why)`` when the policy or the episode failed for its own reasons."""
+    return _outcome(job, lambda steps: None)
+
+
+# -- where episodes are played ----------------------------------------------------------------
+#: ``finish(episode_id, episode or None, failure or None)``: the run's single writer.
+Finish = Callable[[str, Episode | None, str | None], None]
+
+
+class EpisodeScheduler(Protocol):
+    """Plays recording jobs somewhere and hands each outcome to ``finish`` (in the calling
+    process, which writes the corpus) as it comes, updating ``step_bar`` with steps played."""
+
+    def run(self, jobs: list[_Job], finish: Finish, step_bar: tqdm) -> None:
+        """Play every job; return when each has been handed to ``finish``."""
+        ...
+
+
+@dataclass(frozen=True)
+class LocalScheduler:
+    """This machine: in this process (``workers == 1``) or a pool of spawned processes."""
+
+    workers: int = 1
+
+    def run(self, jobs: list[_Job], finish: Finish, step_bar: tqdm) -> None:
+        """Play ``jobs`` here or in ``min(workers, len(jobs))`` processes."""
+        if self.workers == 1 or len(jobs) <= 1:
+            for job in jobs:
+                finish(*_outcome(job, step_bar.update))
+        else:
+            _run_pool(jobs, min(self.workers, len(jobs)), finish, step_bar)
+
+
 # -- the run (parent) -------------------------------------------------------------------------
 #: Seconds a policy may take to answer one decision before its episode fails. The built-in
 #: policies answer in milliseconds and a policy calling a language model in seconds to tens of
@@ -261,6 +313,7 @@ def record(
     resume: bool = False,
     progress: bool = True,
     decision_timeout: float | None = DEFAULT_DECISION_TIMEOUT,
+    scheduler: EpisodeScheduler | None = None,
 ) -> RecordReport:
     """Record ``episodes`` episodes of ``policy`` into the corpus folder ``out``.
 
@@ -276,13 +329,17 @@ def record(
     ``resume=True`` continues it; a save is never cut in two. Worker processes exit with the
     parent, however it dies. ``OutputError`` names ``out`` when it cannot be written (disk full):
     the run stops, keeping what was saved.
+
+    ``scheduler``: where episodes are played (default ``LocalScheduler(workers)``;
+    ``workbench.cluster`` gives a Dask cluster's, on whose worker threads ``decision_timeout``
+    cannot act); this process writes every episode whatever plays it.
     """
     _check_arguments(episodes, actions_per_decision, max_steps, workers)
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
         raise RecordingError(f"seed must be an integer in 0..{MAX_SEED} (2**63 - 1), got {str(seed)[:40]}")
     if decision_timeout is not None and not decision_timeout >= 0:
         raise RecordingError(f"decision_timeout must be a number of seconds >= 0 (0: no limit), got {decision_timeout}")
-    name, policy = _policy_name(policy, workers)
+    name, policy = _policy_name(policy, workers if scheduler is None else 2)
     out = Path(out)
     held = _existing_ids(out, resume)
     label = re.sub(r"[^A-Za-z0-9._-]+", "_", name)[:MAX_LABEL_CHARS]  # ids stay short
@@ -309,11 +366,7 @@ def record(
             episode_bar.update()
 
         try:
-            if workers == 1 or len(todo) <= 1:
-                for job in todo:
-                    finish(*_outcome(job, step_bar.update))
-            else:
-                _run_pool(todo, min(workers, len(todo)), finish, step_bar)
+            (scheduler or LocalScheduler(workers)).run(todo, finish, step_bar)
         finally:
             saver.flush()  # interrupted: keep every finished episode
     report.elapsed = time.perf_counter() - started

@@ -3,9 +3,11 @@ writing result tables atomically."""
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import AbstractContextManager, ExitStack, contextmanager, nullcontext
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -92,3 +94,24 @@ def _csv_ready(table: pd.DataFrame) -> pd.DataFrame:
     return table.assign(**{c: table[c].map(" ".join) for c in lists})
 
 
+
+
+#: The --cluster option's help, shared by record, score and search.
+CLUSTER_HELP = ("run on a Dask cluster: local:N starts N worker processes on this machine (dashboard link printed), "
+                "tcp://HOST:8786 uses a running `dask scheduler` (see README, Running on a cluster)")
+
+
+def add_cluster_argument(parser: argparse.ArgumentParser) -> None:
+    """Add ``--cluster local:N|tcp://HOST:PORT`` to a command."""
+    parser.add_argument("--cluster", metavar="SPEC", help=CLUSTER_HELP)
+
+
+def cluster_client(spec: str | None) -> AbstractContextManager[Any]:
+    """A Dask client on ``spec``'s cluster for the ``with`` block, or None without ``--cluster``.
+    Raises ``ClusterError`` for a bad spec or a scheduler that does not answer."""
+    if spec is None:
+        return nullcontext(None)
+    from workbench.cluster import connect, parse_cluster  # imports dask: only when asked for
+
+    parse_cluster(spec)  # a bad spec fails before anything starts
+    return connect(spec)

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import argparse
 
+from workbench.cli.common import add_cluster_argument, cluster_client
+from workbench.cli.errors import UsageError
+
 EXAMPLE = """\
 example:
   workbench record --policy scripted --episodes 8 --seed 0 --actions-per-decision 1 \\
@@ -13,6 +16,12 @@ example:
   Each finished episode is saved at once, so an interrupted run keeps what finished:
   run the same command with --resume to record the rest. SIGTERM stops a run as Ctrl-C does.
   A policy that does not answer a decision within --decision-timeout fails only that episode.
+
+  workbench record --policy random --episodes 1000 --cluster local:2 --out corpora/random
+  workbench record --policy random --episodes 1000 --cluster tcp://head:8786 --out /shared/corpora/random
+
+  With --cluster every episode is one Dask task; this process writes each finished episode, and
+  a lost worker's episodes are run again on another worker.
 
 exit status: 0 all recorded, 1 some episodes failed (the report says why), 2 bad usage or a folder
 that cannot be written (disk full), 130 stopped by Ctrl-C or SIGTERM (finished episodes kept).
@@ -65,6 +74,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                              "(default 60; 0: no limit)")
     parser.add_argument("--resume", action="store_true", help="skip episodes already in --out and record the rest")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
+    add_cluster_argument(parser)
     parser.set_defaults(func=run)
 
 
@@ -72,18 +82,27 @@ def run(args: argparse.Namespace) -> int:
     """Record the episodes and print the report; exit status 1 when some episode failed."""
     from workbench.recording import DEFAULT_DECISION_TIMEOUT, record  # imports Crafter: only when recording
 
-    report = record(
-        args.policy,
-        args.episodes,
-        args.out,
-        seed=args.seed,
-        actions_per_decision=args.actions_per_decision,
-        max_steps=args.max_steps,
-        workers=args.workers,
-        frames=not args.no_frames,
-        resume=args.resume,
-        progress=not args.quiet,
-        decision_timeout=DEFAULT_DECISION_TIMEOUT if args.decision_timeout is None else args.decision_timeout,
-    )
+    if args.cluster and args.workers > 1:
+        raise UsageError("--workers and --cluster: pick one (a cluster's workers are its own)")
+    with cluster_client(args.cluster) as client:
+        scheduler = None
+        if client is not None:
+            from workbench.cluster import DaskScheduler
+
+            scheduler = DaskScheduler(client)
+        report = record(
+            args.policy,
+            args.episodes,
+            args.out,
+            seed=args.seed,
+            actions_per_decision=args.actions_per_decision,
+            max_steps=args.max_steps,
+            workers=args.workers,
+            frames=not args.no_frames,
+            resume=args.resume,
+            progress=not args.quiet,
+            decision_timeout=DEFAULT_DECISION_TIMEOUT if args.decision_timeout is None else args.decision_timeout,
+            scheduler=scheduler,
+        )
     print(report)
     return 1 if report.failed else 0

@@ -5,11 +5,20 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
 from workbench.alignment import group_comparison, progress_summary
-from workbench.cli.common import CORPUS_HELP, open_corpus, output_paths, read_config, write_tables
+from workbench.cli.common import (
+    CORPUS_HELP,
+    add_cluster_argument,
+    cluster_client,
+    open_corpus,
+    output_paths,
+    read_config,
+    write_tables,
+)
 from workbench.cli.errors import UsageError
 from workbench.scoring import compare, crafter_score, score, verify
 
@@ -38,6 +47,11 @@ examples:
   workbench score --config configs/recommended.yaml corpora/scripted
   workbench score --config train.toml sample --out results/shaped.parquet
   workbench score --config configs/upstream_complex.yaml sample --out shaped.csv --overwrite
+  workbench score --config train.toml /shared/corpora/big --cluster tcp://head:8786 --out big.parquet
+
+--cluster scores a corpus folder part by part on Dask workers (each reads its part from the
+folder, so it must be on a filesystem every worker sees): the same per-episode table, totals and
+alignment as in memory; only the per-episode table comes back, so --out writes FILE.episodes only.
 
 Column counts says where an episode's achievement counts come from: observed (Crafter's own),
 logged (rebuilt exactly from a rollout's logged rises) or estimated (lower bounds: its
@@ -94,6 +108,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     score.add_argument("--out", metavar="FILE", type=Path,
                        help="also write the episodes, decisions and components tables (.parquet or .csv)")
     score.add_argument("--overwrite", action="store_true", help="replace existing --out files")
+    add_cluster_argument(score)
+    score.add_argument("--quiet", action="store_true", help="no progress bar (--cluster shows one per part)")
     score.set_defaults(func=run_score)
 
     comparing = subparsers.add_parser(
@@ -128,10 +144,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run_score(args: argparse.Namespace) -> int:
     """Print a config's per-episode returns, totals and alignment (and write ``--out``); exit status 0."""
     config = read_config(args.config)
+    tables = ("episodes",) if args.cluster else TABLES
     if args.out:
-        output_paths(args.out, TABLES, overwrite=args.overwrite)  # fail before the work, not after it
-    corpus = open_corpus(args.corpus)
-    scores = score(corpus, config)
+        output_paths(args.out, tables, overwrite=args.overwrite)  # fail before the work, not after it
+    if args.cluster:
+        if not Path(args.corpus).is_dir():
+            raise UsageError(f"{args.corpus}: --cluster scores a corpus folder every worker can read")
+        from workbench.cluster import score_on_cluster
+
+        scores: Any
+        with cluster_client(args.cluster) as client:
+            scores = score_on_cluster(client, args.corpus, config, progress=not args.quiet)
+        craft = scores.crafter_score
+    else:
+        corpus = open_corpus(args.corpus)
+        scores = score(corpus, config)
+        craft = crafter_score(corpus)
     if not config.active:
         print(f"note: the task app would not shape with {args.config} (enabled={config.enabled}, "
               f"mode={config.mode!r}); below is what it would pay if it did.\n")
@@ -145,17 +173,16 @@ def run_score(args: argparse.Namespace) -> int:
         f"  shaped return  {totals['reward_sum']:.4f} (mean {totals['reward_sum'] / n:.4f} per episode; "
         f"resource shaping {totals['resource_reward']:.4f} before lambda)\n"
         f"  Crafter return {totals['env_return']:.4f} (mean {totals['env_return'] / n:.4f} per episode)\n"
-        f"  achievements   {totals['new_achievements_total']} unlocked; Crafter score {crafter_score(corpus):.2f}%"
+        f"  achievements   {totals['new_achievements_total']} unlocked; Crafter score {craft:.2f}%"
     )
-    print("  alignment      " + progress_summary(scores))
+    print("  alignment      " + progress_summary(scores.episodes))
     estimated = scores.estimated_episodes
     if estimated and scores.per_achievement:
         print(f"warning: {len(estimated)} episode(s) have estimated achievement counts ({', '.join(estimated[:3])}"
               f"{', ...' if len(estimated) > 3 else ''}): imported from text observations without logged rises, so "
               "their achievement-count shaping is a lower bound, not the task app's number (column counts)")
     if args.out:
-        tables = {"episodes": scores.episodes, "decisions": scores.decisions, "components": scores.components}
-        written = write_tables(tables, args.out, overwrite=args.overwrite)
+        written = write_tables({table: getattr(scores, table) for table in tables}, args.out, overwrite=args.overwrite)
         print("wrote " + ", ".join(map(str, written)))
     return 0
 

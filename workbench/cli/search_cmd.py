@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
 from workbench.atomic import atomic_path
-from workbench.cli.common import CORPUS_HELP, open_corpus, read_config
+from workbench.cli.common import CORPUS_HELP, add_cluster_argument, cluster_client, open_corpus, read_config
 from workbench.cli.errors import UsageError
 from workbench.search import search
 
@@ -107,6 +108,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="Optuna journal file to keep the study in (resumed if it exists)",
     )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_cluster_argument(parser)
+    parser.add_argument(
+        "--batch",
+        type=int,
+        metavar="B",
+        help="with --cluster: trials proposed and evaluated at once (default: the cluster's worker threads; "
+        "1 gives the trials of a serial search with the same seed)",
+    )
     parser.set_defaults(func=run_search)
 
 
@@ -133,8 +142,24 @@ def run_search(args: argparse.Namespace) -> int:
     _check_outputs(args)
     base = read_config(args.base) if args.base else None
     corpus = open_corpus(args.corpus)
+    if args.batch is not None and (args.batch < 1 or not args.cluster):
+        raise UsageError("--batch needs --cluster and must be at least 1")
+    with cluster_client(args.cluster) as client:
+        evaluate_on, batch_size = None, 1
+        if client is not None:
+            from workbench.cluster import trial_mapper
+
+            batch_size = args.batch or max(1, sum(client.nthreads().values()))
+            evaluate_on = lambda evaluator: trial_mapper(client, evaluator)  # noqa: E731
+        result = _search(args, corpus, base, evaluate_on, batch_size)
+    _report(args, corpus, result)
+    return 0
+
+
+def _search(args: argparse.Namespace, corpus: Any, base: Any, evaluate_on: Any, batch_size: int) -> Any:
+    """``search`` with the command line's settings."""
     try:
-        result = search(
+        return search(
             corpus,
             trials=args.trials,
             seed=args.seed,
@@ -150,9 +175,15 @@ def run_search(args: argparse.Namespace) -> int:
             strategies=("per_achievement", "consistent") if args.strategy == "both" else (args.strategy,),
             storage=args.storage,
             show_progress=not args.quiet,
+            evaluate_on=evaluate_on,
+            batch_size=batch_size,
         )
     except KeyError as error:  # a grouping column the corpus index lacks
         raise UsageError(str(error).strip("'\"")) from None
+
+
+def _report(args: argparse.Namespace, corpus: Any, result: Any) -> None:
+    """Print the search's summary and write its outputs."""
     split = result.split
     print(
         f"{len(corpus)} episodes: {len(split.fit)} fit, {len(split.held_out)} held out "
@@ -176,7 +207,6 @@ def run_search(args: argparse.Namespace) -> int:
     if args.trials_out is not None:
         _write_trials(result.trials, args.trials_out, overwrite=args.overwrite)
         print(f"wrote {args.trials_out} ({len(result.trials)} trials)")
-    return 0
 
 
 def _write_trials(table: pd.DataFrame, path: Path, *, overwrite: bool) -> None:

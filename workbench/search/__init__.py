@@ -16,7 +16,7 @@ objective), ``linear`` (the exact fit), ``tuner`` (Optuna). Figures: ``workbench
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -137,6 +137,8 @@ def search(
     study_name: str = "workbench-search",
     bootstrap_reps: int = 2000,
     show_progress: bool = True,
+    evaluate_on: Callable[[TrialEvaluator], Callable[[list[dict[str, Any]]], list[dict[str, float]]]] | None = None,
+    batch_size: int = 1,
 ) -> SearchResult:
     """Search for a config whose shaped return ranks ``corpus``'s episodes as ``progress`` does.
 
@@ -150,6 +152,9 @@ def search(
     scales of the resource tables (a workbench extension a training TOML cannot carry);
     ``lambda_range``: also search lambda; ``storage``: an Optuna journal file to share or
     resume the study. ``trials=0`` runs the exact fit with default settings only.
+    ``evaluate_on(evaluator)``: a function evaluating a batch of trials elsewhere (e.g.
+    ``workbench.cluster.trial_mapper(client, ...)``), ``batch_size`` trials at a time (see
+    ``tuner.run_study``); with ``batch_size=1`` the result is that of a serial search.
 
     Raises ``CorpusError`` for a corpus too small to split, ``WorkbenchError`` for an unknown
     metric, progress measure or group to penalise, ``ValueError`` for bad ranges.
@@ -195,7 +200,8 @@ def search(
     study = None
     if trials > 0:
         study = run_study(
-            evaluator, space, trials, seed=seed, storage=storage, study_name=study_name, show_progress=show_progress
+            evaluator, space, trials, seed=seed, storage=storage, study_name=study_name, show_progress=show_progress,
+            evaluate_batch=None if evaluate_on is None else evaluate_on(evaluator), batch_size=batch_size,
         )
         params = dict(study.best_trial.params)
         cross_validated = float(study.best_value)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 import math
 import warnings
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -228,6 +228,8 @@ def run_study(
     storage: str | Path | None = None,
     study_name: str = "workbench-search",
     show_progress: bool = True,
+    evaluate_batch: Callable[[list[dict[str, Any]]], list[dict[str, float]]] | None = None,
+    batch_size: int = 1,
 ) -> optuna.Study:
     """Run ``trials`` trials of multivariate TPE (seeded) maximising ``evaluator``.
 
@@ -235,7 +237,16 @@ def run_study(
     study in memory; a path is an Optuna journal file (created if missing, resumed if it holds a
     study of that name, so several processes or later runs can share it). Each trial records
     ``agreement`` and ``overpay`` as user attributes. Progress is a tqdm bar (``show_progress``).
+
+    ``evaluate_batch``: evaluates a list of params elsewhere (``workbench.cluster.trial_mapper``,
+    a Dask cluster's workers); the study stays here (ask and tell on this process), asking
+    ``batch_size`` trials at a time, whose proposals cannot know each other's values. With
+    ``batch_size=1`` the trials are those of a serial run with the same seed. Raises
+    ``SearchError`` for a batch size below 1.
     """
+    if batch_size < 1:
+        raise SearchError(f"batch_size must be at least 1, got {batch_size}")
+    evaluate = evaluate_batch or (lambda batch: [evaluator(params) for params in batch])
     with _quiet_optuna():
         backend = None
         if storage is not None:
@@ -252,14 +263,14 @@ def run_study(
         bar = tqdm(total=trials, desc="search", unit="trial", disable=not show_progress, leave=False)
         try:
             with single_threaded():
-                for _ in range(trials):
-                    trial = study.ask()
-                    params = suggest(trial, space)
-                    result = evaluator(params)
-                    trial.set_user_attr("agreement", _finite_or_none(result["agreement"]))
-                    trial.set_user_attr("overpay", _finite_or_none(result["overpay"]))
-                    study.tell(trial, result["value"])
-                    bar.update(1)
+                for first in range(0, trials, batch_size):
+                    asked = [study.ask() for _ in range(min(batch_size, trials - first))]
+                    results = evaluate([suggest(trial, space) for trial in asked])
+                    for trial, result in zip(asked, results):
+                        trial.set_user_attr("agreement", _finite_or_none(result["agreement"]))
+                        trial.set_user_attr("overpay", _finite_or_none(result["overpay"]))
+                        study.tell(trial, result["value"])
+                        bar.update(1)
                     bar.set_postfix(best=f"{study.best_value:.4f}", refresh=False)
         finally:
             bar.close()

@@ -1,0 +1,236 @@
+"""Scoring a corpus part by part (parts of whole episodes), for corpora bigger than memory.
+
+Every number of ``Scores.episodes`` depends on one episode only, so scoring parts of whole
+episodes and concatenating their per-episode tables gives the in-memory table exactly (the
+same floats: each episode's sums run over the same decisions in the same order). Component
+totals (``contributions``) are sums over the whole corpus: each part sums its own, and the
+parts' sums are added in part order, so they equal the in-memory totals up to float summation
+order (counts exactly). Crafter's score comes from per-part unlock counts (integers, exact);
+alignment numbers are computed from the combined per-episode table.
+
+A columnar corpus folder (``workbench.storage``) is split along its own parts: a task takes
+consecutive committed parts holding about ``episodes_per_part`` episodes (never splitting the
+parts an episode written again spans) and opens only those, through a folder of its own that
+links (or copies) their episodes and decisions tables; the corpus folder is only read. An
+old-layout folder (one file per episode) is split by index position.
+
+What must fit in one process: one task's episodes, prepared and scored; and where the results
+are combined, the per-episode table (a row per episode) and one small component table per
+task. Where tasks run is the caller's ``mapper`` (the builtin ``map`` here, a Dask cluster in
+``workbench.cluster``).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow.parquet as pq
+
+from workbench.config import RewardConfig
+from workbench.crafter_facts import ACHIEVEMENTS, INVENTORY_ITEMS
+from workbench.episodes import Corpus
+from workbench.errors import CorpusError
+from workbench.reward import INDICATOR_COMPONENT_NAME, PER_ACHIEVEMENT
+from workbench.scoring.crafter_score import success_rates
+from workbench.scoring.prepare import prepare
+from workbench.scoring.score import score
+from workbench.storage import load_corpus, read_index, schema_version
+from workbench.storage.layout import MARKER, committed_parts, marker_text, part_file
+
+__all__ = ["PartScore", "PartitionedScores", "combine_parts", "part_ranges", "score_part", "score_part_of",
+           "score_partitioned", "score_parts_of", "task_parts"]
+
+#: Order of ``Scores.contributions`` rows: by kind, then by the name's place in Crafter's tables.
+_COMPONENT_ORDER = {
+    key: rank
+    for rank, key in enumerate(
+        [("achievement", name) for name in ACHIEVEMENTS]
+        + [("inventory", item) for item in INVENTORY_ITEMS]
+        + [("achievement_count", name) for name in ACHIEVEMENTS]
+        + [("indicator", INDICATOR_COMPONENT_NAME)]
+    )
+}
+
+
+@dataclass(frozen=True)
+class PartScore:
+    """One part's share of a score: its per-episode table, its component sums
+    (``Scores.contributions``) and per achievement how many of its episodes unlocked it."""
+
+    episodes: pd.DataFrame
+    contributions: pd.DataFrame
+    unlocked: np.ndarray
+
+
+def part_ranges(n_episodes: int, episodes_per_part: int) -> list[tuple[int, int]]:
+    """``(start, stop)`` corpus positions of consecutive parts of at most ``episodes_per_part``
+    episodes. Raises ``CorpusError`` for an empty corpus or a part size below 1."""
+    if episodes_per_part < 1:
+        raise CorpusError(f"episodes_per_part must be at least 1, got {episodes_per_part}")
+    if n_episodes < 1:
+        raise CorpusError("cannot score an empty corpus")
+    return [(start, min(start + episodes_per_part, n_episodes)) for start in range(0, n_episodes, episodes_per_part)]
+
+
+def score_part(corpus: Corpus, config: RewardConfig) -> PartScore:
+    """Score one part (a ``Corpus`` of whole episodes) in this process."""
+    prepared = prepare(corpus)
+    scores = score(prepared, config)
+    return PartScore(scores.episodes, scores.contributions, success_rates(prepared)["episodes"].to_numpy())
+
+
+def score_part_of(root: str, start: int, stop: int, config: RewardConfig) -> PartScore:
+    """Score episodes ``start:stop`` of the corpus folder ``root`` (an old-layout folder, whose
+    episodes load one by one when touched)."""
+    part = load_corpus(root)[start:stop]
+    assert isinstance(part, Corpus)
+    return score_part(part, config)
+
+
+def task_parts(root: str | Path, episodes_per_part: int) -> list[list[str]]:
+    """A columnar folder's committed parts grouped for tasks of about ``episodes_per_part``
+    episodes, in commit (corpus) order; an episode written again (in a later part) keeps all
+    its parts in one group. Reads only the episodes tables' ``episode`` column. Raises
+    ``CorpusError`` for a part size below 1 or a folder without episodes."""
+    root = Path(root)
+    if episodes_per_part < 1:
+        raise CorpusError(f"episodes_per_part must be at least 1, got {episodes_per_part}")
+    names = committed_parts(root)
+    ids = [pq.read_table(part_file(root, "episodes", name), columns=["episode"]).column(0).to_pylist()
+           for name in names]
+    last_part = {episode: i for i, part_ids in enumerate(ids) for episode in part_ids}
+    groups: list[list[str]] = []
+    group: list[str] = []
+    in_group, reaches = 0, -1  # episodes in the group; the last part one of its episodes is in
+    for i, (name, part_ids) in enumerate(zip(names, ids)):
+        group.append(name)
+        in_group += len(part_ids)
+        reaches = max([reaches, *(last_part[e] for e in part_ids)])
+        if in_group >= episodes_per_part and reaches <= i:
+            groups.append(group)
+            group, in_group = [], 0
+    if group:
+        groups.append(group)
+    if not any(ids):
+        raise CorpusError(f"{root}: holds no episodes to score")
+    return groups
+
+
+def score_parts_of(root: str, parts: Sequence[str], config: RewardConfig) -> PartScore:
+    """Score the episodes of ``parts`` of the columnar folder ``root`` (what one task does):
+    only those parts are opened, through a temporary folder linking (or copying) their episodes
+    and decisions tables; frames are not read."""
+    source = Path(root)
+    with tempfile.TemporaryDirectory(prefix="workbench-part-") as scratch:
+        view = Path(scratch) / "corpus"
+        for table in ("episodes", "decisions"):
+            (view / table).mkdir(parents=True)
+            for name in parts:
+                _link_or_copy(part_file(source, table, name), part_file(view, table, name))
+        (view / MARKER).write_text(marker_text(), encoding="utf-8")
+        return score_part(load_corpus(view), config)
+
+
+def _link_or_copy(source: Path, target: Path) -> None:
+    """A hard link (parts are never rewritten, so sharing the inode is safe), else a copy."""
+    try:
+        os.link(source, target, follow_symlinks=False)
+    except OSError:
+        shutil.copyfile(source, target, follow_symlinks=False)
+
+
+def corpus_tasks(root: str | Path, episodes_per_part: int) -> list[tuple[Callable[..., PartScore], tuple[Any, ...]]]:
+    """The tasks scoring the folder ``root`` takes: ``(function, arguments before the config)``
+    each, in corpus order (parts of a columnar folder, index ranges of an old-layout one)."""
+    root = str(Path(root).resolve())
+    if schema_version(root) == 1:
+        return [(score_part_of, (root, start, stop)) for start, stop in part_ranges(len(read_index(root)), episodes_per_part)]
+    return [(score_parts_of, (root, names)) for names in task_parts(root, episodes_per_part)]
+
+
+@dataclass(frozen=True)
+class PartitionedScores:
+    """A score combined from parts: ``episodes`` (as ``Scores.episodes``, exactly),
+    ``contributions`` (as ``Scores.contributions``), ``success_rates`` and ``crafter_score``
+    (as ``workbench.scoring.success_rates`` / ``crafter_score``), ``config``."""
+
+    config: RewardConfig
+    episodes: pd.DataFrame
+    contributions: pd.DataFrame
+    success_rates: pd.DataFrame
+    parts: int
+
+    @property
+    def reward_sum(self) -> np.ndarray:
+        """Shaped return per episode (corpus order)."""
+        return self.episodes["reward_sum"].to_numpy()
+
+    @property
+    def per_achievement(self) -> bool:
+        """Whether the config runs the per_achievement strategy."""
+        return self.config.effective_strategy == PER_ACHIEVEMENT
+
+    @property
+    def crafter_score(self) -> float:
+        """Crafter's score in percent (``workbench.scoring.crafter_score``)."""
+        rates = self.success_rates["success_rate"].to_numpy()
+        return float(np.exp(np.mean(np.log1p(rates))) - 1.0)
+
+    @property
+    def estimated_episodes(self) -> list[str]:
+        """Episodes whose achievement counts are estimates (see ``Scores.estimated_episodes``)."""
+        return self.episodes.loc[self.episodes["counts"] == "estimated", "episode"].tolist()
+
+    def totals(self) -> dict[str, Any]:
+        """Corpus totals of the episode table's numeric columns (as ``Scores.totals``)."""
+        numeric = self.episodes.drop(columns=["episode", "unique_achievements", "final_achievements", "counts"])
+        return {"episodes": len(self.episodes), **{k: numeric[k].sum().item() for k in numeric.columns}}
+
+
+def combine_parts(parts: Sequence[PartScore], config: RewardConfig) -> PartitionedScores:
+    """The corpus's score from its parts' (in corpus order). Raises ``CorpusError`` for none."""
+    if not parts:
+        raise CorpusError("cannot score an empty corpus")
+    episodes = pd.concat([part.episodes for part in parts], ignore_index=True)
+    table = pd.concat([part.contributions for part in parts], ignore_index=True)
+    # groupby sums each component's part sums in part order (the order the rows were concatenated).
+    contributions = table.groupby(["kind", "name"], sort=False, as_index=False).agg(
+        count=("count", "sum"), reward=("reward", "sum"), scaled=("scaled", "sum"))
+    order = [_COMPONENT_ORDER[(kind, name)] for kind, name in zip(contributions["kind"], contributions["name"])]
+    contributions = contributions.iloc[np.argsort(order, kind="stable")].reset_index(drop=True)
+    contributions["count"] = contributions["count"].astype(parts[0].contributions["count"].dtype)
+    unlocked = np.sum([part.unlocked for part in parts], axis=0).astype(np.int64)
+    rates = pd.DataFrame({
+        "achievement": list(ACHIEVEMENTS),
+        "success_rate": 100.0 * unlocked / len(episodes),
+        "episodes": unlocked,
+    })
+    return PartitionedScores(config, episodes, contributions, rates, len(parts))
+
+
+def score_partitioned(
+    corpus: Corpus | str | Path,
+    config: RewardConfig,
+    *,
+    episodes_per_part: int = 256,
+    mapper: Callable[..., Iterable[PartScore]] = map,
+) -> PartitionedScores:
+    """Score ``corpus`` (a ``Corpus``, or a corpus folder each part is read from) part by part.
+
+    ``mapper(function, *iterables)`` runs the parts (``map`` by default: one after another in
+    this process, holding one part at a time). Raises ``CorpusError`` for an empty corpus."""
+    if isinstance(corpus, Corpus):
+        ranges = part_ranges(len(corpus), episodes_per_part)
+        parts = list(mapper(lambda r: score_part(corpus[r[0]:r[1]], config), ranges))
+    else:
+        tasks = corpus_tasks(corpus, episodes_per_part)
+        parts = list(mapper(lambda task: task[0](*task[1], config), tasks))
+    return combine_parts(parts, config)
