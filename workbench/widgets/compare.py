@@ -62,9 +62,9 @@ class Compare:
         self._colors: dict[str, str] = {}  # a config's colour, given once by first appearance
         for name in names:
             self.color(name)
-        for side, name in (("a", a), ("b", b)):
-            if name is not None and name not in self.configs:
-                raise KeyError(f"{side}={name!r} is not one of the configs {names}")
+        for side, picked in (("a", a), ("b", b)):
+            if picked is not None and picked not in self.configs:
+                raise KeyError(f"{side}={picked!r} is not one of the configs {names}")
         reference = a or names[0]
         others = [b] if b else [n for n in names if n != reference][:3] or [reference]
         self._scores: dict[tuple[str, int], Scores] = {}
