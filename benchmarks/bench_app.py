@@ -20,8 +20,9 @@ from workbench.testing.browser_lab import TIMEOUT_MS, free_port, launch
 REPO = Path(__file__).resolve().parents[1]
 
 #: MEASURE_JS that gives up after 15 s (-1): a lost event must not hang the run.
-TIMED_JS = MEASURE_JS.replace("return await done; }",
-                              "return await Promise.race([done, new Promise(r => setTimeout(() => r(-1), 15000))]); }")
+TIMED_JS = MEASURE_JS.replace(
+    "return await done; }", "return await Promise.race([done, new Promise(r => setTimeout(() => r(-1), 15000))]); }"
+)
 assert TIMED_JS != MEASURE_JS
 TIMEOUTS: list[str] = []
 

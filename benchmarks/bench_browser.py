@@ -49,14 +49,16 @@ MEASURE_JS = """async ([target, action, arg]) => {
 def cells(copies: int) -> list[str]:
     shaped = REPO / "configs" / "upstream_shaped.yaml"
     return [
-        ("import ipywidgets as w, workbench\nfrom workbench.episodes import Corpus\n"
-        "from workbench.widgets import Compare, Replayer, Tuner\n"
-        f"corpus = workbench.sample_corpus()\nshaped = workbench.RewardConfig.from_file({str(shaped)!r})\n"
-        f"recommended = workbench.RewardConfig.from_file({str(REPO / 'configs' / 'recommended.yaml')!r})\n"
-        f"default = workbench.RewardConfig.from_file({str(REPO / 'configs' / 'task_app_default.yaml')!r})\n"
-        f"large = Corpus.concat([corpus] * {copies})\n"
-        "echo_slider = w.IntSlider(0, 0, 10**6, description='echo')\necho_label = w.HTML('0')\n"
-        "echo_slider.observe(lambda c: setattr(echo_label, 'value', str(c['new'])), 'value')"),
+        (
+            "import ipywidgets as w, workbench\nfrom workbench.episodes import Corpus\n"
+            "from workbench.widgets import Compare, Replayer, Tuner\n"
+            f"corpus = workbench.sample_corpus()\nshaped = workbench.RewardConfig.from_file({str(shaped)!r})\n"
+            f"recommended = workbench.RewardConfig.from_file({str(REPO / 'configs' / 'recommended.yaml')!r})\n"
+            f"default = workbench.RewardConfig.from_file({str(REPO / 'configs' / 'task_app_default.yaml')!r})\n"
+            f"large = Corpus.concat([corpus] * {copies})\n"
+            "echo_slider = w.IntSlider(0, 0, 10**6, description='echo')\necho_label = w.HTML('0')\n"
+            "echo_slider.observe(lambda c: setattr(echo_label, 'value', str(c['new'])), 'value')"
+        ),
         "w.VBox([echo_slider, echo_label])",
         "Tuner(corpus, shaped)",
         "Tuner(large, shaped)",
@@ -87,8 +89,9 @@ def tuner_runs(page, cell: int, repeat: int) -> dict[str, list[float]]:
         page.wait_for_timeout(250)
         kernel_ms.append(float(re.search(r"redrew in (\d+) ms", timing.inner_text()).group(1)))
     select = view.locator("select").first.element_handle()
-    strategy = median_ms(page, figure, "select",
-                         lambda i: [select, "consistent" if i % 2 == 0 else "per_achievement"], repeat, 400)
+    strategy = median_ms(
+        page, figure, "select", lambda i: [select, "consistent" if i % 2 == 0 else "per_achievement"], repeat, 400
+    )
     return {"weight": weight, "strategy": strategy, "kernel": kernel_ms}
 
 
@@ -154,8 +157,10 @@ def libraries(repeat: int) -> None:
         raise SystemExit("--libraries needs plotly (pip install plotly)") from None
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder)
-        write_notebook(root / "libraries.ipynb", [LIBRARIES_SETUP, "w.VBox([plotly_slider, fig])",
-                                                   "w.VBox([bq_slider, bq_figure])"])
+        write_notebook(
+            root / "libraries.ipynb",
+            [LIBRARIES_SETUP, "w.VBox([plotly_slider, fig])", "w.VBox([bq_slider, bq_figure])"],
+        )
         with lab_server(root) as (base, token), sync_playwright() as playwright:
             browser = launch(playwright)
             page = open_notebook(browser, base, token, "libraries.ipynb", width=1280, height=900, file_browser=False)
@@ -201,15 +206,26 @@ def main() -> None:
             page.wait_for_timeout(3000)
             echo_view = output(page, 1)
             echo_handle = echo_view.locator(".noUi-handle").first.element_handle()
-            echo = median_ms(page, echo_view.locator(".widget-html-content").first.element_handle(), "key",
-                             lambda i: echo_handle, args.repeat)
+            echo = median_ms(
+                page,
+                echo_view.locator(".widget-html-content").first.element_handle(),
+                "key",
+                lambda i: echo_handle,
+                args.repeat,
+            )
             small = tuner_runs(page, 2, args.repeat)
             large = tuner_runs(page, 3, args.repeat)
             compare_view = output(page, 4)
             compare_view.scroll_into_view_if_needed()
             picker = compare_view.locator("select").first.element_handle()
-            compare_ms = median_ms(page, compare_view.locator(".bqplot").first.element_handle(), "select",
-                                   lambda i: [picker, "recommended" if i % 2 == 0 else "shaped"], args.repeat, 400)
+            compare_ms = median_ms(
+                page,
+                compare_view.locator(".bqplot").first.element_handle(),
+                "select",
+                lambda i: [picker, "recommended" if i % 2 == 0 else "shaped"],
+                args.repeat,
+                400,
+            )
             fps, shown, distinct = play(page, 5, args.play_seconds)
             errors = list(page.errors)
             browser.close()
@@ -229,14 +245,22 @@ def main() -> None:
     print("|---|---:|---:|---:|---:|")
     for name, times, target in rows:
         median = statistics.median(times)
-        print(f"| {name} | {median:.0f} | {min(times):.0f}-{max(times):.0f} | {median / reference:.1f}x | "
-              f"{'' if target is None else f'<= {target}'} |")
-    print(f"kernel time per Tuner move (median): sample {statistics.median(small['kernel']):.0f} ms, "
-          f"{decisions:,} decisions {statistics.median(large['kernel']):.0f} ms")
-    print(f"Replayer Play at 24 steps/s: {fps:.1f} distinct frames/s, {shown:.1%} of steps shown "
-          f"({distinct} frames in {args.play_seconds:g} s)")
-    print(f"load average before {load_before[0]:.2f}, after {load_after[0]:.2f} (2 cores); "
-          f"{time.perf_counter() - started:.0f} s; page errors: {errors or 'none'}")
+        print(
+            f"| {name} | {median:.0f} | {min(times):.0f}-{max(times):.0f} | {median / reference:.1f}x | "
+            f"{'' if target is None else f'<= {target}'} |"
+        )
+    print(
+        f"kernel time per Tuner move (median): sample {statistics.median(small['kernel']):.0f} ms, "
+        f"{decisions:,} decisions {statistics.median(large['kernel']):.0f} ms"
+    )
+    print(
+        f"Replayer Play at 24 steps/s: {fps:.1f} distinct frames/s, {shown:.1%} of steps shown "
+        f"({distinct} frames in {args.play_seconds:g} s)"
+    )
+    print(
+        f"load average before {load_before[0]:.2f}, after {load_after[0]:.2f} (2 cores); "
+        f"{time.perf_counter() - started:.0f} s; page errors: {errors or 'none'}"
+    )
 
 
 if __name__ == "__main__":

@@ -73,8 +73,9 @@ def cluster_record(client, episodes: int, max_steps: int, folder: Path) -> tuple
 
     shutil.rmtree(folder, ignore_errors=True)
     before, client_cpu = client.run(time.process_time), time.process_time()
-    report = record("random", episodes, folder, max_steps=max_steps, frames=False, progress=False,
-                    scheduler=DaskScheduler(client))
+    report = record(
+        "random", episodes, folder, max_steps=max_steps, frames=False, progress=False, scheduler=DaskScheduler(client)
+    )
     after, client_cpu = client.run(time.process_time), time.process_time() - client_cpu
     assert report.ok, report.failed
     worker_cpu = sum(after[w] - before[w] for w in after)
@@ -88,8 +89,10 @@ def load() -> str:
 def bench_record(args: argparse.Namespace, workdir: Path) -> None:
     from workbench.cluster import connect
 
-    print(f"== recording: random policy, {args.episodes} episodes per worker of up to {args.max_steps} steps, "
-          f"{args.repeats} repeats, each beside raw Crafter in as many processes ({load()})")
+    print(
+        f"== recording: random policy, {args.episodes} episodes per worker of up to {args.max_steps} steps, "
+        f"{args.repeats} repeats, each beside raw Crafter in as many processes ({load()})"
+    )
     wall: dict[int, list[float]] = {1: [], 2: []}
     ratio: dict[int, list[float]] = {1: [], 2: []}
     cpu_ratio: dict[int, list[float]] = {1: [], 2: []}
@@ -100,26 +103,37 @@ def bench_record(args: argparse.Namespace, workdir: Path) -> None:
             cluster_record(client, workers, 50, workdir / "warmup")  # imports and first worlds, not timed
             for repeat in range(args.repeats):
                 raw, raw_cpu = raw_parallel(workers, args.episodes, args.max_steps, repeat)
-                sps, sps_cpu, client_ms = cluster_record(client, args.episodes * workers, args.max_steps,
-                                                         workdir / "recorded")
+                sps, sps_cpu, client_ms = cluster_record(
+                    client, args.episodes * workers, args.max_steps, workdir / "recorded"
+                )
                 wall[workers].append(sps)
                 raw_wall[workers].append(raw)
                 ratio[workers].append(sps / raw)
                 cpu_ratio[workers].append(sps_cpu / raw_cpu)
-                print(f"  {workers} worker(s) repeat {repeat}: cluster {sps:.0f} steps/s, raw Crafter ({workers} "
-                      f"process(es)) {raw:.0f} steps/s: {sps / raw:.0%}; per CPU second {sps_cpu:.0f} vs {raw_cpu:.0f} "
-                      f"steps: {sps_cpu / raw_cpu:.0%}; client {client_ms:.0f} ms CPU per 1,000 steps ({load()})")
+                print(
+                    f"  {workers} worker(s) repeat {repeat}: cluster {sps:.0f} steps/s, raw Crafter ({workers} "
+                    f"process(es)) {raw:.0f} steps/s: {sps / raw:.0%}; per CPU second {sps_cpu:.0f} vs {raw_cpu:.0f} "
+                    f"steps: {sps_cpu / raw_cpu:.0%}; client {client_ms:.0f} ms CPU per 1,000 steps ({load()})"
+                )
     med = statistics.median
-    print(f"  overhead per worker against raw Crafter in the same number of processes (wall, median of paired "
-          f"repeats): 1 worker {1 - med(ratio[1]):.1%}, 2 workers {1 - med(ratio[2]):.1%} (target <= 10%)")
-    print(f"  the same in CPU time (steps per worker CPU second vs raw): 1 worker {1 - med(cpu_ratio[1]):.1%}, "
-          f"2 workers {1 - med(cpu_ratio[2]):.1%}")
+    print(
+        f"  overhead per worker against raw Crafter in the same number of processes (wall, median of paired "
+        f"repeats): 1 worker {1 - med(ratio[1]):.1%}, 2 workers {1 - med(ratio[2]):.1%} (target <= 10%)"
+    )
+    print(
+        f"  the same in CPU time (steps per worker CPU second vs raw): 1 worker {1 - med(cpu_ratio[1]):.1%}, "
+        f"2 workers {1 - med(cpu_ratio[2]):.1%}"
+    )
     scaling, raw_scaling = med(wall[2]) / (2 * med(wall[1])), med(raw_wall[2]) / (2 * med(raw_wall[1]))
-    print(f"  scaling efficiency 1 -> 2 workers: {scaling:.1%} (target >= 85%); raw Crafter's own 1 -> 2 processes "
-          f"in the same run: {raw_scaling:.1%}")
-    print(f"record_overhead_1={1 - med(ratio[1]):.3f} record_overhead_2={1 - med(ratio[2]):.3f} "
-          f"cpu_overhead_1={1 - med(cpu_ratio[1]):.3f} cpu_overhead_2={1 - med(cpu_ratio[2]):.3f} "
-          f"scaling={scaling:.3f} raw_scaling={raw_scaling:.3f}")
+    print(
+        f"  scaling efficiency 1 -> 2 workers: {scaling:.1%} (target >= 85%); raw Crafter's own 1 -> 2 processes "
+        f"in the same run: {raw_scaling:.1%}"
+    )
+    print(
+        f"record_overhead_1={1 - med(ratio[1]):.3f} record_overhead_2={1 - med(ratio[2]):.3f} "
+        f"cpu_overhead_1={1 - med(cpu_ratio[1]):.3f} cpu_overhead_2={1 - med(cpu_ratio[2]):.3f} "
+        f"scaling={scaling:.3f} raw_scaling={raw_scaling:.3f}"
+    )
 
 
 def bench_score(args: argparse.Namespace, workdir: Path) -> None:
@@ -140,13 +154,17 @@ def bench_score(args: argparse.Namespace, workdir: Path) -> None:
         for start in range(0, args.score_episodes, args.part_size):  # one part per write, as appends make them
             chunk = synthetic_corpus(min(args.part_size, args.score_episodes - start), args.decisions, seed=start)
             # Columnar storage checks that status is true exactly when the count is positive.
-            episodes = [dataclasses.replace(e, id=f"synthetic-{start + i:05d}", achievement_status=e.achievement_counts > 0)
-                        for i, e in enumerate(chunk)]
+            episodes = [
+                dataclasses.replace(e, id=f"synthetic-{start + i:05d}", achievement_status=e.achievement_counts > 0)
+                for i, e in enumerate(chunk)
+            ]
             save_corpus(Corpus(episodes), folder)
         print(f"  (wrote {folder} in {time.perf_counter() - started:.0f} s)")
     config = RewardConfig(strategy="per_achievement", weights={"collect_wood": 0.5}, indicator_lambda=0.8)
-    print(f"== scoring {args.score_episodes} episodes x {args.decisions} = {decisions:,} decisions from {folder} "
-          f"({load()})")
+    print(
+        f"== scoring {args.score_episodes} episodes x {args.decisions} = {decisions:,} decisions from {folder} "
+        f"({load()})"
+    )
     memory, cluster = [], []
     with connect(f"local:{args.score_workers}") as client:
         client.wait_for_workers(args.score_workers)
@@ -159,12 +177,18 @@ def bench_score(args: argparse.Namespace, workdir: Path) -> None:
             cluster.append(time.perf_counter() - started)
             pd.testing.assert_frame_equal(got, expected, check_exact=True)
             del expected, got
-            print(f"  repeat {repeat}: in memory {memory[-1]:.1f} s, cluster ({args.score_workers} workers, "
-                  f"{args.part_size} episodes a part) {cluster[-1]:.1f} s, tables equal ({load()})")
+            print(
+                f"  repeat {repeat}: in memory {memory[-1]:.1f} s, cluster ({args.score_workers} workers, "
+                f"{args.part_size} episodes a part) {cluster[-1]:.1f} s, tables equal ({load()})"
+            )
     ratio = statistics.median(cluster) / statistics.median(memory)
-    print(f"  medians: in memory {statistics.median(memory):.1f} s, cluster {statistics.median(cluster):.1f} s: "
-          f"{ratio:.2f}x (target <= 3x)")
-    print(f"score_ratio={ratio:.3f} memory_s={statistics.median(memory):.2f} cluster_s={statistics.median(cluster):.2f}")
+    print(
+        f"  medians: in memory {statistics.median(memory):.1f} s, cluster {statistics.median(cluster):.1f} s: "
+        f"{ratio:.2f}x (target <= 3x)"
+    )
+    print(
+        f"score_ratio={ratio:.3f} memory_s={statistics.median(memory):.2f} cluster_s={statistics.median(cluster):.2f}"
+    )
 
 
 def main() -> None:

@@ -62,8 +62,9 @@ def prepare_from_columns(corpus: Corpus, batch_decisions: int = 1 << 15) -> Prep
     joined.update(_active(joined))
     for array in joined.values():
         array.flags.writeable = False
-    return PreparedCorpus(ids=tuple(i for b in batches for i in b["ids"]),
-                          steps=corpus.index["steps"].to_numpy(dtype=np.int64), **joined)
+    return PreparedCorpus(
+        ids=tuple(i for b in batches for i in b["ids"]), steps=corpus.index["steps"].to_numpy(dtype=np.int64), **joined
+    )
 
 
 def _numbered(batches: Any) -> Any:
@@ -102,15 +103,24 @@ def _batch(arrays: DecisionArrays, start: tuple[int, int]) -> dict[str, Any]:
     order = np.argsort(g_rows, kind="stable")
     starts = first_decision + np.concatenate([[0], np.cumsum(lengths)[:-1]])
     return {
-        "ids": list(arrays.ids), "starts": starts, "lengths": lengths, "env_return": arrays.env_return,
-        "reset_status": reset_status, "final_status": final_status, "ever_status": ever_status, "seen_status": seen,
+        "ids": list(arrays.ids),
+        "starts": starts,
+        "lengths": lengths,
+        "env_return": arrays.env_return,
+        "reset_status": reset_status,
+        "final_status": final_status,
+        "ever_status": ever_status,
+        "seen_status": seen,
         "episode_of": (local_episode + first_episode).astype(np.int32),
         "decision": (np.arange(n, dtype=np.int64) - np.repeat(starts - first_decision, lengths) + 1).astype(np.int32),
         "env_reward": arrays.decision_env_reward(),
         "n_unlocked": np.bincount(rows, minlength=n).astype(np.int32),
         "n_first": np.bincount(rows[first], minlength=n).astype(np.int32),
-        "unlock_decision": rows + first_decision, "unlock_name": names.astype(np.int8), "unlock_ordinal": ordinal,
-        "unlock_first": first, "gain_decision": g_rows[order] + first_decision,
+        "unlock_decision": rows + first_decision,
+        "unlock_name": names.astype(np.int8),
+        "unlock_ordinal": ordinal,
+        "unlock_first": first,
+        "gain_decision": g_rows[order] + first_decision,
         "gain_slot": np.concatenate([p[1] for p in parts])[order].astype(np.int8),
         "gain_delta": np.concatenate([p[2] for p in parts])[order].astype(np.int32),
     }
@@ -142,12 +152,14 @@ def _active(arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     happened[arrays["gain_decision"]] = True
     active = np.flatnonzero(happened)
     return {
-        "active": active, "active_episode": arrays["episode_of"][active],
+        "active": active,
+        "active_episode": arrays["episode_of"][active],
         "active_unlocking": arrays["n_unlocked"][active] > 0,
         "unlock_active": np.searchsorted(active, arrays["unlock_decision"]),
         "gain_active": np.searchsorted(active, arrays["gain_decision"]),
-        "new_achievements_total": np.bincount(arrays["episode_of"], weights=arrays["n_unlocked"],
-                                              minlength=len(arrays["lengths"])).astype(np.int64),
+        "new_achievements_total": np.bincount(
+            arrays["episode_of"], weights=arrays["n_unlocked"], minlength=len(arrays["lengths"])
+        ).astype(np.int64),
     }
 
 
@@ -172,20 +184,27 @@ def repeated_corpus(decisions: int, frames: bool) -> Corpus:
     steps_per_rep = int(offsets[-1])
     tiled = DecisionArrays(
         ids=tuple(f"{i}-r{r:05d}" for r in range(reps) for i in base.ids),
-        lengths=np.tile(base.lengths, reps), env_return=np.tile(base.env_return, reps),
-        inventory=np.tile(base.inventory, (reps, 1)), achievement_counts=np.tile(base.achievement_counts, (reps, 1)),
-        achievement_status=np.tile(base.achievement_status, (reps, 1)), player_pos=np.tile(base.player_pos, (reps, 1)),
-        env_reward=np.tile(base.env_reward, reps), done=np.tile(base.done, reps),
+        lengths=np.tile(base.lengths, reps),
+        env_return=np.tile(base.env_return, reps),
+        inventory=np.tile(base.inventory, (reps, 1)),
+        achievement_counts=np.tile(base.achievement_counts, (reps, 1)),
+        achievement_status=np.tile(base.achievement_status, (reps, 1)),
+        player_pos=np.tile(base.player_pos, (reps, 1)),
+        env_reward=np.tile(base.env_reward, reps),
+        done=np.tile(base.done, reps),
         action_ids=np.tile(base.action_ids, reps),
-        action_offsets=np.concatenate([(offsets[:-1][None, :] + steps_per_rep * np.arange(reps)[:, None]).ravel(),
-                                       [steps_per_rep * reps]]),
+        action_offsets=np.concatenate(
+            [(offsets[:-1][None, :] + steps_per_rep * np.arange(reps)[:, None]).ravel(), [steps_per_rep * reps]]
+        ),
     )
     extras = [sample.episode_extras(i) for i in range(len(sample))]
     n = len(sample)
 
     def extra(k: int) -> EpisodeExtras:
         e = extras[k % n]
-        return EpisodeExtras(tiled.ids[k], e.metadata, e.logged, e.views, e.messages, e.frames_loader if frames else None)
+        return EpisodeExtras(
+            tiled.ids[k], e.metadata, e.logged, e.views, e.messages, e.frames_loader if frames else None
+        )
 
     index = pd.concat([sample.index] * reps, ignore_index=True)
     index["episode"] = list(tiled.ids)
@@ -217,9 +236,13 @@ def child(path: str, episode_path: bool) -> dict[str, float]:
         t = time.perf_counter()
         score(prepared, changed).episodes
         rescore.append(time.perf_counter() - t)
-    result = {"decisions": corpus.n_decisions, "open_s": opened - started, "first_score_s": scored - opened,
-              "rescore_ms": statistics.median(rescore) * 1e3,
-              "peak_rss_mb": (_status_kb("VmHWM") - base_rss) / 1024}
+    result = {
+        "decisions": corpus.n_decisions,
+        "open_s": opened - started,
+        "first_score_s": scored - opened,
+        "rescore_ms": statistics.median(rescore) * 1e3,
+        "peak_rss_mb": (_status_kb("VmHWM") - base_rss) / 1024,
+    }
     if episode_path:
         fresh = load_corpus(path)
         t = time.perf_counter()
@@ -256,8 +279,12 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[100_000, 1_000_000, 10_000_000])
     parser.add_argument("--repeats", type=int, default=3, help="fresh processes per size (medians)")
     parser.add_argument("--reference-decisions", type=int, default=20_000)
-    parser.add_argument("--episode-path-limit", type=int, default=1_200_000,
-                        help="also time today's score(corpus) (walks episodes) up to this many decisions")
+    parser.add_argument(
+        "--episode-path-limit",
+        type=int,
+        default=1_200_000,
+        help="also time today's score(corpus) (walks episodes) up to this many decisions",
+    )
     parser.add_argument("--work", default=None, help="folder for the corpora (default: a temporary one, removed)")
     parser.add_argument("--child", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--episode-path", action="store_true", help=argparse.SUPPRESS)
@@ -287,7 +314,9 @@ def main() -> None:
                 runs.append(json.loads(out.strip().splitlines()[-1]))
             row = {key: statistics.median(r[key] for r in runs) for key in runs[0]}
             row["save_s"] = saved
-            row["disk_bytes_per_decision"] = (folder_bytes(root, "decisions") + folder_bytes(root, "episodes")) / row["decisions"]
+            row["disk_bytes_per_decision"] = (folder_bytes(root, "decisions") + folder_bytes(root, "episodes")) / row[
+                "decisions"
+            ]
             steps = int(load_corpus(root).index.loc[lambda i: i.has_frames, "steps"].sum())
             row["frame_bytes_per_step"] = folder_bytes(root, "frames") / steps if frames and steps else float("nan")
             rows.append(row)
@@ -297,20 +326,27 @@ def main() -> None:
         if not args.work:
             shutil.rmtree(work, ignore_errors=True)
     rate = reference_rate(args.reference_decisions)
-    print(f"machine load (1/5/15 min) at start {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}, at end "
-          + " ".join(f"{x:.2f}" for x in os.getloadavg()) + f"; {os.cpu_count()} cores")
+    print(
+        f"machine load (1/5/15 min) at start {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}, at end "
+        + " ".join(f"{x:.2f}" for x in os.getloadavg())
+        + f"; {os.cpu_count()} cores"
+    )
     print(f"reference loop (rollout.score_episode): {rate:,.0f} decisions/s on {args.reference_decisions:,} decisions")
-    header = ("| decisions | open | first score | open + score | vs reference | re-score | peak RSS / decision "
-              "| disk / decision | today's score(corpus) |")
+    header = (
+        "| decisions | open | first score | open + score | vs reference | re-score | peak RSS / decision "
+        "| disk / decision | today's score(corpus) |"
+    )
     print(header)
     print("|" + "---:|" * 9)
     for row in rows:
         total = row["open_s"] + row["first_score_s"]
         reference = row["decisions"] / rate
         episode = f"{row['episode_path_score_s']:.2f} s" if "episode_path_score_s" in row else "-"
-        print(f"| {row['decisions']:,.0f} | {row['open_s'] * 1e3:,.0f} ms | {row['first_score_s'] * 1e3:,.0f} ms "
-              f"| {total * 1e3:,.0f} ms | {reference / total:,.0f}x | {row['rescore_ms']:.1f} ms "
-              f"| {row['peak_rss_mb'] * 2**20 / row['decisions']:.0f} B | {row['disk_bytes_per_decision']:.1f} B | {episode} |")
+        print(
+            f"| {row['decisions']:,.0f} | {row['open_s'] * 1e3:,.0f} ms | {row['first_score_s'] * 1e3:,.0f} ms "
+            f"| {total * 1e3:,.0f} ms | {reference / total:,.0f}x | {row['rescore_ms']:.1f} ms "
+            f"| {row['peak_rss_mb'] * 2**20 / row['decisions']:.0f} B | {row['disk_bytes_per_decision']:.1f} B | {episode} |"
+        )
     frames_rows = [r for r in rows if not np.isnan(r["frame_bytes_per_step"])]
     if frames_rows:
         print(f"frames on disk: {frames_rows[0]['frame_bytes_per_step']:,.0f} bytes per step")
@@ -319,13 +355,17 @@ def main() -> None:
     pairs = [f"reference_per_s={rate:.0f}"]
     for size in sizes:
         r = by_size[size]
-        pairs += [f"open_score_ms_{size}={(r['open_s'] + r['first_score_s']) * 1e3:.1f}",
-                  f"ratio_{size}={size / rate / (r['open_s'] + r['first_score_s']):.1f}",
-                  f"rescore_ms_{size}={r['rescore_ms']:.2f}",
-                  f"rss_bytes_per_decision_{size}={r['peak_rss_mb'] * 2**20 / size:.1f}"]
+        pairs += [
+            f"open_score_ms_{size}={(r['open_s'] + r['first_score_s']) * 1e3:.1f}",
+            f"ratio_{size}={size / rate / (r['open_s'] + r['first_score_s']):.1f}",
+            f"rescore_ms_{size}={r['rescore_ms']:.2f}",
+            f"rss_bytes_per_decision_{size}={r['peak_rss_mb'] * 2**20 / size:.1f}",
+        ]
     if len(sizes) > 1:
         small, large = by_size[sizes[-2]], by_size[sizes[-1]]
-        pairs.append(f"scaling_last_two={(large['open_s'] + large['first_score_s']) / (small['open_s'] + small['first_score_s']):.2f}")
+        pairs.append(
+            f"scaling_last_two={(large['open_s'] + large['first_score_s']) / (small['open_s'] + small['first_score_s']):.2f}"
+        )
     print(" ".join(pairs))
 
 

@@ -50,13 +50,17 @@ def median_ms(corpus: Corpus, work: Callable[[Corpus, RewardConfig], object], re
 
 def report(name: str, corpus: Corpus, repeats: int, extra: bool) -> None:
     reference, reference_cpu = median_ms(corpus, lambda c, k: score(c, k).components, repeats)
-    cases = {"diagnose": lambda c, k: diagnose(c, k),
-             "diagnose, achievements only": lambda c, k: diagnose(c, k, progress=("achievements",))}
+    cases = {
+        "diagnose": lambda c, k: diagnose(c, k),
+        "diagnose, achievements only": lambda c, k: diagnose(c, k, progress=("achievements",)),
+    }
     if extra:
         cases["diagnose, reps=200"] = lambda c, k: diagnose(c, k, reps=200)
     print(f"\n{name}: {len(corpus):,} episodes, {corpus.n_decisions:,} decisions (median of {repeats})")
     print(f"  {'':38} {'wall':>10}    {'ratio':>7} {'cpu':>10}    {'ratio':>7}")
-    print(f"  {'re-score + components (reference)':38} {reference:10.1f} ms {1:7.1f}x {reference_cpu:10.1f} ms {1:7.1f}x")
+    print(
+        f"  {'re-score + components (reference)':38} {reference:10.1f} ms {1:7.1f}x {reference_cpu:10.1f} ms {1:7.1f}x"
+    )
     for label, work in cases.items():
         ms, cpu = median_ms(corpus, work, repeats)
         print(f"  {label:38} {ms:10.1f} ms {ms / reference:7.1f}x {cpu:10.1f} ms {cpu / reference_cpu:7.1f}x")

@@ -128,8 +128,10 @@ def main() -> None:
         median = statistics.median(seconds)
         print(f"{name:<20} {args.steps / median:>9.0f} {reference / median:>10.2f}x")
     scoring, summary, n = own_work_per_decision(config, args.repeats)
-    print(f"own work per decision ({n} scripted decisions): stepwise reward {scoring:.0f} us, "
-          f"episode summary {summary:.0f} us; Crafter's step {1e6 / (args.steps / reference):.0f} us")
+    print(
+        f"own work per decision ({n} scripted decisions): stepwise reward {scoring:.0f} us, "
+        f"episode summary {summary:.0f} us; Crafter's step {1e6 / (args.steps / reference):.0f} us"
+    )
     print(f"load average after: {os.getloadavg()}")
 
 

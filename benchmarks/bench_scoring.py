@@ -45,19 +45,43 @@ from workbench.tables import ACHIEVEMENTS, ACTIONS, INITIAL_INVENTORY, INVENTORY
 
 #: Per-decision probability that an achievement's count rises (a scripted agent's order of magnitude).
 UNLOCK_RATES = {
-    "collect_wood": 0.03, "collect_sapling": 0.01, "collect_drink": 0.02, "collect_stone": 0.01,
-    "place_plant": 0.005, "place_stone": 0.005, "place_table": 0.002, "eat_cow": 0.003,
-    "defeat_zombie": 0.002, "collect_coal": 0.003, "wake_up": 5e-4, "make_wood_pickaxe": 1e-3,
-    "make_wood_sword": 1e-3, "make_stone_pickaxe": 8e-4, "make_stone_sword": 7e-4,
-    "place_furnace": 5e-4, "eat_plant": 3e-4, "defeat_skeleton": 2e-4, "collect_iron": 3e-4,
-    "make_iron_pickaxe": 5e-5, "make_iron_sword": 5e-5, "collect_diamond": 2e-5,
+    "collect_wood": 0.03,
+    "collect_sapling": 0.01,
+    "collect_drink": 0.02,
+    "collect_stone": 0.01,
+    "place_plant": 0.005,
+    "place_stone": 0.005,
+    "place_table": 0.002,
+    "eat_cow": 0.003,
+    "defeat_zombie": 0.002,
+    "collect_coal": 0.003,
+    "wake_up": 5e-4,
+    "make_wood_pickaxe": 1e-3,
+    "make_wood_sword": 1e-3,
+    "make_stone_pickaxe": 8e-4,
+    "make_stone_sword": 7e-4,
+    "place_furnace": 5e-4,
+    "eat_plant": 3e-4,
+    "defeat_skeleton": 2e-4,
+    "collect_iron": 3e-4,
+    "make_iron_pickaxe": 5e-5,
+    "make_iron_sword": 5e-5,
+    "collect_diamond": 2e-5,
 }
 #: The count whose rises an inventory item follows.
 ITEM_SOURCE = {
-    "wood": "collect_wood", "sapling": "collect_sapling", "stone": "collect_stone", "coal": "collect_coal",
-    "iron": "collect_iron", "diamond": "collect_diamond", "wood_pickaxe": "make_wood_pickaxe",
-    "stone_pickaxe": "make_stone_pickaxe", "iron_pickaxe": "make_iron_pickaxe", "wood_sword": "make_wood_sword",
-    "stone_sword": "make_stone_sword", "iron_sword": "make_iron_sword",
+    "wood": "collect_wood",
+    "sapling": "collect_sapling",
+    "stone": "collect_stone",
+    "coal": "collect_coal",
+    "iron": "collect_iron",
+    "diamond": "collect_diamond",
+    "wood_pickaxe": "make_wood_pickaxe",
+    "stone_pickaxe": "make_stone_pickaxe",
+    "iron_pickaxe": "make_iron_pickaxe",
+    "wood_sword": "make_wood_sword",
+    "stone_sword": "make_stone_sword",
+    "iron_sword": "make_iron_sword",
 }
 VITALS = ("health", "food", "drink", "energy")
 CONFIG = RewardConfig(
@@ -83,7 +107,7 @@ def synthetic_corpus(episodes: int, decisions: int, seed: int = 0) -> Corpus:
             a = rng.choice(on)
             first = int(np.argmax(status[e, :, a]))
             stop = min(decisions, first + 1 + int(rng.integers(1, 50)))
-            status[e, first + 1:stop, a] = False
+            status[e, first + 1 : stop, a] = False
 
     inventory = np.zeros((episodes, decisions + 1, len(INVENTORY_ITEMS)), dtype=np.int32)
     for i, item in enumerate(INVENTORY_ITEMS):
@@ -156,8 +180,10 @@ def main() -> None:
     start = time.perf_counter()
     corpus = synthetic_corpus(args.episodes, args.decisions)
     n = corpus.n_decisions
-    print(f"synthetic corpus: {len(corpus)} episodes x {args.decisions} decisions = {n:,} decisions "
-          f"(built in {time.perf_counter() - start:.1f} s)")
+    print(
+        f"synthetic corpus: {len(corpus)} episodes x {args.decisions} decisions = {n:,} decisions "
+        f"(built in {time.perf_counter() - start:.1f} s)"
+    )
 
     reference_episodes = [corpus[i] for i in range(max(1, args.reference_decisions // args.decisions))]
     states = [(e.states(), e.actions) for e in reference_episodes]
@@ -173,7 +199,8 @@ def main() -> None:
     changed = CONFIG.with_changes(weights={**CONFIG.weights, "collect_wood": 1.3}, indicator_lambda=0.7)
     rescore_s, _ = timed(lambda: score(prepared, changed).episodes, repeats=args.repeats)
     tables_s, (decisions, components) = timed(
-        lambda: (lambda s: (s.decisions, s.components))(score(prepared, changed)), repeats=args.repeats)
+        lambda: (lambda s: (s.decisions, s.components))(score(prepared, changed)), repeats=args.repeats
+    )
 
     tracemalloc.start()
     score(Corpus(list(corpus)), CONFIG).components
@@ -188,16 +215,20 @@ def main() -> None:
         ("re-score after a weight change (episode table)", n, rescore_s),
         ("re-score + building decisions and components tables", n, tables_s),
     ]
-    print(f"\nconfig: per_achievement; {len(decisions):,} decision rows, {len(components):,} component rows; "
-          f"medians of {args.repeats} runs (reference: 1 run)\n")
+    print(
+        f"\nconfig: per_achievement; {len(decisions):,} decision rows, {len(components):,} component rows; "
+        f"medians of {args.repeats} runs (reference: 1 run)\n"
+    )
     print("| path | decisions | time | decisions/s | vs reference |")
     print("|---|---:|---:|---:|---:|")
     for name, count, seconds in rows:
         rate = count / seconds
         print(f"| {name} | {count:,} | {seconds * 1e3:,.1f} ms | {rate:,.0f} | {rate / ref_rate:,.0f}x |")
-    print(f"\npeak memory: {peak_mb:,.0f} MB resident (ru_maxrss: the whole process; {rss_corpus_mb:,.0f} MB "
-          f"of it was reached before any scoring, building the synthetic corpus and the reference's states); "
-          f"{traced_peak_mb:,.0f} MB traced (tracemalloc) during one cold score building all tables")
+    print(
+        f"\npeak memory: {peak_mb:,.0f} MB resident (ru_maxrss: the whole process; {rss_corpus_mb:,.0f} MB "
+        f"of it was reached before any scoring, building the synthetic corpus and the reference's states); "
+        f"{traced_peak_mb:,.0f} MB traced (tracemalloc) during one cold score building all tables"
+    )
     print(f"cold_ratio={(n / cold_s) / ref_rate:.0f} rescore_ms={rescore_s * 1e3:.1f} peak_mb={peak_mb:.0f}")
 
 

@@ -56,8 +56,10 @@ def main(argv: list[str] | None = None) -> int:
     shutil.rmtree(args.out, ignore_errors=True)
     staged.rename(args.out)
     corpus = load_corpus(args.out)
-    print(f"{args.out}: {len(corpus)} episodes, {int(corpus.index.steps.sum())} steps, "
-          f"{folder_size(args.out) / 1e6:.1f} MB")
+    print(
+        f"{args.out}: {len(corpus)} episodes, {int(corpus.index.steps.sum())} steps, "
+        f"{folder_size(args.out) / 1e6:.1f} MB"
+    )
     return 0
 
 

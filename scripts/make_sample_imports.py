@@ -50,13 +50,20 @@ def write_recorder_runs(folder: Path) -> None:
 
 
 def write_rollouts(folder: Path) -> None:
-    shaped = play_rollout(seed=21, decisions=40, actions_per_decision=5, episode_length=120,
-                          run_id="shaped-run-21", include_request=True)
+    shaped = play_rollout(
+        seed=21, decisions=40, actions_per_decision=5, episode_length=120, run_id="shaped-run-21", include_request=True
+    )
     (folder / "shaped_raw.json").write_text(json.dumps(raw_variant(shaped), indent=1), encoding="utf-8")
     runs = [
         play_rollout(seed=22, decisions=30, actions_per_decision=3, run_id="text-run-22", include_request=True),
-        play_rollout(seed=23, decisions=30, actions_per_decision=3, table=CONSISTENT_TABLE, run_id="text-run-23",
-                     include_request=True),
+        play_rollout(
+            seed=23,
+            decisions=30,
+            actions_per_decision=3,
+            table=CONSISTENT_TABLE,
+            run_id="text-run-23",
+            include_request=True,
+        ),
     ]
     lines = [json.dumps(text_variant(run)) for run in runs]
     (folder / "text_runs.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -68,8 +75,13 @@ PARTS = {"recorder": write_recorder_runs, "rollouts": write_rollouts}
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"output folder (default {DEFAULT_OUT})")
-    parser.add_argument("--parts", nargs="+", choices=list(PARTS), default=list(PARTS),
-                        help="which sub-folders to write (default both; taskapp/ is made by tests/taskapp/produce.py)")
+    parser.add_argument(
+        "--parts",
+        nargs="+",
+        choices=list(PARTS),
+        default=list(PARTS),
+        help="which sub-folders to write (default both; taskapp/ is made by tests/taskapp/produce.py)",
+    )
     parser.add_argument("--overwrite", action="store_true", help="replace existing sub-folders")
     args = parser.parse_args(argv)
     for part in args.parts:

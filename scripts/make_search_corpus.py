@@ -48,8 +48,9 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         parts = []
         for policy, episodes, max_steps in PLAN:
-            report = record(policy, episodes, Path(tmp) / policy, seed=SEED, max_steps=max_steps,
-                            workers=args.workers, frames=False)
+            report = record(
+                policy, episodes, Path(tmp) / policy, seed=SEED, max_steps=max_steps, workers=args.workers, frames=False
+            )
             print(report)
             if report.failed:
                 return 1
@@ -61,8 +62,10 @@ def main(argv: list[str] | None = None) -> int:
     shutil.rmtree(args.out, ignore_errors=True)
     staged.rename(args.out)
     corpus = load_corpus(args.out)
-    print(f"{args.out}: {len(corpus)} episodes, {int(corpus.index.steps.sum())} steps, "
-          f"{folder_size(args.out) / 1e6:.1f} MB")
+    print(
+        f"{args.out}: {len(corpus)} episodes, {int(corpus.index.steps.sum())} steps, "
+        f"{folder_size(args.out) / 1e6:.1f} MB"
+    )
     return 0
 
 

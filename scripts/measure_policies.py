@@ -25,9 +25,16 @@ from workbench.tables import ACHIEVEMENTS
 
 
 def measure(policy: str, args: argparse.Namespace, folder: str) -> dict:
-    report = record(policy, args.episodes, f"{folder}/{policy}", seed=args.seed,
-                    actions_per_decision=args.max_actions, max_steps=args.length,
-                    workers=args.workers, frames=False)
+    report = record(
+        policy,
+        args.episodes,
+        f"{folder}/{policy}",
+        seed=args.seed,
+        actions_per_decision=args.max_actions,
+        max_steps=args.length,
+        workers=args.workers,
+        frames=False,
+    )
     if report.failed:
         raise SystemExit(f"{policy}: {len(report.failed)} episode(s) failed: {report.failed}")
     corpus = load_corpus(f"{folder}/{policy}")
@@ -51,7 +58,11 @@ def print_table(results: dict[str, dict]) -> None:
     for achievement in ACHIEVEMENTS:
         print(f"| {achievement} | " + " | ".join(f"{results[n]['success'][achievement]:.0f}%" for n in names) + " |")
     for achievement in next(iter(results.values()))["counts"]:
-        print(f"| mean {achievement} count | " + " | ".join(f"{results[n]['counts'][achievement]:.1f}" for n in names) + " |")
+        print(
+            f"| mean {achievement} count | "
+            + " | ".join(f"{results[n]['counts'][achievement]:.1f}" for n in names)
+            + " |"
+        )
 
 
 def main() -> None:
@@ -62,14 +73,21 @@ def main() -> None:
     parser.add_argument("--length", type=int, default=10000, help="Crafter's episode length")
     parser.add_argument("--max-actions", type=int, default=1)
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--counts", nargs="*", default=[], metavar="ACHIEVEMENT",
-                        help="also print these achievements' mean count per episode")
+    parser.add_argument(
+        "--counts",
+        nargs="*",
+        default=[],
+        metavar="ACHIEVEMENT",
+        help="also print these achievements' mean count per episode",
+    )
     args = parser.parse_args()
     start = time.perf_counter()
     with tempfile.TemporaryDirectory() as folder:
         results = {policy: measure(policy, args, folder) for policy in args.policies}
-    print(f"{args.episodes} episodes per policy in {time.perf_counter() - start:.0f} s "
-          f"(length {args.length}, max_actions {args.max_actions}, {args.workers} workers)")
+    print(
+        f"{args.episodes} episodes per policy in {time.perf_counter() - start:.0f} s "
+        f"(length {args.length}, max_actions {args.max_actions}, {args.workers} workers)"
+    )
     print_table(results)
 
 

@@ -84,8 +84,10 @@ def raw_obs(**inventory: object) -> dict:
 
 def rollout(run_id: str, observations: list[dict], **step_fields: object) -> dict:
     """A minimal task-app rollout response: one decision per observation but the last (the final state)."""
-    steps = [{"obs": obs, "tool_calls": [{"args": {"actions": ["noop"]}}], "reward": 0.0, "done": False}
-             for obs in observations[:-1]]
+    steps = [
+        {"obs": obs, "tool_calls": [{"args": {"actions": ["noop"]}}], "reward": 0.0, "done": False}
+        for obs in observations[:-1]
+    ]
     steps[-1].update(step_fields)
     return {"run_id": run_id, "trajectories": [{"steps": steps, "final": {"observation": observations[-1]}}]}
 
@@ -97,8 +99,12 @@ def good_rollout(run_id: str = "good") -> dict:
 def _stamps() -> dict[str, tuple[int, int, int]]:
     """(size, mtime, mode) of every file of the repository's data, configs and tests folders."""
     watched = [REPO / "workbench" / "data", REPO / "configs", REPO / "tests" / "data"]
-    return {str(p): (p.stat().st_size, p.stat().st_mtime_ns, p.stat().st_mode)
-            for folder in watched for p in sorted(folder.rglob("*")) if p.is_file()}
+    return {
+        str(p): (p.stat().st_size, p.stat().st_mtime_ns, p.stat().st_mode)
+        for folder in watched
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
 
 
 @pytest.fixture(autouse=True)
@@ -115,8 +121,12 @@ def outside_untouched(tmp_path: Path) -> Iterator[None]:
 def tmpfs(path: Path, size: str) -> Iterator[bool]:
     """A tmpfs of ``size`` at ``path`` (True), or nothing when mounting is not allowed (False)."""
     path.mkdir(parents=True, exist_ok=True)
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)],
-                             capture_output=True).returncode == 0
+    mounted = (
+        subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)], capture_output=True
+        ).returncode
+        == 0
+    )
     try:
         yield mounted
     finally:
@@ -134,8 +144,10 @@ def full_disk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]
             free = os.statvfs(root).f_bavail * os.statvfs(root).f_frsize
             (root / "filler").write_bytes(b"\0" * (free - 16 * 1024))
         else:
+
             def no_space(path: object) -> None:
                 raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+
             monkeypatch.setattr("workbench.atomic._fsync", no_space)
         yield root
 
@@ -255,14 +267,17 @@ def test_a_bad_raw_number_is_named_and_the_batch_goes_on(tmp_path, inventory, ke
     assert issue.file.endswith("b_bad.json") and key in f"{issue.location} {issue.message}"
 
 
-@pytest.mark.parametrize(("field", "value", "key"), [
-    ("player_position", [1e30, 2], "player_position"),
-    ("player_position", "ab", "player_position"),
-    ("achievements_counts", {"collect_wood": float("nan")}, "achievements_counts.collect_wood"),
-    ("achievements_counts", {"collect_wood": -2}, "achievements_counts.collect_wood"),
-    ("num_steps_taken", 1e300, "num_steps_taken"),
-    ("achievements_status", "all", "achievements_status"),
-])
+@pytest.mark.parametrize(
+    ("field", "value", "key"),
+    [
+        ("player_position", [1e30, 2], "player_position"),
+        ("player_position", "ab", "player_position"),
+        ("achievements_counts", {"collect_wood": float("nan")}, "achievements_counts.collect_wood"),
+        ("achievements_counts", {"collect_wood": -2}, "achievements_counts.collect_wood"),
+        ("num_steps_taken", 1e300, "num_steps_taken"),
+        ("achievements_status", "all", "achievements_status"),
+    ],
+)
 def test_other_raw_fields_are_strict(tmp_path, field, value, key):
     obs = {**raw_obs(), field: value}
     result = import_rollouts(_write(tmp_path / "r.json", rollout("s", [raw_obs(), obs, raw_obs()])), progress=False)
@@ -271,8 +286,10 @@ def test_other_raw_fields_are_strict(tmp_path, field, value, key):
     assert issue.location.endswith("steps[1].obs") and issue.message.startswith(key), issue
 
 
-@pytest.mark.parametrize(("done", "reward"), [("false", 0.0), ("true", 0.0), (0.5, 0.0), ([], 0.0),
-                                              (False, float("nan")), (False, float("inf")), (False, "1")])
+@pytest.mark.parametrize(
+    ("done", "reward"),
+    [("false", 0.0), ("true", 0.0), (0.5, 0.0), ([], 0.0), (False, float("nan")), (False, float("inf")), (False, "1")],
+)
 def test_done_and_reward_are_strict(tmp_path, done, reward):
     bad = rollout("bad", [raw_obs(), raw_obs(), raw_obs()], done=done, reward=reward)
     result = import_rollouts(_write(tmp_path / "r.json", bad), progress=False)
@@ -325,15 +342,18 @@ def test_two_long_ids_stay_distinct(tmp_path):
     assert len(set(ids)) == 2 and all(len(i) <= 120 for i in ids)
 
 
-@pytest.mark.parametrize(("array", "value", "message"), [
-    ("done", 0.5, "not true or false"),
-    ("reward", np.nan, "not a finite number"),
-    ("ainventory_wood", np.nan, "not a finite number"),
-    ("ainventory_wood", -1, "outside 0.."),
-    ("ainventory_wood", 2**40, "outside 0.."),
-    ("achievement_collect_wood", 1.5, "not an integer"),
-    ("player_pos", np.inf, "not a finite number"),
-])
+@pytest.mark.parametrize(
+    ("array", "value", "message"),
+    [
+        ("done", 0.5, "not true or false"),
+        ("reward", np.nan, "not a finite number"),
+        ("ainventory_wood", np.nan, "not a finite number"),
+        ("ainventory_wood", -1, "outside 0.."),
+        ("ainventory_wood", 2**40, "outside 0.."),
+        ("achievement_collect_wood", 1.5, "not an integer"),
+        ("player_pos", np.inf, "not a finite number"),
+    ],
+)
 def test_recorder_values_are_checked(tmp_path, array, value, message):
     source = sorted(SAMPLE_RECORDER.glob("*.npz"))[0]
     with np.load(source) as data:
@@ -454,8 +474,13 @@ def test_a_fifo_is_refused_not_waited_on(tmp_path):
     fifo = tmp_path / "x.toml"
     os.mkfifo(fifo)
     for argv in (["config", "export", RECOMMENDED, fifo], ["config", "lint", fifo]):
-        done = subprocess.run([*WORKBENCH, *map(str, argv)], capture_output=True, text=True, timeout=60,
-                              env={**os.environ, "PYTHONPATH": str(REPO)})
+        done = subprocess.run(
+            [*WORKBENCH, *map(str, argv)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={**os.environ, "PYTHONPATH": str(REPO)},
+        )
         assert done.returncode == 2 and "Traceback" not in done.stderr
         one_line_error(done.stderr, fifo, "not a regular file")
 
@@ -481,18 +506,25 @@ def test_export_on_a_full_disk(full_disk, capsys):
     assert sorted(p.name for p in full_disk.iterdir()) == ["filler", "more", "train.toml"]
 
 
-@pytest.mark.parametrize(("name", "text", "named"), [
-    pytest.param("deep.yaml", "weights: " + "[" * 100_000 + "]" * 100_000 + "\n", "nested too deeply",
-                 marks=pytest.mark.slow),  # PyYAML takes seconds to reach its recursion limit
-    ("deep.toml", "[step_rewards]\nweights = " + "[" * 100_000 + "]" * 100_000 + "\n", "nested too deeply"),
-    ("digits.yaml", "step_beta: " + "5" * 5000 + "\n", "digits"),
-    ("digits.toml", "[step_rewards]\nstep_beta = " + "5" * 5000 + "\n", "digits"),
-    ("k.yaml", "strategy: per_achievement\nk_limits:\n  collect_wood: " + "1" + "0" * 29 + "\n",
-     "k_limits.collect_wood"),
-    ("w.toml", "[step_rewards]\nweights = { collect_wood = 1e308 }\n", "weights.collect_wood"),
-    ("l.yaml", "indicator_lambda: 1.0e+308\n", "indicator_lambda"),
-    ("hint.yaml", "indicator_lambda: 1.0e3\n", "1.0e+3"),
-])
+@pytest.mark.parametrize(
+    ("name", "text", "named"),
+    [
+        pytest.param(
+            "deep.yaml", "weights: " + "[" * 100_000 + "]" * 100_000 + "\n", "nested too deeply", marks=pytest.mark.slow
+        ),  # PyYAML takes seconds to reach its recursion limit
+        ("deep.toml", "[step_rewards]\nweights = " + "[" * 100_000 + "]" * 100_000 + "\n", "nested too deeply"),
+        ("digits.yaml", "step_beta: " + "5" * 5000 + "\n", "digits"),
+        ("digits.toml", "[step_rewards]\nstep_beta = " + "5" * 5000 + "\n", "digits"),
+        (
+            "k.yaml",
+            "strategy: per_achievement\nk_limits:\n  collect_wood: " + "1" + "0" * 29 + "\n",
+            "k_limits.collect_wood",
+        ),
+        ("w.toml", "[step_rewards]\nweights = { collect_wood = 1e308 }\n", "weights.collect_wood"),
+        ("l.yaml", "indicator_lambda: 1.0e+308\n", "indicator_lambda"),
+        ("hint.yaml", "indicator_lambda: 1.0e3\n", "1.0e+3"),
+    ],
+)
 def test_config_files_give_named_errors(tmp_path, capsys, name, text, named):
     path = tmp_path / name
     path.write_text(text)
@@ -512,11 +544,14 @@ def test_the_quotes_hint_only_for_quoted_numbers(tmp_path):
         RewardConfig.from_file(path)
 
 
-@pytest.mark.parametrize(("config", "key"), [
-    (RewardConfig(strategy="per_achievement", k_limits={"collect_wood": 10**29}), "k_limits.collect_wood"),
-    (RewardConfig(weights={"collect_wood": 1e308}), "weights.collect_wood"),
-    (RewardConfig(indicator_lambda=1e308), "indicator_lambda"),
-])
+@pytest.mark.parametrize(
+    ("config", "key"),
+    [
+        (RewardConfig(strategy="per_achievement", k_limits={"collect_wood": 10**29}), "k_limits.collect_wood"),
+        (RewardConfig(weights={"collect_wood": 1e308}), "weights.collect_wood"),
+        (RewardConfig(indicator_lambda=1e308), "indicator_lambda"),
+    ],
+)
 def test_a_config_built_in_code_is_checked_before_export(tmp_path, config, key):
     target = tmp_path / "train.toml"
     target.write_text(TRAINING_TOML)
@@ -539,20 +574,25 @@ def test_a_config_built_in_code_that_overflows_is_refused():
 
 # -- the corpus format (the storage layer's promises) ---------------------------------------
 @pytest.mark.storage_contract
-@pytest.mark.parametrize("index", [
-    b"\xff\xfe not utf-8",
-    b'{"format": "crafter-reward-workbench-corpus", "schema_version": 1, "episodes": ["a string"]}',
-    b'{"format": "crafter-reward-workbench-corpus", "schema_version": 1, "episodes": [{"file": "episodes/x.npz"}]}',
-    b'{"format": "crafter-reward-workbench-corpus", "schema_version": 1, "episodes": {}}',
-    b"[]",
-])
+@pytest.mark.parametrize(
+    "index",
+    [
+        b"\xff\xfe not utf-8",
+        b'{"format": "crafter-reward-workbench-corpus", "schema_version": 1, "episodes": ["a string"]}',
+        b'{"format": "crafter-reward-workbench-corpus", "schema_version": 1, "episodes": [{"file": "episodes/x.npz"}]}',
+        b'{"format": "crafter-reward-workbench-corpus", "schema_version": 1, "episodes": {}}',
+        b"[]",
+    ],
+)
 def test_a_malformed_corpus_index_is_a_named_error(tmp_path, index):
     from workbench.storage import load_corpus
 
     sample = _saved_sample(tmp_path)
     document = json.loads((sample / "corpus.json").read_text())
-    text = index.replace(b'"crafter-reward-workbench-corpus", "schema_version": 1',
-                         f'"{document["format"]}", "schema_version": {document["schema_version"]}'.encode())
+    text = index.replace(
+        b'"crafter-reward-workbench-corpus", "schema_version": 1',
+        f'"{document["format"]}", "schema_version": {document["schema_version"]}'.encode(),
+    )
     (sample / "corpus.json").write_bytes(text)
     with pytest.raises(WorkbenchError, match="corpus.json"):
         corpus = load_corpus(sample)
@@ -647,27 +687,33 @@ def hangs_in_first_episode(rng):
             while True:
                 time.sleep(0.01)
         return ["noop"]
+
     return policy
 
 
 def raises_system_exit(rng):
     def policy(seen):
         raise SystemExit(3)
+
     return policy
 
 
 def raises_keyboard_interrupt(rng):
     def policy(seen):
         raise KeyboardInterrupt
+
     return policy
 
 
-@pytest.mark.parametrize(("option", "value"), [("--seed", "-1"), ("--seed", "1" + "0" * 300),
-                                               ("--decision-timeout", "nan"), ("--decision-timeout", "-1")])
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [("--seed", "-1"), ("--seed", "1" + "0" * 300), ("--decision-timeout", "nan"), ("--decision-timeout", "-1")],
+)
 def test_record_settings_out_of_range_are_named(tmp_path, capsys, option, value):
     with pytest.raises(SystemExit) if option == "--decision-timeout" else contextlib.nullcontext():
-        code, _, err = cli("record", "--policy", "random", "--episodes", "1", "--out", tmp_path / "c", option, value,
-                           capsys=capsys)
+        code, _, err = cli(
+            "record", "--policy", "random", "--episodes", "1", "--out", tmp_path / "c", option, value, capsys=capsys
+        )
         assert code == 2
         one_line_error(err, "seed", "0..")
     if option == "--decision-timeout":  # argparse's own usage error (exit 2)
@@ -680,8 +726,9 @@ def test_a_hung_policy_fails_only_its_episode(tmp_path):
     from workbench.recording import record
 
     _HUNG_ONCE["calls"] = 0
-    report = record(hangs_in_first_episode, 2, tmp_path / "c", max_steps=10, frames=False, progress=False,
-                    decision_timeout=0.5)
+    report = record(
+        hangs_in_first_episode, 2, tmp_path / "c", max_steps=10, frames=False, progress=False, decision_timeout=0.5
+    )
     assert len(report.recorded) == 1 and len(report.failed) == 1
     (message,) = report.failed.values()
     assert "decision 3 (after step 2)" in message and "0.5 s" in message and "-00000" in message
@@ -694,15 +741,18 @@ def test_a_policy_raising_systemexit_or_keyboardinterrupt_fails_its_episode(tmp_
 
     report = record(factory, 2, tmp_path / "c", max_steps=10, frames=False, progress=False)
     assert not report.recorded and len(report.failed) == 2
-    assert all("decision 1 (after step 0)" in m and ("SystemExit" in m or "KeyboardInterrupt" in m)
-               for m in report.failed.values())
+    assert all(
+        "decision 1 (after step 0)" in m and ("SystemExit" in m or "KeyboardInterrupt" in m)
+        for m in report.failed.values()
+    )
 
 
 @pytest.mark.crafter
 def test_record_on_a_full_disk_is_named_and_leaves_no_orphan(full_disk, capsys):
     out = full_disk / "c"
-    code, _, err = cli("record", "--policy", "random", "--episodes", "2", "--max-steps", "300", "--out", out,
-                       "--quiet", capsys=capsys)
+    code, _, err = cli(
+        "record", "--policy", "random", "--episodes", "2", "--max-steps", "300", "--out", out, "--quiet", capsys=capsys
+    )
     assert code == 2
     one_line_error(err, out)
     saved_ids(out)  # whatever was committed opens
@@ -714,8 +764,9 @@ def test_a_folder_holding_only_a_killed_saves_temp_file_can_be_recorded_into(tmp
     out = tmp_path / "c"
     (out / "episodes").mkdir(parents=True)
     (out / "episodes" / ".random-s0-00000.npz.0123456789abcdef.tmp").write_bytes(b"half")
-    code, _, _ = cli("record", "--policy", "random", "--episodes", "1", "--max-steps", "5", "--out", out,
-                     "--quiet", capsys=capsys)
+    code, _, _ = cli(
+        "record", "--policy", "random", "--episodes", "1", "--max-steps", "5", "--out", out, "--quiet", capsys=capsys
+    )
     assert code == 0
     assert saved_ids(out) == ["random-s0-00000"]
 
@@ -723,10 +774,25 @@ def test_a_folder_holding_only_a_killed_saves_temp_file_can_be_recorded_into(tmp
 def _record_then_signal(out: Path, sig: signal.Signals) -> tuple[subprocess.Popen, list[int]]:
     """Start ``workbench record --workers 2`` and send ``sig`` once one episode is saved and both
     workers run; returns the finished parent and every process it had started."""
-    command = [*WORKBENCH, "record", "--policy", "random", "--episodes", "6", "--workers", "2",
-               "--max-steps", "400", "--no-frames", "--quiet", "--out", str(out)]
-    parent = subprocess.Popen(command, env={**os.environ, "PYTHONPATH": str(REPO)}, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True)
+    command = [
+        *WORKBENCH,
+        "record",
+        "--policy",
+        "random",
+        "--episodes",
+        "6",
+        "--workers",
+        "2",
+        "--max-steps",
+        "400",
+        "--no-frames",
+        "--quiet",
+        "--out",
+        str(out),
+    ]
+    parent = subprocess.Popen(
+        command, env={**os.environ, "PYTHONPATH": str(REPO)}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     deadline = time.monotonic() + 120
     children: list[int] = []
     while time.monotonic() < deadline and parent.poll() is None:
@@ -763,8 +829,21 @@ def test_sigterm_stops_like_ctrl_c_and_the_run_resumes(tmp_path, capsys):
     assert _gone_within(children, 10) == []
     kept = saved_ids(out)
     assert kept and committed_parts(out)
-    code, out_text, _ = cli("record", "--policy", "random", "--episodes", "6", "--max-steps", "400",
-                            "--no-frames", "--quiet", "--resume", "--out", out, capsys=capsys)
+    code, out_text, _ = cli(
+        "record",
+        "--policy",
+        "random",
+        "--episodes",
+        "6",
+        "--max-steps",
+        "400",
+        "--no-frames",
+        "--quiet",
+        "--resume",
+        "--out",
+        out,
+        capsys=capsys,
+    )
     assert code == 0 and f"skipped {len(kept)} episode(s)" in out_text
     assert len(saved_ids(out)) == 6
 
@@ -778,8 +857,26 @@ from workbench.importers.observations import text_observation  # noqa: E402
 _FIELDS = ["Step", "Health", "Position", "Inventory", "Achievements", "Local Map View (5x5)"]
 _VALUES = st.one_of(
     st.text(max_size=30),
-    st.sampled_from(["inf", "nan", "1e30", "-0", "8.7", "99999999999999999999", "9" * 5000, "[3, 4]", "(1 2)",
-                     "wood:1, stone:2", "wood:", ":3", "empty", "none", "collect_wood, eat_cow", "0/10000"]),
+    st.sampled_from(
+        [
+            "inf",
+            "nan",
+            "1e30",
+            "-0",
+            "8.7",
+            "99999999999999999999",
+            "9" * 5000,
+            "[3, 4]",
+            "(1 2)",
+            "wood:1, stone:2",
+            "wood:",
+            ":3",
+            "empty",
+            "none",
+            "collect_wood, eat_cow",
+            "0/10000",
+        ]
+    ),
 )
 _LINES = st.lists(st.tuples(st.sampled_from(_FIELDS), _VALUES).map(lambda kv: f"{kv[0]}: {kv[1]}"), max_size=8)
 _FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -804,10 +901,31 @@ _JSON = st.recursive(
 
 
 @_FUZZ
-@given(path=st.lists(st.sampled_from(["trajectories", 0, "steps", 1, "obs", "inventory", "wood", "done", "reward",
-                                      "tool_calls", "final", "observation", "text", "achievements_status"]),
-                     min_size=1, max_size=6),
-       value=_JSON)
+@given(
+    path=st.lists(
+        st.sampled_from(
+            [
+                "trajectories",
+                0,
+                "steps",
+                1,
+                "obs",
+                "inventory",
+                "wood",
+                "done",
+                "reward",
+                "tool_calls",
+                "final",
+                "observation",
+                "text",
+                "achievements_status",
+            ]
+        ),
+        min_size=1,
+        max_size=6,
+    ),
+    value=_JSON,
+)
 def test_fuzz_rollout_reader(tmp_path_factory, path, value):
     document = json.loads(json.dumps(rollout("f", [raw_obs(), text_obs(1), raw_obs()])))
     _put(document, path, value)
@@ -819,14 +937,47 @@ def test_fuzz_rollout_reader(tmp_path_factory, path, value):
 
 
 @_FUZZ
-@given(text=st.one_of(
-    st.text(max_size=200),
-    st.lists(st.tuples(st.sampled_from(["enabled", "mode", "strategy", "indicator_lambda", "step_beta", "weights",
-                                        "k_limits", "weights.collect_wood", "k_limits.collect_wood"]),
-                       st.sampled_from(["true", "1e308", "1.0e3", "-inf", "nan", "[[[[", "{a = 1}", "'x'", "3",
-                                        "1" + "0" * 30, "9" * 5000, "", "\"1.5\""])),
-             max_size=6).map(lambda kvs: "\n".join(f"{k} = {v}" for k, v in kvs))),
-    suffix=st.sampled_from([".yaml", ".toml"]))
+@given(
+    text=st.one_of(
+        st.text(max_size=200),
+        st.lists(
+            st.tuples(
+                st.sampled_from(
+                    [
+                        "enabled",
+                        "mode",
+                        "strategy",
+                        "indicator_lambda",
+                        "step_beta",
+                        "weights",
+                        "k_limits",
+                        "weights.collect_wood",
+                        "k_limits.collect_wood",
+                    ]
+                ),
+                st.sampled_from(
+                    [
+                        "true",
+                        "1e308",
+                        "1.0e3",
+                        "-inf",
+                        "nan",
+                        "[[[[",
+                        "{a = 1}",
+                        "'x'",
+                        "3",
+                        "1" + "0" * 30,
+                        "9" * 5000,
+                        "",
+                        '"1.5"',
+                    ]
+                ),
+            ),
+            max_size=6,
+        ).map(lambda kvs: "\n".join(f"{k} = {v}" for k, v in kvs)),
+    ),
+    suffix=st.sampled_from([".yaml", ".toml"]),
+)
 def test_fuzz_config_readers(tmp_path_factory, text, suffix):
     path = tmp_path_factory.mktemp("cfg") / f"c{suffix}"
     path.write_text(text if suffix == ".toml" else text.replace(" = ", ": "))

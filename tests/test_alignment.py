@@ -24,12 +24,14 @@ class FakeScores:
     """Just the episode table the functions read, to pin down exact cases."""
 
     def __init__(self, returns, achievements):
-        self.episodes = pd.DataFrame({
-            "episode": [f"e{i}" for i in range(len(returns))],
-            "reward_sum": np.asarray(returns, dtype=float),
-            "unique_achievements_total": np.asarray(achievements, dtype=np.int64),
-            "env_return": np.zeros(len(returns)),
-        })
+        self.episodes = pd.DataFrame(
+            {
+                "episode": [f"e{i}" for i in range(len(returns))],
+                "reward_sum": np.asarray(returns, dtype=float),
+                "unique_achievements_total": np.asarray(achievements, dtype=np.int64),
+                "env_return": np.zeros(len(returns)),
+            }
+        )
 
 
 def test_agreement_is_spearmans_rho():
@@ -38,7 +40,9 @@ def test_agreement_is_spearmans_rho():
     # Ranks, not values: a monotone but non-linear relation is perfect agreement.
     assert progress_agreement(FakeScores([1, 10, 1000], [1, 2, 3])) == pytest.approx(1.0)
     # Ties get average ranks: ranks (1.5, 1.5, 3) against (1, 2, 3).
-    assert progress_agreement(FakeScores([5, 5, 9], [1, 2, 3])) == pytest.approx(np.corrcoef([1.5, 1.5, 3], [1, 2, 3])[0, 1])
+    assert progress_agreement(FakeScores([5, 5, 9], [1, 2, 3])) == pytest.approx(
+        np.corrcoef([1.5, 1.5, 3], [1, 2, 3])[0, 1]
+    )
     assert math.isnan(progress_agreement(FakeScores([1, 1, 1], [1, 2, 3])))
     assert math.isnan(progress_agreement(FakeScores([1, 2, 3], [4, 4, 4])))
 
@@ -63,8 +67,12 @@ def test_misranked_pairs_agree_with_a_brute_force_count_across_chunks(monkeypatc
 
     rng = np.random.default_rng(0)
     returns, achievements = rng.integers(0, 6, 60).astype(float), rng.integers(0, 6, 60)
-    expected = {(f"e{j}", f"e{i}") for i in range(60) for j in range(60)
-                if achievements[i] > achievements[j] and returns[i] < returns[j]}
+    expected = {
+        (f"e{j}", f"e{i}")
+        for i in range(60)
+        for j in range(60)
+        if achievements[i] > achievements[j] and returns[i] < returns[j]
+    }
     monkeypatch.setattr(alignment, "_PAIR_CHUNK", 7 * 60)  # several chunks, the last one partial
     pairs = misranked_pairs(FakeScores(returns, achievements))
     assert set(zip(pairs["paid_more"], pairs["progressed_more"])) == expected
@@ -86,18 +94,30 @@ def test_the_farmer_is_overpaid_under_the_upstream_shaped_config():
 
 
 def test_returns_by_group_numbers_and_errors():
-    episodes = [make_episode("a0", policy="a", seed=1), make_episode("a1", policy="a", seed=2), make_episode("b0", policy="b", seed=3)]
+    episodes = [
+        make_episode("a0", policy="a", seed=1),
+        make_episode("a1", policy="a", seed=2),
+        make_episode("b0", policy="b", seed=3),
+    ]
     corpus = Corpus(episodes)
     scores = score(corpus, SHAPED)
     table = returns_by_group(scores, corpus)
-    assert list(table.columns) == ["policy", "episodes", "mean_return", "mean_achievements", "mean_env_return",
-                                   "return_per_achievement"]
+    assert list(table.columns) == [
+        "policy",
+        "episodes",
+        "mean_return",
+        "mean_achievements",
+        "mean_env_return",
+        "return_per_achievement",
+    ]
     a = scores.episodes.iloc[:2]
     row = table.iloc[0]
     assert row["policy"] == "a" and row["episodes"] == 2
     assert row["mean_return"] == pytest.approx(a["reward_sum"].mean())
     assert row["mean_env_return"] == pytest.approx(a["env_return"].mean())
-    assert row["return_per_achievement"] == pytest.approx(a["reward_sum"].mean() / a["unique_achievements_total"].mean())
+    assert row["return_per_achievement"] == pytest.approx(
+        a["reward_sum"].mean() / a["unique_achievements_total"].mean()
+    )
     with pytest.raises(KeyError, match="no index column 'strategy'"):
         returns_by_group(scores, corpus, by="strategy")
 
@@ -126,7 +146,10 @@ def test_progress_summary_names_the_worst_pair():
     text = progress_summary(FakeScores([1, 5, 5, 1], [3, 1, 2, 2]))
     rho = progress_agreement(FakeScores([1, 5, 5, 1], [3, 1, 2, 2]))
     assert text.startswith(f"rank agreement with progress {rho:.3f}")
-    assert "3 episode pair(s) paid more for less progress, worst: e1 (1 achievements, return 5.000) over e0 (3, 1.000)" in text
+    assert (
+        "3 episode pair(s) paid more for less progress, worst: e1 (1 achievements, return 5.000) over e0 (3, 1.000)"
+        in text
+    )
     assert progress_summary(FakeScores([1, 2], [1, 2])).endswith("0 episode pair(s) paid more for less progress")
     assert "n/a (returns or achievements all equal)" in progress_summary(FakeScores([1], [1]))
 
@@ -135,7 +158,9 @@ def test_returns_by_config_has_a_column_per_config_and_the_episodes_progress():
     sample = sample_corpus()
     from workbench.scorecard import returns_by_config
 
-    configs = {name: RewardConfig.from_file(REPO / "configs" / f"{name}.yaml") for name in ("upstream_shaped", "recommended")}
+    configs = {
+        name: RewardConfig.from_file(REPO / "configs" / f"{name}.yaml") for name in ("upstream_shaped", "recommended")
+    }
     table = returns_by_config(sample, configs)
     assert list(table.columns) == ["upstream_shaped", "recommended", "policy", "n_unlocked"]
     assert list(table.index) == sample.ids
@@ -147,7 +172,9 @@ def test_scorecard_numbers_are_the_alignment_functions():
     sample = sample_corpus()
     from workbench.scorecard import scorecard
 
-    configs = {name: RewardConfig.from_file(REPO / "configs" / f"{name}.yaml") for name in ("upstream_shaped", "recommended")}
+    configs = {
+        name: RewardConfig.from_file(REPO / "configs" / f"{name}.yaml") for name in ("upstream_shaped", "recommended")
+    }
     card = scorecard(sample, configs)
     for name, config in configs.items():
         scores = score(sample, config)

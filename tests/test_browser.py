@@ -52,8 +52,10 @@ CELLS = [
     f"default = workbench.RewardConfig.from_file({str(DEFAULT)!r})\n" + TEXT_EPISODE,
     "tuner = Tuner(corpus, shaped)\ntuner",
     "replayer = Replayer(corpus, shaped, episode='scripted-s2024-00000')\nreplayer",
-    ("compare = Compare(corpus, {'shaped': shaped, 'recommended': recommended, 'default': default})\n"
-     "link(tuner, replayer, compare)\ncompare"),
+    (
+        "compare = Compare(corpus, {'shaped': shaped, 'recommended': recommended, 'default': default})\n"
+        "link(tuner, replayer, compare)\ncompare"
+    ),
     "text_replayer = Replayer(Corpus([text]), shaped)\ntext_replayer",
 ]
 WIDGET_CELLS = [1, 2, 3, 4]
@@ -95,8 +97,9 @@ def _open(browser, lab, width: int, height: int, file_browser: bool):
     page = open_notebook(browser, base, token, "widgets.ipynb", width=width, height=height, file_browser=file_browser)
     run_all(page, WIDGET_CELLS)
     output(page, 2).locator(".wb-replay").wait_for(timeout=TIMEOUT_MS)
-    page.wait_for_function("() => [...document.querySelectorAll('.wb-replay')].every(r => r.workbenchReplay.loaded)",
-                           timeout=TIMEOUT_MS)
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('.wb-replay')].every(r => r.workbenchReplay.loaded)", timeout=TIMEOUT_MS
+    )
     return page
 
 
@@ -116,8 +119,10 @@ TEXT_BOXES_JS = """(root) => [...root.querySelectorAll('.widget-html')]
             line: lined ? parseFloat(getComputedStyle(lined).lineHeight) : null,
             table: table ? table.getBoundingClientRect().height : null}; })"""
 #: What must hold still while the Replayer plays: the toolbar's height and the strip's top.
-STILL_JS = "(root) => [root.querySelector('.wb-toolbar').getBoundingClientRect().height," \
-           " Math.round(root.querySelector('.wb-strip').getBoundingClientRect().top)]"
+STILL_JS = (
+    "(root) => [root.querySelector('.wb-toolbar').getBoundingClientRect().height,"
+    " Math.round(root.querySelector('.wb-strip').getBoundingClientRect().top)]"
+)
 
 
 def _each_section(page, tuner) -> list[dict]:
@@ -147,16 +152,27 @@ def _check_layout(page, tuner) -> None:
     layout = layouts[-1]
     # The lint text changes length with the strategy; the controls do not move.
     tuner.locator("select").first.select_option("consistent")
-    page.wait_for_function("(root) => root.innerText.includes('consistent pays 1.0 per decision')",
-                           arg=tuner.element_handle(), timeout=TIMEOUT_MS)
+    page.wait_for_function(
+        "(root) => root.innerText.includes('consistent pays 1.0 per decision')",
+        arg=tuner.element_handle(),
+        timeout=TIMEOUT_MS,
+    )
     after = _layout(tuner)
     assert (after["left"], after["width"]) == (layout["left"], layout["width"])
-    assert tuner.locator(".widget-slider", has_text="collect_wood").locator(".slider-container").evaluate(
-        "e => e.closest('.widget-slider').classList.contains('mod-disabled')"
-        " || !!e.closest('.widget-slider').querySelector('[disabled]')")
+    assert (
+        tuner.locator(".widget-slider", has_text="collect_wood")
+        .locator(".slider-container")
+        .evaluate(
+            "e => e.closest('.widget-slider').classList.contains('mod-disabled')"
+            " || !!e.closest('.widget-slider').querySelector('[disabled]')"
+        )
+    )
     tuner.locator("select").first.select_option("per_achievement")
-    page.wait_for_function("(root) => !root.innerText.includes('consistent pays 1.0 per decision')",
-                           arg=tuner.element_handle(), timeout=TIMEOUT_MS)
+    page.wait_for_function(
+        "(root) => !root.innerText.includes('consistent pays 1.0 per decision')",
+        arg=tuner.element_handle(),
+        timeout=TIMEOUT_MS,
+    )
     _check_text_boxes(tuner)
     assert page.errors == []
 
@@ -221,8 +237,9 @@ def test_a_small_drag_changes_a_weight_a_little_and_the_figure_follows_while_dra
         page.mouse.move(box["x"] + box["width"] / 2 + dx, box["y"] + box["height"] / 2)
         page.wait_for_timeout(250)
     # Still dragging: the kernel has re-scored and the page shows it.
-    page.wait_for_function("([root, before]) => !root.innerText.includes(before)",
-                           arg=[tuner.element_handle(), timing], timeout=TIMEOUT_MS)
+    page.wait_for_function(
+        "([root, before]) => !root.innerText.includes(before)", arg=[tuner.element_handle(), timing], timeout=TIMEOUT_MS
+    )
     page.mouse.up()
     after = float(readout.inner_text())
     assert 0 < after - before < 1.5  # 12 px of a >= 150 px track spanning 12 units
@@ -237,8 +254,11 @@ def test_clicking_an_episode_replays_it_at_its_best_decision(page):
     dots = tuner.locator(".bqplot .dot")
     assert dots.count() == 10  # one point per episode of the sample corpus
     dots.nth(0).click(force=True)
-    page.wait_for_function("(root) => !root.querySelector('.wb-counter').innerText.startsWith('0 /')",
-                           arg=replayer.element_handle(), timeout=TIMEOUT_MS)
+    page.wait_for_function(
+        "(root) => !root.querySelector('.wb-counter').innerText.startsWith('0 /')",
+        arg=replayer.element_handle(),
+        timeout=TIMEOUT_MS,
+    )
     assert "decision" in replayer.locator(".wb-components").inner_text()
     assert replayer.locator(".wb-components td").count() >= 2  # the best decision pays components
 
@@ -300,7 +320,8 @@ def test_a_text_rollout_replays_its_map_views_and_messages(page):
     assert now.count() == 1 and now.inner_text() == actions
     colours = view.locator(".wb-picture").evaluate(
         "c => { const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data; const s = new Set();"
-        " for (let i = 0; i < d.length; i += 4 * 7) s.add(d[i] + ',' + d[i + 1] + ',' + d[i + 2]); return s.size; }")
+        " for (let i = 0; i < d.length; i += 4 * 7) s.add(d[i] + ',' + d[i + 1] + ',' + d[i + 2]); return s.size; }"
+    )
     assert colours > 20  # Crafter's textures, not a blank canvas
     assert view.locator(".wb-picture").evaluate("c => getComputedStyle(c).imageRendering") == "pixelated"
 
@@ -310,7 +331,10 @@ def test_compare_repicks_the_reference(page):
     summary = compare.locator(".widget-html-content", has_text="rank agreement")
     assert "shaped (reference)" in summary.inner_text()
     compare.locator("select").first.select_option("recommended")
-    page.wait_for_function("(summary) => summary.innerText.includes('recommended (reference)')",
-                           arg=summary.element_handle(), timeout=TIMEOUT_MS)
+    page.wait_for_function(
+        "(summary) => summary.innerText.includes('recommended (reference)')",
+        arg=summary.element_handle(),
+        timeout=TIMEOUT_MS,
+    )
     assert re.search(r"recommended \(reference\).*0 episode pair\(s\)", summary.inner_text())
     assert page.errors == []

@@ -27,7 +27,11 @@ def run(capsys, *argv: str) -> tuple[int, str, str]:
 
 # -- lint -----------------------------------------------------------------------------------------
 def test_lint_clean_file_prints_ok(capsys):
-    assert run(capsys, "lint", CONFIGS / "task_app_default.yaml") == (0, f"{CONFIGS / 'task_app_default.yaml'}: ok\n", "")
+    assert run(capsys, "lint", CONFIGS / "task_app_default.yaml") == (
+        0,
+        f"{CONFIGS / 'task_app_default.yaml'}: ok\n",
+        "",
+    )
 
 
 def test_lint_info_findings_do_not_fail(capsys):

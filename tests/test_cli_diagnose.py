@@ -27,14 +27,22 @@ def run(capsys, *argv) -> tuple[int, str, str]:
 def test_prints_flags_with_why_and_tables(capsys):
     code, out, err = run(capsys, SHAPED, "sample", "--reps", "200")
     assert code == 0 and err == ""
-    assert out.startswith(f"diagnosis of {SHAPED} (per_achievement, lambda x0.5) on 10 episode(s), grouped by policy: "
-                          "21 flag(s)")
+    assert out.startswith(
+        f"diagnosis of {SHAPED} (per_achievement, lambda x0.5) on 10 episode(s), grouped by policy: 21 flag(s)"
+    )
     assert "[farming] repeats-outweigh-credits farmer-s2024-00001: repeated resource events paid 6.765" in out
     assert "[dominance] resource-shaping-dominates policy farmer: resource shaping is 59%" in out
     assert "[alignment] misranked-pairs farmer-s2024-00001 / scripted-s2024-00000" in out
     assert "[dead entries] never-produced resource_weights.inventory.bow" in out
-    for title in ("farming per episode", "cycles with laps", "dominance by kind", "dead entries", "alignment",
-                  "misranked pairs", "sensitivity"):
+    for title in (
+        "farming per episode",
+        "cycles with laps",
+        "dominance by kind",
+        "dead entries",
+        "alignment",
+        "misranked pairs",
+        "sensitivity",
+    ):
         assert f"\n{title}" in out
     assert "estimated achievement counts" not in out  # the sample's counts are Crafter's own
 
@@ -80,15 +88,29 @@ def test_estimated_counts_are_named(capsys, tmp_path):
     corpus.save(tmp_path / "corpus")
     code, out, _ = run(capsys, SHAPED, tmp_path / "corpus", "--reps", "20")
     assert code == 0
-    assert ("note: 1 episode(s) have estimated achievement counts, so their count shaping (achievement_count rows) "
-            "is an estimate: text-00000") in out
+    assert (
+        "note: 1 episode(s) have estimated achievement counts, so their count shaping (achievement_count rows) "
+        "is an estimate: text-00000"
+    ) in out
 
 
 def test_a_real_process_runs_it(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(REPO)}  # this checkout's package, wherever the venv points
-    help_text = subprocess.run([sys.executable, "-m", "workbench", "diagnose", "--help"], capture_output=True,
-                               text=True, check=True, cwd=tmp_path, env=env).stdout
+    help_text = subprocess.run(
+        [sys.executable, "-m", "workbench", "diagnose", "--help"],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=tmp_path,
+        env=env,
+    ).stdout
     assert "workbench diagnose configs/upstream_shaped.yaml sample" in help_text
-    result = subprocess.run([sys.executable, "-m", "workbench", "diagnose", str(SHAPED), "sample", "--reps", "20"],
-                            check=False, capture_output=True, text=True, cwd=tmp_path, env=env)
+    result = subprocess.run(
+        [sys.executable, "-m", "workbench", "diagnose", str(SHAPED), "sample", "--reps", "20"],
+        check=False,
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+    )
     assert result.returncode == 0 and "21 flag(s)" in result.stdout

@@ -73,8 +73,9 @@ def test_connect_to_a_missing_scheduler_is_a_cluster_error():
 def test_record_on_the_cluster_matches_a_local_run(client, tmp_path):
     dask_client, _ = client
     local = record("random", 4, tmp_path / "local", seed=3, max_steps=120, progress=False)
-    remote = record("random", 4, tmp_path / "cluster", seed=3, max_steps=120, progress=False,
-                    scheduler=DaskScheduler(dask_client))
+    remote = record(
+        "random", 4, tmp_path / "cluster", seed=3, max_steps=120, progress=False, scheduler=DaskScheduler(dask_client)
+    )
     assert local.ok and remote.ok
     assert sorted(remote.recorded) == sorted(local.recorded)
     a, b = load_corpus(tmp_path / "local"), load_corpus(tmp_path / "cluster")
@@ -92,16 +93,24 @@ def test_resume_and_policy_failures_on_the_cluster(client, tmp_path):
     dask_client, _ = client
     out = tmp_path / "corpus"
     first = record("random", 2, out, max_steps=60, frames=False, progress=False, scheduler=DaskScheduler(dask_client))
-    again = record("random", 4, out, max_steps=60, frames=False, progress=False, resume=True,
-                   scheduler=DaskScheduler(dask_client))
+    again = record(
+        "random", 4, out, max_steps=60, frames=False, progress=False, resume=True, scheduler=DaskScheduler(dask_client)
+    )
     assert sorted(again.skipped) == sorted(first.recorded) and len(again.recorded) == 2
     assert len(read_index(out)) == 4
 
     # A policy failing for its own reasons fails its episode, reported as locally (never retried).
     spec = "test_recording:fails_in_some_episodes"
     local = record(spec, 6, tmp_path / "fail-local", max_steps=30, frames=False, progress=False)
-    remote = record(spec, 6, tmp_path / "fail-cluster", max_steps=30, frames=False, progress=False,
-                    scheduler=DaskScheduler(dask_client))
+    remote = record(
+        spec,
+        6,
+        tmp_path / "fail-cluster",
+        max_steps=30,
+        frames=False,
+        progress=False,
+        scheduler=DaskScheduler(dask_client),
+    )
     assert local.failed and remote.failed == local.failed
     assert sorted(remote.recorded) == sorted(local.recorded)
 
@@ -126,8 +135,9 @@ def test_a_killed_worker_still_records_every_episode_once(client, tmp_path):
     killer = threading.Thread(target=kill_a_busy_worker)
     killer.start()
     out = tmp_path / "corpus"
-    report = record("random", 6, out, seed=1, max_steps=300, frames=False, progress=False,
-                    scheduler=DaskScheduler(dask_client))
+    report = record(
+        "random", 6, out, seed=1, max_steps=300, frames=False, progress=False, scheduler=DaskScheduler(dask_client)
+    )
     killer.join()
     assert killed, "no worker was killed"
     assert report.ok, report.failed
@@ -152,7 +162,7 @@ def _corpus_folder(tmp_path: Path) -> Path:
     doubled = Corpus.concat([corpus, corpus])
     folder = tmp_path / "doubled"
     for start in range(0, len(doubled), 3):
-        save_corpus(doubled[start:start + 3], folder)
+        save_corpus(doubled[start : start + 3], folder)
     save_corpus(doubled[4:5], folder, overwrite=True)
     return folder
 
@@ -174,38 +184,60 @@ def test_score_on_the_cluster_equals_score_in_memory(client, tmp_path, config):
         got = score_on_cluster(dask_client, folder, config, episodes_per_part=per_part, progress=False)
         pd.testing.assert_frame_equal(got.episodes, expected.episodes, check_exact=True)
         assert got.totals() == expected.totals()
-        pd.testing.assert_frame_equal(got.contributions[["kind", "name", "count"]],
-                                      expected.contributions[["kind", "name", "count"]])
-        np.testing.assert_allclose(got.contributions[["reward", "scaled"]].to_numpy(),
-                                   expected.contributions[["reward", "scaled"]].to_numpy(), rtol=1e-12, atol=0)
+        pd.testing.assert_frame_equal(
+            got.contributions[["kind", "name", "count"]], expected.contributions[["kind", "name", "count"]]
+        )
+        np.testing.assert_allclose(
+            got.contributions[["reward", "scaled"]].to_numpy(),
+            expected.contributions[["reward", "scaled"]].to_numpy(),
+            rtol=1e-12,
+            atol=0,
+        )
         assert got.crafter_score == crafter_score(corpus)
         assert progress_summary(got.episodes) == progress_summary(expected)
     # The same combination in this process, over a Corpus or the folder, gives the same table.
     for source in (corpus, folder):
-        pd.testing.assert_frame_equal(score_partitioned(source, config, episodes_per_part=4).episodes,
-                                      expected.episodes, check_exact=True)
+        pd.testing.assert_frame_equal(
+            score_partitioned(source, config, episodes_per_part=4).episodes, expected.episodes, check_exact=True
+        )
     assert sorted(p.name for p in (folder / "episodes").iterdir()) == sorted(
-        f"{name}.parquet" for group in task_parts(folder, 1) for name in group)  # the folder only read
+        f"{name}.parquet" for group in task_parts(folder, 1) for name in group
+    )  # the folder only read
 
 
 def test_search_on_the_cluster_one_at_a_time_equals_serial(client):
     dask_client, _ = client
     corpus = sample_corpus()
     serial = search(corpus, trials=6, seed=2, show_progress=False, bootstrap_reps=200)
-    remote = search(corpus, trials=6, seed=2, show_progress=False, bootstrap_reps=200,
-                    evaluate_on=lambda evaluator: trial_mapper(dask_client, evaluator), batch_size=1)
+    remote = search(
+        corpus,
+        trials=6,
+        seed=2,
+        show_progress=False,
+        bootstrap_reps=200,
+        evaluate_on=lambda evaluator: trial_mapper(dask_client, evaluator),
+        batch_size=1,
+    )
     columns = [c for c in serial.trials.columns if c != "seconds"]
     pd.testing.assert_frame_equal(remote.trials[columns], serial.trials[columns], check_exact=True)
     assert remote.weights == serial.weights and str(remote.held_out) == str(serial.held_out)
-    batched = search(corpus, trials=6, seed=2, show_progress=False, bootstrap_reps=200,
-                     evaluate_on=lambda evaluator: trial_mapper(dask_client, evaluator), batch_size=2)
+    batched = search(
+        corpus,
+        trials=6,
+        seed=2,
+        show_progress=False,
+        bootstrap_reps=200,
+        evaluate_on=lambda evaluator: trial_mapper(dask_client, evaluator),
+        batch_size=2,
+    )
     assert len(batched.trials) == 6 and batched.trials["state"].eq("COMPLETE").all()
 
 
 def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    return subprocess.run([sys.executable, "-m", "workbench", *args], capture_output=True, text=True, cwd=cwd,
-                          env=env, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "workbench", *args], capture_output=True, text=True, cwd=cwd, env=env, timeout=300
+    )
 
 
 def _main(capsys, *args: str) -> tuple[int, str, str]:
@@ -221,16 +253,18 @@ def test_cli_score_and_search_on_a_running_scheduler(client, tmp_path, capsys, m
     config = str(REPO / "configs" / "recommended.yaml")
     status, in_memory, _ = _main(capsys, "score", "--config", config, str(sample_path()))
     assert status == 0
-    status, on_cluster, err = _main(capsys, "score", "--config", config, str(sample_path()), "--cluster", address,
-                                    "--out", "s.parquet", "--quiet")
+    status, on_cluster, err = _main(
+        capsys, "score", "--config", config, str(sample_path()), "--cluster", address, "--out", "s.parquet", "--quiet"
+    )
     assert status == 0, err
     assert f"connected to {address}" in err
     assert on_cluster.splitlines()[: len(in_memory.splitlines())] == in_memory.splitlines()
     assert (tmp_path / "s.episodes.parquet").exists() and not (tmp_path / "s.decisions.parquet").exists()
     status, serial, _ = _main(capsys, "search", "sample", "--trials", "4", "--quiet")
     assert status == 0
-    status, remote, err = _main(capsys, "search", "sample", "--trials", "4", "--quiet", "--cluster", address,
-                                "--batch", "1")
+    status, remote, err = _main(
+        capsys, "search", "sample", "--trials", "4", "--quiet", "--cluster", address, "--batch", "1"
+    )
     assert status == 0, err
     assert remote == serial
     status, _, err = _main(capsys, "search", "sample", "--trials", "4", "--batch", "2")
@@ -239,14 +273,40 @@ def test_cli_score_and_search_on_a_running_scheduler(client, tmp_path, capsys, m
 
 @pytest.mark.crafter
 def test_cli_record_on_a_local_cluster_prints_the_dashboard(tmp_path):
-    result = _cli("record", "--policy", "random", "--episodes", "2", "--max-steps", "40", "--no-frames", "--quiet",
-                  "--cluster", "local:1", "--out", "corpus", cwd=tmp_path)
+    result = _cli(
+        "record",
+        "--policy",
+        "random",
+        "--episodes",
+        "2",
+        "--max-steps",
+        "40",
+        "--no-frames",
+        "--quiet",
+        "--cluster",
+        "local:1",
+        "--out",
+        "corpus",
+        cwd=tmp_path,
+    )
     assert result.returncode == 0, result.stderr
     assert "dashboard http://127.0.0.1:" in result.stderr
     assert "recorded 2 episode(s)" in result.stdout
     assert len(read_index(tmp_path / "corpus")) == 2
-    bad = _cli("record", "--policy", "random", "--episodes", "2", "--workers", "2", "--cluster", "local:2",
-               "--out", "other", cwd=tmp_path)
+    bad = _cli(
+        "record",
+        "--policy",
+        "random",
+        "--episodes",
+        "2",
+        "--workers",
+        "2",
+        "--cluster",
+        "local:2",
+        "--out",
+        "other",
+        cwd=tmp_path,
+    )
     assert bad.returncode == 2 and "pick one" in bad.stderr
 
 

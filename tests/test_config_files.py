@@ -75,7 +75,11 @@ def test_written_yaml_opens_with_a_comment_and_toml_is_a_standalone_table(tmp_pa
     yaml_text = write_config(config, tmp_path / "c.yaml").read_text()
     toml_text = write_config(config, tmp_path / "c.toml").read_text()
     assert yaml_text.startswith("# ")
-    assert "[step_rewards]" in toml_text and "[step_rewards.weights]" in toml_text and "[step_rewards.k_limits]" in toml_text
+    assert (
+        "[step_rewards]" in toml_text
+        and "[step_rewards.weights]" in toml_text
+        and "[step_rewards.k_limits]" in toml_text
+    )
     assert find_step_rewards({"step_rewards": {}}, "x") == StepRewardsLocation("standalone", ("step_rewards",))
 
 
@@ -95,48 +99,61 @@ def _toml(tmp_path: Path, text: str, name: str = "train.toml") -> Path:
 
 
 def test_policy_config_takes_precedence_when_non_empty(tmp_path):
-    path = _toml(tmp_path, """
+    path = _toml(
+        tmp_path,
+        """
 [rollout.env_config.step_rewards]
 enabled = false
 [rollout.policy_config.step_rewards]
 enabled = true
 mode = "decision_stepwise"
-""")
+""",
+    )
     assert read_config(path).active
-    assert find_step_rewards({"rollout": {"policy_config": {"step_rewards": {"enabled": True}}, "env_config": {"step_rewards": {}}}}, "f").table == (
-        "rollout", "policy_config", "step_rewards")
+    assert find_step_rewards(
+        {"rollout": {"policy_config": {"step_rewards": {"enabled": True}}, "env_config": {"step_rewards": {}}}}, "f"
+    ).table == ("rollout", "policy_config", "step_rewards")
 
 
 def test_an_empty_policy_table_falls_back_to_env_config(tmp_path):
-    path = _toml(tmp_path, """
+    path = _toml(
+        tmp_path,
+        """
 [rollout.policy_config.step_rewards]
 [rollout.env_config.step_rewards]
 enabled = true
 strategy = "complex"
-""")
+""",
+    )
     config = read_config(path)
     assert config.enabled and config.strategy == "complex"
 
 
 def test_trainer_style_ignores_event_rewards_kind_and_other_training_keys(tmp_path):
-    path = _toml(tmp_path, """
+    path = _toml(
+        tmp_path,
+        """
 [training]
 learning_rate = 1e-5
 event_rewards_kind = "unique"
 step_rewards_enabled = true
 step_rewards_beta = 0.25
-""")
+""",
+    )
     config = read_config(path)
     assert config.enabled and config.step_beta == 0.25 and config.mode == "off"
 
 
 def test_task_app_tables_win_over_trainer_keys(tmp_path):
-    path = _toml(tmp_path, """
+    path = _toml(
+        tmp_path,
+        """
 [training]
 step_rewards_enabled = false
 [rollout.env_config.step_rewards]
 enabled = true
-""")
+""",
+    )
     assert read_config(path).enabled
 
 
@@ -158,12 +175,18 @@ YAML_ERRORS = [
     ("strategy: 3\n", "strategy: expected a string, got 3"),
     ("k_limit:\n  collect_wood: 1\n", "k_limit: unknown key; expected one of"),
     ("lambda: 1.0\n", "(did you mean indicator_lambda?)"),
-    ("resource_weights:\n  inventory:\n    wood: high\n", "resource_weights.inventory.wood: expected a number, got 'high'"),
+    (
+        "resource_weights:\n  inventory:\n    wood: high\n",
+        "resource_weights.inventory.wood: expected a number, got 'high'",
+    ),
     ("resource_weights:\n  items: {}\n", "resource_weights.items: unknown key"),
     ("description: 3\n", "description: expected a string, got 3"),
     ("enabled: true\nmode: [unclosed\n", "line 3"),
     ("enabled: true\n  mode: x\n", "line 2"),
-    ("weights:\n  collect_wood: 1\n  collect_wood: 2\n", "line 3, column 3: invalid YAML: duplicate key 'collect_wood'"),
+    (
+        "weights:\n  collect_wood: 1\n  collect_wood: 2\n",
+        "line 3, column 3: invalid YAML: duplicate key 'collect_wood'",
+    ),
     ("", "empty file"),
     ("- enabled\n", "expected a mapping of step_rewards keys at the top level, got a list"),
 ]
@@ -182,22 +205,35 @@ def test_yaml_errors_name_file_key_and_expectation(text, expected, tmp_path):
 
 
 TOML_ERRORS = [
-    ("[rollout.env_config.step_rewards]\nenabled = true\n[rollout.env_config.step_rewards.weights]\ncollect_wood = \"abc\"\n",
-     "rollout.env_config.step_rewards.weights.collect_wood: expected a number, got 'abc'"),
+    (
+        '[rollout.env_config.step_rewards]\nenabled = true\n[rollout.env_config.step_rewards.weights]\ncollect_wood = "abc"\n',
+        "rollout.env_config.step_rewards.weights.collect_wood: expected a number, got 'abc'",
+    ),
     ("[rollout.env_config.step_rewards]\nweights = 3\n", "rollout.env_config.step_rewards.weights: expected a table"),
-    ("[rollout.env_config.step_rewards]\nindicator_lambda = nan\n",
-     "rollout.env_config.step_rewards.indicator_lambda: expected a finite number, got nan"),
-    ("[rollout.env_config.step_rewards]\nresource_weights = {}\n",
-     "rollout.env_config.step_rewards.resource_weights: unknown key"),
+    (
+        "[rollout.env_config.step_rewards]\nindicator_lambda = nan\n",
+        "rollout.env_config.step_rewards.indicator_lambda: expected a finite number, got nan",
+    ),
+    (
+        "[rollout.env_config.step_rewards]\nresource_weights = {}\n",
+        "rollout.env_config.step_rewards.resource_weights: unknown key",
+    ),
     ("[rollout.env_config]\nstep_rewards = 3\n", "rollout.env_config.step_rewards: expected a table, got 3"),
-    ("[training]\nstep_rewards_k_limits = { collect_wood = 2.5 }\n",
-     "training.step_rewards_k_limits.collect_wood: expected an integer, got 2.5"),
-    ("[training]\nstep_rewards_enabled = \"true\"\n", "training.step_rewards_enabled: expected true or false, got 'true'"),
-    ("[training]\nstep_rewards_lambda = 0.5\n",
-     "training.step_rewards_lambda: unknown key; expected one of step_rewards_enabled"),
+    (
+        "[training]\nstep_rewards_k_limits = { collect_wood = 2.5 }\n",
+        "training.step_rewards_k_limits.collect_wood: expected an integer, got 2.5",
+    ),
+    (
+        '[training]\nstep_rewards_enabled = "true"\n',
+        "training.step_rewards_enabled: expected true or false, got 'true'",
+    ),
+    (
+        "[training]\nstep_rewards_lambda = 0.5\n",
+        "training.step_rewards_lambda: unknown key; expected one of step_rewards_enabled",
+    ),
     ("[training]\nstep_rewards_lambda = 0.5\n", "(did you mean step_rewards_indicator_lambda?)"),
     ("[step_rewards]\nstep_beta = -inf\n", "step_rewards.step_beta: expected a finite number, got -inf"),
-    ("[model]\nbase = \"x\"\n[training]\nlr = 1\n", "no step_rewards found"),
+    ('[model]\nbase = "x"\n[training]\nlr = 1\n', "no step_rewards found"),
     ("[training]\nlr = \n", "invalid TOML: Invalid value (at line 2"),
 ]
 
@@ -255,7 +291,9 @@ def test_write_refuses_to_replace_without_overwrite(tmp_path):
 def test_write_refuses_unknown_extensions_and_unwritable_configs(tmp_path):
     with pytest.raises(ConfigError, match="unknown file type"):
         write_config(RewardConfig(), tmp_path / "c.json")
-    with pytest.raises(ConfigError, match=r"cannot write .*c\.toml: weights\.collect_wood: expected a finite number, got nan"):
+    with pytest.raises(
+        ConfigError, match=r"cannot write .*c\.toml: weights\.collect_wood: expected a finite number, got nan"
+    ):
         write_config(RewardConfig(weights={"collect_wood": math.nan}), tmp_path / "c.toml")
     with pytest.raises(ConfigError, match="strategy: expected a string, got null"):
         write_config(RewardConfig(strategy=None), tmp_path / "c.yaml")
@@ -397,8 +435,10 @@ def test_export_changes_values_in_place_keeping_their_comments(tmp_path):
     assert "craft_wood_pickaxe = 0.5   # not a Crafter achievement: make_wood_pickaxe" in path.read_text()
     before, after = TASK_APP_TOML.read_text().splitlines(), path.read_text().splitlines()
     assert [(a, b) for a, b in zip(before, after) if a != b] == [
-        ("craft_wood_pickaxe = 0.3   # not a Crafter achievement: make_wood_pickaxe",
-         "craft_wood_pickaxe = 0.5   # not a Crafter achievement: make_wood_pickaxe")
+        (
+            "craft_wood_pickaxe = 0.3   # not a Crafter achievement: make_wood_pickaxe",
+            "craft_wood_pickaxe = 0.5   # not a Crafter achievement: make_wood_pickaxe",
+        )
     ]
 
 
@@ -448,7 +488,7 @@ def test_export_adds_trainer_keys_to_a_training_table_without_any(tmp_path):
     [
         # junk the task app would accept but the strict reader refuses is replaced, not kept
         "[training]\nstep_rewards_enabled = true\nstep_rewards_k_limits = { collect_wood = 2.0 }\n",
-        "[training]\nstep_rewards_enabled = 1\nstep_rewards_weights = { collect_wood = \"abc\" }\nx = 1\n",
+        '[training]\nstep_rewards_enabled = 1\nstep_rewards_weights = { collect_wood = "abc" }\nx = 1\n',
         # the last step_rewards line is removed while another is added
         "[training]\nstep_rewards_enabled = true\nstep_rewards_weights = { collect_wood = 1.0 }\nx = 1\n",
     ],
@@ -461,15 +501,19 @@ def test_export_repairs_junk_and_reorders_safely(text, tmp_path):
 
 
 EXPORT_REFUSALS = [
-    ("[model]\nbase = \"x\"\n", "has no step_rewards keys to update"),
+    ('[model]\nbase = "x"\n', "has no step_rewards keys to update"),
     ("[training]\nlr = 1\n[rollout]\nmax_turns = 3\n", "Add an empty [rollout.env_config.step_rewards] table"),
     ("[step_rewards]\nenabled = true\n", "a standalone workbench config, not a training TOML"),
-    ("[rollout.env_config.step_rewards]\nenabled = true\nlambda = 1\n",
-     "rollout.env_config.step_rewards.lambda: unknown key"),
+    (
+        "[rollout.env_config.step_rewards]\nenabled = true\nlambda = 1\n",
+        "rollout.env_config.step_rewards.lambda: unknown key",
+    ),
     ("[training]\nstep_rewards_enabled = true\nstep_rewards_lambda = 1\n", "training.step_rewards_lambda: unknown key"),
     # tomlkit cannot add a dotted-key sub-table so that it reads back: refused, not corrupted.
-    ("[rollout]\nenv_config.step_rewards.enabled = true\nenv_config.step_rewards.weights.collect_wood = 1.0\n",
-     "could not update task-app style: [rollout.env_config.step_rewards] in place"),
+    (
+        "[rollout]\nenv_config.step_rewards.enabled = true\nenv_config.step_rewards.weights.collect_wood = 1.0\n",
+        "could not update task-app style: [rollout.env_config.step_rewards] in place",
+    ),
     ("[training\n", "invalid TOML"),
 ]
 
@@ -518,7 +562,10 @@ json_ish = st.recursive(
 TABLE_KEYS = ["enabled", "mode", "strategy", "weights", "k_limits", "indicator_lambda", "step_beta", "resource_weights"]
 junk_tables = st.dictionaries(st.sampled_from(TABLE_KEYS) | st.text(max_size=6), json_ish, max_size=8)
 junk_resources = st.fixed_dictionaries(
-    {}, optional={k: json_ish for k in ("inventory", "inventory_default", "achievement_counts", "achievement_count_default")}
+    {},
+    optional={
+        k: json_ish for k in ("inventory", "inventory_default", "achievement_counts", "achievement_count_default")
+    },
 )
 
 

@@ -64,14 +64,20 @@ HONEST = [
     {"drink": 9, "collect_drink": 1},
 ]
 #: Ten laps of mine a stone, place it.
-FARMER = [change for lap in range(1, 11) for change in ({"stone": 1, "collect_stone": lap},
-                                                         {"stone": 0, "place_stone": lap})]
+FARMER = [
+    change for lap in range(1, 11) for change in ({"stone": 1, "collect_stone": lap}, {"stone": 0, "place_stone": lap})
+]
 
 
 @pytest.fixture(scope="module")
 def hand() -> Diagnosis:
-    corpus = Corpus([hand_episode("honest", HONEST, policy="honest"), hand_episode("farmer", FARMER, policy="farmer"),
-                     hand_episode("text", HONEST, policy="honest", counts=False)])
+    corpus = Corpus(
+        [
+            hand_episode("honest", HONEST, policy="honest"),
+            hand_episode("farmer", FARMER, policy="farmer"),
+            hand_episode("text", HONEST, policy="honest", counts=False),
+        ]
+    )
     return diagnose(corpus, SHAPED, reps=200)
 
 
@@ -96,7 +102,10 @@ def test_farming_matches_hand_counted_episodes(hand):
     assert events.loc[("achievement_count", "collect_stone"), "times_paid"] == 3
     assert events.loc[("achievement_count", "place_stone"), "repeat_paid"] == pytest.approx(0.025)
     assert events.loc[("inventory", "drink"), "times_paid"] == 1  # the fall to 8 pays nothing, the rise once
-    assert list(events.index[:2]) == [("inventory", "stone"), ("achievement_count", "collect_stone")]  # most repeated first
+    assert list(events.index[:2]) == [
+        ("inventory", "stone"),
+        ("achievement_count", "collect_stone"),
+    ]  # most repeated first
 
     farmer = episodes.loc["farmer"]
     assert farmer["credits"] == pytest.approx(0.5 * 2.0)
@@ -163,7 +172,9 @@ def test_dominance_shares_per_policy(sample, shaped):
 
 # -- dead entries ---------------------------------------------------------------------------------
 NEVER_PRODUCED = {f"resource_weights.inventory.{n}" for n in ("plant", "meat", "water", "furnace", "table", "bow")} | {
-    "resource_weights.achievement_counts.collect_food", "resource_weights.achievement_counts.collect_plant"}
+    "resource_weights.achievement_counts.collect_food",
+    "resource_weights.achievement_counts.collect_plant",
+}
 
 
 def dead(diagnosis: Diagnosis) -> dict[str, str]:
@@ -174,8 +185,10 @@ def test_dead_entries_of_upstream_shaped(shaped):
     expected = {
         "weights.collect_food": "unknown-achievement",
         "k_limits.collect_food": "unknown-achievement",
-        **{f"k_limits.{n}": "k-limit-above-one" for n in
-           ("collect_sapling", "collect_wood", "collect_stone", "collect_iron", "collect_drink")},
+        **{
+            f"k_limits.{n}": "k-limit-above-one"
+            for n in ("collect_sapling", "collect_wood", "collect_stone", "collect_iron", "collect_drink")
+        },
         **{key: "never-produced" for key in NEVER_PRODUCED},
     }
     assert dead(shaped) == expected
@@ -200,7 +213,10 @@ def test_dead_entries_of_upstream_complex(sample):
     assert dead(diagnosis) == expected
     judged = diagnosis.dead_entries.set_index("key")["judged"]
     assert judged["weights.collect_diamond"] == "cannot judge here"
-    assert "did you mean make_wood_pickaxe?" in diagnosis.dead_entries.set_index("key").loc["weights.craft_wood_pickaxe", "why"]
+    assert (
+        "did you mean make_wood_pickaxe?"
+        in diagnosis.dead_entries.set_index("key").loc["weights.craft_wood_pickaxe", "why"]
+    )
 
 
 @pytest.mark.parametrize("config", [SHAPED, COMPLEX], ids=["upstream_shaped", "upstream_complex"])
@@ -243,13 +259,17 @@ def test_alignment_intervals_are_the_stratified_bootstrap(sample, shaped):
         expected = bootstrap_interval(function, [returns, achievements], policies, reps=1000, seed=0)
         assert (row["estimate"], row["low"], row["high"]) == expected
         # Not the plain bootstrap: resampling across policies gives another interval.
-        assert (row["low"], row["high"]) != bootstrap_interval(function, [returns, achievements], None, reps=1000,
-                                                               seed=0)[1:]
+        assert (row["low"], row["high"]) != bootstrap_interval(
+            function, [returns, achievements], None, reps=1000, seed=0
+        )[1:]
     assert table.loc[("achievements", "spearman"), "estimate"] == pytest.approx(0.9725, abs=1e-4)
     assert table.loc[("achievements", "kendall"), "low"] <= table.loc[("achievements", "kendall"), "estimate"]
     assert set(shaped.alignment["strata"]) == {"policy"} and set(shaped.alignment["reps"]) == {1000}
     assert shaped.misranked.iloc[0][["paid_more", "policy_paid_more", "policy_progressed_more"]].tolist() == [
-        "farmer-s2024-00001", "farmer", "scripted"]
+        "farmer-s2024-00001",
+        "farmer",
+        "scripted",
+    ]
 
 
 def test_crafter_score_progress_is_each_episodes_contribution(sample):
@@ -258,7 +278,8 @@ def test_crafter_score_progress_is_each_episodes_contribution(sample):
     for position, episode in enumerate(sample.ids[:4] + sample.ids[-2:]):
         without = Corpus([sample[e] for e in sample.ids if e != episode])
         assert measures["crafter_score"].iloc[position if position < 4 else position + 4] == pytest.approx(
-            whole - crafter_score(without), abs=1e-9)
+            whole - crafter_score(without), abs=1e-9
+        )
     assert math.isnan(progress_measures(score(Corpus([sample[0]]), SHAPED))["crafter_score"].iloc[0])
 
 
@@ -319,19 +340,34 @@ def test_sensitivity_fix_against_brute_force(sample, shaped):
         past = rescored(sample, SHAPED, row.achievement, row.fix_weight + side * 1e-6)
         before = rescored(sample, SHAPED, row.achievement, row.fix_weight - side * 1e-6)
         assert past[progressed] > past[paid] and before[progressed] < before[paid]
-        assert row.misranked_after_fix == len(misranked_pairs(score(
-            sample, SHAPED.with_changes(weights={**SHAPED.weights, row.achievement: row.fix_weight + side * 1e-6}))))
+        assert row.misranked_after_fix == len(
+            misranked_pairs(
+                score(
+                    sample,
+                    SHAPED.with_changes(weights={**SHAPED.weights, row.achievement: row.fix_weight + side * 1e-6}),
+                )
+            )
+        )
 
 
 def test_sensitivity_of_a_tie_and_of_consistent():
     # Two episodes tie exactly (0.5 credit + 0.25 resource each) but on different achievements:
     # any move of either weight breaks the tie, so the interval is the weight itself.
-    config = RewardConfig(strategy="per_achievement", weights={"collect_wood": 0.5, "collect_sapling": 0.5},
-                          resource_overrides={"inventory": {"wood": 0.25, "sapling": 0.25},
-                                              "achievement_count_default": 0.0,
-                                              "achievement_counts": {"collect_wood": 0.0, "collect_sapling": 0.0}})
-    corpus = Corpus([hand_episode("wood", [{"wood": 1, "collect_wood": 1}], policy="a"),
-                     hand_episode("sapling", [{"sapling": 1, "collect_sapling": 1}], policy="b")])
+    config = RewardConfig(
+        strategy="per_achievement",
+        weights={"collect_wood": 0.5, "collect_sapling": 0.5},
+        resource_overrides={
+            "inventory": {"wood": 0.25, "sapling": 0.25},
+            "achievement_count_default": 0.0,
+            "achievement_counts": {"collect_wood": 0.0, "collect_sapling": 0.0},
+        },
+    )
+    corpus = Corpus(
+        [
+            hand_episode("wood", [{"wood": 1, "collect_wood": 1}], policy="a"),
+            hand_episode("sapling", [{"sapling": 1, "collect_sapling": 1}], policy="b"),
+        ]
+    )
     table = diagnose(corpus, config, reps=20).sensitivity.set_index("achievement")
     assert score(corpus, config).reward_sum.tolist() == [0.75, 0.75]
     assert table.loc["collect_wood", "low"] == table.loc["collect_wood", "high"] == 0.5

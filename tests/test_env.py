@@ -30,8 +30,12 @@ def _configs() -> dict[str, RewardConfig]:
     shaped = RewardConfig.from_file(CONFIGS / "upstream_shaped.yaml")
     overridden = shaped.with_changes(
         indicator_lambda=0.7,
-        resource_overrides={"inventory": {"sapling": 0.5, "health": 0.21}, "inventory_default": 0.013,
-                            "achievement_counts": {"collect_sapling": 0.3}, "achievement_count_default": 0.11},
+        resource_overrides={
+            "inventory": {"sapling": 0.5, "health": 0.21},
+            "inventory_default": 0.013,
+            "achievement_counts": {"collect_sapling": 0.3},
+            "achievement_count_default": 0.11,
+        },
     )
     return {
         "consistent": RewardConfig.from_file(CONFIGS / "task_app_default.yaml"),
@@ -71,7 +75,9 @@ def test_passes_gymnasium_env_checker_with_deterministic_resets():
 def test_spaces_registration_and_action_design():
     env = gymnasium.make(ENV_ID, config=str(CONFIGS / "recommended.yaml"), actions_per_decision=4, length=20)
     inner = env.unwrapped
-    assert isinstance(inner, CrafterStepwiseEnv) and inner.config == RewardConfig.from_file(CONFIGS / "recommended.yaml")
+    assert isinstance(inner, CrafterStepwiseEnv) and inner.config == RewardConfig.from_file(
+        CONFIGS / "recommended.yaml"
+    )
     assert env.observation_space == gymnasium.spaces.Box(0, 255, (64, 64, 3), np.uint8)
     assert list(env.action_space.nvec) == [17, 18, 18, 18] and END_OF_DECISION == 17 == len(ACTIONS)
     assert inner.decode([5, 2, END_OF_DECISION, 3]) == ["do", "move_right"]  # entries after the first END are ignored
@@ -141,7 +147,9 @@ def test_rewards_equal_workbench_score_exactly_for_three_configs_and_k_1_and_3()
             assert rewards == decisions.loc[decisions.episode == episode.id, "reward"].tolist(), name  # ==, not approx
             reference = score_episode(episode.states(), config, episode.actions)
             assert rewards == reference.rewards
-            assert [_exact(info["stepwise"]) for _, info in played] == [_exact(d.stepwise_info) for d in reference.decisions]
+            assert [_exact(info["stepwise"]) for _, info in played] == [
+                _exact(d.stepwise_info) for d in reference.decisions
+            ]
             assert _exact(played[-1][1]["episode_stepwise"]) == _exact(reference.summary)
             assert reference.summary["reward_sum"] == totals[episode.id] == sum(rewards)
             if name == "per_achievement":
@@ -151,8 +159,14 @@ def test_rewards_equal_workbench_score_exactly_for_three_configs_and_k_1_and_3()
 
 def test_scripted_policy_truncates_and_rewards_stay_exact(tmp_path):
     config = _configs()["per_achievement"]
-    env = CrafterStepwiseEnv(config, actions_per_decision=3, length=301, record_to=tmp_path / "run",
-                             record_frames=True, policy_name="scripted")
+    env = CrafterStepwiseEnv(
+        config,
+        actions_per_decision=3,
+        length=301,
+        record_to=tmp_path / "run",
+        record_frames=True,
+        policy_name="scripted",
+    )
     scripted = scripted_policy(np.random.default_rng(0))
     chosen: list[list[str]] = []
 
@@ -219,8 +233,10 @@ def test_death_terminates_and_recording_keeps_frames_and_abandoned_episodes(tmp_
 
 def test_readme_training_loop_runs_as_written(monkeypatch):
     readme = (CONFIGS.parent / "README.md").read_text()
-    section = readme[readme.index("## Train with your reward: a gymnasium environment"):]
-    code = section[section.index("```python\n") + len("```python\n"):section.index("```\n", section.index("```python"))]
+    section = readme[readme.index("## Train with your reward: a gymnasium environment") :]
+    code = section[
+        section.index("```python\n") + len("```python\n") : section.index("```\n", section.index("```python"))
+    ]
     monkeypatch.chdir(CONFIGS.parent)  # the example names configs/recommended.yaml
     namespace: dict = {}
     exec(compile(code, "README.md", "exec"), namespace)  # noqa: S102 - the README's own example

@@ -17,18 +17,32 @@ from workbench.storage import CorpusFormatError, load_corpus, save_corpus, save_
 from workbench.tables import ACHIEVEMENTS, INVENTORY_ITEMS
 
 
-def make_episode(episode_id: str, decisions: int = 4, *, actions_per_decision: int = 2, frames: bool = False,
-                 policy: str = "scripted", seed: int = 0, logged: dict | None = None) -> Episode:
+def make_episode(
+    episode_id: str,
+    decisions: int = 4,
+    *,
+    actions_per_decision: int = 2,
+    frames: bool = False,
+    policy: str = "scripted",
+    seed: int = 0,
+    logged: dict | None = None,
+) -> Episode:
     """A small valid episode with varied values (rng from the seed), frames optional."""
     rng = np.random.default_rng(seed)
     inventory0, counts0 = reset_state_arrays()
     inventory = np.vstack([inventory0, rng.integers(0, 10, (decisions, len(INVENTORY_ITEMS)))])
     counts = np.vstack([counts0, np.cumsum(rng.integers(0, 2, (decisions, len(ACHIEVEMENTS))), axis=0)])
-    actions = [list(rng.choice(["noop", "do", "move_left", "place_table"], size=rng.integers(1, actions_per_decision + 1)))
-               for _ in range(decisions)]
+    actions = [
+        list(rng.choice(["noop", "do", "move_left", "place_table"], size=rng.integers(1, actions_per_decision + 1)))
+        for _ in range(decisions)
+    ]
     episode = Episode(
-        id=episode_id, inventory=inventory, achievement_counts=counts, actions=actions,
-        env_reward=rng.normal(size=decisions), done=[False] * (decisions - 1) + [True],
+        id=episode_id,
+        inventory=inventory,
+        achievement_counts=counts,
+        actions=actions,
+        env_reward=rng.normal(size=decisions),
+        done=[False] * (decisions - 1) + [True],
         player_pos=rng.integers(0, 64, (decisions + 1, 2)),
         metadata={"source": "recorded", "policy": policy, "seed": seed, "note": {"nested": [1, 2.5, None]}},
         logged=logged,
@@ -58,17 +72,23 @@ def test_episode_needs_a_decision():
         Episode(id="empty", inventory=[inventory], achievement_counts=[counts], actions=[], env_reward=[], done=[])
 
 
-@pytest.mark.parametrize("field, value, words", [
-    ("inventory", np.zeros((3, 16)), "inventory has shape (3, 16), expected (5, 16) for 4 decisions"),
-    ("achievement_counts", np.zeros((5, 21)), "achievement_counts has shape (5, 21), expected (5, 22)"),
-    ("env_reward", np.zeros(5), "env_reward has shape (5,), expected (4,)"),
-    ("player_pos", np.zeros((5, 3)), "player_pos has shape (5, 3)"),
-    ("actions", [["do"], [], ["do"], ["do"]], "decision 2 has no actions"),
-    ("actions", [["do"], ["jump"], ["do"], ["do"]], "decision 2 has unknown action(s) ['jump']"),
-])
+@pytest.mark.parametrize(
+    "field, value, words",
+    [
+        ("inventory", np.zeros((3, 16)), "inventory has shape (3, 16), expected (5, 16) for 4 decisions"),
+        ("achievement_counts", np.zeros((5, 21)), "achievement_counts has shape (5, 21), expected (5, 22)"),
+        ("env_reward", np.zeros(5), "env_reward has shape (5,), expected (4,)"),
+        ("player_pos", np.zeros((5, 3)), "player_pos has shape (5, 3)"),
+        ("actions", [["do"], [], ["do"], ["do"]], "decision 2 has no actions"),
+        ("actions", [["do"], ["jump"], ["do"], ["do"]], "decision 2 has unknown action(s) ['jump']"),
+    ],
+)
 def test_episode_validation_names_episode_and_problem(field, value, words):
     good = make_episode("ep-1")
-    fields = {name: getattr(good, name) for name in ("inventory", "achievement_counts", "actions", "env_reward", "done", "player_pos")}
+    fields = {
+        name: getattr(good, name)
+        for name in ("inventory", "achievement_counts", "actions", "env_reward", "done", "player_pos")
+    }
     fields[field] = value
     with pytest.raises(EpisodeError) as error:
         Episode(id="ep-1", **fields)
@@ -231,7 +251,7 @@ def test_corrupt_bytes_anywhere_give_corpus_format_errors(tmp_path):
         failures = 0
         for position in range(0, len(blob) - 64, max(1, len(blob) // 40)):
             damaged = bytearray(blob)
-            damaged[position:position + 64] = bytes(64)
+            damaged[position : position + 64] = bytes(64)
             path.write_bytes(bytes(damaged))
             try:
                 corpus = load_corpus(root)
@@ -268,8 +288,16 @@ def test_bad_index_names_the_file(tmp_path):
 def test_opening_a_thousand_episode_corpus_is_fast_and_builds_no_episode(tmp_path, monkeypatch):
     """Opening and selecting read whole columns: no Episode is built until one is asked for."""
     template = make_episode("template", decisions=50)
-    copies = [Episode(**{**{k: v for k, v in template.__dict__.items() if not k.startswith("_") and k != "frames_loader"},
-                         "id": f"ep-{i:04d}", "metadata": {**template.metadata, "seed": i}}) for i in range(1000)]
+    copies = [
+        Episode(
+            **{
+                **{k: v for k, v in template.__dict__.items() if not k.startswith("_") and k != "frames_loader"},
+                "id": f"ep-{i:04d}",
+                "metadata": {**template.metadata, "seed": i},
+            }
+        )
+        for i in range(1000)
+    ]
     save_corpus(Corpus(copies), tmp_path)
     built = []
     original = ColumnStore.episode
@@ -311,8 +339,11 @@ def test_an_episodes_row_must_match_its_decisions_rows(tmp_path):
     path = _saved_part(tmp_path, "episodes")
     table = pq.read_table(path)
     pq.write_table(table.take([1, 0]), path)
-    with pytest.raises(CorpusFormatError, match=r"decisions/part-.*\.parquet: row 0 belongs to episode 'ep', but the "
-                                                 r"episodes table puts episode 'other' there"):
+    with pytest.raises(
+        CorpusFormatError,
+        match=r"decisions/part-.*\.parquet: row 0 belongs to episode 'ep', but the "
+        r"episodes table puts episode 'other' there",
+    ):
         load_corpus(tmp_path)
 
 

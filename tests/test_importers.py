@@ -59,8 +59,12 @@ def test_recorder_episodes_keep_the_files_rows(recorder_dir):
             steps = len(data["action"]) - 1
             assert episode.n_decisions == episode.n_steps == steps
             assert [a[0] for a in episode.actions] == [ACTIONS[a] for a in data["action"][1:]]
-            np.testing.assert_array_equal(episode.inventory[1:, INVENTORY_ITEMS.index("wood")], data["ainventory_wood"][1:])
-            np.testing.assert_array_equal(episode.achievement_counts[1:, ACHIEVEMENTS.index("wake_up")], data["achievement_wake_up"][1:])
+            np.testing.assert_array_equal(
+                episode.inventory[1:, INVENTORY_ITEMS.index("wood")], data["ainventory_wood"][1:]
+            )
+            np.testing.assert_array_equal(
+                episode.achievement_counts[1:, ACHIEVEMENTS.index("wake_up")], data["achievement_wake_up"][1:]
+            )
             np.testing.assert_array_equal(episode.env_reward, data["reward"][1:])
             np.testing.assert_array_equal(episode.player_pos[1:], data["player_pos"][1:])
             np.testing.assert_array_equal(episode.frames.images, data["image"])  # row 0 = reset frame
@@ -94,7 +98,9 @@ def _bad_recorder_files(recorder_dir: Path, folder: Path) -> dict[str, str]:
     blob = good.read_bytes()
     (folder / "truncated.npz").write_bytes(blob[: len(blob) // 2])
     (folder / "garbage.npz").write_bytes(b"not a zip file at all" * 10)
-    np.savez_compressed(folder / "no_inventory.npz", **{k: v for k, v in arrays.items() if not k.startswith("ainventory_")})
+    np.savez_compressed(
+        folder / "no_inventory.npz", **{k: v for k, v in arrays.items() if not k.startswith("ainventory_")}
+    )
     np.savez_compressed(folder / "small_images.npz", **{**arrays, "image": arrays["image"][:, :32, :32]})
     np.savez_compressed(folder / "reset_only.npz", **{k: v[:1] for k, v in arrays.items()})
     np.savez_compressed(folder / "bad_action.npz", **{**arrays, "action": np.full_like(arrays["action"], 17)})
@@ -218,8 +224,9 @@ def test_rescoring_reproduces_the_logged_stepwise_rewards(reset_rollout, tmp_pat
         scored = score_episode(episode.states(), config, episode.actions).decisions
         skip = 1 if episode is second else 0  # quirk 7: scored against the previous episode's end
         for mine, theirs in list(zip(scored, logged))[skip:]:
-            assert {k: v for k, v in mine.stepwise_info.items() if k != "decision_index"} == \
-                   {k: v for k, v in theirs.items() if k != "decision_index"}
+            assert {k: v for k, v in mine.stepwise_info.items() if k != "decision_index"} == {
+                k: v for k, v in theirs.items() if k != "decision_index"
+            }
     # decision_index counts through the whole rollout.
     assert [s["decision_index"] for s in second.logged["stepwise"]] == list(range(8, 13))
 
@@ -257,20 +264,31 @@ def test_terminate_keeps_the_final_observation(tmp_path):
 def test_early_termination_step_is_not_a_decision(tmp_path):
     response = text_variant(play_rollout(seed=6, decisions=4))
     trajectory = response["trajectories"][0]
-    trajectory["steps"].append({"obs": trajectory["final"]["observation"], "tool_calls": [], "reward": None,
-                                "done": True, "info": {"terminated": True, "reason": "no_tool_calls"}})
+    trajectory["steps"].append(
+        {
+            "obs": trajectory["final"]["observation"],
+            "tool_calls": [],
+            "reward": None,
+            "done": True,
+            "info": {"terminated": True, "reason": "no_tool_calls"},
+        }
+    )
     (episode,) = import_rollouts(write_json(tmp_path / "r.json", response), progress=False).corpus
     assert episode.n_decisions == 4 and episode.metadata["ended"] == "no_tool_calls"
 
 
 def _text(step: int, health: int, position: str, inventory: str, achievements: str) -> dict:
-    return {"text": f"=== CRAFTER GAME STATE ===\nStep: {step}/100\nHealth: {health}\nPosition: {position}\n"
-                    f"Facing: [0, 1]\nInventory: {inventory}\nAchievements: {achievements}\n\nMap view unavailable\n"}
+    return {
+        "text": f"=== CRAFTER GAME STATE ===\nStep: {step}/100\nHealth: {health}\nPosition: {position}\n"
+        f"Facing: [0, 1]\nInventory: {inventory}\nAchievements: {achievements}\n\nMap view unavailable\n"
+    }
 
 
 def _hand_written(observations: list[dict], actions: list[list[str]]) -> dict:
-    steps = [{"obs": obs, "tool_calls": [{"tool": "interact_many", "args": {"actions": a}}], "reward": 0.0, "done": False}
-             for obs, a in zip(observations, actions)]
+    steps = [
+        {"obs": obs, "tool_calls": [{"tool": "interact_many", "args": {"actions": a}}], "reward": 0.0, "done": False}
+        for obs, a in zip(observations, actions)
+    ]
     return {"run_id": "hand", "trajectories": [{"steps": steps, "final": {"observation": observations[-1]}}]}
 
 
@@ -279,18 +297,23 @@ def test_text_observation_variants(tmp_path):
         _text(0, 9, "[32, 32]", "food:9, drink:9, energy:9", "none"),
         _text(1, 0, "[33 32]", "empty", "collect_wood, wake_up"),  # numpy-style position, nothing held
     ]
-    (episode,) = import_rollouts(write_json(tmp_path / "h.json", _hand_written(observations, [["do"]])), progress=False).corpus
+    (episode,) = import_rollouts(
+        write_json(tmp_path / "h.json", _hand_written(observations, [["do"]])), progress=False
+    ).corpus
     assert episode.player_pos.tolist() == [[32, 32], [33, 32]]
     assert episode.inventory[1].tolist() == [0] * 16 and episode.inventory[0, :4].tolist() == [9, 9, 9, 9]
     assert episode.unlocked == ["collect_wood", "wake_up"] and episode.metadata["max_steps"] == 100
 
 
-@pytest.mark.parametrize("field, value, words", [
-    ("inventory", "wood=2", "Inventory entry 'wood=2' is not '<item>:<count>'"),
-    ("inventory", "gold:1", "Inventory entry 'gold:1'"),
-    ("achievements", "collect_gold", "unknown achievement(s) ['collect_gold']"),
-    ("position", "here", "Position: 'here' is not '[x, y]'"),
-])
+@pytest.mark.parametrize(
+    "field, value, words",
+    [
+        ("inventory", "wood=2", "Inventory entry 'wood=2' is not '<item>:<count>'"),
+        ("inventory", "gold:1", "Inventory entry 'gold:1'"),
+        ("achievements", "collect_gold", "unknown achievement(s) ['collect_gold']"),
+        ("position", "here", "Position: 'here' is not '[x, y]'"),
+    ],
+)
 def test_bad_text_observations_name_the_step(tmp_path, field, value, words):
     fields = {"position": "[1, 2]", "inventory": "empty", "achievements": "none", field: value}
     bad = _text(1, 9, fields["position"], fields["inventory"], fields["achievements"])
@@ -308,8 +331,15 @@ def test_jsonl_batch_goes_on_past_bad_lines_and_names_file_and_line(tmp_path):
     bad_text["trajectories"][0]["steps"][1]["obs"]["text"] = "Step: 1/10000\nHealth: 9\n"
     empty = {"run_id": "empty", "trajectories": [{"steps": [], "final": {"observation": {}}}]}
     path = tmp_path / "batch.jsonl"
-    lines = [json.dumps(good), json.dumps(bad_action), '{"run_id": "cut", "trajectories": [', json.dumps(bad_text),
-             json.dumps(empty), json.dumps({"hello": 1}), json.dumps(dict(good, run_id="good-2"))]
+    lines = [
+        json.dumps(good),
+        json.dumps(bad_action),
+        '{"run_id": "cut", "trajectories": [',
+        json.dumps(bad_text),
+        json.dumps(empty),
+        json.dumps({"hello": 1}),
+        json.dumps(dict(good, run_id="good-2")),
+    ]
     path.write_text("\n".join(lines) + "\n")
     result = import_rollouts(path, progress=False)
     assert result.corpus.ids == ["good", "good-2"]
@@ -318,7 +348,10 @@ def test_jsonl_batch_goes_on_past_bad_lines_and_names_file_and_line(tmp_path):
     assert all(m.startswith(f"{path}: line ") for m in messages)
     assert "line 2, trajectories[0].steps[2].tool_calls: unknown action name(s) ['jump']" in messages[0]
     assert "line 3: not valid JSON" in messages[1]
-    assert "line 4, trajectories[0].steps[1].obs: text observation without a 'Inventory:', 'Achievements:' line" in messages[2]
+    assert (
+        "line 4, trajectories[0].steps[1].obs: text observation without a 'Inventory:', 'Achievements:' line"
+        in messages[2]
+    )
     assert "line 5, trajectories[0]: has no steps" in messages[3] and "at least one decision" in messages[3]
     assert "line 6: no 'trajectories' list" in messages[4]
 
@@ -383,15 +416,19 @@ def test_cli_import_rollouts_keeps_logged_data_and_reports_bad_input(reset_rollo
     assert f"{folder / 'bad.jsonl'}: line 1: not valid JSON" in out and "saved 2 episode(s)" in out
     saved = load_corpus(tmp_path / "c")
     assert saved.ids == ["reset-run-e1", "reset-run-e2"] and saved.index["has_logged"].all()
-    assert saved[0].logged["stepwise"] == import_rollouts(folder / "good.json", progress=False).corpus[0].logged["stepwise"]
+    assert (
+        saved[0].logged["stepwise"]
+        == import_rollouts(folder / "good.json", progress=False).corpus[0].logged["stepwise"]
+    )
     assert main(["import", "rollouts", str(tmp_path / "missing"), "--out", str(tmp_path / "d")]) == 2
     assert "no such file or folder" in capsys.readouterr().err
 
 
 def test_a_real_server_rollout_never_done_is_one_episode_that_verifies(tmp_path):
     # The real task app never sets done, so a rollout plays on past the end of Crafter's episode.
-    response = text_variant(play_rollout(seed=5, decisions=40, actions_per_decision=2, episode_length=30,
-                                         done_when_over=False))
+    response = text_variant(
+        play_rollout(seed=5, decisions=40, actions_per_decision=2, episode_length=30, done_when_over=False)
+    )
     steps = response["trajectories"][0]["steps"]
     assert not any(step["done"] for step in steps) and all(step["truncated"] is None for step in steps)
     assert {step["reward"] for step in steps} <= {None, 1.0}
@@ -416,8 +453,11 @@ def test_text_episodes_keep_map_views_and_the_models_words(reset_rollout, tmp_pa
 @pytest.mark.crafter
 def test_the_task_apps_rewrite_of_move_right_do_is_what_ran(tmp_path):
     response = play_rollout(seed=2, decisions=300, actions_per_decision=2, done_when_over=False)
-    rewritten = [s for s in response["trajectories"][0]["steps"]
-                 if s["info"]["meta"]["raw_response"]["choices"][0]["message"]["content"] == "I will move_right, do."]
+    rewritten = [
+        s
+        for s in response["trajectories"][0]["steps"]
+        if s["info"]["meta"]["raw_response"]["choices"][0]["message"]["content"] == "I will move_right, do."
+    ]
     assert rewritten and all(s["tool_calls"][0]["arguments"]["actions"] == ["move_right"] for s in rewritten)
     corpus = import_rollouts(write_json(tmp_path / "r.json", text_variant(response)), progress=False).corpus
     assert verify(corpus).ok

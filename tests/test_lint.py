@@ -62,26 +62,66 @@ def test_recommended_pays_every_achievement_and_harder_ones_more():
 
 
 CASES = [
-    (ACTIVE.with_changes(weights={"collect_wod": 1.0}), "unknown-achievement", "weights.collect_wod", "did you mean collect_wood?"),
+    (
+        ACTIVE.with_changes(weights={"collect_wod": 1.0}),
+        "unknown-achievement",
+        "weights.collect_wod",
+        "did you mean collect_wood?",
+    ),
     (ACTIVE.with_changes(k_limits={"xyzzy": 1}), "unknown-achievement", "k_limits.xyzzy", None),
     (ACTIVE.with_changes(strategy="per_achievment"), "unknown-strategy", "strategy", "did you mean per_achievement?"),
     (ACTIVE.with_changes(strategy=None), "unknown-strategy", "strategy", "write consistent or per_achievement"),
     (ACTIVE.with_changes(strategy="complex"), "strategy-alias", "strategy", "write per_achievement to say what runs"),
     (ACTIVE.with_changes(weights={"collect_wood": math.nan}), "not-finite", "weights.collect_wood", None),
     (ACTIVE.with_changes(indicator_lambda=math.inf), "not-finite", "indicator_lambda", None),
-    (ACTIVE.with_changes(resource_overrides={"inventory": {"wood": math.inf}}), "not-finite", "resource_weights.inventory.wood", None),
+    (
+        ACTIVE.with_changes(resource_overrides={"inventory": {"wood": math.inf}}),
+        "not-finite",
+        "resource_weights.inventory.wood",
+        None,
+    ),
     (ACTIVE.with_changes(enabled=False), "shaping-disabled", "enabled", "set enabled: true to train with it"),
     (ACTIVE.with_changes(mode="decision-stepwise"), "shaping-mode-off", "mode", "did you mean decision_stepwise?"),
     (ACTIVE.with_changes(mode="off"), "shaping-mode-off", "mode", "set mode: decision_stepwise to train with it"),
-    (ACTIVE.with_changes(strategy="consistent", weights={"collect_wood": 2.0}), "ignored-by-consistent", "weights", "set strategy: per_achievement to use them"),
-    (ACTIVE.with_changes(strategy="simple", k_limits={"collect_wood": 0}), "ignored-by-consistent", "k_limits", "set strategy: per_achievement to use them"),
-    (ACTIVE.with_changes(k_limits={"collect_wood": 2}), "k-limit-above-one", "k_limits.collect_wood", "remove it: 1 is the default"),
-    (ACTIVE.with_changes(k_limits={"place_table": 0}), "k-limit-unlimited", "k_limits.place_table", "to stop paying for place_table set its weight to 0; otherwise remove the limit"),
+    (
+        ACTIVE.with_changes(strategy="consistent", weights={"collect_wood": 2.0}),
+        "ignored-by-consistent",
+        "weights",
+        "set strategy: per_achievement to use them",
+    ),
+    (
+        ACTIVE.with_changes(strategy="simple", k_limits={"collect_wood": 0}),
+        "ignored-by-consistent",
+        "k_limits",
+        "set strategy: per_achievement to use them",
+    ),
+    (
+        ACTIVE.with_changes(k_limits={"collect_wood": 2}),
+        "k-limit-above-one",
+        "k_limits.collect_wood",
+        "remove it: 1 is the default",
+    ),
+    (
+        ACTIVE.with_changes(k_limits={"place_table": 0}),
+        "k-limit-unlimited",
+        "k_limits.place_table",
+        "to stop paying for place_table set its weight to 0; otherwise remove the limit",
+    ),
     (ACTIVE.with_changes(k_limits={"place_table": -1}), "k-limit-unlimited", "k_limits.place_table", None),
     (ACTIVE.with_changes(indicator_lambda=0.0), "lambda-zero", "indicator_lambda", None),
     (ACTIVE.with_changes(indicator_lambda=-1.0), "negative-lambda", "indicator_lambda", None),
-    (ACTIVE.with_changes(weights={"eat_cow": -0.5}), "negative-weight", "weights.eat_cow", "use 0 to stop paying for it"),
-    (ACTIVE.with_changes(resource_overrides={"inventory_default": 0.0}), "resource-overrides-not-exported", "resource_weights", None),
+    (
+        ACTIVE.with_changes(weights={"eat_cow": -0.5}),
+        "negative-weight",
+        "weights.eat_cow",
+        "use 0 to stop paying for it",
+    ),
+    (
+        ACTIVE.with_changes(resource_overrides={"inventory_default": 0.0}),
+        "resource-overrides-not-exported",
+        "resource_weights",
+        None,
+    ),
     (ACTIVE, "uncapped-resource-shaping", "strategy", None),
     (ACTIVE.with_changes(step_beta=0.1), "step-beta-unused", "step_beta", None),
 ]
@@ -98,7 +138,11 @@ def test_each_finding(config, code, key, suggestion):
 
 def test_every_code_is_tested_and_levels_are_as_documented():
     assert {code for _, code, _, _ in CASES} == set(CODES)
-    assert {code for code, level in CODES.items() if level == "error"} == {"unknown-achievement", "unknown-strategy", "not-finite"}
+    assert {code for code, level in CODES.items() if level == "error"} == {
+        "unknown-achievement",
+        "unknown-strategy",
+        "not-finite",
+    }
 
 
 def test_an_empty_table_is_off_with_lambda_zero():

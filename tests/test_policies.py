@@ -20,8 +20,14 @@ pytestmark = pytest.mark.crafter
 
 ACTIONS = list(crafter.constants.actions)
 TECH_BEYOND_WOOD = (
-    "make_stone_pickaxe", "make_stone_sword", "place_furnace", "collect_iron",
-    "make_iron_pickaxe", "make_iron_sword", "collect_diamond")
+    "make_stone_pickaxe",
+    "make_stone_sword",
+    "place_furnace",
+    "collect_iron",
+    "make_iron_pickaxe",
+    "make_iron_sword",
+    "collect_diamond",
+)
 
 
 def play(factory, seed: int, steps: int, max_actions: int = 1) -> tuple[dict[str, int], list]:
@@ -94,14 +100,17 @@ def test_resolve_policy_builtins_and_module_function():
     assert resolve_policy("workbench.policies.scripted:scripted_policy") is scripted_policy
 
 
-@pytest.mark.parametrize("spec, message", [
-    ("greedy", "unknown policy 'greedy'.*random, scripted, farmer"),
-    ("no_such_module_xyz:policy", "cannot import module 'no_such_module_xyz'"),
-    ("workbench.policies.random_policy:nope", "has no attribute 'nope'"),
-    ("workbench.policies:BUILTIN_POLICIES", "is a dict, not callable"),
-    ("workbench.policies.random_policy:", "unknown policy"),
-    (":random_policy", "unknown policy"),
-])
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        ("greedy", "unknown policy 'greedy'.*random, scripted, farmer"),
+        ("no_such_module_xyz:policy", "cannot import module 'no_such_module_xyz'"),
+        ("workbench.policies.random_policy:nope", "has no attribute 'nope'"),
+        ("workbench.policies:BUILTIN_POLICIES", "is a dict, not callable"),
+        ("workbench.policies.random_policy:", "unknown policy"),
+        (":random_policy", "unknown policy"),
+    ],
+)
 def test_resolve_policy_rejects_bad_specs_clearly(spec, message):
     with pytest.raises(ValueError, match=message):
         resolve_policy(spec)

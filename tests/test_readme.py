@@ -54,8 +54,9 @@ def test_console_examples_print_what_the_readme_shows(block, tmp_path):
     assert examples
     for command, shown in examples:
         assert command.startswith("workbench "), command
-        run = subprocess.run([str(WORKBENCH), *command.split()[1:]], cwd=tmp_path, capture_output=True,
-                             text=True, timeout=120)
+        run = subprocess.run(
+            [str(WORKBENCH), *command.split()[1:]], cwd=tmp_path, capture_output=True, text=True, timeout=120
+        )
         assert run.returncode in (0, 1), f"{command}: exit {run.returncode}\n{run.stderr}"
         printed = run.stdout.splitlines()
         for line in shown:

@@ -21,8 +21,12 @@ ROLLOUTS = sample_imports_path() / "taskapp"
 FILES = sorted(ROLLOUTS.glob("*.json"))
 OTHER_CONFIGS = {
     "recommended": RewardConfig.from_file(Path(__file__).resolve().parents[1] / "configs" / "recommended.yaml"),
-    "unlimited": RewardConfig(strategy="per_achievement", weights={"collect_wood": 0.3, "collect_drink": 2.0},
-                              k_limits={"collect_wood": 0, "collect_drink": 0}, indicator_lambda=0.7),
+    "unlimited": RewardConfig(
+        strategy="per_achievement",
+        weights={"collect_wood": 0.3, "collect_drink": 2.0},
+        k_limits={"collect_wood": 0, "collect_drink": 0},
+        indicator_lambda=0.7,
+    ),
     "consistent": RewardConfig(strategy="consistent", indicator_lambda=0.3),
 }
 
@@ -78,8 +82,12 @@ def test_text_episodes_keep_what_the_model_saw_and_said(corpus):
         assert all(len(view.splitlines()) == 5 for view in episode.views)
         assert len(episode.messages) == episode.n_decisions and all(episode.messages)
     # The policy rewrote the model's ["move_right", "do"] into what ran, ["move_right"].
-    rewritten = [(e.id, i) for e in corpus for i, m in enumerate(e.messages)
-                 if '"actions": ["move_right", "do"]' in m.replace("'", '"')]
+    rewritten = [
+        (e.id, i)
+        for e in corpus
+        for i, m in enumerate(e.messages)
+        if '"actions": ["move_right", "do"]' in m.replace("'", '"')
+    ]
     assert rewritten
     for episode_id, i in rewritten:
         assert corpus[episode_id].actions[i] == ["move_right"]

@@ -99,13 +99,16 @@ def test_two_workers_record_the_same_worlds(tmp_path):
         np.testing.assert_array_equal(a.frames.images[0], b.frames.images[0])
 
 
-@pytest.mark.parametrize("answer, cause", [
-    (RuntimeError("boom"), "raised RuntimeError: boom"),
-    ([], "returned no action"),
-    (["jump"], "returned unknown action(s) ['jump']"),
-    (["noop", "noop"], "returned 2 actions, more than actions_per_decision=1"),
-    ("noop", "returned 'noop'; expected a list of action names"),
-])
+@pytest.mark.parametrize(
+    "answer, cause",
+    [
+        (RuntimeError("boom"), "raised RuntimeError: boom"),
+        ([], "returned no action"),
+        (["jump"], "returned unknown action(s) ['jump']"),
+        (["noop", "noop"], "returned 2 actions, more than actions_per_decision=1"),
+        ("noop", "returned 'noop'; expected a list of action names"),
+    ],
+)
 def test_a_misbehaving_policy_fails_its_episode_only(tmp_path, answer, cause):
     report = record(_misbehaving(answer), 1, tmp_path, max_steps=20, progress=False)
     assert report.recorded == [] and list(report.failed) == ["factory-s0-00000"]
@@ -156,14 +159,17 @@ def test_an_interrupted_run_keeps_what_finished(tmp_path):
     assert report.skipped == ["interrupted-s0-00000"] and len(report.recorded) == 2
 
 
-@pytest.mark.parametrize("arguments, words", [
-    ({"episodes": 0}, "episodes must be at least 1"),
-    ({"max_steps": 0}, "an episode needs at least one decision"),
-    ({"actions_per_decision": 0}, "actions_per_decision must be at least 1"),
-    ({"workers": 0}, "workers must be at least 1"),
-    ({"policy": "nonsense"}, "unknown policy 'nonsense'"),
-    ({"policy": lambda rng: None, "workers": 2}, "cannot be sent to worker processes"),
-])
+@pytest.mark.parametrize(
+    "arguments, words",
+    [
+        ({"episodes": 0}, "episodes must be at least 1"),
+        ({"max_steps": 0}, "an episode needs at least one decision"),
+        ({"actions_per_decision": 0}, "actions_per_decision must be at least 1"),
+        ({"workers": 0}, "workers must be at least 1"),
+        ({"policy": "nonsense"}, "unknown policy 'nonsense'"),
+        ({"policy": lambda rng: None, "workers": 2}, "cannot be sent to worker processes"),
+    ],
+)
 def test_bad_arguments_fail_before_anything_runs(tmp_path, arguments, words):
     call = {"policy": "random", "episodes": 1, **arguments}
     with pytest.raises(ValueError, match=words):
@@ -179,8 +185,24 @@ def test_cli_record_exit_codes(tmp_path, capsys):
     assert "recorded 1 episode(s)" in capsys.readouterr().out
     assert main(["record", "--policy", "random", "--episodes", "1", "--max-steps", "10", "--out", out, "--quiet"]) == 2
     assert "already holds episodes" in capsys.readouterr().err
-    assert main(["record", "--policy", "test_recording:fails_in_some_episodes", "--episodes", "4", "--max-steps", "6",
-                 "--no-frames", "--out", str(tmp_path / "f"), "--quiet"]) == 1
+    assert (
+        main(
+            [
+                "record",
+                "--policy",
+                "test_recording:fails_in_some_episodes",
+                "--episodes",
+                "4",
+                "--max-steps",
+                "6",
+                "--no-frames",
+                "--out",
+                str(tmp_path / "f"),
+                "--quiet",
+            ]
+        )
+        == 1
+    )
     assert "FAILED" in capsys.readouterr().out
     with pytest.raises(SystemExit) as exit:
         main(["record", "--policy", "random", "--episodes", "0", "--out", out])

@@ -39,8 +39,15 @@ def test_a_name_is_credited_at_most_k_times_per_episode(statuses, limits, weight
     credited: Counter[str] = Counter()
     for index, (before, after) in enumerate(zip(statuses, statuses[1:]), start=1):
         info, _, _ = compute_stepwise_reward(
-            before, after, index, [], 1.0, strategy="per_achievement", weights=weight_map,
-            k_limits=limits, episode_counts=counts,
+            before,
+            after,
+            index,
+            [],
+            1.0,
+            strategy="per_achievement",
+            weights=weight_map,
+            k_limits=limits,
+            episode_counts=counts,
         )
         credited.update(info.get("credited_achievements", []))
     for name, times in credited.items():
@@ -53,8 +60,17 @@ def test_a_name_is_credited_at_most_k_times_per_episode(statuses, limits, weight
 @given(status_maps, status_maps, inventories, inventories, lambdas, strategies, weights, k_limits)
 def test_reward_is_lambda_eff_times_base(before, after, inv_before, inv_after, lam, strategy, weight_map, limits):
     info, sample, stats = compute_stepwise_reward(
-        before, after, 1, [], lam, strategy=strategy, weights=weight_map, k_limits=limits,
-        episode_counts={}, prev_inventory=inv_before, new_inventory=inv_after,
+        before,
+        after,
+        1,
+        [],
+        lam,
+        strategy=strategy,
+        weights=weight_map,
+        k_limits=limits,
+        episode_counts={},
+        prev_inventory=inv_before,
+        new_inventory=inv_after,
     )
     assert info["reward"] == float(effective_lambda(lam)) * info["base_reward"]
     assert sample["r_i"] == stats["reward"] == info["reward"]
@@ -64,8 +80,15 @@ def test_reward_is_lambda_eff_times_base(before, after, inv_before, inv_after, l
 @given(status_maps, status_maps, inventories, inventories, lambdas)
 def test_consistent_pays_lambda_eff_or_nothing(before, after, inv_before, inv_after, lam):
     info, _, _ = compute_stepwise_reward(
-        before, after, 1, [], lam, strategy="consistent", weights={"collect_coal": 9.0},
-        prev_inventory=inv_before, new_inventory=inv_after,
+        before,
+        after,
+        1,
+        [],
+        lam,
+        strategy="consistent",
+        weights={"collect_coal": 9.0},
+        prev_inventory=inv_before,
+        new_inventory=inv_after,
     )
     unlocked = [n for n in after if after[n] and not before.get(n)]
     assert info["reward"] == (float(effective_lambda(lam)) if unlocked else 0.0)
@@ -80,9 +103,17 @@ def test_settings_for_names_not_unlocked_change_nothing(before, after, inv_befor
     def run(extra_weights, extra_limits):
         counts = {"collect_coal": 0}
         result = compute_stepwise_reward(
-            before, after, 3, [], 0.5, strategy="per_achievement",
-            weights={**weight_map, **extra_weights}, k_limits={**limits, **extra_limits},
-            episode_counts=counts, prev_inventory=inv_before, new_inventory=inv_after,
+            before,
+            after,
+            3,
+            [],
+            0.5,
+            strategy="per_achievement",
+            weights={**weight_map, **extra_weights},
+            k_limits={**limits, **extra_limits},
+            episode_counts=counts,
+            prev_inventory=inv_before,
+            new_inventory=inv_after,
         )
         return exact(result), exact(counts)
 
@@ -105,9 +136,17 @@ def test_coercion_never_raises_on_junk(value):
 @given(st.dictionaries(st.text(max_size=8), junk, max_size=6), st.dictionaries(st.text(max_size=8), junk, max_size=6))
 def test_junk_tables_never_raise(weight_junk, limit_junk):
     info, _, stats = compute_stepwise_reward(
-        {"collect_wood": False}, {"collect_wood": True}, 1, [], 1.0,
-        strategy="per_achievement", weights=weight_junk, k_limits=limit_junk, episode_counts={},
-        prev_inventory=weight_junk, new_inventory=limit_junk,
+        {"collect_wood": False},
+        {"collect_wood": True},
+        1,
+        [],
+        1.0,
+        strategy="per_achievement",
+        weights=weight_junk,
+        k_limits=limit_junk,
+        episode_counts={},
+        prev_inventory=weight_junk,
+        new_inventory=limit_junk,
     )
     assert isinstance(stats["reward"], float)
     assert math.isfinite(stats["credited_achievements_count"])

@@ -25,7 +25,8 @@ def test_decision_vector(case):
     call = copy.deepcopy(case["call"])
     counts = call.pop("episode_counts")
     prev, new, index, actions, lam = (
-        call.pop(k) for k in ("prev_achievements", "new_achievements", "decision_index", "actions_summary", "indicator_lambda")
+        call.pop(k)
+        for k in ("prev_achievements", "new_achievements", "decision_index", "actions_summary", "indicator_lambda")
     )
     info, sample, stats = compute_stepwise_reward(prev, new, index, actions, lam, episode_counts=counts, **call)
     expected = case["expected"]

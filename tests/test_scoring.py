@@ -42,7 +42,18 @@ from workbench.testing.rollouts import play_rollout, raw_variant, write_json
 VECTOR_EPISODES = read_jsonl(VECTORS / "episodes.jsonl")
 VECTOR_CONFIGS = VECTOR_EPISODES[0]["configs"]
 TOLERANCE = 1e-12
-COMPONENT_COLUMNS = ["episode", "decision", "kind", "name", "delta", "weight", "count_prior", "count_limit", "reward", "scaled"]
+COMPONENT_COLUMNS = [
+    "episode",
+    "decision",
+    "kind",
+    "name",
+    "delta",
+    "weight",
+    "count_prior",
+    "count_limit",
+    "reward",
+    "scaled",
+]
 
 
 def vector_corpus() -> Corpus:
@@ -62,14 +73,19 @@ def reference(corpus: Corpus, config: RewardConfig) -> tuple[pd.DataFrame, pd.Da
         summaries[episode.id] = result.summary
         for d in result.decisions:
             info, stats = d.stepwise_info, d.stats
-            decisions.append({
-                "episode": episode.id, "decision": info["decision_index"], "reward": stats["reward"],
-                "base": stats["base_reward"], "indicator": info["indicator"],
-                "resource_reward": stats.get("resource_reward", 0.0),
-                "new_achievements": len(info["new_achievements"]),
-                "credited": len(info.get("credited_achievements", [])),
-                "unique_new": d.decision_rewards["unique_delta"],
-            })
+            decisions.append(
+                {
+                    "episode": episode.id,
+                    "decision": info["decision_index"],
+                    "reward": stats["reward"],
+                    "base": stats["base_reward"],
+                    "indicator": info["indicator"],
+                    "resource_reward": stats.get("resource_reward", 0.0),
+                    "new_achievements": len(info["new_achievements"]),
+                    "credited": len(info.get("credited_achievements", [])),
+                    "unique_new": d.decision_rewards["unique_delta"],
+                }
+            )
             for c in info.get("components", []):
                 components.append({"episode": episode.id, "decision": info["decision_index"], **_tidy(c, lam)})
     return pd.DataFrame(decisions), pd.DataFrame(components, columns=COMPONENT_COLUMNS), summaries
@@ -80,13 +96,27 @@ def _tidy(component: dict, lam: float) -> dict:
     if "achievement" in component:
         indicator = component["achievement"] == INDICATOR_COMPONENT_NAME
         reward = component["weight"]
-        return {"kind": "indicator" if indicator else "achievement", "name": component["achievement"], "delta": 1,
-                "weight": component["weight"], "count_prior": component["count_prior"],
-                "count_limit": component["count_limit"], "reward": reward, "scaled": lam * reward}
+        return {
+            "kind": "indicator" if indicator else "achievement",
+            "name": component["achievement"],
+            "delta": 1,
+            "weight": component["weight"],
+            "count_prior": component["count_prior"],
+            "count_limit": component["count_limit"],
+            "reward": reward,
+            "scaled": lam * reward,
+        }
     name = component["item"] if component["type"] == "inventory" else component["name"]
-    return {"kind": component["type"], "name": name, "delta": component["delta"], "weight": component["weight"],
-            "count_prior": pd.NA, "count_limit": pd.NA, "reward": component["reward"],
-            "scaled": lam * component["reward"]}
+    return {
+        "kind": component["type"],
+        "name": name,
+        "delta": component["delta"],
+        "weight": component["weight"],
+        "count_prior": pd.NA,
+        "count_limit": pd.NA,
+        "reward": component["reward"],
+        "scaled": lam * component["reward"],
+    }
 
 
 def assert_parity(corpus: Corpus, config: RewardConfig, scores: Scores | None = None) -> None:
@@ -109,8 +139,13 @@ def assert_parity(corpus: Corpus, config: RewardConfig, scores: Scores | None = 
     for column in ("decision", "delta", "count_prior", "count_limit"):
         assert components[column].astype(object).tolist() == want_components[column].astype(object).tolist(), column
     for column in ("weight", "reward", "scaled"):
-        np.testing.assert_allclose(components[column].to_numpy(float), want_components[column].to_numpy(float),
-                                   rtol=0, atol=TOLERANCE, err_msg=column)
+        np.testing.assert_allclose(
+            components[column].to_numpy(float),
+            want_components[column].to_numpy(float),
+            rtol=0,
+            atol=TOLERANCE,
+            err_msg=column,
+        )
 
     for episode_id, want in summaries.items():
         mine = scores.summary(episode_id)
@@ -124,8 +159,9 @@ def assert_parity(corpus: Corpus, config: RewardConfig, scores: Scores | None = 
         assert row["reward_sum"] == pytest.approx(want["reward_sum"], abs=TOLERANCE)
     # Per-episode running return ends at the episode's reward_sum.
     last = got.groupby("episode", observed=True)["return"].last()
-    np.testing.assert_allclose(last[list(summaries)].to_numpy(), [s["reward_sum"] for s in summaries.values()],
-                               rtol=0, atol=TOLERANCE)
+    np.testing.assert_allclose(
+        last[list(summaries)].to_numpy(), [s["reward_sum"] for s in summaries.values()], rtol=0, atol=TOLERANCE
+    )
 
 
 # -- parity: the task app's vectors -----------------------------------------------------------
@@ -154,22 +190,39 @@ def episodes(draw, index: int) -> Episode:
     status[:, :live] = draw(hnp.arrays(bool, (n + 1, live)))
     counts = draw(hnp.arrays(np.int32, (n + 1, len(ACHIEVEMENTS)), elements=st.integers(0, 3)))
     inventory = draw(hnp.arrays(np.int32, (n + 1, len(INVENTORY_ITEMS)), elements=st.integers(0, 9)))
-    return Episode(id=f"e{index}", inventory=inventory, achievement_counts=counts, achievement_status=status,
-                   actions=[["noop"]] * n, env_reward=np.zeros(n), done=np.zeros(n, bool))
+    return Episode(
+        id=f"e{index}",
+        inventory=inventory,
+        achievement_counts=counts,
+        achievement_status=status,
+        actions=[["noop"]] * n,
+        env_reward=np.zeros(n),
+        done=np.zeros(n, bool),
+    )
 
 
 names = st.sampled_from(ACHIEVEMENTS[:6] + ("craft_wood_pickaxe",))
-resource_overrides = st.fixed_dictionaries({}, optional={
-    "inventory": st.dictionaries(st.sampled_from(INVENTORY_ITEMS), st.floats(-1, 1), max_size=4),
-    "inventory_default": st.floats(-1, 1),
-    "achievement_counts": st.dictionaries(st.sampled_from(ACHIEVEMENTS[:6]), st.floats(-1, 1), max_size=4),
-    "achievement_count_default": st.floats(-1, 1),
-})
+resource_overrides = st.fixed_dictionaries(
+    {},
+    optional={
+        "inventory": st.dictionaries(st.sampled_from(INVENTORY_ITEMS), st.floats(-1, 1), max_size=4),
+        "inventory_default": st.floats(-1, 1),
+        "achievement_counts": st.dictionaries(st.sampled_from(ACHIEVEMENTS[:6]), st.floats(-1, 1), max_size=4),
+        "achievement_count_default": st.floats(-1, 1),
+    },
+)
 configs = st.builds(
-    lambda strategy, weights, limits, lam, overrides: RewardConfig.from_dict({
-        "enabled": True, "mode": "decision_stepwise", "strategy": strategy, "weights": weights,
-        "k_limits": limits, "indicator_lambda": lam, "resource_weights": overrides,
-    }),
+    lambda strategy, weights, limits, lam, overrides: RewardConfig.from_dict(
+        {
+            "enabled": True,
+            "mode": "decision_stepwise",
+            "strategy": strategy,
+            "weights": weights,
+            "k_limits": limits,
+            "indicator_lambda": lam,
+            "resource_weights": overrides,
+        }
+    ),
     st.sampled_from(["consistent", "per_achievement", "complex", "bogus"]),
     st.dictionaries(names, st.floats(-3, 3), max_size=5),
     st.dictionaries(names, st.sampled_from([-1, 0, 1, 2, 3]), max_size=5),
@@ -202,9 +255,13 @@ def test_recorded_crafter_episodes_match_the_reference(sample, config_name):
 
 
 def test_recorded_episodes_with_unlimited_credits_and_resource_overrides(sample):
-    config = RewardConfig(strategy="per_achievement", weights={"collect_wood": -0.5, "place_stone": 2.0},
-                          k_limits={"collect_wood": 0, "place_stone": 3}, indicator_lambda=-1.0,
-                          resource_overrides={"inventory": {"wood": 1.0, "health": -0.2}, "achievement_count_default": 0.0})
+    config = RewardConfig(
+        strategy="per_achievement",
+        weights={"collect_wood": -0.5, "place_stone": 2.0},
+        k_limits={"collect_wood": 0, "place_stone": 3},
+        indicator_lambda=-1.0,
+        resource_overrides={"inventory": {"wood": 1.0, "health": -0.2}, "achievement_count_default": 0.0},
+    )
     assert_parity(sample, config)
 
 
@@ -213,15 +270,27 @@ def _flicker_episode() -> Episode:
     """collect_wood turns true at decisions 1, 3 and 5 (false in between); nothing else moves."""
     status = np.zeros((6, len(ACHIEVEMENTS)), dtype=bool)
     status[[1, 3, 5], ACHIEVEMENTS.index("collect_wood")] = True
-    return Episode(id="flicker", inventory=np.zeros((6, 16)), achievement_counts=status.astype(int),
-                   achievement_status=status, actions=[["do"]] * 5, env_reward=np.zeros(5), done=np.zeros(5, bool))
+    return Episode(
+        id="flicker",
+        inventory=np.zeros((6, 16)),
+        achievement_counts=status.astype(int),
+        achievement_status=status,
+        actions=[["do"]] * 5,
+        env_reward=np.zeros(5),
+        done=np.zeros(5, bool),
+    )
 
 
-@pytest.mark.parametrize("limit,credited,priors", [(1, [1], [0]), (2, [1, 3], [0, 1]), (0, [1, 3, 5], [0, 1, 2]),
-                                                   (-1, [1, 3, 5], [0, 1, 2])])
+@pytest.mark.parametrize(
+    "limit,credited,priors", [(1, [1], [0]), (2, [1, 3], [0, 1]), (0, [1, 3, 5], [0, 1, 2]), (-1, [1, 3, 5], [0, 1, 2])]
+)
 def test_k_limits_count_credits_per_name_within_an_episode(limit, credited, priors):
-    config = RewardConfig(strategy="per_achievement", weights={"collect_wood": 0.25}, k_limits={"collect_wood": limit},
-                          resource_overrides={"achievement_count_default": 0.0})
+    config = RewardConfig(
+        strategy="per_achievement",
+        weights={"collect_wood": 0.25},
+        k_limits={"collect_wood": limit},
+        resource_overrides={"achievement_count_default": 0.0},
+    )
     scores = score(Corpus([_flicker_episode()]), config)
     credits = scores.components[scores.components["kind"] == "achievement"]
     assert credits["decision"].tolist() == credited
@@ -235,12 +304,19 @@ def test_k_limits_count_credits_per_name_within_an_episode(limit, credited, prio
 def test_resource_overrides_are_honoured():
     inventory = np.zeros((2, 16), dtype=int)
     inventory[1, INVENTORY_ITEMS.index("wood")] = 3
-    episode = Episode(id="wood", inventory=inventory, achievement_counts=np.zeros((2, 22)), actions=[["do"]],
-                      env_reward=[0.0], done=[False])
+    episode = Episode(
+        id="wood",
+        inventory=inventory,
+        achievement_counts=np.zeros((2, 22)),
+        actions=[["do"]],
+        env_reward=[0.0],
+        done=[False],
+    )
     config = RewardConfig(strategy="per_achievement", resource_overrides={"inventory": {"wood": 0.5}})
     scores = score(Corpus([episode]), config)
-    assert scores.components[["kind", "name", "delta", "weight", "reward"]].astype(object).values.tolist() == \
-        [["inventory", "wood", 3, 0.5, 1.5]]
+    assert scores.components[["kind", "name", "delta", "weight", "reward"]].astype(object).values.tolist() == [
+        ["inventory", "wood", 3, 0.5, 1.5]
+    ]
     assert scores.reward.tolist() == [1.5]
 
 
@@ -303,13 +379,26 @@ def test_compare_lines_up_two_configs(sample):
 def _unlocking(episode_id: str, names: list[str]) -> Episode:
     status = np.zeros((2, len(ACHIEVEMENTS)), dtype=bool)
     status[1, [ACHIEVEMENTS.index(n) for n in names]] = True
-    return Episode(id=episode_id, inventory=np.zeros((2, 16)), achievement_counts=status.astype(int),
-                   achievement_status=status, actions=[["noop"]], env_reward=[0.0], done=[False])
+    return Episode(
+        id=episode_id,
+        inventory=np.zeros((2, 16)),
+        achievement_counts=status.astype(int),
+        achievement_status=status,
+        actions=[["noop"]],
+        env_reward=[0.0],
+        done=[False],
+    )
 
 
 def test_success_rates_and_crafter_score():
-    corpus = Corpus([_unlocking("a", ["collect_wood", "place_table"]), _unlocking("b", ["collect_wood"]),
-                     _unlocking("c", []), _unlocking("d", ["collect_wood", "wake_up"])])
+    corpus = Corpus(
+        [
+            _unlocking("a", ["collect_wood", "place_table"]),
+            _unlocking("b", ["collect_wood"]),
+            _unlocking("c", []),
+            _unlocking("d", ["collect_wood", "wake_up"]),
+        ]
+    )
     rates = success_rates(corpus).set_index("achievement")
     assert rates.loc["collect_wood", "success_rate"] == 75.0 and rates.loc["collect_wood", "episodes"] == 3
     assert rates.loc["place_table", "success_rate"] == 25.0
@@ -357,7 +446,9 @@ def test_verify_logged_names_a_perturbed_decision():
     stepwise[index + 2] = None
     mismatches = verify_logged(corpus)
     assert mismatches[["episode", "decision", "fields"]].values.tolist() == [
-        [episode.id, index + 1, "reward"], [episode.id, index + 2, "new_achievements"]]
+        [episode.id, index + 1, "reward"],
+        [episode.id, index + 2, "new_achievements"],
+    ]
     row = mismatches.iloc[0]
     assert row["logged"] - row["recomputed"] == pytest.approx(0.25) and row["difference"] == pytest.approx(-0.25)
     assert mismatches.attrs["unchecked"] == [(episode.id, index + 3, "no info.stepwise logged")]
@@ -401,8 +492,10 @@ def test_cli_score_prints_episodes_and_totals_and_writes_tables(sample, tmp_path
         written = pd.read_parquet(tmp_path / "res" / f"shaped.{table}.parquet")
         mine = getattr(scores, table)
         assert len(written) == len(mine) and list(written.columns) == list(mine.columns)
-        np.testing.assert_array_equal(written["reward_sum" if table == "episodes" else "reward"],
-                                      mine["reward_sum" if table == "episodes" else "reward"])
+        np.testing.assert_array_equal(
+            written["reward_sum" if table == "episodes" else "reward"],
+            mine["reward_sum" if table == "episodes" else "reward"],
+        )
     assert main(["score", "--config", CONFIG_FILE, "sample", "--out", str(out)]) == 2
     assert "already exist" in capsys.readouterr().err
     assert main(["score", "--config", CONFIG_FILE, "sample", "--out", str(out), "--overwrite"]) == 0

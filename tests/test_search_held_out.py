@@ -15,12 +15,19 @@ from workbench.search.held_out import held_out_scores
 @pytest.mark.parametrize("metric", ["spearman", "kendall"])
 def test_the_found_and_base_rows_equal_what_search_reported(metric):
     corpus = search_corpus()
-    result = search(corpus, trials=4, seed=3, metric=metric, penalize="farmer", penalty=0.5, bootstrap_reps=300,
-                    show_progress=False)
+    result = search(
+        corpus, trials=4, seed=3, metric=metric, penalize="farmer", penalty=0.5, bootstrap_reps=300, show_progress=False
+    )
     base = RewardConfig(strategy="per_achievement")  # search's default base
     recommended = RewardConfig.from_file(REPO / "configs" / "recommended.yaml")
-    table = held_out_scores(corpus, result.split, {"found": result.config, "base": base, "recommended": recommended},
-                            metric=metric, penalize="farmer", reps=300)
+    table = held_out_scores(
+        corpus,
+        result.split,
+        {"found": result.config, "base": base, "recommended": recommended},
+        metric=metric,
+        penalize="farmer",
+        reps=300,
+    )
     assert list(table.index) == ["found", "base", "recommended"]
     for name, reported in (("found", result.held_out), ("base", result.baseline)):
         row = table.loc[name]

@@ -30,8 +30,13 @@ LEGACY = REPO / "tests" / "data" / "legacy_v1_corpus"
 def _python(code: str) -> subprocess.Popen:
     """A fresh interpreter running ``code`` with this checkout and the tests on its path."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(REPO / "tests")])}
-    return subprocess.Popen([sys.executable, "-c", textwrap.dedent(code)], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def test_two_processes_appending_at_once_both_land(tmp_path):
@@ -84,13 +89,21 @@ def test_a_writer_killed_mid_write_leaves_the_corpus_as_it_was(tmp_path):
     big_writer.send_signal(signal.SIGKILL)
     big_writer.wait(timeout=30)
     assert big_writer.returncode == -signal.SIGKILL
-    leftovers = [p for table in ("decisions", "frames", "episodes") for p in (tmp_path / table).iterdir()
-                 if p.name.startswith(".")]
+    leftovers = [
+        p
+        for table in ("decisions", "frames", "episodes")
+        for p in (tmp_path / table).iterdir()
+        if p.name.startswith(".")
+    ]
     assert leftovers  # the killed write's temporary file is still there ...
     assert load_corpus(tmp_path).ids == before  # ... and invisible: the part never committed
     save_episode(tmp_path, make_episode("next"))  # the next write cleans up
-    assert not [p for table in ("decisions", "frames", "episodes") for p in (tmp_path / table).iterdir()
-                if p.name.startswith(".")]
+    assert not [
+        p
+        for table in ("decisions", "frames", "episodes")
+        for p in (tmp_path / table).iterdir()
+        if p.name.startswith(".")
+    ]
     assert load_corpus(tmp_path).ids == ["kept", "next"]
 
 
@@ -165,12 +178,16 @@ def test_distinct_ids_never_share_a_file_and_colliding_parts_are_an_error(tmp_pa
     save_episode(tmp_path / "other", make_episode("a_b", seed=9))
     for table in ("decisions", "episodes"):
         shutil.copy(part_files(tmp_path / "other", table)[0], tmp_path / "corpus" / table)
-    with pytest.raises(CorpusFormatError, match=r"episode id 'a_b' is in parts part-\S+ and part-\S+; ids must be unique"):
+    with pytest.raises(
+        CorpusFormatError, match=r"episode id 'a_b' is in parts part-\S+ and part-\S+; ids must be unique"
+    ):
         load_corpus(tmp_path / "corpus")
 
 
 def test_the_old_layout_is_read_only(tmp_path):
     shutil.copytree(LEGACY, tmp_path / "old")
-    with pytest.raises(CorpusFormatError, match=r"schema_version 1 is read-only here; convert it with `workbench corpus upgrade"):
+    with pytest.raises(
+        CorpusFormatError, match=r"schema_version 1 is read-only here; convert it with `workbench corpus upgrade"
+    ):
         save_episode(tmp_path / "old", make_episode("new"))
     assert load_corpus(tmp_path / "old").ids == load_legacy_corpus(LEGACY).ids

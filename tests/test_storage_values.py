@@ -18,8 +18,10 @@ STONE = ACHIEVEMENTS.index("collect_stone")
 
 
 def _fields(episode: Episode) -> dict:
-    return {name: getattr(episode, name).copy() for name in
-            ("inventory", "achievement_counts", "achievement_status", "player_pos", "env_reward", "done")}
+    return {
+        name: getattr(episode, name).copy()
+        for name in ("inventory", "achievement_counts", "achievement_status", "player_pos", "env_reward", "done")
+    }
 
 
 def test_a_nan_inventory_is_refused_not_cast():
@@ -27,7 +29,9 @@ def test_a_nan_inventory_is_refused_not_cast():
     inventory = fields["inventory"].astype(float)
     inventory[3, WOOD] = np.nan
     fields["inventory"] = inventory
-    with pytest.raises(EpisodeValueError, match=r"episode 'ep': decision 3, inventory column 'wood': nan is not an integer"):
+    with pytest.raises(
+        EpisodeValueError, match=r"episode 'ep': decision 3, inventory column 'wood': nan is not an integer"
+    ):
         Episode(id="ep", actions=make_episode("ep").actions, **fields)
     inventory[3, WOOD] = 2.5
     with pytest.raises(EpisodeValueError, match=r"decision 3, inventory column 'wood': 2.5 is not an integer"):
@@ -55,15 +59,20 @@ def _status_off(row: int) -> Episode:
     return Episode(id="ep", actions=episode.actions, **fields)
 
 
-@pytest.mark.parametrize("build, words", [
-    (lambda: _with("inventory", 4, WOOD, 10), r"decision 4, column 'inventory_wood': 10 is outside Crafter's 0..9"),
-    (lambda: _with("inventory", 2, WOOD, -1), r"decision 2, column 'inventory_wood': -1 is outside Crafter's 0..9"),
-    (lambda: _with("achievement_counts", 1, STONE, -3), r"decision 1, column 'count_collect_stone': -3 is outside"),
-    (lambda: _with("achievement_counts", 5, STONE, 0) if _with("achievement_counts", 4, STONE, 7) else None,
-     r"decision 5, column 'count_collect_stone'"),
-    (lambda: _status_off(3), r"decision 3, column 'status_collect_stone': False disagrees with the count 2"),
-    (lambda: _with("player_pos", 2, 0, -5), r"decision 2, column 'pos_x': -5 is below -1"),
-])
+@pytest.mark.parametrize(
+    "build, words",
+    [
+        (lambda: _with("inventory", 4, WOOD, 10), r"decision 4, column 'inventory_wood': 10 is outside Crafter's 0..9"),
+        (lambda: _with("inventory", 2, WOOD, -1), r"decision 2, column 'inventory_wood': -1 is outside Crafter's 0..9"),
+        (lambda: _with("achievement_counts", 1, STONE, -3), r"decision 1, column 'count_collect_stone': -3 is outside"),
+        (
+            lambda: _with("achievement_counts", 5, STONE, 0) if _with("achievement_counts", 4, STONE, 7) else None,
+            r"decision 5, column 'count_collect_stone'",
+        ),
+        (lambda: _status_off(3), r"decision 3, column 'status_collect_stone': False disagrees with the count 2"),
+        (lambda: _with("player_pos", 2, 0, -5), r"decision 2, column 'pos_x': -5 is below -1"),
+    ],
+)
 def test_out_of_range_values_are_refused_when_written(tmp_path, build, words):
     episode = build()
     with pytest.raises(EpisodeValueError, match=rf"episode 'ep': {words}"):
@@ -77,8 +86,11 @@ def test_falling_counts_name_the_decision():
     fields["achievement_counts"][:, STONE] = [0, 1, 2, 5, 4, 4, 4]
     fields["achievement_status"] = fields["achievement_counts"] > 0
     falling = Episode(id="ep", actions=episode.actions, **fields)
-    with pytest.raises(EpisodeValueError, match=r"decision 4, column 'count_collect_stone': 4 is below the previous "
-                                                r"decision's 5 \(counts never decrease within an episode\)"):
+    with pytest.raises(
+        EpisodeValueError,
+        match=r"decision 4, column 'count_collect_stone': 4 is below the previous "
+        r"decision's 5 \(counts never decrease within an episode\)",
+    ):
         save_corpus(Corpus([falling]), "/nonexistent-never-created")
 
 
@@ -86,7 +98,9 @@ def test_falling_counts_name_the_decision():
 def test_nan_or_infinite_rewards_and_metadata_are_refused(tmp_path, value):
     episode = make_episode("ep")
     episode.env_reward[2] = value
-    with pytest.raises(EpisodeValueError, match=rf"episode 'ep': decision 3, column 'env_reward': {value!r} is not a finite"):
+    with pytest.raises(
+        EpisodeValueError, match=rf"episode 'ep': decision 3, column 'env_reward': {value!r} is not a finite"
+    ):
         save_corpus(Corpus([episode]), tmp_path)
     episode = make_episode("ep")
     episode.metadata["note"] = {"nested": [1, value]}
@@ -103,9 +117,13 @@ def test_values_are_checked_again_when_read(tmp_path):
     table = pq.read_table(path)
     wood = table.column("inventory_wood").to_numpy().copy()
     wood[7] = 12  # row 7 = episode b (rows 0..4 are a's), decision 2
-    table = table.set_column(table.schema.get_field_index("inventory_wood"), "inventory_wood", pa.array(wood, pa.uint8()))
+    table = table.set_column(
+        table.schema.get_field_index("inventory_wood"), "inventory_wood", pa.array(wood, pa.uint8())
+    )
     pq.write_table(table, path)
-    with pytest.raises(CorpusValueError, match=rf"{path}: episode 'b': decision 2, column 'inventory_wood': 12 is outside"):
+    with pytest.raises(
+        CorpusValueError, match=rf"{path}: episode 'b': decision 2, column 'inventory_wood': 12 is outside"
+    ):
         load_corpus(tmp_path)
 
 
@@ -116,5 +134,7 @@ def test_a_stored_nan_reward_is_refused_when_read(tmp_path):
     reward = table.column("env_reward").to_numpy().copy()
     reward[3] = np.nan
     pq.write_table(table.set_column(table.schema.get_field_index("env_reward"), "env_reward", pa.array(reward)), path)
-    with pytest.raises(CorpusValueError, match=r"episode 'a': decision 3, column 'env_reward': nan is not a finite number"):
+    with pytest.raises(
+        CorpusValueError, match=r"episode 'a': decision 3, column 'env_reward': nan is not a finite number"
+    ):
         load_corpus(tmp_path)

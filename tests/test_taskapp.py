@@ -41,13 +41,19 @@ REPO = Path(__file__).resolve().parents[1]
 #: (unlimited) everywhere it is set, and consistent with a lambda the rollouts did not use.
 RESCORE_CONFIGS = {
     "recommended": RewardConfig.from_file(REPO / "configs" / "recommended.yaml"),
-    "per_achievement_k0": RewardConfig.from_dict({
-        "enabled": True, "mode": "decision_stepwise", "strategy": "per_achievement", "indicator_lambda": 2.0,
-        "weights": {"collect_wood": 0.25, "collect_drink": 0.1, "collect_sapling": 0.5, "place_table": 3.0},
-        "k_limits": {"collect_wood": 0, "collect_drink": 0, "collect_sapling": 0, "place_table": 0},
-    }),
+    "per_achievement_k0": RewardConfig.from_dict(
+        {
+            "enabled": True,
+            "mode": "decision_stepwise",
+            "strategy": "per_achievement",
+            "indicator_lambda": 2.0,
+            "weights": {"collect_wood": 0.25, "collect_drink": 0.1, "collect_sapling": 0.5, "place_table": 3.0},
+            "k_limits": {"collect_wood": 0, "collect_drink": 0, "collect_sapling": 0, "place_table": 0},
+        }
+    ),
     "consistent_lambda_0.3": RewardConfig.from_dict(
-        {"enabled": True, "mode": "decision_stepwise", "strategy": "consistent", "indicator_lambda": 0.3}),
+        {"enabled": True, "mode": "decision_stepwise", "strategy": "consistent", "indicator_lambda": 0.3}
+    ),
 }
 
 
@@ -73,12 +79,18 @@ def produced(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFa
     after_build = time.monotonic()
     result = produce(tmp_path_factory.mktemp("taskapp_rollouts"), tmp_path_factory.mktemp("taskapp_server"), venv=venv)
     rollouts = sum(v for k, v in result.seconds.items() if k.startswith("rollout:"))
-    _report(request, f"\n[taskapp] venv {venv.root}: {build}; task app healthy after {result.seconds['server_start']:.1f} s; "
-                     f"{len(result.files)} rollouts in {rollouts:.1f} s; produced in {time.monotonic() - after_build:.1f} s")
+    _report(
+        request,
+        f"\n[taskapp] venv {venv.root}: {build}; task app healthy after {result.seconds['server_start']:.1f} s; "
+        f"{len(result.files)} rollouts in {rollouts:.1f} s; produced in {time.monotonic() - after_build:.1f} s",
+    )
 
     def total() -> None:
-        _report(request, f"[taskapp] module total {time.monotonic() - started:.1f} s "
-                         f"({time.monotonic() - after_build:.1f} s after the venv was ready)")
+        _report(
+            request,
+            f"[taskapp] module total {time.monotonic() - started:.1f} s "
+            f"({time.monotonic() - after_build:.1f} s after the venv was ready)",
+        )
 
     request.addfinalizer(total)
     return result
@@ -106,8 +118,12 @@ def _logged_config(produced: Produced, case: str) -> RewardConfig:
 def test_the_rollouts_cover_the_cases(produced: Produced, episodes: dict[str, ServerEpisode]) -> None:
     """Both config places, both strategies, a misspelled weight, k 0, lambda 0.5 and omitted;
     the move_right+do rewrite and counts that rise more than once actually happened."""
-    tables = {name: (section, r[section]["config"]["step_rewards"])
-              for name, r in produced.requests.items() for section in ("policy", "env") if "step_rewards" in r[section]["config"]}
+    tables = {
+        name: (section, r[section]["config"]["step_rewards"])
+        for name, r in produced.requests.items()
+        for section in ("policy", "env")
+        if "step_rewards" in r[section]["config"]
+    }
     assert {section for section, _ in tables.values()} == {"policy", "env"}
     assert {t["strategy"] for _, t in tables.values()} == {"consistent", "per_achievement"}
     assert any("craft_wood_pickaxe" in t.get("weights", {}) for _, t in tables.values())
@@ -121,7 +137,9 @@ def test_the_rollouts_cover_the_cases(produced: Produced, episodes: dict[str, Se
         case = next(c for c in CASES if c.name == name)
         assert len(trajectory["steps"]) == case.decisions == episodes[name].n_decisions
         for step in trajectory["steps"]:
-            said = json.loads(step["info"]["meta"]["raw_response"]["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"])
+            said = json.loads(
+                step["info"]["meta"]["raw_response"]["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"]
+            )
             if said["actions"] == ["move_right", "do"]:
                 assert step["tool_calls"] == [{"tool_name": "interact_many", "arguments": {"actions": ["move_right"]}}]
                 rewritten += 1
@@ -160,13 +178,19 @@ def test_import_states_are_the_server_states(imported: ImportResult, episodes: d
         episode = imported.corpus[name]
         expected_inventory = np.array([[s[item] for item in INVENTORY_ITEMS] for s in truth.inventory])
         assert np.array_equal(episode.inventory, expected_inventory), name
-        assert np.array_equal(episode.achievement_status, np.array([[s[a] for a in ACHIEVEMENTS] for s in truth.status])), name
+        assert np.array_equal(
+            episode.achievement_status, np.array([[s[a] for a in ACHIEVEMENTS] for s in truth.status])
+        ), name
         assert [list(a) for a in episode.actions] == truth.actions, name
         if truth.counts is not None:
             expected_counts = np.array([[c[a] for a in ACHIEVEMENTS] for c in truth.counts])
-            differ = [(int(i), ACHIEVEMENTS[j], int(episode.achievement_counts[i, j]), int(expected_counts[i, j]))
-                      for i, j in np.argwhere(episode.achievement_counts != expected_counts)]
-            assert not differ, f"{name}: {len(differ)} counts differ, first (state, achievement, imported, server): {differ[:4]}"
+            differ = [
+                (int(i), ACHIEVEMENTS[j], int(episode.achievement_counts[i, j]), int(expected_counts[i, j]))
+                for i, j in np.argwhere(episode.achievement_counts != expected_counts)
+            ]
+            assert not differ, (
+                f"{name}: {len(differ)} counts differ, first (state, achievement, imported, server): {differ[:4]}"
+            )
 
 
 def test_import_labels_where_counts_come_from(imported: ImportResult, episodes: dict[str, ServerEpisode]) -> None:
@@ -183,7 +207,9 @@ def test_verify_logged_reproduces_every_decision(imported: ImportResult) -> None
     mismatches = verify_logged(imported.corpus)
     assert mismatches.attrs["decisions_checked"] == sum(c.decisions for c in CASES)
     assert not mismatches.attrs["skipped"] and not mismatches.attrs["unchecked"]
-    assert mismatches.empty, "\n" + mismatches.groupby("episode").size().to_string() + "\n" + mismatches.head(10).to_string()
+    assert mismatches.empty, (
+        "\n" + mismatches.groupby("episode").size().to_string() + "\n" + mismatches.head(10).to_string()
+    )
 
 
 @pytest.mark.parametrize("config_name", list(RESCORE_CONFIGS))
@@ -201,7 +227,8 @@ def test_rescoring_equals_the_task_app_function(
         expected = [stats["reward"] for _info, _sample, stats in reference_stepwise(truth, config)]
         got = score(Corpus([imported.corpus[name]]), config).reward.tolist()
         assert got == expected, f"{name} under {config_name}: first differing decision " + str(
-            next(i for i, (a, b) in enumerate(zip(got, expected)) if a != b))
+            next(i for i, (a, b) in enumerate(zip(got, expected)) if a != b)
+        )
         compared += 1
     assert compared >= 2
 
@@ -212,11 +239,18 @@ def test_cli_imports_and_verifies(produced: Produced, tmp_path: Path) -> None:
     folder = next(iter(produced.files.values())).parent
     corpus = tmp_path / "corpus"
     cli = [sys.executable, "-m", "workbench"]
-    imported = subprocess.run([*cli, "import", "rollouts", str(folder), "--out", str(corpus), "--quiet"],
-                              capture_output=True, text=True, env=env, timeout=300, check=False)
+    imported = subprocess.run(
+        [*cli, "import", "rollouts", str(folder), "--out", str(corpus), "--quiet"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        check=False,
+    )
     assert imported.returncode == 0, imported.stdout + imported.stderr
     assert f"imported {len(CASES)} episode(s), {sum(c.decisions for c in CASES)} decision(s)" in imported.stdout
-    verified = subprocess.run([*cli, "verify", str(corpus)], capture_output=True, text=True, env=env, timeout=300,
-                              check=False)
+    verified = subprocess.run(
+        [*cli, "verify", str(corpus)], capture_output=True, text=True, env=env, timeout=300, check=False
+    )
     assert verified.returncode == 0, verified.stdout + verified.stderr
     assert "every logged decision reproduced" in verified.stdout

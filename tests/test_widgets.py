@@ -93,7 +93,10 @@ def test_reset_and_undo(corpus):
     assert tuner.weight_sliders[list(tuner.weight_sliders)[24 % 22]].value == pytest.approx(2.0 + 2 / 100)
     for _ in range(24):
         tuner.undo()
-    assert tuner.config == SHAPED.with_changes(weights=tuner.config.weights) and tuner.config.weights == SHAPED.weights | {}
+    assert (
+        tuner.config == SHAPED.with_changes(weights=tuner.config.weights)
+        and tuner.config.weights == SHAPED.weights | {}
+    )
     np.testing.assert_allclose(tuner.scores.reward_sum, start, atol=1e-12)
     tuner.strategy.value = "consistent"
     tuner.reset()
@@ -198,8 +201,9 @@ def test_replayer_open_best_keeps_the_step_and_follows_a_config(corpus):
     assert replayer.decision_at(replayer.step) == int(np.argmax(rewards)) + 1
     replayer.set_config(DEFAULT)
     assert max(replayer.data["reward"]) == 1.0
-    assert all(label == "unlocking decision (consistent)" for rows in replayer.data["components"].values()
-               for label, _ in rows)
+    assert all(
+        label == "unlocking decision (consistent)" for rows in replayer.data["components"].values() for label, _ in rows
+    )
     with pytest.raises(WorkbenchError, match="no episode 'missing'"):
         replayer.open("missing")
 
@@ -208,8 +212,11 @@ def _text_episode(corpus, n=12):
     source = corpus["scripted-s2024-00000"]
     states = [{k: v for k, v in s.items() if k != "achievements_counts"} for s in source.states()[: n + 1]]
     episode = Episode.from_states("text-0", states, source.actions[:n])
-    episode.views = ["Local Map View (5x5):\n" + "\n".join(" ".join(["2", "6", "1", "3", "player" if r == 2 else "14"])
-                                                        for r in range(5)) for _ in range(n + 1)]
+    episode.views = [
+        "Local Map View (5x5):\n"
+        + "\n".join(" ".join(["2", "6", "1", "3", "player" if r == 2 else "14"]) for r in range(5))
+        for _ in range(n + 1)
+    ]
     episode.messages = [f"message {i}\ntool: interact_many" for i in range(1, n + 1)]
     return episode
 
@@ -220,7 +227,7 @@ def test_a_text_rollout_replays_its_map_views_with_crafters_textures(corpus):
     n, h, w = replayer.view.frame_shape
     assert (n, h, w) == (13, 5 * CELL, 5 * CELL)
     frames = np.frombuffer(zlib.decompress(replayer.view.frames), np.uint8).reshape(n, h, w, 3)
-    np.testing.assert_array_equal(frames[0, :CELL, CELL:2 * CELL], texture("tree"))  # "6" is a tree
+    np.testing.assert_array_equal(frames[0, :CELL, CELL : 2 * CELL], texture("tree"))  # "6" is a tree
     assert replayer.data["messages"][0].startswith("message 1")
     assert replayer.data["n_steps"] == 12 and replayer.data["decision_end"] == list(range(1, 13))
     assert replayer.data["step_per_decision"]  # a step is a whole decision: the page marks all its actions
@@ -230,7 +237,9 @@ def test_a_text_rollout_replays_its_map_views_with_crafters_textures(corpus):
 
 def test_map_views_parse_names_and_ids():
     assert parse_view("Local Map View (3x2):\ngrass tree water\nplayer cow void\n\nChoose.") == [
-        ["grass", "tree", "water"], ["player", "cow", "void"]]
+        ["grass", "tree", "water"],
+        ["player", "cow", "void"],
+    ]
     names = render_views(["grass tree\nwater player", None])
     ids = render_views(["2 6\n1 13", None])
     np.testing.assert_array_equal(names, ids)

@@ -17,6 +17,17 @@ from workbench.scoring import compare, crafter_score, score, verify, verify_logg
 from workbench.storage import load_corpus
 
 __all__ = [
-    "ConfigError", "Corpus", "Episode", "RewardConfig", "compare", "compute_stepwise_reward",
-    "crafter_score", "load_corpus", "sample_corpus", "score", "score_episode", "verify", "verify_logged",
+    "ConfigError",
+    "Corpus",
+    "Episode",
+    "RewardConfig",
+    "compare",
+    "compute_stepwise_reward",
+    "crafter_score",
+    "load_corpus",
+    "sample_corpus",
+    "score",
+    "score_episode",
+    "verify",
+    "verify_logged",
 ]

@@ -79,14 +79,16 @@ def misranked_pairs(scores: Scores) -> pd.DataFrame:
     i = np.concatenate(progressed) if progressed else np.zeros(0, dtype=np.int64)
     j = np.concatenate(paid) if paid else np.zeros(0, dtype=np.int64)
     ids = episodes["episode"].to_numpy()
-    pairs = pd.DataFrame({
-        "paid_more": ids[j],
-        "progressed_more": ids[i],
-        "return_paid_more": returns[j],
-        "return_progressed_more": returns[i],
-        "achievements_paid_more": achievements[j],
-        "achievements_progressed_more": achievements[i],
-    })
+    pairs = pd.DataFrame(
+        {
+            "paid_more": ids[j],
+            "progressed_more": ids[i],
+            "return_paid_more": returns[j],
+            "return_progressed_more": returns[i],
+            "achievements_paid_more": achievements[j],
+            "achievements_progressed_more": achievements[i],
+        }
+    )
     gap = pairs["achievements_progressed_more"] - pairs["achievements_paid_more"]
     overpaid = pairs["return_paid_more"] - pairs["return_progressed_more"]
     order = np.lexsort((-overpaid.to_numpy(), -gap.to_numpy()))
@@ -126,9 +128,16 @@ def misranked_overview(scores: Scores | pd.DataFrame) -> tuple[int, pd.Series | 
     if worst is None:
         return count, None
     i, j = worst[2], worst[3]
-    row = pd.Series({"paid_more": ids[j], "progressed_more": ids[i], "return_paid_more": returns[j],
-                     "return_progressed_more": returns[i], "achievements_paid_more": achievements[j],
-                     "achievements_progressed_more": achievements[i]})
+    row = pd.Series(
+        {
+            "paid_more": ids[j],
+            "progressed_more": ids[i],
+            "return_paid_more": returns[j],
+            "return_progressed_more": returns[i],
+            "achievements_paid_more": achievements[j],
+            "achievements_progressed_more": achievements[i],
+        }
+    )
     return count, row
 
 
@@ -139,12 +148,16 @@ def progress_summary(scores: Scores | pd.DataFrame) -> str:
     count, worst = misranked_overview(scores)
     rho = progress_agreement(scores)
     agreement = "n/a (returns or achievements all equal)" if math.isnan(rho) else f"{rho:.3f}"
-    line = (f"rank agreement with progress {agreement} (Spearman, return vs achievements); "
-            f"{count} episode pair(s) paid more for less progress")
+    line = (
+        f"rank agreement with progress {agreement} (Spearman, return vs achievements); "
+        f"{count} episode pair(s) paid more for less progress"
+    )
     if worst is not None:
-        line += (f", worst: {worst.paid_more} ({worst.achievements_paid_more} achievements, return "
-                 f"{worst.return_paid_more:.3f}) over {worst.progressed_more} ({worst.achievements_progressed_more}, "
-                 f"{worst.return_progressed_more:.3f})")
+        line += (
+            f", worst: {worst.paid_more} ({worst.achievements_paid_more} achievements, return "
+            f"{worst.return_paid_more:.3f}) over {worst.progressed_more} ({worst.achievements_progressed_more}, "
+            f"{worst.return_progressed_more:.3f})"
+        )
     return line
 
 
@@ -170,10 +183,12 @@ def group_comparison(comparison: Comparison, corpus: Corpus, *, by: str = "polic
     / ``_b``. Does B still pay the hacker more per unit of progress than the honest policy?"""
     a = returns_by_group(comparison.a, corpus, by=by).set_index(by)
     b = returns_by_group(comparison.b, corpus, by=by).set_index(by)
-    return pd.DataFrame({
-        "mean_achievements": a["mean_achievements"],
-        "mean_return_a": a["mean_return"],
-        "mean_return_b": b["mean_return"],
-        "return_per_achievement_a": a["return_per_achievement"],
-        "return_per_achievement_b": b["return_per_achievement"],
-    }).reset_index()
+    return pd.DataFrame(
+        {
+            "mean_achievements": a["mean_achievements"],
+            "mean_return_a": a["mean_return"],
+            "mean_return_b": b["mean_return"],
+            "return_per_achievement_a": a["return_per_achievement"],
+            "return_per_achievement_b": b["return_per_achievement"],
+        }
+    ).reset_index()

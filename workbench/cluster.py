@@ -56,13 +56,16 @@ def parse_cluster(spec: str) -> tuple[str, int | str]:
         return "local", workers
     if _REMOTE.fullmatch(spec.strip()):
         return "remote", spec.strip()
-    raise ClusterError(f"--cluster {spec!r}: expected local:N (N worker processes here) or tcp://HOST:PORT "
-                       "(a running `dask scheduler`)")
+    raise ClusterError(
+        f"--cluster {spec!r}: expected local:N (N worker processes here) or tcp://HOST:PORT "
+        "(a running `dask scheduler`)"
+    )
 
 
 @contextmanager
-def connect(spec: str, *, dashboard: str = "127.0.0.1:0", stream: TextIO | None = None,
-            timeout: float = 10.0) -> Iterator[Any]:
+def connect(
+    spec: str, *, dashboard: str = "127.0.0.1:0", stream: TextIO | None = None, timeout: float = 10.0
+) -> Iterator[Any]:
     """A ``distributed.Client`` on the cluster ``spec`` names (see ``parse_cluster``), closed on
     exit; a local cluster is started here (its dashboard link printed to ``stream``, stderr by
     default) and stopped on exit. Raises ``ClusterError`` when no scheduler answers."""
@@ -71,13 +74,19 @@ def connect(spec: str, *, dashboard: str = "127.0.0.1:0", stream: TextIO | None 
     kind, value = parse_cluster(spec)
     stream = stream or sys.stderr
     if kind == "local":
-        cluster = LocalCluster(n_workers=int(value), threads_per_worker=THREADS_PER_WORKER, processes=True,
-                               host="127.0.0.1", dashboard_address=dashboard)
+        cluster = LocalCluster(
+            n_workers=int(value),
+            threads_per_worker=THREADS_PER_WORKER,
+            processes=True,
+            host="127.0.0.1",
+            dashboard_address=dashboard,
+        )
         try:
             client = Client(cluster)
             try:
-                print(f"dask: local cluster of {value} worker process(es); dashboard {client.dashboard_link}",
-                      file=stream)
+                print(
+                    f"dask: local cluster of {value} worker process(es); dashboard {client.dashboard_link}", file=stream
+                )
                 yield client
             finally:
                 # Workers first, so none of them calls a scheduler that has gone (noisy errors);
@@ -123,8 +132,9 @@ class DaskScheduler:
 
         run = uuid.uuid4().hex[:8]  # keys unique per run: a resumed run never meets an old result
         futures = [
-            self.client.submit(play_episode, job, key=f"record-{run}-{job.episode_id}", pure=False,
-                               retries=self.retries)
+            self.client.submit(
+                play_episode, job, key=f"record-{run}-{job.episode_id}", pure=False, retries=self.retries
+            )
             for job in jobs
         ]
         job_of = {future.key: job for future, job in zip(futures, jobs)}
@@ -134,8 +144,11 @@ class DaskScheduler:
                 try:
                     episode_id, episode, failure = future.result()
                 except Exception as error:  # e.g. KilledWorker: it died on every worker it was tried on
-                    episode_id, episode, failure = job.episode_id, None, (
-                        f"episode {job.episode_id!r}: lost on the cluster ({type(error).__name__}: {error})")
+                    episode_id, episode, failure = (
+                        job.episode_id,
+                        None,
+                        (f"episode {job.episode_id!r}: lost on the cluster ({type(error).__name__}: {error})"),
+                    )
                 if episode is not None:
                     step_bar.update(episode.n_steps)
                 finish(episode_id, episode, failure)
@@ -145,8 +158,9 @@ class DaskScheduler:
 
 
 # -- scoring --------------------------------------------------------------------------------------
-def score_on_cluster(client: Any, root: str | Path, config: RewardConfig, *, episodes_per_part: int = 256,
-                     progress: bool = True) -> PartitionedScores:
+def score_on_cluster(
+    client: Any, root: str | Path, config: RewardConfig, *, episodes_per_part: int = 256, progress: bool = True
+) -> PartitionedScores:
     """Score the corpus folder ``root`` on the cluster, one task per group of its parts
     (about ``episodes_per_part`` whole episodes; ``workbench.scoring.partitioned``).
 
@@ -169,8 +183,9 @@ def score_on_cluster(client: Any, root: str | Path, config: RewardConfig, *, epi
 
 
 # -- search ---------------------------------------------------------------------------------------
-def trial_mapper(client: Any, evaluator: Callable[[Mapping[str, Any]], dict[str, float]]
-                 ) -> Callable[[list[dict[str, Any]]], list[dict[str, float]]]:
+def trial_mapper(
+    client: Any, evaluator: Callable[[Mapping[str, Any]], dict[str, float]]
+) -> Callable[[list[dict[str, Any]]], list[dict[str, float]]]:
     """A function evaluating a batch of trial params on the workers (in batch order).
 
     The evaluator (numpy arrays and settings) is sent to every worker once; each keeps its own
@@ -184,8 +199,9 @@ def trial_mapper(client: Any, evaluator: Callable[[Mapping[str, Any]], dict[str,
     return evaluate
 
 
-def _evaluate_trial(evaluator: Callable[[Mapping[str, Any]], dict[str, float]], params: Mapping[str, Any]
-                    ) -> dict[str, float]:
+def _evaluate_trial(
+    evaluator: Callable[[Mapping[str, Any]], dict[str, float]], params: Mapping[str, Any]
+) -> dict[str, float]:
     """One trial on a worker, single-threaded BLAS as in a serial search."""
     from workbench.search.linear import single_threaded
 

@@ -8,8 +8,15 @@ from pathlib import Path
 from workbench.config import RewardConfig
 from workbench.config_io import ExportResult, StepRewardsLocation, export_table, find_step_rewards
 
-__all__ = ["ExportResult", "StepRewardsLocation", "export_config", "export_into", "find_step_rewards",
-           "read_config", "write_config"]
+__all__ = [
+    "ExportResult",
+    "StepRewardsLocation",
+    "export_config",
+    "export_into",
+    "find_step_rewards",
+    "read_config",
+    "write_config",
+]
 
 
 def read_config(path: str | Path) -> RewardConfig:

@@ -42,7 +42,9 @@ ACTIONS: tuple[str, ...] = tuple(_DATA["actions"])
 #: The 16 entries of Crafter's ``info["inventory"]``, in Crafter's order.
 INVENTORY_ITEMS: tuple[str, ...] = tuple(_DATA["items"])
 #: Inventory right after ``reset()`` (health, food, drink and energy 9, the rest 0).
-INITIAL_INVENTORY: Mapping[str, int] = MappingProxyType({item: int(spec["initial"]) for item, spec in _DATA["items"].items()})
+INITIAL_INVENTORY: Mapping[str, int] = MappingProxyType(
+    {item: int(spec["initial"]) for item, spec in _DATA["items"].items()}
+)
 #: The most of each item the player can hold (9 for every item in Crafter 1.8.3).
 INVENTORY_MAX: Mapping[str, int] = MappingProxyType({item: int(spec["max"]) for item, spec in _DATA["items"].items()})
 #: The 22 Crafter achievements in Crafter's own (sorted) order.

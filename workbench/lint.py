@@ -87,7 +87,8 @@ def _finding(code: str, key: str, message: str, suggestion: str | None = None) -
 def _shaping_off(config: RewardConfig) -> Iterator[Finding]:
     if not config.enabled:
         yield _finding(
-            "shaping-disabled", "enabled",
+            "shaping-disabled",
+            "enabled",
             "enabled is false: the task app computes no stepwise reward with this table",
             "set enabled: true to train with it",
         )
@@ -95,7 +96,8 @@ def _shaping_off(config: RewardConfig) -> Iterator[Finding]:
     if mode != STEPWISE_MODE:
         close = close_match(mode, [STEPWISE_MODE])
         yield _finding(
-            "shaping-mode-off", "mode",
+            "shaping-mode-off",
+            "mode",
             f"mode {config.mode!r} is not {STEPWISE_MODE!r}: the task app computes no stepwise reward",
             f"did you mean {STEPWISE_MODE}?" if close else f"set mode: {STEPWISE_MODE} to train with it",
         )
@@ -105,7 +107,8 @@ def _strategy(config: RewardConfig) -> Iterator[Finding]:
     strategy = config.strategy
     if not isinstance(strategy, str):
         yield _finding(
-            "unknown-strategy", "strategy",
+            "unknown-strategy",
+            "strategy",
             f"strategy {strategy!r} is not a string: the task app silently runs {CONSISTENT}",
             f"write {CONSISTENT} or {PER_ACHIEVEMENT}",
         )
@@ -114,13 +117,15 @@ def _strategy(config: RewardConfig) -> Iterator[Finding]:
     if spelled and spelled not in STRATEGY_ALIASES:
         close = close_match(spelled, list(STRATEGY_ALIASES))
         yield _finding(
-            "unknown-strategy", "strategy",
+            "unknown-strategy",
+            "strategy",
             f"strategy {strategy!r} is not one the task app knows: it silently runs {CONSISTENT}",
             f"did you mean {close}?" if close else f"write {CONSISTENT} or {PER_ACHIEVEMENT}",
         )
     elif spelled not in (CONSISTENT, PER_ACHIEVEMENT):
         yield _finding(
-            "strategy-alias", "strategy",
+            "strategy-alias",
+            "strategy",
             f"strategy {strategy!r} is the task app's alias for {config.effective_strategy}",
             f"write {config.effective_strategy} to say what runs",
         )
@@ -131,7 +136,8 @@ def _names(config: RewardConfig) -> Iterator[Finding]:
         for name in getattr(config, table):
             if name not in ACHIEVEMENTS:
                 yield _finding(
-                    "unknown-achievement", f"{table}.{name}",
+                    "unknown-achievement",
+                    f"{table}.{name}",
                     f"{name!r} is not a Crafter achievement: the task app ignores this entry",
                     _achievement_suggestion(name),
                 )
@@ -151,15 +157,16 @@ def _weights(config: RewardConfig) -> Iterator[Finding]:
         for table in ("weights", "k_limits"):
             if getattr(config, table):
                 yield _finding(
-                    "ignored-by-consistent", table,
-                    f"the {CONSISTENT} strategy pays 1.0 for any decision that unlocks something; "
-                    f"it ignores {table}",
+                    "ignored-by-consistent",
+                    table,
+                    f"the {CONSISTENT} strategy pays 1.0 for any decision that unlocks something; it ignores {table}",
                     f"set strategy: {PER_ACHIEVEMENT} to use them",
                 )
     for name, weight in config.weights.items():
         if _is_number(weight) and weight < 0:
             yield _finding(
-                "negative-weight", f"weights.{name}",
+                "negative-weight",
+                f"weights.{name}",
                 f"weight {weight} punishes unlocking {name}",
                 "use 0 to stop paying for it",
             )
@@ -171,13 +178,15 @@ def _k_limits(config: RewardConfig) -> Iterator[Finding]:
             continue  # unknown names are reported once, as unknown-achievement
         if limit > 1:
             yield _finding(
-                "k-limit-above-one", f"k_limits.{name}",
+                "k-limit-above-one",
+                f"k_limits.{name}",
                 f"k_limit {limit} acts like 1: an achievement unlocks at most once per Crafter episode",
                 "remove it: 1 is the default",
             )
         elif limit <= 0:
             yield _finding(
-                "k-limit-unlimited", f"k_limits.{name}",
+                "k-limit-unlimited",
+                f"k_limits.{name}",
                 f"k_limit {limit} means unlimited, not 'never pay'; and as an achievement unlocks "
                 "at most once per episode it acts like 1",
                 f"to stop paying for {name} set its weight to 0; otherwise remove the limit",
@@ -193,22 +202,27 @@ def _numbers(config: RewardConfig) -> Iterator[Finding]:
     }
     for key, value in numbers.items():
         if _is_number(value) and not math.isfinite(value):
-            yield _finding("not-finite", key, f"{value} is not a finite number: every reward it touches becomes {value}")
+            yield _finding(
+                "not-finite", key, f"{value} is not a finite number: every reward it touches becomes {value}"
+            )
     lam = config.indicator_lambda
     if _is_number(lam) and lam == 0:
         yield _finding(
-            "lambda-zero", "indicator_lambda",
+            "lambda-zero",
+            "indicator_lambda",
             "indicator_lambda 0 (or missing) scales rewards by 1.0: it does not switch shaping off",
             "write 1.0 to say what runs; set enabled: false to switch shaping off",
         )
     elif _is_number(lam) and lam < 0:
         yield _finding(
-            "negative-lambda", "indicator_lambda",
+            "negative-lambda",
+            "indicator_lambda",
             f"indicator_lambda {lam} flips the sign of every stepwise reward",
         )
     if _is_number(config.step_beta) and config.step_beta:
         yield _finding(
-            "step-beta-unused", "step_beta",
+            "step-beta-unused",
+            "step_beta",
             "step_beta is read and echoed in the rollout summary, but the reward does not use it",
         )
 
@@ -226,13 +240,15 @@ def _resource_numbers(overrides: Mapping[str, Any], prefix: str = "resource_weig
 def _resources(config: RewardConfig) -> Iterator[Finding]:
     if config.resource_overrides:
         yield _finding(
-            "resource-overrides-not-exported", "resource_weights",
+            "resource-overrides-not-exported",
+            "resource_weights",
             "the task app cannot express resource-table overrides: export drops them and training "
             "uses the task app's own tables",
         )
     if config.effective_strategy == PER_ACHIEVEMENT:
         yield _finding(
-            "uncapped-resource-shaping", "strategy",
+            "uncapped-resource-shaping",
+            "strategy",
             f"{PER_ACHIEVEMENT} also pays every rise of an inventory item or achievement count, "
             "uncapped and ignoring k_limits: repeatable events (drinking, eating, saplings, "
             "placing stone, health recovering) pay every time",

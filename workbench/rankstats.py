@@ -75,15 +75,18 @@ def _inversions(codes: np.ndarray, size: int) -> np.ndarray:
         keys = (np.arange(m, dtype=np.int64)[:, None] * n_blocks + block[None, :]) * (size + 1) + current
         left_keys, right_keys = keys[:, ~right].ravel(), keys[:, right]
         block_top = right_keys - current[:, right] + size  # (row, block, largest code)
-        larger = np.searchsorted(left_keys, block_top, side="right") - np.searchsorted(left_keys, right_keys, side="right")
+        larger = np.searchsorted(left_keys, block_top, side="right") - np.searchsorted(
+            left_keys, right_keys, side="right"
+        )
         total += larger.sum(axis=1)
-        current = (np.sort(keys, axis=1) % (size + 1))
+        current = np.sort(keys, axis=1) % (size + 1)
         width *= 2
     return total
 
 
 def _pair_counts(
-    x: np.ndarray | Sequence[float], y: np.ndarray | Sequence[float],
+    x: np.ndarray | Sequence[float],
+    y: np.ndarray | Sequence[float],
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, bool]:
     """Per row: (pairs, tied in x, tied in y, tied in both, discordant), and whether x was 1-D."""
     x2, y2, single = _rows(x, y)
@@ -187,8 +190,9 @@ def _row_codes(values: np.ndarray) -> tuple[np.ndarray, int]:
     return codes, int(codes.max()) + 1
 
 
-def _level_counts(levels: np.ndarray, n_levels: int,
-                  other: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def _level_counts(
+    levels: np.ndarray, n_levels: int, other: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(tied in levels, tied in other, tied in both, discordant) per row when one variable has
     few distinct values (``levels``, codes below ``n_levels``): sort each row by (other, level);
     an element's discordant partners are the elements before its run of equal ``other`` with a
@@ -220,10 +224,10 @@ def _pairwise_ranks(values: np.ndarray) -> np.ndarray:
     ranks = np.empty((m, n))
     chunk = max(1, _PAIRWISE_CELLS // max(n * n, 1))
     for start in range(0, m, chunk):
-        block = values[start:start + chunk]
+        block = values[start : start + chunk]
         below = (block[:, None, :] < block[:, :, None]).sum(axis=2)
         level = (block[:, None, :] == block[:, :, None]).sum(axis=2)
-        ranks[start:start + chunk] = below + (level + 1) / 2.0
+        ranks[start : start + chunk] = below + (level + 1) / 2.0
     return ranks
 
 
@@ -302,7 +306,7 @@ def bootstrap_interval(
         for positions in members:
             # Each resample keeps the stratum's slots and fills them from the stratum only.
             index[:, positions] = positions[rng.integers(0, len(positions), size=(m, len(positions)))]
-        values[start:start + m] = np.asarray(statistic(*[a[index] for a in arrays]), dtype=np.float64)
+        values[start : start + m] = np.asarray(statistic(*[a[index] for a in arrays]), dtype=np.float64)
     values = values[~np.isnan(values)]
     if len(values) == 0:
         return point, float("nan"), float("nan")

@@ -171,7 +171,9 @@ def _record_episode(job: _Job, on_steps: Callable[[int], None]) -> Episode:
     return episode
 
 
-def _decide(policy: Callable[[PolicyInput], Sequence[str]], seen: PolicyInput, job: _Job, decision: int, step: int) -> list[str]:
+def _decide(
+    policy: Callable[[PolicyInput], Sequence[str]], seen: PolicyInput, job: _Job, decision: int, step: int
+) -> list[str]:
     """Ask the policy and check its answer: 1..actions_per_decision Crafter action names."""
     where = f"episode {job.episode_id!r}, decision {decision} (after step {step})"
     try:
@@ -193,14 +195,18 @@ def _decide(policy: Callable[[PolicyInput], Sequence[str]], seen: PolicyInput, j
     if not chosen:
         raise _PolicyFailure(f"{where}: policy returned no action")
     if len(chosen) > job.actions_per_decision:
-        raise _PolicyFailure(f"{where}: policy returned {len(chosen)} actions, more than actions_per_decision={job.actions_per_decision}")
+        raise _PolicyFailure(
+            f"{where}: policy returned {len(chosen)} actions, more than actions_per_decision={job.actions_per_decision}"
+        )
     unknown = [a for a in chosen if a not in ACTION_IDS]
     if unknown:
         raise _PolicyFailure(f"{where}: policy returned unknown action(s) {unknown}")
     return chosen
 
 
-def state_row(inventory: Mapping[str, int], achievements: Mapping[str, int], pos: Sequence[int]) -> tuple[list[int], list[int], list[int]]:
+def state_row(
+    inventory: Mapping[str, int], achievements: Mapping[str, int], pos: Sequence[int]
+) -> tuple[list[int], list[int], list[int]]:
     """One ``Episode`` row from Crafter's dicts: (inventory in ``INVENTORY_ITEMS`` order, counts in
     ``ACHIEVEMENTS`` order, position)."""
     return [inventory[i] for i in INVENTORY_ITEMS], [achievements[a] for a in ACHIEVEMENTS], [int(pos[0]), int(pos[1])]
@@ -299,7 +305,6 @@ MAX_SEED = 2**63 - 1
 MAX_LABEL_CHARS = 80
 
 
-
 def record(
     policy: str | PolicyFactory,
     episodes: int,
@@ -344,8 +349,17 @@ def record(
     held = _existing_ids(out, resume)
     label = re.sub(r"[^A-Za-z0-9._-]+", "_", name)[:MAX_LABEL_CHARS]  # ids stay short
     jobs = [
-        _Job(f"{label}-s{seed}-{n:05d}", n, policy, name, seed, actions_per_decision, max_steps, frames,
-             decision_timeout or None)
+        _Job(
+            f"{label}-s{seed}-{n:05d}",
+            n,
+            policy,
+            name,
+            seed,
+            actions_per_decision,
+            max_steps,
+            frames,
+            decision_timeout or None,
+        )
         for n in range(episodes)
     ]
     report = RecordReport(out=out, skipped=[job.episode_id for job in jobs if job.episode_id in held])
@@ -356,8 +370,11 @@ def record(
     # order the workers finish in: an episode finished early waits (in memory) for those before it.
     saver = _InOrderSaver(out, [job.episode_id for job in todo], report)
     started = time.perf_counter()
-    with stop_signals(), tqdm(total=len(todo), desc="episodes", unit="ep", disable=not progress, position=0) as episode_bar, \
-            tqdm(desc="steps", unit="step", disable=not progress, position=1) as step_bar:
+    with (
+        stop_signals(),
+        tqdm(total=len(todo), desc="episodes", unit="ep", disable=not progress, position=0) as episode_bar,
+        tqdm(desc="steps", unit="step", disable=not progress, position=1) as step_bar,
+    ):
 
         def finish(episode_id: str, episode: Episode | None, failure: str | None) -> None:
             if episode is None:
@@ -420,7 +437,7 @@ class _InOrderSaver:
             self.next += 1
 
     def flush(self) -> None:
-        for episode_id in self.order[self.next:]:
+        for episode_id in self.order[self.next :]:
             if episode_id in self.done:
                 self._save(self.done.pop(episode_id))
         self.next = len(self.order)
@@ -453,8 +470,13 @@ def _check_resume_settings(out: Path, episode_id: str, job: _Job) -> None:
     episode = load_corpus(out)[episode_id]
     assert isinstance(episode, Episode)  # a str key gives an episode
     recorded = {**episode.metadata, "frames": episode.has_frames}
-    now = {"actions_per_decision": job.actions_per_decision, "max_steps": job.max_steps,
-           "corpus_seed": job.corpus_seed, "policy": job.policy_name, "frames": job.frames}
+    now = {
+        "actions_per_decision": job.actions_per_decision,
+        "max_steps": job.max_steps,
+        "corpus_seed": job.corpus_seed,
+        "policy": job.policy_name,
+        "frames": job.frames,
+    }
     different = {key: (recorded.get(key), value) for key, value in now.items() if recorded.get(key) != value}
     if different:
         shown = ", ".join(f"{key} {old!r} -> {new!r}" for key, (old, new) in different.items())

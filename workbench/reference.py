@@ -153,8 +153,12 @@ def score_episode(
 
     final_status = states[-1].get("achievements_status") or {}
     summary = stepwise_summary(
-        config, indicator_sum=indicator_sum, reward_sum=reward_sum, resource_reward=resource_sum,
-        new_achievements_total=new_total, unique_achievements=seen,
+        config,
+        indicator_sum=indicator_sum,
+        reward_sum=reward_sum,
+        resource_reward=resource_sum,
+        new_achievements_total=new_total,
+        unique_achievements=seen,
         final_achievements=[name for name, value in final_status.items() if value],
     )
     return EpisodeResult(decisions, summary)

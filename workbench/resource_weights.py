@@ -47,9 +47,7 @@ class ResourceWeights:
             inventory=MappingProxyType(inventory),
             inventory_default=float(changes.get("inventory_default", self.inventory_default)),
             achievement_counts=MappingProxyType(counts),
-            achievement_count_default=float(
-                changes.get("achievement_count_default", self.achievement_count_default)
-            ),
+            achievement_count_default=float(changes.get("achievement_count_default", self.achievement_count_default)),
         )
 
 

@@ -117,9 +117,7 @@ def effective_lambda(indicator_lambda: Any) -> Any:
     return indicator_lambda
 
 
-def _resource_gains(
-    previous: Mapping[str, Any] | None, new: Mapping[str, Any] | None
-) -> list[tuple[str, int]]:
+def _resource_gains(previous: Mapping[str, Any] | None, new: Mapping[str, Any] | None) -> list[tuple[str, int]]:
     """(name, delta) for every entry of ``new`` that rose, in ``new``'s order."""
     if not isinstance(new, Mapping):
         return []
@@ -189,9 +187,7 @@ def compute_stepwise_reward(
                 except Exception:
                     weight = 1.0
                 base += weight
-                components.append(
-                    {"achievement": name, "weight": weight, "count_prior": prior, "count_limit": limit}
-                )
+                components.append({"achievement": name, "weight": weight, "count_prior": prior, "count_limit": limit})
                 credited.append(name)
                 if isinstance(episode_counts, MutableMapping):
                     episode_counts[name] = prior + 1
@@ -202,9 +198,7 @@ def compute_stepwise_reward(
             gain = weight * delta
             resource_reward += gain
             inventory_deltas[item] = delta
-            components.append(
-                {"type": "inventory", "item": item, "delta": delta, "weight": weight, "reward": gain}
-            )
+            components.append({"type": "inventory", "item": item, "delta": delta, "weight": weight, "reward": gain})
         for name, delta in _resource_gains(prev_counts, new_counts):
             weight = resource_weights.achievement_count_weight(name)
             gain = weight * delta
@@ -217,9 +211,7 @@ def compute_stepwise_reward(
     elif unlocked:
         # consistent: 1.0 however many names unlocked (quirk 6).
         base = 1.0
-        components.append(
-            {"achievement": INDICATOR_COMPONENT_NAME, "weight": 1.0, "count_prior": 0, "count_limit": 1}
-        )
+        components.append({"achievement": INDICATOR_COMPONENT_NAME, "weight": 1.0, "count_prior": 0, "count_limit": 1})
 
     indicator = 1 if (unlocked or base > 0) else 0
     reward = float(effective_lambda(indicator_lambda)) * float(base)

@@ -27,7 +27,11 @@ def returns_by_config(corpus: Corpus, configs: Mapping[str, RewardConfig]) -> pd
 
 
 def scorecard(
-    corpus: Corpus, configs: Mapping[str, RewardConfig], *, hacker: str = "farmer", reference: str = "scripted",
+    corpus: Corpus,
+    configs: Mapping[str, RewardConfig],
+    *,
+    hacker: str = "farmer",
+    reference: str = "scripted",
     by: str = "policy",
 ) -> pd.DataFrame:
     """One row per config (index: its name): ``rank agreement`` (Spearman's rho between shaped

@@ -12,6 +12,12 @@ from workbench.crafter_facts import (
 from workbench.resource_weights import TASK_APP_RESOURCE_WEIGHTS, ResourceWeights
 
 __all__ = [
-    "ACHIEVEMENT_ALIASES", "ACHIEVEMENT_GROUPS", "ACHIEVEMENTS", "ACTIONS", "INITIAL_INVENTORY",
-    "INVENTORY_ITEMS", "ResourceWeights", "TASK_APP_RESOURCE_WEIGHTS",
+    "ACHIEVEMENT_ALIASES",
+    "ACHIEVEMENT_GROUPS",
+    "ACHIEVEMENTS",
+    "ACTIONS",
+    "INITIAL_INVENTORY",
+    "INVENTORY_ITEMS",
+    "ResourceWeights",
+    "TASK_APP_RESOURCE_WEIGHTS",
 ]

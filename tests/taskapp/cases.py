@@ -61,20 +61,49 @@ def _table(strategy: str, **extra: Any) -> dict[str, Any]:
 
 
 CASES: tuple[Case, ...] = (
-    Case("consistent_policy_lambda1", seed=11, decisions=50, table_under="policy",
-         step_rewards=_table("consistent", indicator_lambda=1.0)),
-    Case("consistent_env_lambda_half", seed=12, decisions=50, table_under="env",
-         step_rewards=_table("consistent", indicator_lambda=0.5)),
-    Case("per_achievement_env_lambda_half", seed=13, decisions=60, table_under="env",
-         step_rewards=_table("per_achievement", indicator_lambda=0.5,
-                             weights={"collect_wood": 0.8, "collect_drink": 0.4, "collect_sapling": 0.6,
-                                      "place_table": 1.5, "craft_wood_pickaxe": 0.3},
-                             k_limits={"collect_wood": 2, "craft_wood_pickaxe": 2})),
-    Case("per_achievement_policy_k0_lambda_omitted", seed=14, decisions=60, table_under="policy",
-         step_rewards=_table("per_achievement",
-                             weights={"collect_wood": 1.0, "collect_drink": 0.5, "place_table": 2.0,
-                                      "make_wood_pickaxe": 3.0},
-                             k_limits={"collect_wood": 0, "collect_drink": 0, "place_table": 0})),
+    Case(
+        "consistent_policy_lambda1",
+        seed=11,
+        decisions=50,
+        table_under="policy",
+        step_rewards=_table("consistent", indicator_lambda=1.0),
+    ),
+    Case(
+        "consistent_env_lambda_half",
+        seed=12,
+        decisions=50,
+        table_under="env",
+        step_rewards=_table("consistent", indicator_lambda=0.5),
+    ),
+    Case(
+        "per_achievement_env_lambda_half",
+        seed=13,
+        decisions=60,
+        table_under="env",
+        step_rewards=_table(
+            "per_achievement",
+            indicator_lambda=0.5,
+            weights={
+                "collect_wood": 0.8,
+                "collect_drink": 0.4,
+                "collect_sapling": 0.6,
+                "place_table": 1.5,
+                "craft_wood_pickaxe": 0.3,
+            },
+            k_limits={"collect_wood": 2, "craft_wood_pickaxe": 2},
+        ),
+    ),
+    Case(
+        "per_achievement_policy_k0_lambda_omitted",
+        seed=14,
+        decisions=60,
+        table_under="policy",
+        step_rewards=_table(
+            "per_achievement",
+            weights={"collect_wood": 1.0, "collect_drink": 0.5, "place_table": 2.0, "make_wood_pickaxe": 3.0},
+            k_limits={"collect_wood": 0, "collect_drink": 0, "place_table": 0},
+        ),
+    ),
 )
 
 
@@ -86,7 +115,9 @@ def post_rollout(base_url: str, request: dict[str, Any], timeout_s: float = 300.
     """
     payload = json.dumps(request).encode()
     http_request = urllib.request.Request(
-        base_url + "/rollout", data=payload, method="POST",
+        base_url + "/rollout",
+        data=payload,
+        method="POST",
         headers={"Content-Type": "application/json", "X-API-Key": API_KEY},
     )
     started = time.monotonic()
@@ -110,4 +141,3 @@ def save_json(path: Path, value: Any) -> Path:
     else:
         path.write_text(json.dumps(value, indent=1) + "\n", encoding="utf-8")
     return path
-

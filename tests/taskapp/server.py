@@ -36,9 +36,20 @@ DUMMY_ENV = {
 }
 #: Environment variables of this process the task app must not see (a real backend key would
 #: make the CLI upload the environment key; tracing settings would turn tracing on).
-_DROPPED = ("SYNTH_API_KEY", "BACKEND_BASE_URL", "SYNTH_BASE_URL", "TASKAPP_TRACING_ENABLED", "TASKAPP_SFT_OUTPUT_DIR",
-            "TURSO_LOCAL_DB_URL", "SQLD_DB_PATH", "SYNTH_TASK_APP_SEARCH_PATH", "SYNTH_DEMO_DIR", "PYTHONPATH",
-            "VIRTUAL_ENV", "SYNTH_FAKE_INFERENCE")
+_DROPPED = (
+    "SYNTH_API_KEY",
+    "BACKEND_BASE_URL",
+    "SYNTH_BASE_URL",
+    "TASKAPP_TRACING_ENABLED",
+    "TASKAPP_SFT_OUTPUT_DIR",
+    "TURSO_LOCAL_DB_URL",
+    "SQLD_DB_PATH",
+    "SYNTH_TASK_APP_SEARCH_PATH",
+    "SYNTH_DEMO_DIR",
+    "PYTHONPATH",
+    "VIRTUAL_ENV",
+    "SYNTH_FAKE_INFERENCE",
+)
 HEALTH_TIMEOUT_S = 120.0
 
 
@@ -56,8 +67,12 @@ def lay_out_app_folder(venv: TaskAppVenv, folder: Path) -> Path:
     for package in ("", "task_apps", "task_apps/crafter"):
         (target / package).mkdir(parents=True, exist_ok=True)
         shutil.copy2(source / package / "__init__.py", target / package / "__init__.py")
-    shutil.copytree(source / "task_apps/crafter/task_app", target / "task_apps/crafter/task_app",
-                    ignore=shutil.ignore_patterns("__pycache__"), dirs_exist_ok=True)
+    shutil.copytree(
+        source / "task_apps/crafter/task_app",
+        target / "task_apps/crafter/task_app",
+        ignore=shutil.ignore_patterns("__pycache__"),
+        dirs_exist_ok=True,
+    )
     (folder / ".env").write_text("".join(f"{k}={v}\n" for k, v in DUMMY_ENV.items()), encoding="utf-8")
     (folder / "home").mkdir(exist_ok=True)
     return folder
@@ -109,7 +124,9 @@ def _group_alive(pgid: int) -> bool:
     return True
 
 
-def start_task_app(venv: TaskAppVenv, folder: Path, *, host: str = "127.0.0.1", port: int | None = None) -> TaskAppServer:
+def start_task_app(
+    venv: TaskAppVenv, folder: Path, *, host: str = "127.0.0.1", port: int | None = None
+) -> TaskAppServer:
     """Run ``synth-ai task-app serve grpo-crafter-task-app --host H --port P`` from ``folder``
     (laid out by ``lay_out_app_folder``) and wait until ``/health`` answers healthy.
 
@@ -125,8 +142,15 @@ def start_task_app(venv: TaskAppVenv, folder: Path, *, host: str = "127.0.0.1", 
     command = [str(venv.python), str(venv.synth_ai), "task-app", "serve", APP_ID, "--host", host, "--port", str(port)]
     log_path = folder / "task_app.log"
     log = log_path.open("wb")
-    process = subprocess.Popen(command, cwd=folder, env=env, stdin=subprocess.PIPE, stdout=log,
-                               stderr=subprocess.STDOUT, start_new_session=True)
+    process = subprocess.Popen(
+        command,
+        cwd=folder,
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     assert process.stdin is not None
     process.stdin.write(b"n\n")  # "Enable tracing? [Y/n]"
     process.stdin.close()

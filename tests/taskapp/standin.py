@@ -62,7 +62,7 @@ def parse_observation(text: str) -> ParsedObservation:
     header = _MAP_HEADER.search(text)
     if header:
         size = int(header.group(1))
-        lines = text[header.end():].strip("\n").splitlines()[:size]
+        lines = text[header.end() :].strip("\n").splitlines()[:size]
         grid = [line.split() for line in lines if line.strip()]
     return ParsedObservation(facing, inventory, grid)
 
@@ -104,7 +104,9 @@ def choose_actions(text: str, rng: random.Random) -> list[str]:
         return [rng.choice(["place_table", "make_wood_pickaxe", "make_wood_sword"]), "do"]
     # Thirsty: trees and water alike; else trees first (water only when no tree is in view).
     thirsty = seen.inventory.get("drink", 0) < 6
-    targets = _offsets(seen.grid, TARGETS) if thirsty else (_offsets(seen.grid, ("tree",)) or _offsets(seen.grid, TARGETS))
+    targets = (
+        _offsets(seen.grid, TARGETS) if thirsty else (_offsets(seen.grid, ("tree",)) or _offsets(seen.grid, TARGETS))
+    )
     if targets and rng.random() < 0.85:
         return _towards(targets[0])[:5] + ["do"]
     return [rng.choice(list(MOVES)) for _ in range(rng.randint(2, 3))] + ["do"]
@@ -121,7 +123,9 @@ def _last_user_text(messages: Any) -> str:
         if isinstance(content, str):
             return content
         if isinstance(content, list):
-            return "\n".join(p.get("text", "") for p in content if isinstance(p, dict) and isinstance(p.get("text"), str))
+            return "\n".join(
+                p.get("text", "") for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)
+            )
     return ""
 
 
@@ -160,19 +164,23 @@ class StandIn:
             "object": "chat.completion",
             "created": created,
             "model": body.get("model") or "standin",
-            "choices": [{
-                "index": 0,
-                "message": {
-                    "role": "assistant",
-                    "content": "",
-                    "tool_calls": [{
-                        "id": f"call_{number}",
-                        "type": "function",
-                        "function": {"name": "interact_many", "arguments": json.dumps({"actions": actions})},
-                    }],
-                },
-                "finish_reason": "tool_calls",
-            }],
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {
+                        "role": "assistant",
+                        "content": "",
+                        "tool_calls": [
+                            {
+                                "id": f"call_{number}",
+                                "type": "function",
+                                "function": {"name": "interact_many", "arguments": json.dumps({"actions": actions})},
+                            }
+                        ],
+                    },
+                    "finish_reason": "tool_calls",
+                }
+            ],
             "usage": {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110},
         }
 

@@ -73,8 +73,15 @@ def server_episode(response: Mapping[str, Any]) -> ServerEpisode:
                 running[name] += int(delta)
             counts.append(dict(running))
     actions = [list(step["tool_calls"][0]["arguments"]["actions"]) for step in steps]
-    return ServerEpisode([p[0] for p in parsed], [p[1] for p in parsed], counts, actions, logged,
-                         list(trajectory["decision_samples"]), strategy)
+    return ServerEpisode(
+        [p[0] for p in parsed],
+        [p[1] for p in parsed],
+        counts,
+        actions,
+        logged,
+        list(trajectory["decision_samples"]),
+        strategy,
+    )
 
 
 def reference_stepwise(episode: ServerEpisode, config: RewardConfig) -> list[tuple[dict, dict, dict]]:
@@ -87,15 +94,22 @@ def reference_stepwise(episode: ServerEpisode, config: RewardConfig) -> list[tup
     credits: dict[str, Any] = {}
     out = []
     for i in range(episode.n_decisions):
-        out.append(compute_stepwise_reward(
-            episode.status[i], episode.status[i + 1], i + 1,
-            [{"tool": "interact_many", "args": {"actions": episode.actions[i]}}],
-            config.indicator_lambda,
-            strategy=config.strategy, weights=dict(config.weights), k_limits=dict(config.k_limits),
-            episode_counts=credits,
-            prev_inventory=episode.inventory[i], new_inventory=episode.inventory[i + 1],
-            prev_counts=episode.counts[i] if episode.counts else None,
-            new_counts=episode.counts[i + 1] if episode.counts else None,
-            resource_weights=config.resource_weights,
-        ))
+        out.append(
+            compute_stepwise_reward(
+                episode.status[i],
+                episode.status[i + 1],
+                i + 1,
+                [{"tool": "interact_many", "args": {"actions": episode.actions[i]}}],
+                config.indicator_lambda,
+                strategy=config.strategy,
+                weights=dict(config.weights),
+                k_limits=dict(config.k_limits),
+                episode_counts=credits,
+                prev_inventory=episode.inventory[i],
+                new_inventory=episode.inventory[i + 1],
+                prev_counts=episode.counts[i] if episode.counts else None,
+                new_counts=episode.counts[i + 1] if episode.counts else None,
+                resource_weights=config.resource_weights,
+            )
+        )
     return out

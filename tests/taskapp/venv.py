@@ -63,7 +63,11 @@ def cache_root() -> Path:
 def is_built(venv: Path) -> bool:
     """True when ``venv`` holds a finished build of ``SYNTH_AI``."""
     stamp = venv / STAMP
-    return stamp.is_file() and stamp.read_text(encoding="utf-8").strip() == SYNTH_AI and (venv / "bin" / "synth-ai").is_file()
+    return (
+        stamp.is_file()
+        and stamp.read_text(encoding="utf-8").strip() == SYNTH_AI
+        and (venv / "bin" / "synth-ai").is_file()
+    )
 
 
 def _pip_index_url() -> str:
@@ -77,7 +81,9 @@ def _pip_index_url() -> str:
         return configured.stdout.strip()
     default = subprocess.run(
         [sys.executable, "-c", "from pip._internal.models.index import PyPI; print(PyPI.simple_url)"],
-        capture_output=True, text=True, check=True,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     return default.stdout.strip()
 
@@ -101,7 +107,9 @@ def check_registry(timeout_s: float = 20.0) -> str:
     except urllib.error.HTTPError:
         return index  # it answered
     except (urllib.error.URLError, ConnectionError, TimeoutError) as error:
-        raise RegistryUnreachable(f"the package index {index} is unreachable ({error}); cannot install {SYNTH_AI}") from None
+        raise RegistryUnreachable(
+            f"the package index {index} is unreachable ({error}); cannot install {SYNTH_AI}"
+        ) from None
     return index
 
 
@@ -136,7 +144,10 @@ def ensure_venv(root: Path | None = None) -> TaskAppVenv:
     subprocess.run([sys.executable, "-m", "venv", str(building)], check=True)
     install = subprocess.run(
         [str(building / "bin" / "python"), "-m", "pip", "install", "--disable-pip-version-check", "-q", SYNTH_AI],
-        capture_output=True, text=True, timeout=INSTALL_TIMEOUT_S, check=False,
+        capture_output=True,
+        text=True,
+        timeout=INSTALL_TIMEOUT_S,
+        check=False,
     )
     if install.returncode != 0:
         shutil.rmtree(building, ignore_errors=True)

@@ -19,8 +19,10 @@ from workbench.errors import CorpusFormatError, WorkbenchError
 from workbench.storage import INDEX_FILE, load_corpus
 
 #: What a CORPUS argument may be, for every command's --help.
-CORPUS_HELP = "a corpus folder (from `workbench record` / `workbench import`), or the word `sample` " \
-              "for the sample corpus shipped with the package (write ./sample for a folder of that name)"
+CORPUS_HELP = (
+    "a corpus folder (from `workbench record` / `workbench import`), or the word `sample` "
+    "for the sample corpus shipped with the package (write ./sample for a folder of that name)"
+)
 #: Suffixes a table output may have.
 OUT_SUFFIXES = (".parquet", ".csv")
 
@@ -55,8 +57,9 @@ def index_errors_named(root: Path) -> Iterator[None]:
     except WorkbenchError:
         raise
     except (OSError, UnicodeDecodeError, TypeError, KeyError, AttributeError, ValueError) as error:
-        raise CorpusFormatError(f"{root / INDEX_FILE}: not a readable corpus index "
-                                f"({type(error).__name__}: {str(error)[:120]})") from None
+        raise CorpusFormatError(
+            f"{root / INDEX_FILE}: not a readable corpus index ({type(error).__name__}: {str(error)[:120]})"
+        ) from None
 
 
 def output_paths(out: Path, tables: tuple[str, ...], *, overwrite: bool) -> dict[str, Path]:
@@ -94,11 +97,11 @@ def _csv_ready(table: pd.DataFrame) -> pd.DataFrame:
     return table.assign(**{c: table[c].map(" ".join) for c in lists})
 
 
-
-
 #: The --cluster option's help, shared by record, score and search.
-CLUSTER_HELP = ("run on a Dask cluster: local:N starts N worker processes on this machine (dashboard link printed), "
-                "tcp://HOST:8786 uses a running `dask scheduler` (see README, Running on a cluster)")
+CLUSTER_HELP = (
+    "run on a Dask cluster: local:N starts N worker processes on this machine (dashboard link printed), "
+    "tcp://HOST:8786 uses a running `dask scheduler` (see README, Running on a cluster)"
+)
 
 
 def add_cluster_argument(parser: argparse.ArgumentParser) -> None:

@@ -103,9 +103,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     export = _add(commands, "export", "write a config's step_rewards into an existing training TOML", EXPORT_EPILOG)
     export.add_argument("config", metavar="CONFIG", help="config to export (.yaml, .yml, .toml)")
     export.add_argument("training_toml", metavar="TRAINING_TOML", help="training TOML to update in place")
-    export.add_argument("--force", action="store_true",
-                        help="replace a read-only TRAINING_TOML (it keeps its mode), or update one with other "
-                             "hard links in place (every link sees the change)")
+    export.add_argument(
+        "--force",
+        action="store_true",
+        help="replace a read-only TRAINING_TOML (it keeps its mode), or update one with other "
+        "hard links in place (every link sees the change)",
+    )
     export.set_defaults(func=run_export)
 
 
@@ -147,8 +150,12 @@ def run_convert(args: argparse.Namespace) -> int:
 def run_export(args: argparse.Namespace) -> int:
     """Export a config's step_rewards into a training TOML in place; exit status 0."""
     config = read_config(args.config)
-    result = export_table(config.to_task_app_dict(), args.training_toml,
-                          resource_overrides=bool(config.resource_overrides), force=args.force)
+    result = export_table(
+        config.to_task_app_dict(),
+        args.training_toml,
+        resource_overrides=bool(config.resource_overrides),
+        force=args.force,
+    )
     state = "updated" if result.changed else "already up to date:"
     print(f"{state} {result.path} ({result.location.describe()})")
     if result.dropped_resource_overrides:

@@ -54,8 +54,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("config", metavar="CONFIG", help="reward config: our YAML or a synth-ai TOML")
     parser.add_argument("corpus", metavar="CORPUS", help=CORPUS_HELP)
-    parser.add_argument("--by", default="policy", metavar="COLUMN",
-                        help="corpus index column grouping episodes (dominance, bootstrap strata; default policy)")
+    parser.add_argument(
+        "--by",
+        default="policy",
+        metavar="COLUMN",
+        help="corpus index column grouping episodes (dominance, bootstrap strata; default policy)",
+    )
     parser.add_argument("--reps", type=int, default=1000, metavar="N", help="bootstrap resamples (default 1000)")
     parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     parser.add_argument("--confidence", type=float, default=0.95, help="interval confidence (default 0.95)")
@@ -106,21 +110,31 @@ def report(diagnosis, config_name: str) -> str:
     by = diagnosis.by
     config = diagnosis.config
     n = len(diagnosis.scores.episodes)
-    lines = [(f"diagnosis of {config_name} ({config.effective_strategy}, lambda x{config.effective_lambda:g}) "
-              f"on {n} episode(s), grouped by {by}: {len(diagnosis.flags)} flag(s)")]
+    lines = [
+        (
+            f"diagnosis of {config_name} ({config.effective_strategy}, lambda x{config.effective_lambda:g}) "
+            f"on {n} episode(s), grouped by {by}: {len(diagnosis.flags)} flag(s)"
+        )
+    ]
     estimated = diagnosis.estimated_episodes
     if estimated:
-        lines.append(f"note: {len(estimated)} episode(s) have estimated achievement counts, so their count shaping "
-                     f"(achievement_count rows) is an estimate: {', '.join(estimated[:8])}"
-                     f"{' ...' if len(estimated) > 8 else ''}")
+        lines.append(
+            f"note: {len(estimated)} episode(s) have estimated achievement counts, so their count shaping "
+            f"(achievement_count rows) is an estimate: {', '.join(estimated[:8])}"
+            f"{' ...' if len(estimated) > 8 else ''}"
+        )
     if not config.active:
-        lines.append(f"note: the task app would not shape with this config (enabled={config.enabled}, "
-                     f"mode={config.mode!r}); below is what it would pay if it did")
+        lines.append(
+            f"note: the task app would not shape with this config (enabled={config.enabled}, "
+            f"mode={config.mode!r}); below is what it would pay if it did"
+        )
     lines.append("\nflags:")
     for (where, code), group in diagnosis.flags.groupby(["section", "code"], sort=False):
         lines += [f"  [{where}] {code} {row.subject}: {row.why}" for row in group.head(FLAGS_PER_CODE).itertuples()]
         if len(group) > FLAGS_PER_CODE:
-            lines.append(f"  [{where}] {code}: ... and {len(group) - FLAGS_PER_CODE} more like these (--out writes all)")
+            lines.append(
+                f"  [{where}] {code}: ... and {len(group) - FLAGS_PER_CODE} more like these (--out writes all)"
+            )
     if diagnosis.flags.empty:
         lines.append("  none")
 
@@ -132,20 +146,38 @@ def report(diagnosis, config_name: str) -> str:
             lines.append(f"  ... {len(table) - rows} more row(s) (--out writes them all)")
 
     with pd.option_context("display.width", 250, "display.max_columns", None, "display.max_colwidth", 60):
-        section("farming per episode (after lambda; flagged: repeats outweigh credits)",
-                diagnosis.farming_episodes.drop(columns=["counts"]), rows=None if n <= 40 else PRINT_ROWS)
+        section(
+            "farming per episode (after lambda; flagged: repeats outweigh credits)",
+            diagnosis.farming_episodes.drop(columns=["counts"]),
+            rows=None if n <= 40 else PRINT_ROWS,
+        )
         loops = diagnosis.cycles[diagnosis.cycles["laps"] > 0]
         section("cycles with laps", loops)
         section(f"dominance by kind (share of each {by}'s |reward|)", diagnosis.dominance_by_kind, rows=None)
-        section("dead entries (cannot change any return)", diagnosis.dead_entries[["key", "value", "code", "judged"]],
-                rows=None)
-        section("alignment (rank agreement, stratified bootstrap)", diagnosis.alignment.drop(columns=["strata"]),
-                rows=None)
+        section(
+            "dead entries (cannot change any return)",
+            diagnosis.dead_entries[["key", "value", "code", "judged"]],
+            rows=None,
+        )
+        section(
+            "alignment (rank agreement, stratified bootstrap)", diagnosis.alignment.drop(columns=["strata"]), rows=None
+        )
         section("misranked pairs (worst first)", diagnosis.misranked, rows=5)
-        columns = ["achievement", "weight", "episodes_credited", "low", "high", "fix_weight", "fix_change",
-                   "misranked_after_fix"]
-        section("sensitivity (weights keeping the ranking: low < weight < high; fix = worst pair ties)",
-                diagnosis.sensitivity[columns], rows=None)
+        columns = [
+            "achievement",
+            "weight",
+            "episodes_credited",
+            "low",
+            "high",
+            "fix_weight",
+            "fix_change",
+            "misranked_after_fix",
+        ]
+        section(
+            "sensitivity (weights keeping the ranking: low < weight < high; fix = worst pair ties)",
+            diagnosis.sensitivity[columns],
+            rows=None,
+        )
         note = diagnosis.sensitivity.attrs.get("note")
         if note:
             lines.append(f"  note: {note}")

@@ -44,11 +44,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     sources = parser.add_subparsers(dest="source", metavar="SOURCE", required=True)
     for name, (importer, what) in SOURCES.items():
-        sub = sources.add_parser(name, help=what, description=f"Import {what}.", epilog=EXAMPLE,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+        sub = sources.add_parser(
+            name,
+            help=what,
+            description=f"Import {what}.",
+            epilog=EXAMPLE,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
         sub.add_argument("path", metavar="PATH", help=what)
         sub.add_argument("--out", required=True, metavar="DIR", help="corpus folder to save into")
-        sub.add_argument("--overwrite", action="store_true", help="replace episodes --out already holds under the same ids")
+        sub.add_argument(
+            "--overwrite", action="store_true", help="replace episodes --out already holds under the same ids"
+        )
         sub.add_argument("--quiet", action="store_true", help="no progress bar")
         sub.set_defaults(func=partial(run, importer))
 

@@ -55,23 +55,50 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         epilog=EXAMPLE,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--policy", required=True, metavar="POLICY",
-                        help="random, scripted, farmer, or module:function (a factory(rng) -> policy)")
+    parser.add_argument(
+        "--policy",
+        required=True,
+        metavar="POLICY",
+        help="random, scripted, farmer, or module:function (a factory(rng) -> policy)",
+    )
     parser.add_argument("--episodes", required=True, type=_positive, metavar="N", help="how many episodes")
     parser.add_argument("--out", required=True, metavar="DIR", help="corpus folder to create (or resume)")
-    parser.add_argument("--seed", type=int, default=0, metavar="S",
-                        help="corpus seed; episode worlds derive from (S, episode number) (default 0)")
-    parser.add_argument("--actions-per-decision", type=_positive, default=1, metavar="K",
-                        help="most actions the policy may return per decision (default 1)")
-    parser.add_argument("--max-steps", type=_positive, default=10000, metavar="L",
-                        help="episode length limit in env steps, Crafter's `length` (default 10000)")
-    parser.add_argument("--workers", type=_positive, default=1, metavar="W",
-                        help="worker processes recording in parallel (default 1)")
-    parser.add_argument("--no-frames", action="store_true",
-                        help="do not store frames: ~20 bytes a step instead of 1-2 KB, but nothing to watch in replays")
-    parser.add_argument("--decision-timeout", type=_seconds, default=None, metavar="SECONDS",
-                        help="fail an episode whose policy takes longer than this to answer one decision "
-                             "(default 60; 0: no limit)")
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        metavar="S",
+        help="corpus seed; episode worlds derive from (S, episode number) (default 0)",
+    )
+    parser.add_argument(
+        "--actions-per-decision",
+        type=_positive,
+        default=1,
+        metavar="K",
+        help="most actions the policy may return per decision (default 1)",
+    )
+    parser.add_argument(
+        "--max-steps",
+        type=_positive,
+        default=10000,
+        metavar="L",
+        help="episode length limit in env steps, Crafter's `length` (default 10000)",
+    )
+    parser.add_argument(
+        "--workers", type=_positive, default=1, metavar="W", help="worker processes recording in parallel (default 1)"
+    )
+    parser.add_argument(
+        "--no-frames",
+        action="store_true",
+        help="do not store frames: ~20 bytes a step instead of 1-2 KB, but nothing to watch in replays",
+    )
+    parser.add_argument(
+        "--decision-timeout",
+        type=_seconds,
+        default=None,
+        metavar="SECONDS",
+        help="fail an episode whose policy takes longer than this to answer one decision (default 60; 0: no limit)",
+    )
     parser.add_argument("--resume", action="store_true", help="skip episodes already in --out and record the rest")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
     add_cluster_argument(parser)

@@ -25,8 +25,18 @@ from workbench.scoring import compare, crafter_score, score, verify
 #: The tables ``--out`` writes, each to ``<stem>.<table><suffix>``.
 TABLES = ("episodes", "decisions", "components")
 #: Per-episode columns the summary prints (name lists are left to --out).
-SUMMARY_COLUMNS = ["episode", "decisions", "steps", "env_return", "reward_sum", "indicator_sum",
-                   "resource_reward", "new_achievements_total", "unique_achievements_total", "counts"]
+SUMMARY_COLUMNS = [
+    "episode",
+    "decisions",
+    "steps",
+    "env_return",
+    "reward_sum",
+    "indicator_sum",
+    "resource_reward",
+    "new_achievements_total",
+    "unique_achievements_total",
+    "counts",
+]
 
 
 SCORE_EPILOG = """\
@@ -102,11 +112,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         epilog=SCORE_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    score.add_argument("--config", required=True, metavar="FILE",
-                       help="reward config: our YAML or a synth-ai TOML (see `workbench config --help`)")
+    score.add_argument(
+        "--config",
+        required=True,
+        metavar="FILE",
+        help="reward config: our YAML or a synth-ai TOML (see `workbench config --help`)",
+    )
     score.add_argument("corpus", metavar="CORPUS", help=CORPUS_HELP)
-    score.add_argument("--out", metavar="FILE", type=Path,
-                       help="also write the episodes, decisions and components tables (.parquet or .csv)")
+    score.add_argument(
+        "--out",
+        metavar="FILE",
+        type=Path,
+        help="also write the episodes, decisions and components tables (.parquet or .csv)",
+    )
     score.add_argument("--overwrite", action="store_true", help="replace existing --out files")
     add_cluster_argument(score)
     score.add_argument("--quiet", action="store_true", help="no progress bar (--cluster shows one per part)")
@@ -123,10 +141,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     comparing.add_argument("config_a", metavar="A", help="the first reward config (our YAML or a synth-ai TOML)")
     comparing.add_argument("config_b", metavar="B", help="the second reward config")
     comparing.add_argument("corpus", metavar="CORPUS", help=CORPUS_HELP)
-    comparing.add_argument("--by", default="policy", metavar="COLUMN",
-                           help="corpus index column to group episodes by (default policy)")
-    comparing.add_argument("--top", type=int, default=10, metavar="N",
-                           help="how many changed components to list (default 10)")
+    comparing.add_argument(
+        "--by", default="policy", metavar="COLUMN", help="corpus index column to group episodes by (default policy)"
+    )
+    comparing.add_argument(
+        "--top", type=int, default=10, metavar="N", help="how many changed components to list (default 10)"
+    )
     comparing.set_defaults(func=run_compare)
 
     verify = subparsers.add_parser(
@@ -161,8 +181,10 @@ def run_score(args: argparse.Namespace) -> int:
         scores = score(corpus, config)
         craft = crafter_score(corpus)
     if not config.active:
-        print(f"note: the task app would not shape with {args.config} (enabled={config.enabled}, "
-              f"mode={config.mode!r}); below is what it would pay if it did.\n")
+        print(
+            f"note: the task app would not shape with {args.config} (enabled={config.enabled}, "
+            f"mode={config.mode!r}); below is what it would pay if it did.\n"
+        )
     with pd.option_context("display.max_rows", None, "display.width", 200, "display.max_columns", None):
         print(scores.episodes[SUMMARY_COLUMNS].to_string(index=False, float_format=lambda v: f"{v:.4f}"))
     totals = scores.totals()
@@ -178,9 +200,11 @@ def run_score(args: argparse.Namespace) -> int:
     print("  alignment      " + progress_summary(scores.episodes))
     estimated = scores.estimated_episodes
     if estimated and scores.per_achievement:
-        print(f"warning: {len(estimated)} episode(s) have estimated achievement counts ({', '.join(estimated[:3])}"
-              f"{', ...' if len(estimated) > 3 else ''}): imported from text observations without logged rises, so "
-              "their achievement-count shaping is a lower bound, not the task app's number (column counts)")
+        print(
+            f"warning: {len(estimated)} episode(s) have estimated achievement counts ({', '.join(estimated[:3])}"
+            f"{', ...' if len(estimated) > 3 else ''}): imported from text observations without logged rises, so "
+            "their achievement-count shaping is a lower bound, not the task app's number (column counts)"
+        )
     if args.out:
         written = write_tables({table: getattr(scores, table) for table in tables}, args.out, overwrite=args.overwrite)
         print("wrote " + ", ".join(map(str, written)))
@@ -221,8 +245,10 @@ def run_verify(args: argparse.Namespace) -> int:
     corpus = open_corpus(args.corpus)
     result = verify(corpus)
     mismatches = result.mismatches
-    print(f"checked {result.decisions_checked} logged decision(s) in {result.episodes_checked} episode(s); "
-          f"{len(result.skipped)} episode(s) skipped, {len(result.unchecked)} decision(s) not checked")
+    print(
+        f"checked {result.decisions_checked} logged decision(s) in {result.episodes_checked} episode(s); "
+        f"{len(result.skipped)} episode(s) skipped, {len(result.unchecked)} decision(s) not checked"
+    )
     for reason, count in pd.Series(result.skipped, dtype=object).value_counts().items():
         print(f"  skipped {count} episode(s): {reason}")
     for reason, count in pd.Series([u[2] for u in result.unchecked], dtype=object).value_counts().items():
@@ -231,10 +257,16 @@ def run_verify(args: argparse.Namespace) -> int:
         print(f"  {len(result.carried_over)} episode(s) scored from the previous episode's end (quirk 7)")
     estimated = int((corpus.index["counts"] == "estimated").sum())
     if estimated:
-        print(f"  {estimated} episode(s) have estimated achievement counts (text observations, no logged rises): "
-              "their count shaping is a lower bound")
+        print(
+            f"  {estimated} episode(s) have estimated achievement counts (text observations, no logged rises): "
+            "their count shaping is a lower bound"
+        )
     if mismatches.empty:
-        print("every logged decision reproduced" if result.decisions_checked else "nothing to verify: no episode carries a task-app log")
+        print(
+            "every logged decision reproduced"
+            if result.decisions_checked
+            else "nothing to verify: no episode carries a task-app log"
+        )
         return 0
     with pd.option_context("display.max_rows", None, "display.width", 200, "display.max_colwidth", 80):
         print(f"\n{len(mismatches)} decision(s) differ:")

@@ -76,7 +76,9 @@ def _check_number(value: Any, file: str, at: str) -> float:
     try:
         number = float(value)
     except OverflowError:  # an integer of hundreds of digits
-        raise config_error(file, at, f"expected a number in -{MAX_MAGNITUDE:g}..{MAX_MAGNITUDE:g}, got {show_value(value)}") from None
+        raise config_error(
+            file, at, f"expected a number in -{MAX_MAGNITUDE:g}..{MAX_MAGNITUDE:g}, got {show_value(value)}"
+        ) from None
     if not math.isfinite(number):
         raise config_error(file, at, f"expected a finite number, got {value!r}")
     if abs(number) > MAX_MAGNITUDE:
@@ -162,5 +164,3 @@ _CHECKS: Mapping[str, Callable[[Any, str, str], Any]] = {
     "k_limits": _check_k_limits,
     RESOURCE_KEY: _check_resource_weights,
 }
-
-

@@ -86,7 +86,9 @@ def export_table(
         _update_step_rewards(_tomlkit_table(doc, location.table), location, table)
         new_text = same_line_endings(doc.as_string(), text)
     except (TOMLKitError, RecursionError, ValueError) as error:
-        raise ConfigError(f"{path}: could not update {location.describe()} in place: {error}; the file is unchanged") from None
+        raise ConfigError(
+            f"{path}: could not update {location.describe()} in place: {error}; the file is unchanged"
+        ) from None
     _verify_export(new_text, location, table, path)
     if new_text != text:
         write_target(path, new_text, check_target(path, force=force))
@@ -134,7 +136,9 @@ def _update_step_rewards(container: Any, location: StepRewardsLocation, table: M
         _update_mapping(container, location, key, table.get(key, {}), flat)
 
 
-def _update_scalar(container: Any, location: StepRewardsLocation, key: str, value: Any, explicit: bool, flat: bool) -> None:
+def _update_scalar(
+    container: Any, location: StepRewardsLocation, key: str, value: Any, explicit: bool, flat: bool
+) -> None:
     """Update one scalar in place; add it only where reading the file back needs it."""
     file_key = location.file_key(key)
     if file_key in container:
@@ -159,7 +163,9 @@ def _add_line(container: Any, location: StepRewardsLocation, flat: bool, file_ke
         container[file_key] = value
 
 
-def _update_mapping(container: Any, location: StepRewardsLocation, key: str, values: Mapping[str, Any], flat: bool) -> None:
+def _update_mapping(
+    container: Any, location: StepRewardsLocation, key: str, values: Mapping[str, Any], flat: bool
+) -> None:
     """Update weights / k_limits: removed when empty, edited entry by entry when a table."""
     file_key = location.file_key(key)
     current = container.get(file_key)

@@ -124,8 +124,6 @@ def extract(doc: Mapping[str, Any], location: StepRewardsLocation) -> dict[str, 
     }
 
 
-
-
 def config_error(file: str, key_path: str, message: str) -> ConfigError:
     """A ``ConfigError`` naming the file and the dotted key path."""
     return ConfigError(f"{file}: {key_path}: {message}")

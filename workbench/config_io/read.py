@@ -83,9 +83,7 @@ class _StrictYamlLoader(yaml.SafeLoader):
             except TypeError:  # an unhashable key: the base class reports it
                 continue
             if duplicate:
-                raise yaml.constructor.ConstructorError(
-                    None, None, f"duplicate key {key!r}", key_node.start_mark
-                )
+                raise yaml.constructor.ConstructorError(None, None, f"duplicate key {key!r}", key_node.start_mark)
         return super().construct_mapping(node, deep=deep)
 
 
@@ -137,5 +135,3 @@ def _table_from_toml(text: str, file: str) -> dict[str, Any]:
             "[training] (trainer style) or a [step_rewards] table (workbench TOML)"
         )
     return checked(extract(doc, location), location, file)
-
-

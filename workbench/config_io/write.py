@@ -71,7 +71,9 @@ def _yaml_text(table: Mapping[str, Any]) -> str:
 
 def _toml_text(table: Mapping[str, Any]) -> str:
     doc = tomlkit.document()
-    doc.add(tomlkit.comment("Reward config for the synth-ai Crafter task app, written by the Crafter Reward Workbench."))
+    doc.add(
+        tomlkit.comment("Reward config for the synth-ai Crafter task app, written by the Crafter Reward Workbench.")
+    )
     doc.add(tomlkit.comment("To train with it: workbench config export THIS_FILE YOUR_TRAINING.toml"))
     doc.add(tomlkit.nl())
     step_rewards = tomlkit.table()
@@ -98,5 +100,3 @@ def _nested_table(values: Mapping[str, Any], comment: str | None = None) -> Tabl
         if isinstance(value, Mapping):
             table.add(key, _nested_table(value))
     return table
-
-

@@ -43,8 +43,18 @@ from workbench.scoring import Scores, score
 __all__ = ["TABLES", "Diagnosis", "Flag", "diagnose"]
 
 #: The tables of a diagnosis, in the order they are printed and written.
-TABLES = ("flags", "farming_episodes", "farming", "cycles", "dominance_by_kind", "dominance", "dead_entries",
-          "alignment", "misranked", "sensitivity")
+TABLES = (
+    "flags",
+    "farming_episodes",
+    "farming",
+    "cycles",
+    "dominance_by_kind",
+    "dominance",
+    "dead_entries",
+    "alignment",
+    "misranked",
+    "sensitivity",
+)
 
 
 @dataclass(frozen=True, eq=False)
@@ -93,8 +103,10 @@ class Diagnosis:
         return table.loc[table["count_shaping_estimated"], "episode"].tolist()
 
     def __repr__(self) -> str:
-        return (f"<Diagnosis: {len(self.scores.episodes)} episodes by {self.by}, {len(self.flags)} flag(s), "
-                f"{len(self.misranked)} misranked pair(s), {len(self.dead_entries)} dead entr(ies)>")
+        return (
+            f"<Diagnosis: {len(self.scores.episodes)} episodes by {self.by}, {len(self.flags)} flag(s), "
+            f"{len(self.misranked)} misranked pair(s), {len(self.dead_entries)} dead entr(ies)>"
+        )
 
 
 def diagnose(
@@ -134,8 +146,11 @@ def diagnose(
         raise DiagnosisError(f"by: no corpus index column {by!r}; columns are {list(corpus.index.columns)}")
     if reps < 1:
         raise DiagnosisError(f"reps must be at least 1, not {reps}")
-    for name, value in (("confidence", confidence), ("dominance_threshold", dominance_threshold),
-                        ("component_threshold", component_threshold)):
+    for name, value in (
+        ("confidence", confidence),
+        ("dominance_threshold", dominance_threshold),
+        ("component_threshold", component_threshold),
+    ):
         if not 0.0 < value < 1.0:
             raise DiagnosisError(f"{name} must be between 0 and 1 (exclusive), not {value}")
     unknown = [name for name in progress if name not in PROGRESS_MEASURES]
@@ -151,18 +166,43 @@ def diagnose(
     events = farming_events(totals, facts)
     per_episode, farming_flags = farming_episodes(totals, facts, events)
     loops = cycles(scores, config, facts)
-    by_name, by_kind, dominance_flags = dominance(totals, facts, threshold=dominance_threshold,
-                                                  component_threshold=component_threshold)
+    by_name, by_kind, dominance_flags = dominance(
+        totals, facts, threshold=dominance_threshold, component_threshold=component_threshold
+    )
     dead, dead_flags = dead_entries(config, scores)
     table = agreement(scores, facts.group, by=by, reps=reps, seed=seed, confidence=confidence, progress=progress)
     pairs = misranked(scores, pd.Series(facts.group, index=facts.ids), by)
     worst = (pairs["paid_more"].iloc[0], pairs["progressed_more"].iloc[0]) if len(pairs) else None
     weights = sensitivity(scores, config, worst)
-    flags = [*farming_flags, *dominance_flags, *alignment_flags(table, pairs, weights, threshold=agreement_threshold),
-             *dead_flags]
-    settings = {"by": by, "reps": reps, "seed": seed, "confidence": confidence,
-                "dominance_threshold": dominance_threshold, "component_threshold": component_threshold,
-                "agreement_threshold": agreement_threshold, "progress": tuple(progress)}
-    return Diagnosis(config=config, scores=scores, by=by, flags=flags_table(flags), farming=events,
-                     farming_episodes=per_episode, cycles=loops, dominance=by_name, dominance_by_kind=by_kind,
-                     dead_entries=dead, alignment=table, misranked=pairs, sensitivity=weights, settings=settings)
+    flags = [
+        *farming_flags,
+        *dominance_flags,
+        *alignment_flags(table, pairs, weights, threshold=agreement_threshold),
+        *dead_flags,
+    ]
+    settings = {
+        "by": by,
+        "reps": reps,
+        "seed": seed,
+        "confidence": confidence,
+        "dominance_threshold": dominance_threshold,
+        "component_threshold": component_threshold,
+        "agreement_threshold": agreement_threshold,
+        "progress": tuple(progress),
+    }
+    return Diagnosis(
+        config=config,
+        scores=scores,
+        by=by,
+        flags=flags_table(flags),
+        farming=events,
+        farming_episodes=per_episode,
+        cycles=loops,
+        dominance=by_name,
+        dominance_by_kind=by_kind,
+        dead_entries=dead,
+        alignment=table,
+        misranked=pairs,
+        sensitivity=weights,
+        settings=settings,
+    )

@@ -22,7 +22,7 @@ __all__ = ["PROGRESS_MEASURES", "STATISTICS", "agreement", "misranked", "progres
 PROGRESS_MEASURES: Mapping[str, str] = {
     "achievements": "distinct achievements unlocked in the episode",
     "crafter_score": "what the episode adds to the corpus's Crafter score (score with it minus without it, "
-                     "percentage points): rare achievements count more",
+    "percentage points): rare achievements count more",
 }
 #: Rank statistics, by name.
 STATISTICS: Mapping[str, Callable[..., float | np.ndarray]] = {
@@ -45,15 +45,25 @@ def progress_measures(scores: Scores) -> pd.DataFrame:
         contribution = score_all - without
     else:
         contribution = np.full(n, np.nan)
-    return pd.DataFrame({
-        "episode": scores.episodes["episode"],
-        "achievements": scores.episodes["unique_achievements_total"].to_numpy(),
-        "crafter_score": contribution,
-    })
+    return pd.DataFrame(
+        {
+            "episode": scores.episodes["episode"],
+            "achievements": scores.episodes["unique_achievements_total"].to_numpy(),
+            "crafter_score": contribution,
+        }
+    )
 
 
-def agreement(scores: Scores, strata: np.ndarray, *, by: str, reps: int, seed: int | None,
-              confidence: float, progress: Sequence[str] = tuple(PROGRESS_MEASURES)) -> pd.DataFrame:
+def agreement(
+    scores: Scores,
+    strata: np.ndarray,
+    *,
+    by: str,
+    reps: int,
+    seed: int | None,
+    confidence: float,
+    progress: Sequence[str] = tuple(PROGRESS_MEASURES),
+) -> pd.DataFrame:
     """Per progress measure (of ``progress``, names in ``PROGRESS_MEASURES``) and statistic
     (``STATISTICS``): ``estimate`` and the stratified-bootstrap interval
     ``low`` / ``high`` (``confidence``, ``reps`` resamples within ``strata``, one label per
@@ -68,10 +78,22 @@ def agreement(scores: Scores, strata: np.ndarray, *, by: str, reps: int, seed: i
             if np.isnan(values).any():
                 point = low = high = float("nan")
             else:
-                point, low, high = bootstrap_interval(function, [returns, values], strata, reps=reps, seed=seed,
-                                                      confidence=confidence)
-            rows.append({"progress": measure, "statistic": statistic, "estimate": point, "low": low, "high": high,
-                         "confidence": confidence, "reps": reps, "strata": by, "episodes": len(returns)})
+                point, low, high = bootstrap_interval(
+                    function, [returns, values], strata, reps=reps, seed=seed, confidence=confidence
+                )
+            rows.append(
+                {
+                    "progress": measure,
+                    "statistic": statistic,
+                    "estimate": point,
+                    "low": low,
+                    "high": high,
+                    "confidence": confidence,
+                    "reps": reps,
+                    "strata": by,
+                    "episodes": len(returns),
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -84,18 +106,21 @@ def misranked(scores: Scores, groups: pd.Series, by: str) -> pd.DataFrame:
     return pairs
 
 
-def alignment_flags(table: pd.DataFrame, pairs: pd.DataFrame, sensitivity: pd.DataFrame, *,
-                    threshold: float) -> list[Flag]:
+def alignment_flags(
+    table: pd.DataFrame, pairs: pd.DataFrame, sensitivity: pd.DataFrame, *, threshold: float
+) -> list[Flag]:
     """A flag when the shaping misranks pairs (naming the worst and the single weight change
     that fixes it leaving the fewest misranked pairs), and when Kendall's tau with achievements
     is below ``threshold``."""
     flags: list[Flag] = []
     if len(pairs):
         worst = pairs.iloc[0].to_dict()
-        why = (f"{len(pairs)} pair(s) of episodes paid more for less progress; worst: {worst['paid_more']} "
-               f"({worst['achievements_paid_more']} achievements) got {worst['return_paid_more']:.3f}, "
-               f"{worst['progressed_more']} ({worst['achievements_progressed_more']}) got "
-               f"{worst['return_progressed_more']:.3f}")
+        why = (
+            f"{len(pairs)} pair(s) of episodes paid more for less progress; worst: {worst['paid_more']} "
+            f"({worst['achievements_paid_more']} achievements) got {worst['return_paid_more']:.3f}, "
+            f"{worst['progressed_more']} ({worst['achievements_progressed_more']}) got "
+            f"{worst['return_progressed_more']:.3f}"
+        )
         change = sensitivity["fix_change"].to_numpy()
         candidates = np.flatnonzero(~np.isnan(change))
         if len(candidates):
@@ -105,9 +130,11 @@ def alignment_flags(table: pd.DataFrame, pairs: pd.DataFrame, sensitivity: pd.Da
             order = np.lexsort((np.abs(change[candidates]), left[candidates], fix_weight[candidates] < 0))
             best = candidates[order[0]]
             verb = "raising" if change[best] > 0 else "lowering"
-            why += (f"; {verb} weights.{sensitivity['achievement'].iloc[best]} from "
-                    f"{sensitivity['weight'].iloc[best]:g} past {fix_weight[best]:.4g} ({change[best]:+.4g}) ranks "
-                    f"that pair by progress, leaving {int(left[best])} misranked pair(s)")
+            why += (
+                f"; {verb} weights.{sensitivity['achievement'].iloc[best]} from "
+                f"{sensitivity['weight'].iloc[best]:g} past {fix_weight[best]:.4g} ({change[best]:+.4g}) ranks "
+                f"that pair by progress, leaving {int(left[best])} misranked pair(s)"
+            )
         else:
             why += "; no single achievement weight can fix it (both earned the same credits)"
         flags.append(Flag("alignment", "misranked-pairs", f"{worst['paid_more']} / {worst['progressed_more']}", why))
@@ -115,9 +142,14 @@ def alignment_flags(table: pd.DataFrame, pairs: pd.DataFrame, sensitivity: pd.Da
     if kendall.any():
         row = table.iloc[int(np.flatnonzero(kendall)[0])].to_dict()
         if row["estimate"] < threshold:
-            flags.append(Flag(
-                "alignment", "weak-agreement", "kendall tau",
-                f"Kendall's tau between shaped return and achievements is {row['estimate']:.3f} "
-                f"({row['confidence']:.0%} interval {row['low']:.3f} to {row['high']:.3f}, bootstrap within "
-                f"{row['strata']}), below {threshold:g}: the shaped return orders episodes unlike their progress"))
+            flags.append(
+                Flag(
+                    "alignment",
+                    "weak-agreement",
+                    "kendall tau",
+                    f"Kendall's tau between shaped return and achievements is {row['estimate']:.3f} "
+                    f"({row['confidence']:.0%} interval {row['low']:.3f} to {row['high']:.3f}, bootstrap within "
+                    f"{row['strata']}), below {threshold:g}: the shaped return orders episodes unlike their progress",
+                )
+            )
     return flags

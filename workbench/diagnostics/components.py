@@ -52,9 +52,16 @@ def episode_facts(scores: Scores, corpus: Corpus, by: str) -> EpisodeFacts:
     group = corpus.groups(by).reindex(ids).to_numpy(dtype=object)
     codes, groups = pd.factorize(group)
     counts = corpus.index.set_index("episode")["counts"].reindex(ids).fillna("observed").to_numpy(dtype=object)
-    return EpisodeFacts(by=by, ids=ids, group=group, group_code=codes, groups=np.asarray(groups, dtype=object),
-                        counts=counts, returns=scores.reward_sum,
-                        achievements=scores.episodes["unique_achievements_total"].to_numpy())
+    return EpisodeFacts(
+        by=by,
+        ids=ids,
+        group=group,
+        group_code=codes,
+        groups=np.asarray(groups, dtype=object),
+        counts=counts,
+        returns=scores.reward_sum,
+        achievements=scores.episodes["unique_achievements_total"].to_numpy(),
+    )
 
 
 @dataclass(frozen=True)
@@ -105,10 +112,14 @@ def component_totals(scores: Scores) -> ComponentTotals:
     keys, first_at, inverse = np.unique(key, return_index=True, return_inverse=True)
     size = len(keys)
     return ComponentTotals(
-        episode=episode[first_at], kind=kind[first_at], name=name[first_at],
+        episode=episode[first_at],
+        kind=kind[first_at],
+        name=name[first_at],
         times_paid=np.bincount(inverse, minlength=size).astype(np.int64),
         units=np.bincount(inverse, weights=components["delta"].to_numpy(), minlength=size).astype(np.int64),
         paid=np.bincount(inverse, weights=scaled, minlength=size),
         magnitude=np.bincount(inverse, weights=np.abs(scaled), minlength=size),
-        first_paid=scaled[first_at], kinds=kinds, names=names,
+        first_paid=scaled[first_at],
+        kinds=kinds,
+        names=names,
     )

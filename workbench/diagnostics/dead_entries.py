@@ -97,19 +97,34 @@ def _text(value: Any) -> str:
 
 def _explicit_default_limits(config: RewardConfig, repeated: dict[str, int]) -> list[dict[str, Any]]:
     """k_limits of exactly 1 (lint does not warn: it is the default, so the entry changes nothing)."""
-    return [{"key": f"k_limits.{name}", "value": limit, "code": "k-limit-default", "judged": "config",
-             "why": "k_limit 1 is the default: removing the entry changes nothing"}
-            for name, limit in config.k_limits.items()
-            if name in ACHIEVEMENTS and limit == 1 and not repeated.get(name, 0)]
+    return [
+        {
+            "key": f"k_limits.{name}",
+            "value": limit,
+            "code": "k-limit-default",
+            "judged": "config",
+            "why": "k_limit 1 is the default: removing the entry changes nothing",
+        }
+        for name, limit in config.k_limits.items()
+        if name in ACHIEVEMENTS and limit == 1 and not repeated.get(name, 0)
+    ]
 
 
 def _unjudged_weights(config: RewardConfig, scores: Scores) -> list[dict[str, Any]]:
     """Weights of real achievements that no episode of the corpus unlocked."""
     unlocked = {ACHIEVEMENTS[i] for i in np.unique(scores.prepared.unlock_name).tolist()}
-    return [{"key": f"weights.{name}", "value": weight, "code": "weight-not-unlocked", "judged": "cannot judge here",
-             "why": f"no episode in this corpus unlocks {name}, so its weight changes no return here; "
-                    "it may on other episodes (judge it on a corpus that reaches it)"}
-            for name, weight in config.weights.items() if name in ACHIEVEMENTS and name not in unlocked]
+    return [
+        {
+            "key": f"weights.{name}",
+            "value": weight,
+            "code": "weight-not-unlocked",
+            "judged": "cannot judge here",
+            "why": f"no episode in this corpus unlocks {name}, so its weight changes no return here; "
+            "it may on other episodes (judge it on a corpus that reaches it)",
+        }
+        for name, weight in config.weights.items()
+        if name in ACHIEVEMENTS and name not in unlocked
+    ]
 
 
 def _resource_tables(config: RewardConfig, scores: Scores, per_achievement: bool) -> list[dict[str, Any]]:
@@ -120,29 +135,54 @@ def _resource_tables(config: RewardConfig, scores: Scores, per_achievement: bool
     tables = config.resource_weights
     overrides = config.resource_overrides
     rose = _rose(scores)
-    for table, names, crafter_names in (("inventory", tables.inventory, INVENTORY_ITEMS),
-                                        ("achievement_counts", tables.achievement_counts, ACHIEVEMENTS)):
+    for table, names, crafter_names in (
+        ("inventory", tables.inventory, INVENTORY_ITEMS),
+        ("achievement_counts", tables.achievement_counts, ACHIEVEMENTS),
+    ):
         overridden = overrides.get(table, {}) or {}
         for name, weight in names.items():
             key = f"resource_weights.{table}.{name}"
             whose = "this config's override" if name in overridden else "the task app's table"
             if name not in crafter_names:
-                rows.append({"key": key, "value": weight, "code": "never-produced", "judged": "config",
-                             "why": f"{whose} pays {weight:g} per rise of {name!r}, which Crafter never "
-                                    f"produces: {_never_produced(table, name)}"})
+                rows.append(
+                    {
+                        "key": key,
+                        "value": weight,
+                        "code": "never-produced",
+                        "judged": "config",
+                        "why": f"{whose} pays {weight:g} per rise of {name!r}, which Crafter never "
+                        f"produces: {_never_produced(table, name)}",
+                    }
+                )
             elif name in overridden and not per_achievement:
-                rows.append({"key": key, "value": weight, "code": "ignored-by-consistent", "judged": "config",
-                             "why": "consistent pays no resource shaping; this override never pays"})
+                rows.append(
+                    {
+                        "key": key,
+                        "value": weight,
+                        "code": "ignored-by-consistent",
+                        "judged": "config",
+                        "why": "consistent pays no resource shaping; this override never pays",
+                    }
+                )
             elif name in overridden and not rose.get((table, name), False):
-                rows.append({"key": key, "value": weight, "code": "resource-not-raised", "judged": "cannot judge here",
-                             "why": f"no episode in this corpus raises {name}, so the override changes no return "
-                                    "here; it may on other episodes"})
+                rows.append(
+                    {
+                        "key": key,
+                        "value": weight,
+                        "code": "resource-not-raised",
+                        "judged": "cannot judge here",
+                        "why": f"no episode in this corpus raises {name}, so the override changes no return "
+                        "here; it may on other episodes",
+                    }
+                )
     return rows
 
 
 def _never_produced(table: str, name: str) -> str:
     if table == "inventory":
-        return NOT_CRAFTER_ITEMS.get(name, f"it is not one of Crafter's 16 inventory items ({', '.join(INVENTORY_ITEMS)})")
+        return NOT_CRAFTER_ITEMS.get(
+            name, f"it is not one of Crafter's 16 inventory items ({', '.join(INVENTORY_ITEMS)})"
+        )
     meant = ACHIEVEMENT_ALIASES.get(name)
     suffix = f" (what rises instead: the {' or '.join(meant)} count)" if meant else ""
     return f"{name} is not a Crafter achievement, so it has no count{suffix}"
@@ -152,5 +192,7 @@ def _rose(scores: Scores) -> dict[tuple[str, str], bool]:
     """(table, name) of every inventory item and achievement count that rose somewhere in the corpus."""
     slots = np.unique(scores.prepared.gain_slot.astype(np.int64))
     n_items = len(INVENTORY_ITEMS)
-    return {("inventory", INVENTORY_ITEMS[s]) if s < n_items else ("achievement_counts", ACHIEVEMENTS[s - n_items]): True
-            for s in slots.tolist()}
+    return {
+        ("inventory", INVENTORY_ITEMS[s]) if s < n_items else ("achievement_counts", ACHIEVEMENTS[s - n_items]): True
+        for s in slots.tolist()
+    }

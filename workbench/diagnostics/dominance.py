@@ -20,8 +20,9 @@ KIND_WORDS = {
 }
 
 
-def dominance(totals: ComponentTotals, facts: EpisodeFacts, *, threshold: float,
-              component_threshold: float) -> tuple[pd.DataFrame, pd.DataFrame, list[Flag]]:
+def dominance(
+    totals: ComponentTotals, facts: EpisodeFacts, *, threshold: float, component_threshold: float
+) -> tuple[pd.DataFrame, pd.DataFrame, list[Flag]]:
     """Shares of each group's return, from the per-episode component totals.
 
     Returns ``(by_name, by_kind, flags)``. ``by_name``: per group (``facts.by``), ``kind`` and
@@ -35,8 +36,9 @@ def dominance(totals: ComponentTotals, facts: EpisodeFacts, *, threshold: float,
     by = facts.by
     n_kinds, n_names = len(totals.kinds), len(totals.names)
     group = facts.group_code[totals.episode]
-    key, paid, share, name_group = _shares(group * (n_kinds * n_names) + totals.kind * n_names + totals.name,
-                                           totals, facts)
+    key, paid, share, name_group = _shares(
+        group * (n_kinds * n_names) + totals.kind * n_names + totals.name, totals, facts
+    )
     name_kind, name = totals.kinds[key // n_names % n_kinds], totals.names[key % n_names]
     name_flagged = share > component_threshold
     kind_key, kind_paid, kind_share, kind_group = _shares(group * n_kinds + totals.kind, totals, facts)
@@ -49,26 +51,46 @@ def dominance(totals: ComponentTotals, facts: EpisodeFacts, *, threshold: float,
     flags: list[Flag] = []
     for code, group_name in enumerate(facts.groups):
         for i in np.flatnonzero(name_flagged & (name_group == code)):
-            flags.append(Flag(
-                "dominance", "component-dominates", f"{by} {group_name}",
-                f"{KIND_WORDS.get(name_kind[i], name_kind[i])} for {name[i]} is {share[i]:.0%} of "
-                f"{group_name}'s shaped reward (past the {component_threshold:.0%} threshold for one component)"))
+            flags.append(
+                Flag(
+                    "dominance",
+                    "component-dominates",
+                    f"{by} {group_name}",
+                    f"{KIND_WORDS.get(name_kind[i], name_kind[i])} for {name[i]} is {share[i]:.0%} of "
+                    f"{group_name}'s shaped reward (past the {component_threshold:.0%} threshold for one component)",
+                )
+            )
         if heavy[code]:
             parts = np.flatnonzero(resource & (kind_group == code))
             detail = ", ".join(f"{KIND_WORDS[kind[i]]} {kind_share[i]:.0%}" for i in parts)
-            flags.append(Flag(
-                "dominance", "resource-shaping-dominates", f"{by} {group_name}",
-                f"resource shaping is {resource_share[code]:.0%} of {group_name}'s shaped reward ({detail}), past "
-                f"the {threshold:.0%} threshold: the return pays for collecting and repeating, not for achievements"))
-    by_name = pd.DataFrame({by: facts.groups[name_group], "kind": name_kind, "name": name, "paid": paid,
-                            "share": share, "flagged": name_flagged})
-    by_kind = pd.DataFrame({by: facts.groups[kind_group], "kind": kind, "paid": kind_paid, "share": kind_share,
-                            "flagged": kind_flagged})
+            flags.append(
+                Flag(
+                    "dominance",
+                    "resource-shaping-dominates",
+                    f"{by} {group_name}",
+                    f"resource shaping is {resource_share[code]:.0%} of {group_name}'s shaped reward ({detail}), past "
+                    f"the {threshold:.0%} threshold: the return pays for collecting and repeating, not for achievements",
+                )
+            )
+    by_name = pd.DataFrame(
+        {
+            by: facts.groups[name_group],
+            "kind": name_kind,
+            "name": name,
+            "paid": paid,
+            "share": share,
+            "flagged": name_flagged,
+        }
+    )
+    by_kind = pd.DataFrame(
+        {by: facts.groups[kind_group], "kind": kind, "paid": kind_paid, "share": kind_share, "flagged": kind_flagged}
+    )
     return by_name, by_kind, flags
 
 
-def _shares(key: np.ndarray, totals: ComponentTotals,
-            facts: EpisodeFacts) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def _shares(
+    key: np.ndarray, totals: ComponentTotals, facts: EpisodeFacts
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Per distinct key (its leading digit the group): the key, ``paid``, ``share`` of the
     group's summed magnitude, and the group code; groups in order, largest share first in one."""
     keys, inverse = np.unique(key, return_inverse=True)

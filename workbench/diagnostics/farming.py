@@ -56,24 +56,27 @@ def farming_events(totals: ComponentTotals, facts: EpisodeFacts) -> pd.DataFrame
     order = np.lexsort((-repeat, episode))
     rows, episode, repeat = rows[order], episode[order], repeat[order]
     kind = totals.kinds[totals.kind[rows]]
-    return pd.DataFrame({
-        "episode": facts.ids[episode],
-        facts.by: facts.group[episode],
-        "kind": kind,
-        "name": totals.names[totals.name[rows]],
-        "times_paid": totals.times_paid[rows],
-        "units": totals.units[rows],
-        "paid": totals.paid[rows],
-        "first_paid": totals.first_paid[rows],
-        "repeat_paid": repeat,
-        "repeat_share": repeat / facts.scale[episode],
-        "counts": facts.counts[episode],
-        "estimated": (kind == "achievement_count") & facts.estimated[episode],
-    })
+    return pd.DataFrame(
+        {
+            "episode": facts.ids[episode],
+            facts.by: facts.group[episode],
+            "kind": kind,
+            "name": totals.names[totals.name[rows]],
+            "times_paid": totals.times_paid[rows],
+            "units": totals.units[rows],
+            "paid": totals.paid[rows],
+            "first_paid": totals.first_paid[rows],
+            "repeat_paid": repeat,
+            "repeat_share": repeat / facts.scale[episode],
+            "counts": facts.counts[episode],
+            "estimated": (kind == "achievement_count") & facts.estimated[episode],
+        }
+    )
 
 
-def farming_episodes(totals: ComponentTotals, facts: EpisodeFacts,
-                     events: pd.DataFrame) -> tuple[pd.DataFrame, list[Flag]]:
+def farming_episodes(
+    totals: ComponentTotals, facts: EpisodeFacts, events: pd.DataFrame
+) -> tuple[pd.DataFrame, list[Flag]]:
     """Per episode: ``return``, ``credits`` (achievement credits and the indicator, after lambda),
     ``resource`` (resource shaping after lambda), ``first_time`` and ``repeats`` (resource pay at
     each event's first rise and beyond it), ``repeat_share`` (repeats / |return|), ``counts`` and
@@ -87,16 +90,21 @@ def farming_episodes(totals: ComponentTotals, facts: EpisodeFacts,
 
     credits = per_episode(totals.paid, ~resource)
     repeats = per_episode(totals.repeat_paid, resource)
-    table = pd.DataFrame({
-        "episode": facts.ids, facts.by: facts.group, "counts": facts.counts, "return": facts.returns,
-        "credits": credits,
-        "resource": per_episode(totals.paid, resource),
-        "first_time": per_episode(totals.first_paid, resource),
-        "repeats": repeats,
-        "repeat_share": repeats / facts.scale,
-        "count_shaping_estimated": facts.estimated,
-        "flagged": np.abs(repeats) > np.abs(credits),
-    })
+    table = pd.DataFrame(
+        {
+            "episode": facts.ids,
+            facts.by: facts.group,
+            "counts": facts.counts,
+            "return": facts.returns,
+            "credits": credits,
+            "resource": per_episode(totals.paid, resource),
+            "first_time": per_episode(totals.first_paid, resource),
+            "repeats": repeats,
+            "repeat_share": repeats / facts.scale,
+            "count_shaping_estimated": facts.estimated,
+            "flagged": np.abs(repeats) > np.abs(credits),
+        }
+    )
     return table, _farming_flags(table, events)
 
 
@@ -110,19 +118,26 @@ def _farming_flags(table: pd.DataFrame, events: pd.DataFrame) -> list[Flag]:
     starts = np.flatnonzero(np.r_[True, event_episode[1:] != event_episode[:-1]]) if len(events) else np.zeros(0, int)
     runs = dict(zip(event_episode[starts], zip(starts, np.r_[starts[1:], len(events)])))
     columns = {c: events[c].to_numpy() for c in ("kind", "name", "times_paid", "repeat_paid")}
-    rows = {c: table[c].to_numpy() for c in ("episode", "return", "credits", "repeats", "repeat_share",
-                                             "count_shaping_estimated")}
+    rows = {
+        c: table[c].to_numpy()
+        for c in ("episode", "return", "credits", "repeats", "repeat_share", "count_shaping_estimated")
+    }
     flags = []
     for i in flagged:
         episode = rows["episode"][i]
         first, end = runs.get(episode, (0, 0))
         top = range(first, min(first + 3, end))  # events are sorted by repeat pay within an episode
-        parts = [f"{'the ' + columns['name'][j] + ' count' if columns['kind'][j] == 'achievement_count' else columns['name'][j]}"
-                 f" rose {columns['times_paid'][j]} times ({columns['repeat_paid'][j]:.2f} beyond the first)" for j in top]
+        parts = [
+            f"{'the ' + columns['name'][j] + ' count' if columns['kind'][j] == 'achievement_count' else columns['name'][j]}"
+            f" rose {columns['times_paid'][j]} times ({columns['repeat_paid'][j]:.2f} beyond the first)"
+            for j in top
+        ]
         share = rows["repeat_share"][i]
         share_text = f"{share:.0%} of its return {rows['return'][i]:.3f}" if not np.isnan(share) else "its return is 0"
-        why = (f"repeated resource events paid {rows['repeats'][i]:.3f} ({share_text}), more than its achievement "
-               f"credits ({rows['credits'][i]:.3f}): {'; '.join(parts)}")
+        why = (
+            f"repeated resource events paid {rows['repeats'][i]:.3f} ({share_text}), more than its achievement "
+            f"credits ({rows['credits'][i]:.3f}): {'; '.join(parts)}"
+        )
         if rows["count_shaping_estimated"][i]:
             why += " (achievement counts are estimated for this episode, so its count shaping is an estimate)"
         flags.append(Flag("farming", "repeats-outweigh-credits", str(episode), why))
@@ -140,8 +155,11 @@ def cycles(scores: Scores, config: RewardConfig, facts: EpisodeFacts) -> pd.Data
     n_slots = len(INVENTORY_ITEMS) + len(ACHIEVEMENTS)
     episode_of_gain = prepared.episode_of[prepared.gain_decision].astype(np.int64)
     # Rises per (episode, slot): slots are the 16 items then the 22 achievement counts.
-    rises = np.bincount(episode_of_gain * n_slots + prepared.gain_slot, weights=prepared.gain_delta,
-                        minlength=prepared.n_episodes * n_slots).reshape(prepared.n_episodes, n_slots)
+    rises = np.bincount(
+        episode_of_gain * n_slots + prepared.gain_slot,
+        weights=prepared.gain_delta,
+        minlength=prepared.n_episodes * n_slots,
+    ).reshape(prepared.n_episodes, n_slots)
     lam = config.effective_lambda
     resource = config.resource_weights
     per_achievement = config.effective_strategy == PER_ACHIEVEMENT
@@ -149,14 +167,32 @@ def cycles(scores: Scores, config: RewardConfig, facts: EpisodeFacts) -> pd.Data
     # Rows episode by episode, each episode's cycles in CYCLES order.
     gathered = np.stack([rises[:, len(INVENTORY_ITEMS) + ACHIEVEMENTS.index(c.gather)] for c in CYCLES], axis=1)
     spent = np.stack([rises[:, len(INVENTORY_ITEMS) + ACHIEVEMENTS.index(c.spend)] for c in CYCLES], axis=1)
-    pay = np.array([lam * (resource.inventory_weight(c.item) + resource.achievement_count_weight(c.gather)
-                           + resource.achievement_count_weight(c.spend)) if per_achievement else 0.0 for c in CYCLES])
+    pay = np.array(
+        [
+            lam
+            * (
+                resource.inventory_weight(c.item)
+                + resource.achievement_count_weight(c.gather)
+                + resource.achievement_count_weight(c.spend)
+            )
+            if per_achievement
+            else 0.0
+            for c in CYCLES
+        ]
+    )
     laps = np.minimum(gathered, spent).astype(np.int64)
     lap_paid = laps * pay[None, :]
-    return pd.DataFrame({
-        "episode": np.repeat(facts.ids, k), facts.by: np.repeat(facts.group, k),
-        "cycle": np.tile(np.array([f"{c.name}: {c.gather} / {c.spend}" for c in CYCLES], dtype=object), n),
-        "gathered": gathered.astype(np.int64).ravel(), "spent": spent.astype(np.int64).ravel(), "laps": laps.ravel(),
-        "pay_per_lap": np.tile(pay, n), "lap_paid": lap_paid.ravel(),
-        "share_of_return": (lap_paid / facts.scale[:, None]).ravel(), "estimated": np.repeat(facts.estimated, k),
-    })
+    return pd.DataFrame(
+        {
+            "episode": np.repeat(facts.ids, k),
+            facts.by: np.repeat(facts.group, k),
+            "cycle": np.tile(np.array([f"{c.name}: {c.gather} / {c.spend}" for c in CYCLES], dtype=object), n),
+            "gathered": gathered.astype(np.int64).ravel(),
+            "spent": spent.astype(np.int64).ravel(),
+            "laps": laps.ravel(),
+            "pay_per_lap": np.tile(pay, n),
+            "lap_paid": lap_paid.ravel(),
+            "share_of_return": (lap_paid / facts.scale[:, None]).ravel(),
+            "estimated": np.repeat(facts.estimated, k),
+        }
+    )

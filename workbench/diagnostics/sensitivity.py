@@ -22,14 +22,16 @@ from workbench.scoring import Scores
 
 __all__ = ["credit_matrix", "sensitivity"]
 
+
 def credit_matrix(scores: Scores) -> np.ndarray:
     """(episodes, 22) int: how many credits of each achievement (Crafter order) each episode
     earned under this config (all zero under consistent, which credits no names)."""
     unlocks = scores.unlocks
     credited = unlocks[unlocks["credited"].to_numpy()]
     e = scores.prepared.n_episodes
-    key = credited["episode"].cat.codes.to_numpy().astype(np.int64) * len(ACHIEVEMENTS) \
-        + credited["name"].cat.codes.to_numpy().astype(np.int64)
+    key = credited["episode"].cat.codes.to_numpy().astype(np.int64) * len(ACHIEVEMENTS) + credited[
+        "name"
+    ].cat.codes.to_numpy().astype(np.int64)
     return np.bincount(key, minlength=e * len(ACHIEVEMENTS)).reshape(e, len(ACHIEVEMENTS))
 
 
@@ -69,19 +71,33 @@ def sensitivity(scores: Scores, config: RewardConfig, worst_pair: tuple[str, str
             step = change[fixable] + np.sign(change[fixable]) * 1e-9 * np.maximum(1.0, np.abs(change[fixable]))
             moved = returns[None, :] + (lam * credits[:, fixable].T) * step[:, None]
             after[np.flatnonzero(fixable)] = discordant_pairs(np.broadcast_to(achievements, moved.shape), moved)
-    table = pd.DataFrame({
-        "achievement": list(ACHIEVEMENTS), "weight": weights, "in_config": [n in written for n in ACHIEVEMENTS],
-        "episodes_credited": (credits > 0).sum(axis=0), "low": low, "high": high, "low_pair": low_pair,
-        "high_pair": high_pair, "fix_weight": weights + change, "fix_change": change, "misranked_after_fix": after,
-    })
+    table = pd.DataFrame(
+        {
+            "achievement": list(ACHIEVEMENTS),
+            "weight": weights,
+            "in_config": [n in written for n in ACHIEVEMENTS],
+            "episodes_credited": (credits > 0).sum(axis=0),
+            "low": low,
+            "high": high,
+            "low_pair": low_pair,
+            "high_pair": high_pair,
+            "fix_weight": weights + change,
+            "fix_change": change,
+            "misranked_after_fix": after,
+        }
+    )
     table.attrs["worst_pair"] = worst_pair
-    table.attrs["note"] = "" if per_achievement else \
-        f"{config.effective_strategy} pays no per-achievement credits: weights cannot change any return"
+    table.attrs["note"] = (
+        ""
+        if per_achievement
+        else f"{config.effective_strategy} pays no per-achievement credits: weights cannot change any return"
+    )
     return table
 
 
-def _stable_interval(returns: np.ndarray, slopes: np.ndarray, weight: float,
-                     ids: list[str]) -> tuple[float, float, str, str]:
+def _stable_interval(
+    returns: np.ndarray, slopes: np.ndarray, weight: float, ids: list[str]
+) -> tuple[float, float, str, str]:
     """The open interval of weights around ``weight`` in which no two returns (each moving at
     its ``slope`` per unit of weight) cross, and the pairs that tie at its bounds."""
     levels = np.unique(slopes)

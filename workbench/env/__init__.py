@@ -24,8 +24,14 @@ from workbench.env.recorder import ENDINGS
 ENV_ID = "workbench/CrafterStepwise-v0"
 
 __all__ = [
-    "ENDINGS", "END_OF_DECISION", "ENV_ID", "CrafterStepwiseEnv", "decision_space", "decode_decision",
-    "encode_decision", "resolve_config",
+    "ENDINGS",
+    "END_OF_DECISION",
+    "ENV_ID",
+    "CrafterStepwiseEnv",
+    "decision_space",
+    "decode_decision",
+    "encode_decision",
+    "resolve_config",
 ]
 
 if ENV_ID not in gymnasium.registry:  # re-importing (e.g. importlib.reload) must not warn about overriding

@@ -37,8 +37,11 @@ def decision_space(actions_per_decision: int) -> spaces.Discrete | spaces.MultiD
 
 def check_actions_per_decision(actions_per_decision: Any) -> int:
     """``actions_per_decision`` as an int >= 1; ``EnvError`` otherwise."""
-    if isinstance(actions_per_decision, bool) or not isinstance(actions_per_decision, (int, np.integer)) \
-            or actions_per_decision < 1:
+    if (
+        isinstance(actions_per_decision, bool)
+        or not isinstance(actions_per_decision, (int, np.integer))
+        or actions_per_decision < 1
+    ):
         raise EnvError(f"actions_per_decision must be an integer >= 1, got {actions_per_decision!r}")
     return int(actions_per_decision)
 
@@ -52,10 +55,15 @@ def decode_decision(action: Any, space: spaces.Space[Any]) -> list[str]:
     if isinstance(space, spaces.Discrete):
         if isinstance(action, np.ndarray) and action.shape in ((), (1,)):
             action = action.reshape(()).item()
-        if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)) \
-                or not 0 <= int(action) < len(ACTIONS):
-            raise EnvError(f"action {action!r} is not in {space}: expected an action id 0..{len(ACTIONS) - 1} "
-                           f"({', '.join(f'{i}={name}' for i, name in enumerate(ACTIONS))})")
+        if (
+            isinstance(action, (bool, np.bool_))
+            or not isinstance(action, (int, np.integer))
+            or not 0 <= int(action) < len(ACTIONS)
+        ):
+            raise EnvError(
+                f"action {action!r} is not in {space}: expected an action id 0..{len(ACTIONS) - 1} "
+                f"({', '.join(f'{i}={name}' for i, name in enumerate(ACTIONS))})"
+            )
         return [ACTIONS[int(action)]]
     size = len(space.nvec) if isinstance(space, spaces.MultiDiscrete) else 0
     ids = np.asarray(action)

@@ -51,7 +51,9 @@ def resolve_config(config: RewardConfig | str | Path | Mapping[str, Any] | None)
         return RewardConfig.from_file(config)
     if isinstance(config, Mapping):
         return RewardConfig.from_dict(config)
-    raise EnvError(f"config must be a RewardConfig, a config file path or a step_rewards table, got {type(config).__name__}")
+    raise EnvError(
+        f"config must be a RewardConfig, a config file path or a step_rewards table, got {type(config).__name__}"
+    )
 
 
 class CrafterStepwiseEnv(gymnasium.Env):
@@ -101,10 +103,16 @@ class CrafterStepwiseEnv(gymnasium.Env):
             raise EnvError(f"observation must be one of {list(OBSERVATIONS)}, got {observation!r}")
         self.observation = observation
         image = spaces.Box(0, 255, FRAME_SHAPE, np.uint8)
-        self.observation_space = image if observation == "image" else spaces.Dict({
-            "image": image,
-            "inventory": spaces.Box(0, INVENTORY_MAX, (len(INVENTORY_ITEMS),), np.int64),
-        })
+        self.observation_space = (
+            image
+            if observation == "image"
+            else spaces.Dict(
+                {
+                    "image": image,
+                    "inventory": spaces.Box(0, INVENTORY_MAX, (len(INVENTORY_ITEMS),), np.int64),
+                }
+            )
+        )
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise EnvError(f"render_mode must be None or one of {self.metadata['render_modes']}, got {render_mode!r}")
         self.render_mode = render_mode
@@ -112,12 +120,15 @@ class CrafterStepwiseEnv(gymnasium.Env):
         self.record_frames = bool(record_frames)
         self._sink = EpisodeSink(record, record_to, policy_name)
         if self.record_frames and not self._sink.active:
-            raise EnvError("record_frames=True needs record=True and/or record_to=FOLDER (frames are kept for a recording)")
+            raise EnvError(
+                "record_frames=True needs record=True and/or record_to=FOLDER (frames are kept for a recording)"
+            )
         if not self.config.active:
             warnings.warn(
                 f"this reward config is not active (enabled={self.config.enabled!r}, mode={self.config.mode!r}): the "
                 "task app would pay no stepwise reward; the env pays what the table would pay, as workbench.score does",
-                UserWarning, stacklevel=2,
+                UserWarning,
+                stacklevel=2,
             )
         self._scorer = DecisionScorer(self.config)
         self._crafter: crafter.Env | None = None
@@ -277,9 +288,14 @@ class CrafterStepwiseEnv(gymnasium.Env):
         if trace is None or trace.n_decisions == 0:
             return None
         metadata = episode_metadata(
-            seed=self._crafter_seed, crafter_episode=self._crafter_episode, number=self._sink.number,
-            policy=self._sink.policy_name, actions_per_decision=self.actions_per_decision, length=self.length,
-            config=self.config.to_dict(), end=end,
+            seed=self._crafter_seed,
+            crafter_episode=self._crafter_episode,
+            number=self._sink.number,
+            policy=self._sink.policy_name,
+            actions_per_decision=self.actions_per_decision,
+            length=self.length,
+            config=self.config.to_dict(),
+            end=end,
         )
         episode = trace.episode(self._sink.next_id(self._crafter_seed), metadata)
         if self._sink.active:

@@ -40,8 +40,14 @@ class EpisodeTrace:
         """How many decisions the trace holds so far."""
         return len(self.actions)
 
-    def add(self, row: tuple[list[int], list[int], list[int]], actions: Sequence[str], env_reward: float,
-            done: bool, frames: Sequence[np.ndarray] = ()) -> None:
+    def add(
+        self,
+        row: tuple[list[int], list[int], list[int]],
+        actions: Sequence[str],
+        env_reward: float,
+        done: bool,
+        frames: Sequence[np.ndarray] = (),
+    ) -> None:
         """Append one decision: the row after it, the actions executed, their summed reward, ``done``, their frames."""
         self.rows.append(row)
         self.actions.append(list(actions))
@@ -123,8 +129,17 @@ class EpisodeSink:
         raise EnvError("this environment does not record: pass record=True and/or record_to=FOLDER")
 
 
-def episode_metadata(*, seed: int, crafter_episode: int, number: int, policy: str | None, actions_per_decision: int,
-                     length: int | None, config: dict[str, Any], end: str) -> dict[str, Any]:
+def episode_metadata(
+    *,
+    seed: int,
+    crafter_episode: int,
+    number: int,
+    policy: str | None,
+    actions_per_decision: int,
+    length: int | None,
+    config: dict[str, Any],
+    end: str,
+) -> dict[str, Any]:
     """An env-recorded episode's metadata (``source`` "env"; ``seed`` the ``crafter.Env`` seed).
 
     The world is the ``crafter_episode``-th reset of ``crafter.Env(seed=seed)`` (Crafter seeds its

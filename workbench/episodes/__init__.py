@@ -31,7 +31,24 @@ from workbench.episodes.model import (
 )
 
 __all__ = [
-    "ACTION_IDS", "BATCH_DECISIONS", "COUNT_SOURCES", "FRAME_SHAPE", "INDEX_COLUMNS", "STATE_DTYPES", "ColumnStore",
-    "Corpus", "DecisionArrays", "Episode", "EpisodeError", "EpisodeExtras", "narrow", "Frames", "check_values", "index_frame", "now_iso",
-    "register_writer", "reset_state_arrays", "unique_id",
+    "ACTION_IDS",
+    "BATCH_DECISIONS",
+    "COUNT_SOURCES",
+    "FRAME_SHAPE",
+    "INDEX_COLUMNS",
+    "STATE_DTYPES",
+    "ColumnStore",
+    "Corpus",
+    "DecisionArrays",
+    "Episode",
+    "EpisodeError",
+    "EpisodeExtras",
+    "narrow",
+    "Frames",
+    "check_values",
+    "index_frame",
+    "now_iso",
+    "register_writer",
+    "reset_state_arrays",
+    "unique_id",
 ]

@@ -32,8 +32,12 @@ INVENTORY_MAX = 9
 #: Narrow dtypes of the state columns: inventory 0..9, counts rise at most once per step
 #: (uint16 holds 65,535, past Crafter's 10,000-step default length), positions in a 64x64 world
 #: (int16 leaves room for larger areas; -1 = unknown).
-STATE_DTYPES = {"inventory": np.uint8, "achievement_counts": np.uint16, "achievement_status": np.bool_,
-                "player_pos": np.int16}
+STATE_DTYPES = {
+    "inventory": np.uint8,
+    "achievement_counts": np.uint16,
+    "achievement_status": np.bool_,
+    "player_pos": np.int16,
+}
 COUNT_MAX = int(np.iinfo(np.uint16).max)
 #: Rows checked at a time by ``check_values``: its temporaries stay small and in cache.
 _CHECK_ROWS = 1 << 16
@@ -108,13 +112,18 @@ class DecisionArrays:
         row_starts = self.row_starts
         first = int(row_starts[start]) if start < self.n_episodes else self.n_rows
         last = int(row_starts[stop]) if stop < self.n_episodes else self.n_rows
-        offsets = self.action_offsets[first:last + 1]
+        offsets = self.action_offsets[first : last + 1]
         return DecisionArrays(
-            ids=self.ids[start:stop], lengths=self.lengths[start:stop], env_return=self.env_return[start:stop],
-            inventory=self.inventory[first:last], achievement_counts=self.achievement_counts[first:last],
-            achievement_status=self.achievement_status[first:last], player_pos=self.player_pos[first:last],
-            env_reward=self.env_reward[first:last], done=self.done[first:last],
-            action_ids=self.action_ids[int(offsets[0]):int(offsets[-1])],
+            ids=self.ids[start:stop],
+            lengths=self.lengths[start:stop],
+            env_return=self.env_return[start:stop],
+            inventory=self.inventory[first:last],
+            achievement_counts=self.achievement_counts[first:last],
+            achievement_status=self.achievement_status[first:last],
+            player_pos=self.player_pos[first:last],
+            env_reward=self.env_reward[first:last],
+            done=self.done[first:last],
+            action_ids=self.action_ids[int(offsets[0]) : int(offsets[-1])],
             action_offsets=offsets if offsets[0] == 0 else offsets - offsets[0],
         )
 
@@ -134,11 +143,25 @@ class DecisionArrays:
         for part in parts:
             offsets.append(part.action_offsets[1:] + base)
             base += int(part.action_offsets[-1])
-        joined = {name: np.concatenate([getattr(p, name) for p in parts])
-                  for name in ("lengths", "env_return", "inventory", "achievement_counts", "achievement_status",
-                               "player_pos", "env_reward", "done", "action_ids")}
-        return DecisionArrays(ids=tuple(i for p in parts for i in p.ids),
-                              action_offsets=np.concatenate(offsets).astype(np.int64), **joined)
+        joined = {
+            name: np.concatenate([getattr(p, name) for p in parts])
+            for name in (
+                "lengths",
+                "env_return",
+                "inventory",
+                "achievement_counts",
+                "achievement_status",
+                "player_pos",
+                "env_reward",
+                "done",
+                "action_ids",
+            )
+        }
+        return DecisionArrays(
+            ids=tuple(i for p in parts for i in p.ids),
+            action_offsets=np.concatenate(offsets).astype(np.int64),
+            **joined,
+        )
 
     @staticmethod
     def from_episodes(episodes: Sequence[Episode], ids: Sequence[str] | None = None) -> DecisionArrays:
@@ -149,8 +172,11 @@ class DecisionArrays:
         steps_per_row = [np.concatenate([[0], [len(d) for d in e.actions]]) for e in episodes]
         action_offsets = np.concatenate([[0], np.cumsum(np.concatenate(steps_per_row))]).astype(np.int64)
         action_index = {name: i for i, name in enumerate(ACTIONS)}
-        action_ids = np.fromiter((action_index[a] for e in episodes for d in e.actions for a in d), dtype=np.uint8,
-                                 count=int(action_offsets[-1]))
+        action_ids = np.fromiter(
+            (action_index[a] for e in episodes for d in e.actions for a in d),
+            dtype=np.uint8,
+            count=int(action_offsets[-1]),
+        )
         zero = np.zeros(1)
         return DecisionArrays(
             ids=tuple(ids) if ids is not None else tuple(e.id for e in episodes),
@@ -180,13 +206,18 @@ def check_values(arrays: DecisionArrays, where: str = "") -> None:
 
     def fail(row: int, column: str, value: object, why: str) -> None:
         k = int(np.searchsorted(row_starts, row, side="right")) - 1
-        raise EpisodeValueError(f"{prefix}episode {arrays.ids[k]!r}: decision {row - int(row_starts[k])}, "
-                                f"column {column!r}: {value!r} {why}")
+        raise EpisodeValueError(
+            f"{prefix}episode {arrays.ids[k]!r}: decision {row - int(row_starts[k])}, "
+            f"column {column!r}: {value!r} {why}"
+        )
 
     is_reset = np.zeros(arrays.n_rows, dtype=bool)
     is_reset[row_starts] = True
-    limits = (("inventory", INVENTORY_ITEMS, 0, INVENTORY_MAX), ("achievement_counts", ACHIEVEMENTS, 0, COUNT_MAX),
-              ("player_pos", ("x", "y"), -1, None))
+    limits = (
+        ("inventory", INVENTORY_ITEMS, 0, INVENTORY_MAX),
+        ("achievement_counts", ACHIEVEMENTS, 0, COUNT_MAX),
+        ("player_pos", ("x", "y"), -1, None),
+    )
     counts_all = arrays.achievement_counts
     for first in range(0, arrays.n_rows, _CHECK_ROWS):
         last = min(first + _CHECK_ROWS, arrays.n_rows)
@@ -206,19 +237,27 @@ def check_values(arrays: DecisionArrays, where: str = "") -> None:
         inconsistent = status != (counts > 0)
         if inconsistent.any():
             row, column = np.argwhere(inconsistent)[0]
-            fail(first + int(row), _column_name("achievement_status", ACHIEVEMENTS[column]), bool(status[row, column]),
-                 f"disagrees with the count {counts[row, column].item()} (status is true exactly when the count is positive)")
+            fail(
+                first + int(row),
+                _column_name("achievement_status", ACHIEVEMENTS[column]),
+                bool(status[row, column]),
+                f"disagrees with the count {counts[row, column].item()} (status is true exactly when the count is positive)",
+            )
         # Counts never fall within an episode: each row against the one before, resets skipped.
         start = max(first, 1)
-        falling = counts_all[start:last] < counts_all[start - 1:last - 1]
+        falling = counts_all[start:last] < counts_all[start - 1 : last - 1]
         if falling.any():
             falling[is_reset[start:last]] = False
             if falling.any():
                 row, column = np.argwhere(falling)[0]
                 at = start + int(row)
-                fail(at, _column_name("achievement_counts", ACHIEVEMENTS[column]), counts_all[at, column].item(),
-                     f"is below the previous decision's {counts_all[at - 1, column].item()} "
-                     "(counts never decrease within an episode)")
+                fail(
+                    at,
+                    _column_name("achievement_counts", ACHIEVEMENTS[column]),
+                    counts_all[at, column].item(),
+                    f"is below the previous decision's {counts_all[at - 1, column].item()} "
+                    "(counts never decrease within an episode)",
+                )
         reward = arrays.env_reward[first:last]
         if not np.isfinite(reward.sum()):  # NaN or infinity anywhere makes the sum non-finite
             finite = np.isfinite(reward)
@@ -233,8 +272,12 @@ def check_values(arrays: DecisionArrays, where: str = "") -> None:
 
 def _column_name(array: str, column: str) -> str:
     """The decisions-table column of one cell (``inventory_wood``, ``count_collect_wood`` ...)."""
-    prefix = {"inventory": "inventory_", "achievement_counts": "count_", "achievement_status": "status_",
-              "player_pos": "pos_"}[array]
+    prefix = {
+        "inventory": "inventory_",
+        "achievement_counts": "count_",
+        "achievement_status": "status_",
+        "player_pos": "pos_",
+    }[array]
     return prefix + column
 
 
@@ -293,8 +336,15 @@ class ColumnStore:
         episode = self._shared.get(k)
         if episode is None:
             extras = self.extras(k)
-            episode = Episode(id=extras.id, metadata=extras.metadata, logged=extras.logged, views=extras.views,
-                              messages=extras.messages, frames_loader=extras.frames_loader, **self.episode_arrays(k))
+            episode = Episode(
+                id=extras.id,
+                metadata=extras.metadata,
+                logged=extras.logged,
+                views=extras.views,
+                messages=extras.messages,
+                frames_loader=extras.frames_loader,
+                **self.episode_arrays(k),
+            )
             self._shared[k] = episode
         self._recent[k] = episode
         self._recent.move_to_end(k)
@@ -306,12 +356,16 @@ class ColumnStore:
         """Episode k's ``Episode`` fields from the columns: arrays (views, cast by ``Episode``) and actions."""
         first, last = self.rows_of(k)
         a = self.arrays
-        offsets = a.action_offsets[first:last + 1]
-        ids = a.action_ids[int(offsets[0]):int(offsets[-1])].tolist()
+        offsets = a.action_offsets[first : last + 1]
+        ids = a.action_ids[int(offsets[0]) : int(offsets[-1])].tolist()
         bounds = (offsets - offsets[0]).tolist()
-        actions = [[ACTIONS[i] for i in ids[bounds[r]:bounds[r + 1]]] for r in range(1, last - first)]
+        actions = [[ACTIONS[i] for i in ids[bounds[r] : bounds[r + 1]]] for r in range(1, last - first)]
         return {
-            "inventory": a.inventory[first:last], "achievement_counts": a.achievement_counts[first:last],
-            "achievement_status": a.achievement_status[first:last], "player_pos": a.player_pos[first:last],
-            "env_reward": a.env_reward[first + 1:last], "done": a.done[first + 1:last], "actions": actions,
+            "inventory": a.inventory[first:last],
+            "achievement_counts": a.achievement_counts[first:last],
+            "achievement_status": a.achievement_status[first:last],
+            "player_pos": a.player_pos[first:last],
+            "env_reward": a.env_reward[first + 1 : last],
+            "done": a.done[first + 1 : last],
+            "actions": actions,
         }

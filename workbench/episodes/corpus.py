@@ -102,7 +102,9 @@ class Corpus:
     @overload
     def __getitem__(self, key: slice | Sequence[bool] | np.ndarray | pd.Series) -> Corpus: ...
 
-    def __getitem__(self, key: int | np.integer | str | slice | Sequence[bool] | np.ndarray | pd.Series) -> Episode | Corpus:
+    def __getitem__(
+        self, key: int | np.integer | str | slice | Sequence[bool] | np.ndarray | pd.Series
+    ) -> Episode | Corpus:
         """An episode by position or id, or a sub-corpus by slice, boolean mask or positions
         (never loads an episode to select). Raises ``IndexError`` / ``KeyError`` for a bad key."""
         if isinstance(key, (int, np.integer)):
@@ -130,7 +132,11 @@ class Corpus:
             if column not in self.index.columns:
                 raise KeyError(f"no index column {column!r}; columns are {list(self.index.columns)}")
             values = self.index[column]
-            mask &= values.isin(wanted).to_numpy() if isinstance(wanted, (list, tuple, set)) else (values == wanted).to_numpy()
+            mask &= (
+                values.isin(wanted).to_numpy()
+                if isinstance(wanted, (list, tuple, set))
+                else (values == wanted).to_numpy()
+            )
         return self._subset(np.flatnonzero(mask))
 
     def groups(self, by: str) -> pd.Series:
@@ -185,8 +191,9 @@ class Corpus:
         extras = backing[0].extras(backing[1]) if backing is not None else EpisodeExtras.of(self._load(position))
         episode_id = self.index["episode"].iat[position]
         if extras.id != episode_id:
-            extras = EpisodeExtras(episode_id, extras.metadata, extras.logged, extras.views, extras.messages,
-                                   extras.frames_loader)
+            extras = EpisodeExtras(
+                episode_id, extras.metadata, extras.logged, extras.views, extras.messages, extras.frames_loader
+            )
         return extras
 
     def decision_batches(self, max_decisions: int = BATCH_DECISIONS) -> Iterator[tuple[int, DecisionArrays]]:
@@ -291,5 +298,13 @@ def _unique_id(episode_id: str, seen: set[str]) -> str:
 def index_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
     """``Corpus.index`` from index rows (``Episode.index_row()`` dicts), with its dtypes."""
     frame = pd.DataFrame(rows, columns=list(INDEX_COLUMNS))
-    return frame.astype({"decisions": "int64", "steps": "int64", "env_return": "float64",
-                         "n_unlocked": "int64", "has_frames": "bool", "has_logged": "bool"})
+    return frame.astype(
+        {
+            "decisions": "int64",
+            "steps": "int64",
+            "env_return": "float64",
+            "n_unlocked": "int64",
+            "has_frames": "bool",
+            "has_logged": "bool",
+        }
+    )

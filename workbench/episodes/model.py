@@ -23,8 +23,18 @@ FRAME_SHAPE = (64, 64, 3)
 
 #: Columns of ``Corpus.index``, in order.
 INDEX_COLUMNS = (
-    "episode", "source", "policy", "seed", "decisions", "steps", "env_return",
-    "unlocked", "n_unlocked", "has_frames", "has_logged", "counts",
+    "episode",
+    "source",
+    "policy",
+    "seed",
+    "decisions",
+    "steps",
+    "env_return",
+    "unlocked",
+    "n_unlocked",
+    "has_frames",
+    "has_logged",
+    "counts",
 )
 
 #: Where an episode's achievement counts come from (``metadata["counts"]``, index column
@@ -112,20 +122,26 @@ class Episode:
         for name, shape in expected.items():
             actual = getattr(self, name).shape
             if actual != shape:
-                raise EpisodeError(f"episode {self.id!r}: {name} has shape {actual}, expected {shape} for {n} decisions")
+                raise EpisodeError(
+                    f"episode {self.id!r}: {name} has shape {actual}, expected {shape} for {n} decisions"
+                )
         for name, length in (("views", n + 1), ("messages", n)):
             texts = getattr(self, name)
             if texts is not None and (len(texts) != length or not all(isinstance(t, str) for t in texts)):
                 raise EpisodeError(f"episode {self.id!r}: {name} must be {length} strings for {n} decisions")
         counts = self.metadata.get("counts", "observed")
         if counts not in COUNT_SOURCES:
-            raise EpisodeError(f"episode {self.id!r}: metadata counts is {counts!r}; expected one of {list(COUNT_SOURCES)}")
+            raise EpisodeError(
+                f"episode {self.id!r}: metadata counts is {counts!r}; expected one of {list(COUNT_SOURCES)}"
+            )
         for i, decision in enumerate(self.actions, start=1):
             if not decision:
                 raise EpisodeError(f"episode {self.id!r}: decision {i} has no actions")
             unknown = [a for a in decision if a not in ACTION_IDS]
             if unknown:
-                raise EpisodeError(f"episode {self.id!r}: decision {i} has unknown action(s) {unknown}; Crafter's are {list(ACTIONS)}")
+                raise EpisodeError(
+                    f"episode {self.id!r}: decision {i} has unknown action(s) {unknown}; Crafter's are {list(ACTIONS)}"
+                )
 
     # -- sizes ------------------------------------------------------------------------------
     @property
@@ -183,7 +199,9 @@ class Episode:
                 f"expected ({self.n_steps + 1}, 64, 64, 3) uint8"
             )
         if step_decision.shape != (self.n_steps,):
-            raise EpisodeError(f"episode {self.id!r}: step_decision has shape {step_decision.shape}, expected ({self.n_steps},)")
+            raise EpisodeError(
+                f"episode {self.id!r}: step_decision has shape {step_decision.shape}, expected ({self.n_steps},)"
+            )
         self._frames = Frames(images, step_decision)
         self.frames_loader = None
 
@@ -214,6 +232,7 @@ class Episode:
         the task app does not reset its inventory and count snapshots (quirk 7 in workbench.reward). The
         first decision is then paid for, e.g., health, food, drink and energy refilling to 9.
         Frames are not carried: the result is for scoring."""
+
         def swapped(array: np.ndarray | None, last: np.ndarray | None) -> np.ndarray:
             assert array is not None and last is not None  # __post_init__ fills every array
             return np.concatenate([last[-1:], array[1:]])
@@ -311,8 +330,10 @@ def _integers(episode_id: str, name: str, values: Any, columns: Sequence[str]) -
         where = tuple(int(i) for i in np.argwhere(bad)[0])
         row, column = where[0], (where[1] if len(where) > 1 else 0)
         label = columns[column] if len(where) > 1 and column < len(columns) else str(column)
-        raise EpisodeValueError(f"episode {episode_id!r}: decision {row}, {name} column {label!r}: "
-                                f"{array[where].item()!r} is not an integer (a cast would change it silently)")
+        raise EpisodeValueError(
+            f"episode {episode_id!r}: decision {row}, {name} column {label!r}: "
+            f"{array[where].item()!r} is not an integer (a cast would change it silently)"
+        )
     return array.astype(np.int32)
 
 
@@ -325,5 +346,3 @@ def reset_state_arrays() -> tuple[np.ndarray, np.ndarray]:
 def now_iso() -> str:
     """Creation timestamps, UTC, to the second."""
     return datetime.now(UTC).replace(microsecond=0).isoformat()
-
-

@@ -99,7 +99,9 @@ def batch_files(path: Path, patterns: Sequence[str], what: str) -> tuple[list[Pa
     suffixes = {pattern.lstrip("*").lower() for pattern in patterns}
     files = sorted(f for f in path.rglob("*") if f.suffix.lower() in suffixes and f.is_file()) if path.is_dir() else []
     if not path.is_dir():
-        problem = "not a regular file or folder (a FIFO, socket or device)" if path.exists() else "no such file or folder"
+        problem = (
+            "not a regular file or folder (a FIFO, socket or device)" if path.exists() else "no such file or folder"
+        )
         collected.errors.append(ImportIssue(str(path), "", problem))
     elif not files:
         collected.errors.append(ImportIssue(str(path), "", f"no {what} found (looked for {', '.join(patterns)})"))
@@ -121,5 +123,3 @@ def safe_id(episode_id: str) -> str:
         return episode_id
     digest = hashlib.sha256(episode_id.encode("utf-8", "surrogatepass")).hexdigest()[:12]
     return f"{episode_id[: MAX_ID_CHARS - 13]}-{digest}"
-
-

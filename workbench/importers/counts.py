@@ -18,8 +18,13 @@ _ITEM = {item: k for k, item in enumerate(INVENTORY_ITEMS)}
 #: collect_<x> achievements whose rise shows as an inventory rise of one item (Crafter's
 #: ``collect`` rules: water gives drink, grass gives sapling; the rest give their own name).
 _COLLECTED_ITEM = {
-    "collect_coal": "coal", "collect_diamond": "diamond", "collect_drink": "drink", "collect_iron": "iron",
-    "collect_sapling": "sapling", "collect_stone": "stone", "collect_wood": "wood",
+    "collect_coal": "coal",
+    "collect_diamond": "diamond",
+    "collect_drink": "drink",
+    "collect_iron": "iron",
+    "collect_sapling": "sapling",
+    "collect_stone": "stone",
+    "collect_wood": "wood",
 }
 
 
@@ -54,7 +59,10 @@ def logged_counts(
             ambiguous = np.zeros(len(ACHIEVEMENTS), dtype=bool)
         for name, delta in deltas.items():
             if name not in _ACHIEVEMENT or not _is_rise(delta):
-                return None, f"decision {i}: achievement_count_deltas has {name!r}: {delta!r} (a positive rise of a Crafter achievement expected)"
+                return (
+                    None,
+                    f"decision {i}: achievement_count_deltas has {name!r}: {delta!r} (a positive rise of a Crafter achievement expected)",
+                )
             k = _ACHIEVEMENT[name]
             row[k] = before[k] + int(delta)
             ambiguous[k] = False
@@ -117,7 +125,9 @@ def inventory_disagreements(inventory: np.ndarray, stepwise: Sequence[Mapping[st
     for i, logged in enumerate(stepwise, start=1):
         if not isinstance(logged, Mapping) or logged.get("strategy") != PER_ACHIEVEMENT:
             continue
-        seen = {INVENTORY_ITEMS[k]: int(d) for k, d in enumerate(inventory[i].astype(np.int64) - inventory[i - 1]) if d > 0}
+        seen = {
+            INVENTORY_ITEMS[k]: int(d) for k, d in enumerate(inventory[i].astype(np.int64) - inventory[i - 1]) if d > 0
+        }
         deltas = logged.get("inventory_deltas") or {}
         try:
             logged_rises = {str(k): int(v) for k, v in deltas.items()} if isinstance(deltas, Mapping) else None

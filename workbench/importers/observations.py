@@ -65,8 +65,13 @@ def raw_observation(obs: Mapping[str, Any], where: str) -> Observed:
             position = tuple(integer(p, where, "player_position", low=INT32_MIN) for p in position)
         step = obs.get("num_steps_taken")
         max_steps = obs.get("max_steps_episode")
-        return Observed(state, position, integer(step, where, "num_steps_taken") if step is not None else None, "raw",
-                        integer(max_steps, where, "max_steps_episode") if max_steps is not None else None)
+        return Observed(
+            state,
+            position,
+            integer(step, where, "num_steps_taken") if step is not None else None,
+            "raw",
+            integer(max_steps, where, "max_steps_episode") if max_steps is not None else None,
+        )
     except BadInput:
         raise  # already names the field
     except (TypeError, ValueError, IndexError, AttributeError, OverflowError) as error:
@@ -100,7 +105,9 @@ def text_observation(text: str, where: str) -> Observed:
         raise BadInput(where, f"text observation without a {', '.join(repr(m + ':') for m in missing)} line")
     health = integer_text(fields["Health"], where, "Health")
     inventory = {item: 0 for item in INVENTORY_ITEMS} | {"health": health} | _text_inventory(fields["Inventory"], where)
-    status = {name: False for name in ACHIEVEMENTS} | {name: True for name in _text_achievements(fields["Achievements"], where)}
+    status = {name: False for name in ACHIEVEMENTS} | {
+        name: True for name in _text_achievements(fields["Achievements"], where)
+    }
     step = max_steps = None
     if "Step" in fields:
         counter = re.fullmatch(r"(\d+)\s*/\s*(\d+)", fields["Step"])
@@ -113,8 +120,10 @@ def text_observation(text: str, where: str) -> Observed:
         pair = _PAIR.match(fields["Position"])
         if not pair:
             raise BadInput(where, f"Position: {fields['Position']!r} is not '[x, y]'")
-        position = (integer_text(pair.group(1), where, "Position", low=INT32_MIN),
-                    integer_text(pair.group(2), where, "Position", low=INT32_MIN))
+        position = (
+            integer_text(pair.group(1), where, "Position", low=INT32_MIN),
+            integer_text(pair.group(2), where, "Position", low=INT32_MIN),
+        )
     state = {"inventory": inventory, "achievements_status": status}
     return Observed(state, position, step, "text", max_steps, map_view(text))
 
@@ -126,7 +135,7 @@ def map_view(text: str) -> str | None:
     if header is None:
         return None
     rows = []
-    for line in text[header.end():].lstrip("\n").splitlines():
+    for line in text[header.end() :].lstrip("\n").splitlines():
         if not line.strip():
             break  # the grid ends at the first blank line ("Choose your next actions." follows)
         rows.append(line.strip())

@@ -53,10 +53,12 @@ def _recorder_episode(file: Path) -> Episode:
     _check_recorder_shapes(file, arrays, steps)
     inventory0, counts0 = reset_state_arrays()
     # Row 0 is the Recorder's zero-filled reset row: only rows 1.. are read, so only they are checked.
-    inventory = np.column_stack([check_array(arrays[f"ainventory_{item}"][1:], f"ainventory_{item}", kind="count")
-                                 for item in INVENTORY_ITEMS])
-    counts = np.column_stack([check_array(arrays[f"achievement_{name}"][1:], f"achievement_{name}", kind="count")
-                              for name in ACHIEVEMENTS])
+    inventory = np.column_stack(
+        [check_array(arrays[f"ainventory_{item}"][1:], f"ainventory_{item}", kind="count") for item in INVENTORY_ITEMS]
+    )
+    counts = np.column_stack(
+        [check_array(arrays[f"achievement_{name}"][1:], f"achievement_{name}", kind="count") for name in ACHIEVEMENTS]
+    )
     positions = check_array(arrays["player_pos"][1:], "player_pos", kind="count", low=INT32_MIN)
     rewards = check_array(arrays["reward"][1:], "reward", kind="real")
     dones = check_array(arrays["done"][1:], "done", kind="flag")

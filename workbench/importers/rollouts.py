@@ -68,11 +68,14 @@ def _warn(collected: Collector, file: Path, episode: Episode) -> None:
     """Say where an imported episode's text disagrees with what the task app logged."""
     disagree = episode.metadata.get("inventory_disagrees")
     if disagree:
-        collected.warnings.append(ImportIssue(
-            str(file), episode.metadata.get("location", ""),
-            f"episode {episode.id!r}: the text inventory disagrees with the logged inventory_deltas "
-            f"at decision(s) {disagree[:10]}: the file may have been edited",
-        ))
+        collected.warnings.append(
+            ImportIssue(
+                str(file),
+                episode.metadata.get("location", ""),
+                f"episode {episode.id!r}: the text inventory disagrees with the logged inventory_deltas "
+                f"at decision(s) {disagree[:10]}: the file may have been edited",
+            )
+        )
 
 
 def _file_episodes(file: Path) -> Iterator[Episode | BadInput]:
@@ -126,7 +129,9 @@ def _response_episodes(file: Path, where: str, response: Any) -> Iterator[Episod
             yield BadInput(path, unexpected(error))
 
 
-def _logged_config(response: Mapping[str, Any], summary: Mapping[str, Any] | None) -> tuple[dict[str, Any] | None, str | None]:
+def _logged_config(
+    response: Mapping[str, Any], summary: Mapping[str, Any] | None
+) -> tuple[dict[str, Any] | None, str | None]:
     """The step_rewards table the rollout ran with: from its request when the file has one
     (policy config first, as the task app reads it), else rebuilt from the summary's echo."""
     for section in ("policy", "env"):
@@ -157,7 +162,10 @@ def _trajectory_episodes(context: _Context, t: int, path: str, trajectory: Any) 
         ended = str(last_info["reason"])  # the env never ran this step: not a decision
         steps = steps[:-1]
         if not steps:
-            raise BadInput(path, f"has no executed steps (the rollout ended at once: {ended}); an episode needs at least one decision")
+            raise BadInput(
+                path,
+                f"has no executed steps (the rollout ended at once: {ended}); an episode needs at least one decision",
+            )
     for i, step in enumerate(steps):
         if not isinstance(step, Mapping):
             raise BadInput(f"{path}.steps[{i}]", "expected a step object")
@@ -179,13 +187,26 @@ def _trajectory_episodes(context: _Context, t: int, path: str, trajectory: Any) 
 
 
 def _episode(
-    context: _Context, t: int, path: str, trajectory: Mapping[str, Any], steps: list[Mapping[str, Any]],
-    start: int, stop: int, k: int, count: int, previous: Episode | None,
+    context: _Context,
+    t: int,
+    path: str,
+    trajectory: Mapping[str, Any],
+    steps: list[Mapping[str, Any]],
+    start: int,
+    stop: int,
+    k: int,
+    count: int,
+    previous: Episode | None,
 ) -> Episode:
     """The episode of ``steps[start:stop]``; its states are those steps' obs plus the state after.
     ``previous`` is the episode before it in the same trajectory (on_done = reset), if any."""
-    observed = [observation(step.get("obs"), f"{path}.steps[{i}].obs") for i, step in enumerate(steps[start:stop], start)]
-    actions = [decision_actions(step.get("tool_calls"), f"{path}.steps[{i}].tool_calls") for i, step in enumerate(steps[start:stop], start)]
+    observed = [
+        observation(step.get("obs"), f"{path}.steps[{i}].obs") for i, step in enumerate(steps[start:stop], start)
+    ]
+    actions = [
+        decision_actions(step.get("tool_calls"), f"{path}.steps[{i}].tool_calls")
+        for i, step in enumerate(steps[start:stop], start)
+    ]
     infos: list[Mapping[str, Any]] = [as_mapping(step.get("info")) for step in steps[start:stop]]
     stepwise = [info.get("stepwise") if isinstance(info.get("stepwise"), Mapping) else None for info in infos]
     metadata: dict[str, Any] = {}
@@ -198,16 +219,22 @@ def _episode(
     if steps[stop - 1].get("done") is True or steps[stop - 1].get("done") == 1:
         actions[-1] = executed_actions(actions[-1], last)
     states = observed + [after]
-    rewards = [finite(step.get("reward") if step.get("reward") is not None else 0.0, f"{path}.steps[{i}]", "reward")
-               for i, step in enumerate(steps[start:stop], start)]
+    rewards = [
+        finite(step.get("reward") if step.get("reward") is not None else 0.0, f"{path}.steps[{i}]", "reward")
+        for i, step in enumerate(steps[start:stop], start)
+    ]
     metadata.update(_episode_metadata(context, path, trajectory, states, k, count))
     if previous is not None:
         # The task app scores this episode's first decision against the previous one's end
         # (quirk 7): parity scoring needs to know which episode came before.
         metadata["follows"] = previous.id
-    inventory = np.array([[s.state["inventory"].get(item, 0) for item in INVENTORY_ITEMS] for s in states], dtype=np.int64)
+    inventory = np.array(
+        [[s.state["inventory"].get(item, 0) for item in INVENTORY_ITEMS] for s in states], dtype=np.int64
+    )
     status = np.array([[bool(s.state["achievements_status"].get(a, False)) for a in ACHIEVEMENTS] for s in states])
-    counts, metadata["counts"], metadata["counts_note"] = _counts(states, status, inventory, actions, stepwise, previous)
+    counts, metadata["counts"], metadata["counts_note"] = _counts(
+        states, status, inventory, actions, stepwise, previous
+    )
     disagree = inventory_disagreements(inventory, stepwise) if last.kind == "text" else []
     if disagree:
         metadata["inventory_disagrees"] = disagree
@@ -232,23 +259,36 @@ def _episode(
 
 
 def _counts(
-    states: list[Observed], status: np.ndarray, inventory: np.ndarray, actions: list[list[str]],
-    stepwise: list[Mapping[str, Any] | None], previous: Episode | None,
+    states: list[Observed],
+    status: np.ndarray,
+    inventory: np.ndarray,
+    actions: list[list[str]],
+    stepwise: list[Mapping[str, Any] | None],
+    previous: Episode | None,
 ) -> tuple[np.ndarray, str, str]:
     """The episode's counts (n+1, 22), where they come from and how (``COUNT_SOURCES``)."""
     if all("achievements_counts" in s.state for s in states):
-        counts = np.array([[s.state["achievements_counts"].get(a, 0) for a in ACHIEVEMENTS] for s in states], dtype=np.int64)
+        counts = np.array(
+            [[s.state["achievements_counts"].get(a, 0) for a in ACHIEVEMENTS] for s in states], dtype=np.int64
+        )
         return counts, "observed", "Crafter's own counts, stored in the observations"
     start = None
     if previous is not None:
         if previous.metadata.get("counts") == "estimated":
-            return estimated_counts(status, inventory, actions), "estimated", "the episode before it in the rollout has estimated counts"
+            return (
+                estimated_counts(status, inventory, actions),
+                "estimated",
+                "the episode before it in the rollout has estimated counts",
+            )
         start = previous.achievement_counts[-1].astype(np.int64)
     rebuilt, reason = logged_counts(status, stepwise, start)
     if rebuilt is not None:
         return rebuilt, "logged", reason
-    return (estimated_counts(status, inventory, actions), "estimated",
-            f"lower bounds from inventory changes, actions and unlocks ({reason})")
+    return (
+        estimated_counts(status, inventory, actions),
+        "estimated",
+        f"lower bounds from inventory changes, actions and unlocks ({reason})",
+    )
 
 
 def _views(states: list[Observed]) -> list[str] | None:
@@ -294,12 +334,17 @@ def _terminal_state(previous: Mapping[str, Any], stepwise: Mapping[str, Any] | N
     """
     state = {key: dict(value) for key, value in previous.items()}
     if stepwise is None:
-        return state, "unknown: the rollout reset without storing it and logged no info.stepwise; carried over the state before"
+        return (
+            state,
+            "unknown: the rollout reset without storing it and logged no info.stepwise; carried over the state before",
+        )
     for name in stepwise.get("new_achievements") or []:
         state["achievements_status"][name] = True
     for item, delta in as_mapping(stepwise.get("inventory_deltas")).items():
         rise = integer(delta, "info.stepwise.inventory_deltas", str(item), low=-INT32_MAX)
-        state["inventory"][item] = integer(int(state["inventory"].get(item, 0)) + rise, "info.stepwise", f"inventory {item}")
+        state["inventory"][item] = integer(
+            int(state["inventory"].get(item, 0)) + rise, "info.stepwise", f"inventory {item}"
+        )
     if "achievements_counts" in state:
         counts = state["achievements_counts"]
         for name, delta in as_mapping(stepwise.get("achievement_count_deltas")).items():
@@ -310,8 +355,14 @@ def _terminal_state(previous: Mapping[str, Any], stepwise: Mapping[str, Any] | N
                 counts[name] = 1  # unlocked means counted at least once
     # Only per_achievement logs the deltas (and then every rise, so none logged means none).
     if stepwise.get("strategy") == PER_ACHIEVEMENT:
-        return state, "rebuilt from the last decision's info.stepwise: achievements and every rise exact, losses not logged"
-    return state, "rebuilt from the last decision's info.stepwise: achievements exact, inventory carried over (consistent logs no deltas)"
+        return (
+            state,
+            "rebuilt from the last decision's info.stepwise: achievements and every rise exact, losses not logged",
+        )
+    return (
+        state,
+        "rebuilt from the last decision's info.stepwise: achievements exact, inventory carried over (consistent logs no deltas)",
+    )
 
 
 def _episode_metadata(
@@ -336,14 +387,18 @@ def _episode_metadata(
     return metadata
 
 
-def _logged(context: _Context, stepwise: list[Mapping[str, Any] | None], infos: list[Mapping[str, Any]]) -> dict[str, Any] | None:
+def _logged(
+    context: _Context, stepwise: list[Mapping[str, Any] | None], infos: list[Mapping[str, Any]]
+) -> dict[str, Any] | None:
     """What the task app logged about its shaped reward, or None when it logged nothing."""
     if context.config is None and context.summary is None and not any(stepwise):
         return None
     decision_rewards = []
     for info in infos:
         meta = as_mapping(info.get("meta"))
-        decision_rewards.append(meta.get("decision_rewards") if isinstance(meta.get("decision_rewards"), Mapping) else None)
+        decision_rewards.append(
+            meta.get("decision_rewards") if isinstance(meta.get("decision_rewards"), Mapping) else None
+        )
     return {
         "config": context.config,
         "config_source": context.config_source,
@@ -351,5 +406,3 @@ def _logged(context: _Context, stepwise: list[Mapping[str, Any] | None], infos: 
         "decision_rewards": decision_rewards,
         "summary": context.summary,
     }
-
-

@@ -113,9 +113,17 @@ def _mark_unlocks(ax, scores, episode: str, top: np.ndarray) -> float:
     for i in range(len(spots) - 2, -1, -1):
         spots[i] = min(spots[i], spots[i + 1] - gap)
     for (decision, height, label), spot in zip(marks, spots):
-        ax.annotate(label, (decision, height), xytext=(spot, 1.02), textcoords="axes fraction", rotation=90,
-                    fontsize=7, ha="center", va="bottom",
-                    arrowprops={"arrowstyle": "-", "color": "0.65", "linewidth": 0.5, "shrinkA": 0, "shrinkB": 3})
+        ax.annotate(
+            label,
+            (decision, height),
+            xytext=(spot, 1.02),
+            textcoords="axes fraction",
+            rotation=90,
+            fontsize=7,
+            ha="center",
+            va="bottom",
+            arrowprops={"arrowstyle": "-", "color": "0.65", "linewidth": 0.5, "shrinkA": 0, "shrinkB": 3},
+        )
     return 10.0 + 4.2 * max(len(label) for _, _, label in marks)  # 7 pt text: ~4.2 pt per character
 
 
@@ -136,8 +144,14 @@ def cumulative_return(scores, episode: str, *, cursor: int | None = None) -> Fig
     ax.step(x, decisions["env_reward"].cumsum().to_numpy(), where="post", color=PALETTE[5], label="Crafter return")
     ax.set(title=f"Returns over the episode: {episode}", xlabel="decision", ylabel="cumulative reward")
     twin = ax.twinx()
-    twin.step(x, decisions["new_achievements"].cumsum().to_numpy(), where="post", color=PALETTE[2],
-              linestyle="--", label="achievements unlocked")
+    twin.step(
+        x,
+        decisions["new_achievements"].cumsum().to_numpy(),
+        where="post",
+        color=PALETTE[2],
+        linestyle="--",
+        label="achievements unlocked",
+    )
     twin.set_ylabel("achievements unlocked (count)")
     twin.yaxis.set_major_locator(MaxNLocator(integer=True))
     twin.set_ylim(0, len(ACHIEVEMENTS) + 0.5)  # the full scale: 22 achievements
@@ -169,8 +183,9 @@ def achievement_timeline(episode: Episode) -> Figure:
     return fig
 
 
-def compare_configs(comparison, *, labels: Sequence[str] = ("A", "B"), top: int = 12,
-                    corpus: Corpus | None = None, by: str = "policy") -> Figure:
+def compare_configs(
+    comparison, *, labels: Sequence[str] = ("A", "B"), top: int = 12, corpus: Corpus | None = None, by: str = "policy"
+) -> Figure:
     """Two configs across a corpus: per-episode returns (left; coloured by ``by`` when the
     ``corpus`` is given) and the ``top`` per-component corpus totals that changed most (right)."""
     episodes = comparison.episodes
@@ -189,8 +204,14 @@ def compare_configs(comparison, *, labels: Sequence[str] = ("A", "B"), top: int 
     shown = comparison.largest_changes(top)
     shown = shown[shown["difference"] != 0].iloc[::-1]
     if shown.empty:
-        right.text(0.5, 0.5, "no differences: every component\npays the same corpus total", transform=right.transAxes,
-                   ha="center", va="center")
+        right.text(
+            0.5,
+            0.5,
+            "no differences: every component\npays the same corpus total",
+            transform=right.transAxes,
+            ha="center",
+            va="center",
+        )
         right.set(title="Reward by component, corpus total", xticks=[], yticks=[])
         return fig
     y = np.arange(len(shown))
@@ -239,7 +260,10 @@ def return_vs_achievements(scores, corpus: Corpus, *, by: str = "policy") -> Fig
     fig, (ax,) = _figure(SQUARE)
     for color, (group, rows) in zip(PALETTE, frame.groupby("group")):
         ax.scatter(rows["unlocked"], rows["return"], color=color, label=group, s=30, alpha=0.85)
-    ax.set(title="Shaped return vs. achievements unlocked", xlabel="achievements unlocked (of 22)",
-           ylabel="shaped return per episode")
+    ax.set(
+        title="Shaped return vs. achievements unlocked",
+        xlabel="achievements unlocked (of 22)",
+        ylabel="shaped return per episode",
+    )
     ax.legend(title=by, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     return fig

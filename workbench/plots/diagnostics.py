@@ -14,8 +14,11 @@ __all__ = ["diagnosis_figure"]
 
 PAGE = (16.0, 10.0)
 #: Colours of the farming panel's three parts of a return.
-FARMING_PARTS = (("credits", "achievement credits", PALETTE[0]), ("first_time", "resource, first rise", PALETTE[2]),
-                 ("repeats", "resource, repeats", PALETTE[5]))
+FARMING_PARTS = (
+    ("credits", "achievement credits", PALETTE[0]),
+    ("first_time", "resource, first rise", PALETTE[2]),
+    ("repeats", "resource, repeats", PALETTE[5]),
+)
 FLAGGED_COLOR = PALETTE[5]
 
 
@@ -25,8 +28,10 @@ def diagnosis_figure(diagnosis, *, max_episodes: int = 30, max_flags: int = 12) 
     farming panel (the ones with the largest repeat share) and ``max_flags`` flags."""
     fig = Figure(figsize=PAGE, layout="constrained")
     axes = fig.subplots(2, 3)
-    fig.suptitle(f"Diagnosis: {len(diagnosis.scores.episodes)} episodes by {diagnosis.by}, "
-                 f"{len(diagnosis.flags)} flag(s)", fontsize=14)
+    fig.suptitle(
+        f"Diagnosis: {len(diagnosis.scores.episodes)} episodes by {diagnosis.by}, {len(diagnosis.flags)} flag(s)",
+        fontsize=14,
+    )
     _farming(axes[0, 0], diagnosis, max_episodes)
     _dominance(axes[0, 1], diagnosis)
     _scatter(axes[0, 2], diagnosis)
@@ -46,8 +51,10 @@ def _farming(ax, diagnosis, max_episodes: int) -> None:
         values = table[column].to_numpy()
         ax.barh(y, values, left=left, color=color, label=label)
         left += values
-    labels = [f"{'! ' if flagged else ''}{episode}{' (est.)' if estimated else ''}" for episode, flagged, estimated
-              in zip(table["episode"], table["flagged"], table["count_shaping_estimated"])]
+    labels = [
+        f"{'! ' if flagged else ''}{episode}{' (est.)' if estimated else ''}"
+        for episode, flagged, estimated in zip(table["episode"], table["flagged"], table["count_shaping_estimated"])
+    ]
     ax.set_yticks(y, labels, fontsize=7)
     for tick, flagged in zip(ax.get_yticklabels(), table["flagged"]):
         if flagged:
@@ -83,11 +90,19 @@ def _scatter(ax, diagnosis) -> None:
         ax.scatter(achievements[rows], table["return"].to_numpy()[rows], color=color, label=group, s=28, alpha=0.85)
     if len(diagnosis.misranked):
         worst = diagnosis.misranked.iloc[0]
-        ax.plot([worst.achievements_paid_more, worst.achievements_progressed_more],
-                [worst.return_paid_more, worst.return_progressed_more], color="black", linestyle="--", linewidth=1,
-                label="worst misranked pair")
-    ax.set(title=f"Alignment: {len(diagnosis.misranked)} misranked pair(s)",
-           xlabel="achievements unlocked (of 22)", ylabel="shaped return")
+        ax.plot(
+            [worst.achievements_paid_more, worst.achievements_progressed_more],
+            [worst.return_paid_more, worst.return_progressed_more],
+            color="black",
+            linestyle="--",
+            linewidth=1,
+            label="worst misranked pair",
+        )
+    ax.set(
+        title=f"Alignment: {len(diagnosis.misranked)} misranked pair(s)",
+        xlabel="achievements unlocked (of 22)",
+        ylabel="shaped return",
+    )
     ax.legend(fontsize=7, frameon=False, title=by, title_fontsize=7)
 
 
@@ -101,8 +116,10 @@ def _intervals(ax, diagnosis) -> None:
     ax.axvline(diagnosis.settings["agreement_threshold"], color="black", linestyle=":", linewidth=1)
     ax.set_xlim(-1.05, 1.05)
     confidence = table["confidence"].iloc[0] if len(table) else 0.95
-    ax.set(title=f"Rank agreement with {confidence:.0%} intervals (bootstrap within {diagnosis.by})",
-           xlabel="rank correlation")
+    ax.set(
+        title=f"Rank agreement with {confidence:.0%} intervals (bootstrap within {diagnosis.by})",
+        xlabel="rank correlation",
+    )
 
 
 def _sensitivity(ax, diagnosis) -> None:

@@ -22,7 +22,11 @@ BUILTIN_POLICIES: dict[str, PolicyFactory] = {
 }
 
 __all__ = [
-    "BUILTIN_POLICIES", "Policy", "PolicyFactory", "PolicyInput", "policy_input_from",
+    "BUILTIN_POLICIES",
+    "Policy",
+    "PolicyFactory",
+    "PolicyInput",
+    "policy_input_from",
     "resolve_policy",
 ]
 
@@ -34,8 +38,8 @@ def resolve_policy(spec: str) -> PolicyFactory:
     module_name, sep, attr = spec.partition(":")
     if not sep or not module_name or not attr:
         raise RecordingError(
-            f"unknown policy {spec!r}: expected one of {', '.join(BUILTIN_POLICIES)} "
-            "or 'module:function'")
+            f"unknown policy {spec!r}: expected one of {', '.join(BUILTIN_POLICIES)} or 'module:function'"
+        )
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
@@ -44,6 +48,5 @@ def resolve_policy(spec: str) -> PolicyFactory:
     if factory is None:
         raise RecordingError(f"policy {spec!r}: module {module_name!r} has no attribute {attr!r}")
     if not callable(factory):
-        raise RecordingError(
-            f"policy {spec!r}: {module_name}.{attr} is a {type(factory).__name__}, not callable")
+        raise RecordingError(f"policy {spec!r}: {module_name}.{attr} is a {type(factory).__name__}, not callable")
     return factory

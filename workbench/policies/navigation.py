@@ -30,8 +30,7 @@ Plan = list[str]
 MATERIAL_IDS: dict[str, int] = {name: i + 1 for i, name in enumerate(constants.materials)}
 #: The object classes in the order ``crafter.Env`` passes them to its ``SemanticView``.
 OBJECT_NAMES = ("player", "cow", "zombie", "skeleton", "arrow", "plant")
-OBJECT_IDS: dict[str, int] = {
-    name: len(MATERIAL_IDS) + 1 + i for i, name in enumerate(OBJECT_NAMES)}
+OBJECT_IDS: dict[str, int] = {name: len(MATERIAL_IDS) + 1 + i for i, name in enumerate(OBJECT_NAMES)}
 IDS: dict[str, int] = {**MATERIAL_IDS, **OBJECT_IDS}
 NAMES: dict[int, str] = {i: name for name, i in IDS.items()}
 
@@ -43,8 +42,7 @@ SOLID = frozenset(constants.materials) - WALKABLE - {"lava"}
 ENEMIES = frozenset({"zombie", "skeleton"})
 
 DIRECTIONS: tuple[Cell, ...] = ((-1, 0), (1, 0), (0, -1), (0, 1))
-MOVES: dict[Cell, str] = {
-    (-1, 0): "move_left", (1, 0): "move_right", (0, -1): "move_up", (0, 1): "move_down"}
+MOVES: dict[Cell, str] = {(-1, 0): "move_left", (1, 0): "move_right", (0, -1): "move_up", (0, 1): "move_down"}
 
 
 def daylight(step: int) -> float:
@@ -163,8 +161,8 @@ def approach(
     if is_target(add(pos, facing)):
         return [action]
     path = shortest_path(
-        grid, pos, lambda c: any(is_target(add(c, d)) for d in DIRECTIONS),
-        can_dig=can_dig, limit=limit)
+        grid, pos, lambda c: any(is_target(add(c, d)) for d in DIRECTIONS), can_dig=can_dig, limit=limit
+    )
     if path is None:
         return None
     actions, facing = walk(grid, pos, facing, path)
@@ -257,7 +255,11 @@ class Shelter:
 
 
 def is_shelter(
-    grid: Grid, shelter: Shelter, can_dig: bool, has_stone: bool, walls: frozenset[str] = SOLID,
+    grid: Grid,
+    shelter: Shelter,
+    can_dig: bool,
+    has_stone: bool,
+    walls: frozenset[str] = SOLID,
 ) -> bool:
     """Walls all round, room to walk or dig in, and a stone for the entrance."""
     d = shelter.direction
@@ -275,19 +277,26 @@ def is_shelter(
 
 
 def find_shelter(
-    grid: Grid, pos: Cell, *, can_dig: bool, has_stone: bool, limit: int | None = None,
-    next_to: str | None = None, walls: frozenset[str] = SOLID,
+    grid: Grid,
+    pos: Cell,
+    *,
+    can_dig: bool,
+    has_stone: bool,
+    limit: int | None = None,
+    next_to: str | None = None,
+    walls: frozenset[str] = SOLID,
 ) -> Shelter | None:
     """The nearest reachable shelter (see ``Shelter``), or None.
 
     ``next_to``: only shelters with this material in a wall (water: drink without going out).
     """
+
     def wanted(shelter: Shelter) -> bool:
         if not is_shelter(grid, shelter, can_dig, has_stone, walls):
             return False
         return next_to is None or any(
-            grid[add(room, d)] == next_to for room in (shelter.inner, shelter.back)
-            for d in DIRECTIONS)
+            grid[add(room, d)] == next_to for room in (shelter.inner, shelter.back) for d in DIRECTIONS
+        )
 
     for d in DIRECTIONS:  # already inside one?
         for depth in (1, 2):
@@ -308,7 +317,12 @@ def find_shelter(
 
 
 def shelter_plan(
-    grid: Grid, pos: Cell, facing: Cell, shelter: Shelter, *, can_dig: bool,
+    grid: Grid,
+    pos: Cell,
+    facing: Cell,
+    shelter: Shelter,
+    *,
+    can_dig: bool,
 ) -> Plan | None:
     """The next actions of getting into ``shelter`` and sealing it.
 
@@ -327,8 +341,8 @@ def shelter_plan(
     if pos == shelter.entrance:
         return _dig_or_move(grid, shelter.inner, d, facing)
     path = shortest_path(
-        grid, pos, lambda c: c == shelter.entrance, can_dig=can_dig,
-        avoid=(shelter.inner, shelter.back))
+        grid, pos, lambda c: c == shelter.entrance, can_dig=can_dig, avoid=(shelter.inner, shelter.back)
+    )
     if path is None:
         return None
     actions, facing = walk(grid, pos, facing, path)
@@ -384,8 +398,11 @@ class Situation:
         """A test of whether a cell holds one of ``names``."""
         return lambda cell: self.grid[cell] in names
 
-    def go(self, is_target: Callable[[Cell], bool], action: str, limit: int | None = None,
-           ) -> Plan | None:
+    def go(
+        self,
+        is_target: Callable[[Cell], bool],
+        action: str,
+        limit: int | None = None,
+    ) -> Plan | None:
         """Walk (digging if we can) next to a target, face it and act on it."""
-        return approach(self.grid, self.pos, self.facing, is_target, action,
-                        can_dig=self.can_dig, limit=limit)
+        return approach(self.grid, self.pos, self.facing, is_target, action, can_dig=self.can_dig, limit=limit)

@@ -159,8 +159,7 @@ class ScriptedPolicy:
         if self.shelter and not is_shelter(s.grid, self.shelter, s.can_dig, has_stone, walls):
             self.shelter = None
         if self.shelter is None and s.obs.step >= self.shelter_search_after:
-            search = functools.partial(find_shelter, s.grid, s.pos, can_dig=s.can_dig,
-                                       has_stone=has_stone, walls=walls)
+            search = functools.partial(find_shelter, s.grid, s.pos, can_dig=s.can_dig, has_stone=has_stone, walls=walls)
             self.shelter = search(next_to="water", limit=WATER_SHELTER_RANGE) or search()
             self.shelter_search_after = s.obs.step + SHELTER_RETRY
         if self.shelter is None:
@@ -175,12 +174,13 @@ class ScriptedPolicy:
         elapsed, self.last_step = s.obs.step - self.last_step, s.obs.step
         x, y = s.pos
         self.plants = {
-            (px, py): self.plants.get((px, py), 0)
-            + (elapsed if abs(px - x) + abs(py - y) < GROW_RADIUS else 0)
-            for px, py in s.grid.find("plant")}
+            (px, py): self.plants.get((px, py), 0) + (elapsed if abs(px - x) + abs(py - y) < GROW_RADIUS else 0)
+            for px, py in s.grid.find("plant")
+        }
 
 
 # The goals, in priority order at the bottom (GOALS). Each returns a plan or None.
+
 
 def defend(agent: ScriptedPolicy, s: Situation) -> Plan | None:
     """Hit a zombie or skeleton next to us: running rarely works, they follow or shoot.
@@ -277,8 +277,9 @@ def plant(agent: ScriptedPolicy, s: Situation) -> Plan | None:
         walls = sum(s.grid[add(cell, d)] in SOLID for d in DIRECTIONS)
         return s.grid[cell] == "grass" and walls >= 2
 
-    return (approach_open(s.grid, s.pos, s.facing, nook, "place_plant", limit=PLANT_RANGE)
-            or approach_open(s.grid, s.pos, s.facing, s.named("grass"), "place_plant"))
+    return approach_open(s.grid, s.pos, s.facing, nook, "place_plant", limit=PLANT_RANGE) or approach_open(
+        s.grid, s.pos, s.facing, s.named("grass"), "place_plant"
+    )
 
 
 def fence_plants(agent: ScriptedPolicy, s: Situation) -> Plan | None:
@@ -289,8 +290,7 @@ def fence_plants(agent: ScriptedPolicy, s: Situation) -> Plan | None:
     gaps = {cell for cell in gaps if s.grid.is_free(cell)}
     if not gaps:
         return None
-    return approach_open(s.grid, s.pos, s.facing, lambda c: c in gaps, "place_stone",
-                         limit=PLANT_RANGE)
+    return approach_open(s.grid, s.pos, s.facing, lambda c: c in gaps, "place_stone", limit=PLANT_RANGE)
 
 
 def harvest(agent: ScriptedPolicy, s: Situation) -> Plan | None:
@@ -342,8 +342,9 @@ def stay_near_plants(agent: ScriptedPolicy, s: Situation) -> Plan | None:
     if not agent.plants:
         return None
     cells = set(agent.plants)
-    close = shortest_path(s.grid, s.pos, lambda c: any(
-        abs(c[0] - p[0]) + abs(c[1] - p[1]) <= PLANT_RANGE // 2 for p in cells))
+    close = shortest_path(
+        s.grid, s.pos, lambda c: any(abs(c[0] - p[0]) + abs(c[1] - p[1]) <= PLANT_RANGE // 2 for p in cells)
+    )
     return walk(s.grid, s.pos, s.facing, close)[0] if close else None
 
 
@@ -354,9 +355,23 @@ def wander(agent: ScriptedPolicy, s: Situation) -> Plan | None:
 
 
 GOALS: tuple[Goal, ...] = (
-    defend, drink, eat, rest,
-    basic_tools, first_stone, first_furnace, iron_tools, plant, fence_plants, harvest,
-    first_cow, hunt, diamond, stock_up, stay_near_plants, wander,
+    defend,
+    drink,
+    eat,
+    rest,
+    basic_tools,
+    first_stone,
+    first_furnace,
+    iron_tools,
+    plant,
+    fence_plants,
+    harvest,
+    first_cow,
+    hunt,
+    diamond,
+    stock_up,
+    stay_near_plants,
+    wander,
 )
 
 

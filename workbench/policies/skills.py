@@ -12,9 +12,7 @@ from workbench.policies.navigation import Cell, Plan, Situation, approach_open, 
 #: Walking further than this back to a table costs more than placing a new one.
 STATION_RANGE = 12
 #: Item -> the material a ``do`` collects it from, e.g. wood -> tree.
-SOURCE = {
-    item: material
-    for material, info in constants.collect.items() for item in info["receive"]}
+SOURCE = {item: material for material, info in constants.collect.items() for item in info["receive"]}
 
 
 def obtain(s: Situation, item: str) -> Plan | None:
@@ -51,14 +49,18 @@ def near_table(s: Situation) -> Callable[[Cell], bool]:
 
 
 def use_stations(
-    s: Situation, stations: Sequence[str], action: str, spare: Mapping[str, int],
+    s: Situation,
+    stations: Sequence[str],
+    action: str,
+    spare: Mapping[str, int],
 ) -> Plan | None:
     """Stand where all ``stations`` are within reach (the 3x3 square) and act; build if none.
 
     ``spare``: materials the action itself needs, so building a station must not use them.
     """
-    path = shortest_path(s.grid, s.pos, lambda c: set(stations) <= s.grid.around(c),
-                         can_dig=s.can_dig, limit=STATION_RANGE)
+    path = shortest_path(
+        s.grid, s.pos, lambda c: set(stations) <= s.grid.around(c), can_dig=s.can_dig, limit=STATION_RANGE
+    )
     if path is not None:
         return walk(s.grid, s.pos, s.facing, path)[0] + [action]
     table = shortest_path(s.grid, s.pos, near_table(s), can_dig=s.can_dig, limit=STATION_RANGE)
@@ -68,7 +70,9 @@ def use_stations(
 
 
 def place(
-    s: Situation, name: str, spare: Mapping[str, int] | None = None,
+    s: Situation,
+    name: str,
+    spare: Mapping[str, int] | None = None,
     stand_ok: Callable[[Cell], bool] = lambda cell: True,
 ) -> Plan | None:
     """Place ``name`` on the nearest cell that takes it, gathering its materials first."""
@@ -76,5 +80,6 @@ def place(
     for item, amount in rule["uses"].items():
         if s.inv[item] < amount + (spare or {}).get(item, 0):
             return obtain(s, item)
-    return approach_open(s.grid, s.pos, s.facing, s.named(*rule["where"]), f"place_{name}",
-                         stand_ok=stand_ok, limit=STATION_RANGE)
+    return approach_open(
+        s.grid, s.pos, s.facing, s.named(*rule["where"]), f"place_{name}", stand_ok=stand_ok, limit=STATION_RANGE
+    )

@@ -50,8 +50,14 @@ def compare(corpus: Corpus | PreparedCorpus, config_a: RewardConfig, config_b: R
     """How two configs differ on ``corpus``: per-episode returns and ranks, per-component totals."""
     prepared = as_prepared(corpus)
     a, b = score(prepared, config_a), score(prepared, config_b)
-    returns = pd.DataFrame({"episode": list(prepared.ids), "env_return": prepared.env_return,
-                            "return_a": a.reward_sum, "return_b": b.reward_sum})
+    returns = pd.DataFrame(
+        {
+            "episode": list(prepared.ids),
+            "env_return": prepared.env_return,
+            "return_a": a.reward_sum,
+            "return_b": b.reward_sum,
+        }
+    )
     returns["difference"] = returns["return_b"] - returns["return_a"]
     for side in ("a", "b"):
         returns[f"rank_{side}"] = returns[f"return_{side}"].rank(ascending=False, method="min").astype(np.int64)
@@ -59,7 +65,9 @@ def compare(corpus: Corpus | PreparedCorpus, config_a: RewardConfig, config_b: R
     totals = pd.merge(
         a.contributions[["kind", "name", "scaled"]].rename(columns={"scaled": "total_a"}),
         b.contributions[["kind", "name", "scaled"]].rename(columns={"scaled": "total_b"}),
-        on=["kind", "name"], how="outer", sort=False,
+        on=["kind", "name"],
+        how="outer",
+        sort=False,
     ).fillna({"total_a": 0.0, "total_b": 0.0})
     totals.insert(2, "component", totals["kind"] + ": " + totals["name"])
     totals["difference"] = totals["total_b"] - totals["total_a"]

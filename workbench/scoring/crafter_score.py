@@ -15,11 +15,13 @@ def success_rates(corpus: Corpus | PreparedCorpus) -> pd.DataFrame:
     was unlocked at least once (true in some state after reset), and ``episodes``, how many."""
     prepared = as_prepared(corpus)
     unlocked = prepared.ever_status.sum(axis=0).astype(np.int64)
-    return pd.DataFrame({
-        "achievement": list(ACHIEVEMENTS),
-        "success_rate": 100.0 * unlocked / prepared.n_episodes,
-        "episodes": unlocked,
-    })
+    return pd.DataFrame(
+        {
+            "achievement": list(ACHIEVEMENTS),
+            "success_rate": 100.0 * unlocked / prepared.n_episodes,
+            "episodes": unlocked,
+        }
+    )
 
 
 def crafter_score(corpus: Corpus | PreparedCorpus) -> float:

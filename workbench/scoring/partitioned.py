@@ -45,8 +45,17 @@ from workbench.scoring.score import score
 from workbench.storage import load_corpus, read_index, schema_version
 from workbench.storage.layout import MARKER, committed_parts, marker_text, part_file
 
-__all__ = ["PartScore", "PartitionedScores", "combine_parts", "part_ranges", "score_part", "score_part_of",
-           "score_partitioned", "score_parts_of", "task_parts"]
+__all__ = [
+    "PartScore",
+    "PartitionedScores",
+    "combine_parts",
+    "part_ranges",
+    "score_part",
+    "score_part_of",
+    "score_partitioned",
+    "score_parts_of",
+    "task_parts",
+]
 
 #: Order of ``Scores.contributions`` rows: by kind, then by the name's place in Crafter's tables.
 _COMPONENT_ORDER = {
@@ -104,8 +113,9 @@ def task_parts(root: str | Path, episodes_per_part: int) -> list[list[str]]:
     if episodes_per_part < 1:
         raise CorpusError(f"episodes_per_part must be at least 1, got {episodes_per_part}")
     names = committed_parts(root)
-    ids = [pq.read_table(part_file(root, "episodes", name), columns=["episode"]).column(0).to_pylist()
-           for name in names]
+    ids = [
+        pq.read_table(part_file(root, "episodes", name), columns=["episode"]).column(0).to_pylist() for name in names
+    ]
     last_part = {episode: i for i, part_ids in enumerate(ids) for episode in part_ids}
     groups: list[list[str]] = []
     group: list[str] = []
@@ -152,7 +162,10 @@ def corpus_tasks(root: str | Path, episodes_per_part: int) -> list[tuple[Callabl
     each, in corpus order (parts of a columnar folder, index ranges of an old-layout one)."""
     root = str(Path(root).resolve())
     if schema_version(root) == 1:
-        return [(score_part_of, (root, start, stop)) for start, stop in part_ranges(len(read_index(root)), episodes_per_part)]
+        return [
+            (score_part_of, (root, start, stop))
+            for start, stop in part_ranges(len(read_index(root)), episodes_per_part)
+        ]
     return [(score_parts_of, (root, names)) for names in task_parts(root, episodes_per_part)]
 
 
@@ -203,16 +216,19 @@ def combine_parts(parts: Sequence[PartScore], config: RewardConfig) -> Partition
     table = pd.concat([part.contributions for part in parts], ignore_index=True)
     # groupby sums each component's part sums in part order (the order the rows were concatenated).
     contributions = table.groupby(["kind", "name"], sort=False, as_index=False).agg(
-        count=("count", "sum"), reward=("reward", "sum"), scaled=("scaled", "sum"))
+        count=("count", "sum"), reward=("reward", "sum"), scaled=("scaled", "sum")
+    )
     order = [_COMPONENT_ORDER[(kind, name)] for kind, name in zip(contributions["kind"], contributions["name"])]
     contributions = contributions.iloc[np.argsort(order, kind="stable")].reset_index(drop=True)
     contributions["count"] = contributions["count"].astype(parts[0].contributions["count"].dtype)
     unlocked = np.sum([part.unlocked for part in parts], axis=0).astype(np.int64)
-    rates = pd.DataFrame({
-        "achievement": list(ACHIEVEMENTS),
-        "success_rate": 100.0 * unlocked / len(episodes),
-        "episodes": unlocked,
-    })
+    rates = pd.DataFrame(
+        {
+            "achievement": list(ACHIEVEMENTS),
+            "success_rate": 100.0 * unlocked / len(episodes),
+            "episodes": unlocked,
+        }
+    )
     return PartitionedScores(config, episodes, contributions, rates, len(parts))
 
 
@@ -229,7 +245,7 @@ def score_partitioned(
     this process, holding one part at a time). Raises ``CorpusError`` for an empty corpus."""
     if isinstance(corpus, Corpus):
         ranges = part_ranges(len(corpus), episodes_per_part)
-        parts = list(mapper(lambda r: score_part(corpus[r[0]:r[1]], config), ranges))
+        parts = list(mapper(lambda r: score_part(corpus[r[0] : r[1]], config), ranges))
     else:
         tasks = corpus_tasks(corpus, episodes_per_part)
         parts = list(mapper(lambda task: task[0](*task[1], config), tasks))

@@ -77,8 +77,10 @@ class PreparedCorpus:
     _names: dict[str, list[list[str]]] = field(default_factory=dict, repr=False)
 
     def __repr__(self) -> str:
-        return (f"<PreparedCorpus: {self.n_episodes} episodes, {self.n_decisions} decisions, "
-                f"{len(self.unlock_name)} unlocks, {len(self.gain_slot)} resource gains>")
+        return (
+            f"<PreparedCorpus: {self.n_episodes} episodes, {self.n_decisions} decisions, "
+            f"{len(self.unlock_name)} unlocks, {len(self.gain_slot)} resource gains>"
+        )
 
     @property
     def n_episodes(self) -> int:
@@ -141,8 +143,8 @@ def _prepare(corpus: Corpus) -> PreparedCorpus:
     for array in joined.values():
         array.flags.writeable = False
     counts_source = tuple(corpus.index["counts"].fillna("observed").astype(str))
-    return PreparedCorpus(ids=tuple(i for b in batches for i in b["ids"]), steps=steps, counts_source=counts_source,
-                          **joined)  # type: ignore[arg-type]  # the array fields, by name
+    ids = tuple(i for b in batches for i in b["ids"])
+    return PreparedCorpus(ids=ids, steps=steps, counts_source=counts_source, **joined)  # type: ignore[arg-type]
 
 
 def _prepare_batch(arrays: DecisionArrays, first_decision: int, first_episode: int) -> dict[str, Any]:
@@ -215,8 +217,9 @@ def _active_decisions(arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         "active_unlocking": arrays["n_unlocked"][active] > 0,
         "unlock_active": np.searchsorted(active, arrays["unlock_decision"]),
         "gain_active": np.searchsorted(active, arrays["gain_decision"]),
-        "new_achievements_total": np.bincount(arrays["episode_of"], weights=arrays["n_unlocked"],
-                                              minlength=len(arrays["lengths"])).astype(np.int64),
+        "new_achievements_total": np.bincount(
+            arrays["episode_of"], weights=arrays["n_unlocked"], minlength=len(arrays["lengths"])
+        ).astype(np.int64),
     }
 
 

@@ -49,7 +49,11 @@ def _check_finite(config: RewardConfig, base: np.ndarray) -> None:
     with np.errstate(over="ignore", invalid="ignore"):
         scaled = config.effective_lambda * base
         # the total of all magnitudes bounds every return and sum the tables take
-        ok = bool(np.isfinite(np.abs(scaled).sum())) and np.isfinite(config.step_beta) and np.isfinite(config.effective_lambda)
+        ok = (
+            bool(np.isfinite(np.abs(scaled).sum()))
+            and np.isfinite(config.step_beta)
+            and np.isfinite(config.effective_lambda)
+        )
     if ok:
         return
     values = {"indicator_lambda": config.indicator_lambda, "step_beta": config.step_beta}

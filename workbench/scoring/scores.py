@@ -61,20 +61,22 @@ class Scores:
         # bincount adds each episode's values in decision order from 0.0, as the rollout sums
         # them; skipping inactive decisions skips only zeros.
         self.reward_sum = np.bincount(episode_of, weights=self._reward, minlength=e)
-        self.episodes = pd.DataFrame({
-            "episode": list(prepared.ids),
-            "decisions": prepared.lengths,
-            "steps": prepared.steps,
-            "env_return": prepared.env_return,
-            "reward_sum": self.reward_sum,
-            "indicator_sum": np.bincount(episode_of, weights=indicator, minlength=e),
-            "resource_reward": np.bincount(episode_of, weights=resource, minlength=e),
-            "new_achievements_total": prepared.new_achievements_total,
-            "unique_achievements_total": prepared.seen_status.sum(axis=1).astype(np.int64),
-            "unique_achievements": prepared.name_lists("seen_status"),
-            "final_achievements": prepared.name_lists("final_status"),
-            "counts": prepared.counts_source or ("observed",) * e,
-        })
+        self.episodes = pd.DataFrame(
+            {
+                "episode": list(prepared.ids),
+                "decisions": prepared.lengths,
+                "steps": prepared.steps,
+                "env_return": prepared.env_return,
+                "reward_sum": self.reward_sum,
+                "indicator_sum": np.bincount(episode_of, weights=indicator, minlength=e),
+                "resource_reward": np.bincount(episode_of, weights=resource, minlength=e),
+                "new_achievements_total": prepared.new_achievements_total,
+                "unique_achievements_total": prepared.seen_status.sum(axis=1).astype(np.int64),
+                "unique_achievements": prepared.name_lists("seen_status"),
+                "final_achievements": prepared.name_lists("final_status"),
+                "counts": prepared.counts_source or ("observed",) * e,
+            }
+        )
 
     # -- per-decision arrays (corpus order), scattered from the active decisions on first use --
     @cached_property
@@ -105,8 +107,10 @@ class Scores:
 
     def __repr__(self) -> str:
         p = self.prepared
-        return (f"<Scores: {self.config.effective_strategy}, {p.n_episodes} episodes, {p.n_decisions} decisions, "
-                f"shaped return {self.reward_sum.sum():.4g}>")
+        return (
+            f"<Scores: {self.config.effective_strategy}, {p.n_episodes} episodes, {p.n_decisions} decisions, "
+            f"shaped return {self.reward_sum.sum():.4g}>"
+        )
 
     @property
     def per_achievement(self) -> bool:
@@ -118,9 +122,13 @@ class Scores:
         """``metrics.details["stepwise"]`` of one episode, keys and types as the rollout's."""
         row = self.episodes.iloc[self.prepared.ids.index(episode)]
         return stepwise_summary(
-            self.config, indicator_sum=row["indicator_sum"], reward_sum=row["reward_sum"],
-            resource_reward=row["resource_reward"], new_achievements_total=row["new_achievements_total"],
-            unique_achievements=row["unique_achievements"], final_achievements=row["final_achievements"],
+            self.config,
+            indicator_sum=row["indicator_sum"],
+            reward_sum=row["reward_sum"],
+            resource_reward=row["resource_reward"],
+            new_achievements_total=row["new_achievements_total"],
+            unique_achievements=row["unique_achievements"],
+            final_achievements=row["final_achievements"],
         )
 
     @property
@@ -144,20 +152,22 @@ class Scores:
         p = self.prepared
         credited = np.bincount(p.unlock_decision[self._credited], minlength=p.n_decisions).astype(np.int32)
         # Small ints stay int32 (one block, half the memory traffic of int64 at a million rows).
-        return pd.DataFrame({
-            "episode": p.episode_column(p.episode_of),
-            "decision": p.decision,
-            "reward": self.reward,
-            "base": self.base,
-            "indicator": self.indicator,
-            "resource_reward": self.resource,
-            "new_achievements": p.n_unlocked,
-            "credited": credited,
-            "unique_new": p.n_first,
-            "env_reward": p.env_reward,
-            "return": running_sums(self.reward, p.starts, p.lengths),
-            "env_return": running_sums(p.env_reward, p.starts, p.lengths),
-        })
+        return pd.DataFrame(
+            {
+                "episode": p.episode_column(p.episode_of),
+                "decision": p.decision,
+                "reward": self.reward,
+                "base": self.base,
+                "indicator": self.indicator,
+                "resource_reward": self.resource,
+                "new_achievements": p.n_unlocked,
+                "credited": credited,
+                "unique_new": p.n_first,
+                "env_reward": p.env_reward,
+                "return": running_sums(self.reward, p.starts, p.lengths),
+                "env_return": running_sums(p.env_reward, p.starts, p.lengths),
+            }
+        )
 
     @cached_property
     def unlocks(self) -> pd.DataFrame:
@@ -168,15 +178,17 @@ class Scores:
         credit = np.zeros(len(p.unlock_name))
         if self.per_achievement:
             credit[self._credited] = achievement_weights(self.config)[p.unlock_name[self._credited]]
-        return pd.DataFrame({
-            "episode": p.episode_column(p.episode_of[p.unlock_decision]),
-            "decision": p.decision[p.unlock_decision],
-            "name": pd.Categorical.from_codes(p.unlock_name, categories=list(ACHIEVEMENTS)),
-            "ordinal": p.unlock_ordinal.astype(np.int64),
-            "first": p.unlock_first,
-            "credited": self._credited,
-            "credit": credit,
-        })
+        return pd.DataFrame(
+            {
+                "episode": p.episode_column(p.episode_of[p.unlock_decision]),
+                "decision": p.decision[p.unlock_decision],
+                "name": pd.Categorical.from_codes(p.unlock_name, categories=list(ACHIEVEMENTS)),
+                "ordinal": p.unlock_ordinal.astype(np.int64),
+                "first": p.unlock_first,
+                "credited": self._credited,
+                "credit": credit,
+            }
+        )
 
     @cached_property
     def components(self) -> pd.DataFrame:
@@ -204,11 +216,28 @@ class Scores:
             items = p.gain_slot < N_ITEMS
             frames.append(totals_by(p.gain_slot[items], self._gain[items], lam, N_ITEMS, "inventory", INVENTORY_ITEMS))
             counts = ~items
-            frames.append(totals_by(p.gain_slot[counts] - N_ITEMS, self._gain[counts], lam, N_ACHIEVEMENTS,
-                                     "achievement_count", ACHIEVEMENTS))
+            frames.append(
+                totals_by(
+                    p.gain_slot[counts] - N_ITEMS,
+                    self._gain[counts],
+                    lam,
+                    N_ACHIEVEMENTS,
+                    "achievement_count",
+                    ACHIEVEMENTS,
+                )
+            )
         else:
             paid = int((p.n_unlocked > 0).sum())
-            frames.append(pd.DataFrame({"kind": ["indicator"], "name": [INDICATOR_COMPONENT_NAME], "count": [paid],
-                                        "reward": [float(paid)], "scaled": [lam * paid]}))
+            frames.append(
+                pd.DataFrame(
+                    {
+                        "kind": ["indicator"],
+                        "name": [INDICATOR_COMPONENT_NAME],
+                        "count": [paid],
+                        "reward": [float(paid)],
+                        "scaled": [lam * paid],
+                    }
+                )
+            )
         table = pd.concat(frames, ignore_index=True)
         return table[table["count"] > 0].reset_index(drop=True)

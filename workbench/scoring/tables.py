@@ -29,20 +29,23 @@ def running_sums(values: np.ndarray, starts: np.ndarray, lengths: np.ndarray) ->
     offsets, which would carry the corpus total's rounding error into every episode)."""
     out = np.empty_like(values, dtype=np.float64)
     for start, length in zip(starts.tolist(), lengths.tolist()):
-        np.cumsum(values[start:start + length], out=out[start:start + length])
+        np.cumsum(values[start : start + length], out=out[start : start + length])
     return out
 
 
-def totals_by(codes: np.ndarray, rewards: np.ndarray, lam: float, size: int, kind: str,
-               names: Sequence[str]) -> pd.DataFrame:
+def totals_by(
+    codes: np.ndarray, rewards: np.ndarray, lam: float, size: int, kind: str, names: Sequence[str]
+) -> pd.DataFrame:
     """Count, reward sum and scaled sum of components grouped by name code."""
-    return pd.DataFrame({
-        "kind": kind,
-        "name": list(names),
-        "count": np.bincount(codes, minlength=size),
-        "reward": np.bincount(codes, weights=rewards, minlength=size),
-        "scaled": np.bincount(codes, weights=lam * rewards, minlength=size),
-    })
+    return pd.DataFrame(
+        {
+            "kind": kind,
+            "name": list(names),
+            "count": np.bincount(codes, minlength=size),
+            "reward": np.bincount(codes, weights=rewards, minlength=size),
+            "scaled": np.bincount(codes, weights=lam * rewards, minlength=size),
+        }
+    )
 
 
 def components_table(scores: Scores) -> pd.DataFrame:
@@ -72,8 +75,10 @@ def components_table(scores: Scores) -> pd.DataFrame:
         limits = np.zeros(total, dtype=np.int64)
         resource_row = np.zeros(total, dtype=bool)
         decision[credit_at], decision[gain_at] = credit_decision, p.gain_decision
-        kind[credit_at], kind[gain_at] = KINDS.index("achievement"), np.where(
-            is_item, KINDS.index("inventory"), KINDS.index("achievement_count"))
+        kind[credit_at], kind[gain_at] = (
+            KINDS.index("achievement"),
+            np.where(is_item, KINDS.index("inventory"), KINDS.index("achievement_count")),
+        )
         name[credit_at] = names + ACHIEVEMENT_CODE0
         name[gain_at] = np.where(is_item, gain_slot + ITEM_CODE0, gain_slot - N_ITEMS + ACHIEVEMENT_CODE0)
         delta[credit_at], delta[gain_at] = 1, p.gain_delta
@@ -91,15 +96,17 @@ def components_table(scores: Scores) -> pd.DataFrame:
         weight, reward = np.ones(total), np.ones(total)
         prior, limits = np.zeros(total, dtype=np.int64), np.ones(total, dtype=np.int64)
         resource_row = np.zeros(total, dtype=bool)
-    return pd.DataFrame({
-        "episode": p.episode_column(p.episode_of[decision]),
-        "decision": p.decision[decision],
-        "kind": pd.Categorical.from_codes(kind, categories=list(KINDS)),
-        "name": pd.Categorical.from_codes(name, categories=list(COMPONENT_NAMES)),
-        "delta": delta,
-        "weight": weight,
-        "count_prior": pd.arrays.IntegerArray(prior, resource_row),
-        "count_limit": pd.arrays.IntegerArray(limits, resource_row.copy()),
-        "reward": reward,
-        "scaled": lam * reward,
-    })
+    return pd.DataFrame(
+        {
+            "episode": p.episode_column(p.episode_of[decision]),
+            "decision": p.decision[decision],
+            "kind": pd.Categorical.from_codes(kind, categories=list(KINDS)),
+            "name": pd.Categorical.from_codes(name, categories=list(COMPONENT_NAMES)),
+            "delta": delta,
+            "weight": weight,
+            "count_prior": pd.arrays.IntegerArray(prior, resource_row),
+            "count_limit": pd.arrays.IntegerArray(limits, resource_row.copy()),
+            "reward": reward,
+            "scaled": lam * reward,
+        }
+    )

@@ -116,8 +116,14 @@ def verify(corpus: Corpus) -> Verification:
                     unchecked.append((episode.id, i + 1, "no info.stepwise logged"))
                     continue
                 if i == 0 and episode.id in predecessor_missing:
-                    unchecked.append((episode.id, 1, f"scored by the task app against the end of "
-                                                     f"{predecessor_missing[episode.id]!r}, not in this corpus"))
+                    unchecked.append(
+                        (
+                            episode.id,
+                            1,
+                            f"scored by the task app against the end of "
+                            f"{predecessor_missing[episode.id]!r}, not in this corpus",
+                        )
+                    )
                     continue
                 decisions_checked += 1
                 mine: dict[str, Any] = {
@@ -130,11 +136,21 @@ def verify(corpus: Corpus) -> Verification:
                 differing = [f for f in VERIFIED_FIELDS if not _same(stepwise.get(f, _LOGGED_DEFAULTS.get(f)), mine[f])]
                 if differing:
                     logged_reward = _number(stepwise.get("reward"))
-                    rows.append({"episode": episode.id, "decision": i + 1, "logged": logged_reward,
-                                 "recomputed": mine["reward"], "difference": mine["reward"] - logged_reward,
-                                 "fields": ", ".join(differing), "note": _note(episode, i, notes)})
+                    rows.append(
+                        {
+                            "episode": episode.id,
+                            "decision": i + 1,
+                            "logged": logged_reward,
+                            "recomputed": mine["reward"],
+                            "difference": mine["reward"] - logged_reward,
+                            "fields": ", ".join(differing),
+                            "note": _note(episode, i, notes),
+                        }
+                    )
     table = pd.DataFrame(rows, columns=["episode", "decision", "logged", "recomputed", "difference", "fields", "note"])
-    table = table.astype({"decision": np.int64, "logged": np.float64, "recomputed": np.float64, "difference": np.float64})
+    table = table.astype(
+        {"decision": np.int64, "logged": np.float64, "recomputed": np.float64, "difference": np.float64}
+    )
     return Verification(
         mismatches=table,
         episodes_checked=sum(len(e) for _, e in groups.values()),
@@ -151,8 +167,11 @@ def verify_logged(corpus: Corpus) -> pd.DataFrame:
     result = verify(corpus)
     table = result.mismatches
     table.attrs.update(
-        episodes_checked=result.episodes_checked, decisions_checked=result.decisions_checked,
-        skipped=result.skipped, unchecked=result.unchecked, carried_over=result.carried_over,
+        episodes_checked=result.episodes_checked,
+        decisions_checked=result.decisions_checked,
+        skipped=result.skipped,
+        unchecked=result.unchecked,
+        carried_over=result.carried_over,
     )
     return table
 
@@ -161,8 +180,10 @@ def _note(episode: Episode, i: int, notes: dict[str, str]) -> str:
     """Why decision ``i`` (0-based) of ``episode`` may differ for a reason the import explains."""
     parts = [notes[episode.id]] if i == 0 and episode.id in notes else []
     if episode.metadata.get("counts") == "estimated":
-        parts.append("achievement counts are estimated (the rollout stored no counts and logged no rises): "
-                     "count shaping here is a lower bound")
+        parts.append(
+            "achievement counts are estimated (the rollout stored no counts and logged no rises): "
+            "count shaping here is a lower bound"
+        )
     return "; ".join(parts)
 
 

@@ -200,8 +200,15 @@ def search(
     study = None
     if trials > 0:
         study = run_study(
-            evaluator, space, trials, seed=seed, storage=storage, study_name=study_name, show_progress=show_progress,
-            evaluate_batch=None if evaluate_on is None else evaluate_on(evaluator), batch_size=batch_size,
+            evaluator,
+            space,
+            trials,
+            seed=seed,
+            storage=storage,
+            study_name=study_name,
+            show_progress=show_progress,
+            evaluate_batch=None if evaluate_on is None else evaluate_on(evaluator),
+            batch_size=batch_size,
         )
         params = dict(study.best_trial.params)
         cross_validated = float(study.best_value)

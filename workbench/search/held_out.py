@@ -62,9 +62,17 @@ def held_out_scores(
     table = {}
     for name, config in configs.items():
         returns = score(prepared, config).reward_sum[rows]
-        value, low, high = bootstrap_interval(statistic, [returns, values], strata=list(strata), reps=reps,
-                                              seed=split.seed)
+        value, low, high = bootstrap_interval(
+            statistic, [returns, values], strata=list(strata), reps=reps, seed=split.seed
+        )
         paid = overpay(returns, values, strata == penalize) if penalize is not None else float("nan")
-        table[name] = {"metric": metric, "value": value, "low": low, "high": high, "confidence": 0.95,
-                       "episodes": len(rows), "overpay": paid}
+        table[name] = {
+            "metric": metric,
+            "value": value,
+            "low": low,
+            "high": high,
+            "confidence": 0.95,
+            "episodes": len(rows),
+            "overpay": paid,
+        }
     return pd.DataFrame.from_dict(table, orient="index")

@@ -64,9 +64,21 @@ from workbench.storage.legacy import load_episode, load_legacy_corpus
 INDEX_FILE = MARKER
 
 __all__ = [
-    "FORMAT", "INDEX_FILE", "SCHEMA_VERSION", "CorpusFormatError", "CorpusValueError", "EpisodeValueError",
-    "UnsafeCorpusPathError", "holds_episodes", "load_corpus", "load_episode", "read_index", "save_corpus",
-    "save_episode", "schema_version", "upgrade_corpus",
+    "FORMAT",
+    "INDEX_FILE",
+    "SCHEMA_VERSION",
+    "CorpusFormatError",
+    "CorpusValueError",
+    "EpisodeValueError",
+    "UnsafeCorpusPathError",
+    "holds_episodes",
+    "load_corpus",
+    "load_episode",
+    "read_index",
+    "save_corpus",
+    "save_episode",
+    "schema_version",
+    "upgrade_corpus",
 ]
 
 
@@ -76,7 +88,9 @@ def schema_version(root: str | Path) -> int:
     refuse_symlinks(root)
     version = read_marker(root).get("schema_version")
     if version not in (1, SCHEMA_VERSION):
-        raise CorpusFormatError(f"{root / MARKER}: schema_version {version!r}; this workbench reads 1 and {SCHEMA_VERSION}")
+        raise CorpusFormatError(
+            f"{root / MARKER}: schema_version {version!r}; this workbench reads 1 and {SCHEMA_VERSION}"
+        )
     return int(version)
 
 
@@ -106,7 +120,9 @@ def save_corpus(corpus: Corpus, root: str | Path, *, overwrite: bool = False, pr
         held = columnar.stored_ids(root)
         clashes = [i for i in corpus.ids if i in held]
         if clashes and not overwrite:
-            raise TargetExistsError(f"{root}: already holds episode(s) {clashes[:5]}; pass overwrite=True to replace them")
+            raise TargetExistsError(
+                f"{root}: already holds episode(s) {clashes[:5]}; pass overwrite=True to replace them"
+            )
         columnar.append(root, corpus, set(clashes), progress=progress)
     return root
 

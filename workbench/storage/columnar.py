@@ -82,7 +82,9 @@ def append(root: Path, corpus: Corpus, replaces: set[str], *, progress: bool = F
     extras = [corpus.episode_extras(i) for i in range(len(corpus))]
     texts = _texts(extras)
     metadata = [json.dumps(jsonable(e.metadata, f"episode {e.id!r}", "metadata")) for e in extras]
-    logged = [None if e.logged is None else json.dumps(jsonable(e.logged, f"episode {e.id!r}", "logged")) for e in extras]
+    logged = [
+        None if e.logged is None else json.dumps(jsonable(e.logged, f"episode {e.id!r}", "logged")) for e in extras
+    ]
     written: list[Path] = []
     try:
         decisions = part_file(root, "decisions", part)
@@ -91,8 +93,12 @@ def append(root: Path, corpus: Corpus, replaces: set[str], *, progress: bool = F
             batches = corpus.decision_batches(WRITE_BATCH)
             for start, arrays in tqdm(batches, desc="decisions", unit="batch", disable=not progress):
                 check_values(arrays)
-                table = decisions_table(narrow(arrays), None if texts is None else texts[start:start + arrays.n_episodes])
-                writer = writer or pq.ParquetWriter(str(tmp), table.schema, compression="zstd", write_page_checksum=True)
+                table = decisions_table(
+                    narrow(arrays), None if texts is None else texts[start : start + arrays.n_episodes]
+                )
+                writer = writer or pq.ParquetWriter(
+                    str(tmp), table.schema, compression="zstd", write_page_checksum=True
+                )
                 writer.write_table(table, row_group_size=WRITE_BATCH)
             if writer is not None:
                 writer.close()
@@ -103,10 +109,20 @@ def append(root: Path, corpus: Corpus, replaces: set[str], *, progress: bool = F
         for i, e in enumerate(extras):
             row = {column: index[column].iat[i] for column in index.columns}
             seed = row["seed"]
-            rows.append({**row, "seed": int(seed) if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) else None,
-                         "unlocked": list(row["unlocked"]), "metadata": metadata[i], "logged": logged[i],
-                         "has_frames": groups[i] >= 0, "has_views": e.views is not None,
-                         "has_messages": e.messages is not None, "frames_group": groups[i], "replaces": e.id in replaces})
+            rows.append(
+                {
+                    **row,
+                    "seed": int(seed) if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) else None,
+                    "unlocked": list(row["unlocked"]),
+                    "metadata": metadata[i],
+                    "logged": logged[i],
+                    "has_frames": groups[i] >= 0,
+                    "has_views": e.views is not None,
+                    "has_messages": e.messages is not None,
+                    "frames_group": groups[i],
+                    "replaces": e.id in replaces,
+                }
+            )
         episodes = part_file(root, "episodes", part)
         with atomic_path(episodes) as tmp:
             pq.write_table(episodes_table(rows), str(tmp), compression="zstd", write_page_checksum=True)
@@ -183,13 +199,17 @@ def _allocate(rows: int, tables: list[pa.Table]) -> DecisionArrays:
 
     ids = tuple(i for t in tables for i in t.column("episode").to_pylist())
     return DecisionArrays(
-        ids=ids, lengths=column("decisions", np.int64), env_return=column("env_return", np.float64),
+        ids=ids,
+        lengths=column("decisions", np.int64),
+        env_return=column("env_return", np.float64),
         inventory=np.empty((rows, 16), STATE_DTYPES["inventory"]),
         achievement_counts=np.empty((rows, 22), STATE_DTYPES["achievement_counts"]),
         achievement_status=np.empty((rows, 22), STATE_DTYPES["achievement_status"]),
         player_pos=np.empty((rows, 2), STATE_DTYPES["player_pos"]),
-        env_reward=np.empty(rows, np.float64), done=np.empty(rows, bool),
-        action_ids=np.empty(0, np.uint8), action_offsets=np.zeros(rows + 1, np.int64),
+        env_reward=np.empty(rows, np.float64),
+        done=np.empty(rows, bool),
+        action_ids=np.empty(0, np.uint8),
+        action_offsets=np.zeros(rows + 1, np.int64),
     )
 
 
@@ -203,15 +223,21 @@ def _fill(root: Path, part: _Part, arrays: DecisionArrays) -> np.ndarray:
 
 
 def _fill_from(handle: Any, path: Path, root: Path, part: _Part, arrays: DecisionArrays) -> np.ndarray:
-    reader = _checked(lambda: pq.ParquetFile(handle, read_dictionary=["episode"], page_checksum_verification=True), path)
+    reader = _checked(
+        lambda: pq.ParquetFile(handle, read_dictionary=["episode"], page_checksum_verification=True), path
+    )
     _checked(lambda: check_schema(reader.schema_arrow, DECISION_SCHEMA, str(path)), path)
     lengths = part.episodes.column("decisions").to_numpy().astype(np.int64)
     n_rows = int(lengths.sum()) + len(lengths)
     if reader.metadata.num_rows != n_rows:
-        raise CorpusFormatError(f"{path}: holds {reader.metadata.num_rows} rows, but {part_file(root, 'episodes', part.name)} "
-                                f"lists {n_rows} (decisions + 1 per episode)")
+        raise CorpusFormatError(
+            f"{path}: holds {reader.metadata.num_rows} rows, but {part_file(root, 'episodes', part.name)} "
+            f"lists {n_rows} (decisions + 1 per episode)"
+        )
     ids = part.episodes.column("episode").to_pylist()
-    _check_episode_column(path, _checked(lambda: reader.read(columns=["episode"]), path).column("episode"), ids, lengths)
+    _check_episode_column(
+        path, _checked(lambda: reader.read(columns=["episode"]), path).column("episode"), ids, lengths
+    )
     values = []
     row = part.first_row
     for group in range(reader.num_row_groups):
@@ -225,11 +251,11 @@ def _fill_from(handle: Any, path: Path, root: Path, part: _Part, arrays: Decisio
             _copy_columns(getattr(arrays, field), row, [table.column(name).to_numpy() for name in names])
             del table
         rest = read(["env_reward", "done", "actions"])
-        arrays.env_reward[row:row + size] = rest.column("env_reward").to_numpy()
-        arrays.done[row:row + size] = rest.column("done").to_numpy()
+        arrays.env_reward[row : row + size] = rest.column("env_reward").to_numpy()
+        arrays.done[row : row + size] = rest.column("done").to_numpy()
         actions = rest.column("actions").combine_chunks()
         steps = np.diff(actions.offsets.to_numpy()).astype(np.int64)
-        arrays.action_offsets[row + 1:row + size + 1] = arrays.action_offsets[row] + np.cumsum(steps)
+        arrays.action_offsets[row + 1 : row + size + 1] = arrays.action_offsets[row] + np.cumsum(steps)
         values.append(actions.flatten().to_numpy(zero_copy_only=False).astype(np.uint8, copy=False))
         row += size
     return np.concatenate(values) if len(values) > 1 else values[0]
@@ -241,9 +267,9 @@ def _copy_columns(target: np.ndarray, first_row: int, columns: list[np.ndarray])
     whole target would stream it through memory once per column)."""
     n = len(columns[0])
     for start in range(0, n, _COPY_ROWS):
-        block = target[first_row + start:first_row + min(start + _COPY_ROWS, n)]
+        block = target[first_row + start : first_row + min(start + _COPY_ROWS, n)]
         for j, column in enumerate(columns):
-            block[:, j] = column[start:start + _COPY_ROWS]
+            block[:, j] = column[start : start + _COPY_ROWS]
 
 
 def _check_episode_column(path: Path, column: pa.ChunkedArray, ids: list[str], lengths: np.ndarray) -> None:
@@ -257,12 +283,14 @@ def _check_episode_column(path: Path, column: pa.ChunkedArray, ids: list[str], l
             chunk = chunk.dictionary_encode()
         lookup = np.array([position.get(value, -1) for value in chunk.dictionary.to_pylist()] or [-1], dtype=np.int32)
         stored = lookup[chunk.indices.to_numpy(zero_copy_only=False)]
-        wrong = np.flatnonzero(stored != expected[row:row + len(chunk)])
+        wrong = np.flatnonzero(stored != expected[row : row + len(chunk)])
         if len(wrong):
             at = row + int(wrong[0])
             value = chunk.dictionary[chunk.indices[int(wrong[0])].as_py()].as_py()
-            raise CorpusFormatError(f"{path}: row {at} belongs to episode {value!r}, but the episodes table "
-                                    f"puts episode {ids[expected[at]]!r} there")
+            raise CorpusFormatError(
+                f"{path}: row {at} belongs to episode {value!r}, but the episodes table "
+                f"puts episode {ids[expected[at]]!r} there"
+            )
         row += len(chunk)
 
 
@@ -276,8 +304,23 @@ def _live_episodes(root: Path, parts: list[_Part]) -> tuple[list[int], list[dict
     rows: list[dict[str, Any]] = []
     for part in parts:
         table = part.episodes
-        records = table.select(["episode", "source", "policy", "seed", "decisions", "steps", "env_return", "unlocked",
-                                "n_unlocked", "has_frames", "has_logged", "counts", "replaces"]).to_pylist()
+        records = table.select(
+            [
+                "episode",
+                "source",
+                "policy",
+                "seed",
+                "decisions",
+                "steps",
+                "env_return",
+                "unlocked",
+                "n_unlocked",
+                "has_frames",
+                "has_logged",
+                "counts",
+                "replaces",
+            ]
+        ).to_pylist()
         for offset, record in enumerate(records):
             episode_id = record["episode"]
             replaces = record.pop("replaces")
@@ -285,8 +328,10 @@ def _live_episodes(root: Path, parts: list[_Part]) -> tuple[list[int], list[dict
                 record["seed"] = _metadata(table, offset).get("seed")
             if episode_id in position:
                 if not replaces:
-                    raise CorpusFormatError(f"{root}: episode id {episode_id!r} is in parts {owner[episode_id]} and {part.name}; "
-                                            "ids must be unique (was a part copied in by hand?)")
+                    raise CorpusFormatError(
+                        f"{root}: episode id {episode_id!r} is in parts {owner[episode_id]} and {part.name}; "
+                        "ids must be unique (was a part copied in by hand?)"
+                    )
                 live[position[episode_id]] = part.first_episode + offset
                 rows[position[episode_id]] = record
             else:
@@ -313,22 +358,35 @@ class _Extras:
         part = self.parts[int(np.searchsorted(self._firsts, k, side="right")) - 1]
         row = k - part.first_episode
         table = part.episodes
-        value = {name: table.column(name)[row].as_py() for name in
-                 ("episode", "metadata", "logged", "has_views", "has_messages", "frames_group")}
+        value = {
+            name: table.column(name)[row].as_py()
+            for name in ("episode", "metadata", "logged", "has_views", "has_messages", "frames_group")
+        }
         views = messages = None
         if value["has_views"] or value["has_messages"]:
             views, messages = self._text(part, row)
             views = views if value["has_views"] else None
             messages = messages if value["has_messages"] else None
         group = value["frames_group"]
-        loader = None if group is None or group < 0 else _FramesLoader(part_file(self.root, "frames", part.name), group,
-                                                                      value["episode"])
+        loader = (
+            None
+            if group is None or group < 0
+            else _FramesLoader(part_file(self.root, "frames", part.name), group, value["episode"])
+        )
         try:
-            return EpisodeExtras(value["episode"], json.loads(value["metadata"]),
-                                 None if value["logged"] is None else json.loads(value["logged"]), views, messages, loader)
+            return EpisodeExtras(
+                value["episode"],
+                json.loads(value["metadata"]),
+                None if value["logged"] is None else json.loads(value["logged"]),
+                views,
+                messages,
+                loader,
+            )
         except json.JSONDecodeError as error:
-            raise CorpusFormatError(f"{part_file(self.root, 'episodes', part.name)}: episode {value['episode']!r}: "
-                                    f"metadata is not JSON ({error.msg})") from None
+            raise CorpusFormatError(
+                f"{part_file(self.root, 'episodes', part.name)}: episode {value['episode']!r}: "
+                f"metadata is not JSON ({error.msg})"
+            ) from None
 
     def _text(self, part: _Part, row: int) -> tuple[list[str], list[str]]:
         path = part_file(self.root, "decisions", part.name)
@@ -364,5 +422,3 @@ def _checked(action: Any, path: Path) -> Any:
         raise
     except _READ_ERRORS as error:
         raise CorpusFormatError(f"{path}: not a readable corpus table ({type(error).__name__}: {error})") from None
-
-

@@ -30,10 +30,16 @@ from workbench.errors import CorpusFormatError
 
 CODEC = "gdelta-zstd9"
 _ZSTD_LEVEL = 9
-SCHEMA = pa.schema([
-    ("episode", pa.string()), ("frames", pa.int32()), ("codec", pa.string()), ("data", pa.binary()),
-    ("step_decision", pa.list_(pa.int32())), ("crc32", pa.uint32()),
-])
+SCHEMA = pa.schema(
+    [
+        ("episode", pa.string()),
+        ("frames", pa.int32()),
+        ("codec", pa.string()),
+        ("data", pa.binary()),
+        ("step_decision", pa.list_(pa.int32())),
+        ("crc32", pa.uint32()),
+    ]
+)
 
 
 def encode(images: np.ndarray) -> bytes:
@@ -62,10 +68,12 @@ class FramesWriter:
     """Writes a part's frames table, one row group per episode, as episodes come."""
 
     def __init__(self, sink: str | Path) -> None:
-        self._writer = pq.ParquetWriter(str(sink), SCHEMA, compression={"data": "none", "step_decision": "zstd",
-                                                                        "episode": "zstd", "frames": "zstd",
-                                                                        "codec": "zstd"},
-                                       write_page_checksum=True)
+        self._writer = pq.ParquetWriter(
+            str(sink),
+            SCHEMA,
+            compression={"data": "none", "step_decision": "zstd", "episode": "zstd", "frames": "zstd", "codec": "zstd"},
+            write_page_checksum=True,
+        )
         self.groups = 0
         self.bytes = 0
 
@@ -74,11 +82,17 @@ class FramesWriter:
         images = np.ascontiguousarray(frames.images)
         blob = encode(images)
         self.bytes += len(blob)
-        table = pa.table({"episode": [episode_id], "frames": pa.array([len(frames.images)], pa.int32()),
-                          "codec": [CODEC], "data": pa.array([blob], pa.binary()),
-                          "step_decision": pa.array([np.asarray(frames.step_decision, dtype=np.int32)],
-                                                    pa.list_(pa.int32())),
-                          "crc32": pa.array([zlib.crc32(images.data)], pa.uint32())}, schema=SCHEMA)
+        table = pa.table(
+            {
+                "episode": [episode_id],
+                "frames": pa.array([len(frames.images)], pa.int32()),
+                "codec": [CODEC],
+                "data": pa.array([blob], pa.binary()),
+                "step_decision": pa.array([np.asarray(frames.step_decision, dtype=np.int32)], pa.list_(pa.int32())),
+                "crc32": pa.array([zlib.crc32(images.data)], pa.uint32()),
+            },
+            schema=SCHEMA,
+        )
         self._writer.write_table(table)
         self.groups += 1
         return self.groups - 1
@@ -100,10 +114,13 @@ def read_frames(path: Path, handle: BinaryIO | Any, group: int, episode_id: str)
     except (pa.ArrowException, OSError, IndexError, KeyError) as error:
         raise CorpusFormatError(f"{path}: cannot read the frames of episode {episode_id!r} ({error})") from None
     if row.get("episode") != episode_id:
-        raise CorpusFormatError(f"{path}: frames entry {group} holds episode {row.get('episode')!r}, not {episode_id!r}")
+        raise CorpusFormatError(
+            f"{path}: frames entry {group} holds episode {row.get('episode')!r}, not {episode_id!r}"
+        )
     if row.get("codec") != CODEC:
-        raise CorpusFormatError(f"{path}: frames of episode {episode_id!r} use codec {row.get('codec')!r}; "
-                                f"this workbench reads {CODEC!r}")
+        raise CorpusFormatError(
+            f"{path}: frames of episode {episode_id!r} use codec {row.get('codec')!r}; this workbench reads {CODEC!r}"
+        )
     try:
         images = decode(row["data"], int(row["frames"]))
     except (pa.ArrowException, ValueError, TypeError) as error:

@@ -57,13 +57,17 @@ def refuse_symlinks(root: Path) -> None:
         return
     for entry in _entries(root):
         if entry.is_symlink():
-            raise UnsafeCorpusPathError(f"{entry.path}: is a symlink; a corpus folder must hold its own files "
-                                        "(symlinks could point reads or writes outside it)")
+            raise UnsafeCorpusPathError(
+                f"{entry.path}: is a symlink; a corpus folder must hold its own files "
+                "(symlinks could point reads or writes outside it)"
+            )
         if entry.name in TABLES and entry.is_dir(follow_symlinks=False):
             for inner in _entries(Path(entry.path)):
                 if inner.is_symlink():
-                    raise UnsafeCorpusPathError(f"{inner.path}: is a symlink; a corpus folder must hold its own files "
-                                                "(symlinks could point reads or writes outside it)")
+                    raise UnsafeCorpusPathError(
+                        f"{inner.path}: is a symlink; a corpus folder must hold its own files "
+                        "(symlinks could point reads or writes outside it)"
+                    )
 
 
 def _entries(folder: Path) -> list[os.DirEntry[str]]:
@@ -76,7 +80,9 @@ def committed_parts(root: Path) -> list[str]:
     folder = root / "episodes"
     if not folder.is_dir():
         return []
-    names = [m.group(1) for e in _entries(folder) if (m := _FILE_RE.fullmatch(e.name)) and e.is_file(follow_symlinks=False)]
+    names = [
+        m.group(1) for e in _entries(folder) if (m := _FILE_RE.fullmatch(e.name)) and e.is_file(follow_symlinks=False)
+    ]
     return sorted(names)
 
 
@@ -107,7 +113,9 @@ def read_marker(root: Path) -> dict[str, Any]:
     """The ``corpus.json`` document; ``CorpusFormatError`` naming the file when it is not one."""
     path = root / MARKER
     if not path.exists() and not path.is_symlink():
-        raise CorpusFormatError(f"{path}: not found; is {root} a corpus folder (made by Corpus.save or `workbench record`)?")
+        raise CorpusFormatError(
+            f"{path}: not found; is {root} a corpus folder (made by Corpus.save or `workbench record`)?"
+        )
     try:
         document = json.loads(read_bytes(path).decode("utf-8"))
     except UnicodeDecodeError:
@@ -122,8 +130,9 @@ def read_marker(root: Path) -> dict[str, Any]:
         expected = json.loads(marker_text())
         for key, value in document.items():
             if key not in expected:
-                raise CorpusFormatError(f"{path}: unknown key {key!r}; a columnar corpus marker holds "
-                                        f"{', '.join(expected)}")
+                raise CorpusFormatError(
+                    f"{path}: unknown key {key!r}; a columnar corpus marker holds {', '.join(expected)}"
+                )
             if value != expected[key]:
                 raise CorpusFormatError(f"{path}: {key} is {value!r}, expected {expected[key]!r}")
     return document
@@ -131,8 +140,12 @@ def read_marker(root: Path) -> dict[str, Any]:
 
 def marker_text() -> str:
     """What a new corpus folder's ``corpus.json`` says (the parts hold everything else)."""
-    return json.dumps({"format": FORMAT, "schema_version": SCHEMA_VERSION, "layout": "columnar",
-                       "tables": list(TABLES)}, indent=1) + "\n"
+    return (
+        json.dumps(
+            {"format": FORMAT, "schema_version": SCHEMA_VERSION, "layout": "columnar", "tables": list(TABLES)}, indent=1
+        )
+        + "\n"
+    )
 
 
 @contextmanager
@@ -150,7 +163,8 @@ def writing(root: Path) -> Iterator[None]:
             if version != SCHEMA_VERSION:
                 raise CorpusFormatError(
                     f"{root / MARKER}: schema_version {version!r} is read-only here; convert it with "
-                    f"`workbench corpus upgrade {root} NEW` to add episodes")
+                    f"`workbench corpus upgrade {root} NEW` to add episodes"
+                )
         else:
             atomic_write_text(root / MARKER, marker_text())
         for table in TABLES:
@@ -184,6 +198,7 @@ def clean_leftovers(root: Path) -> list[Path]:
 def jsonable(value: Any, where: str, name: str) -> Any:
     """Plain JSON types for metadata that may hold numpy scalars or arrays; NaN and infinity are
     refused (``EpisodeValueError`` naming ``where`` and the key path from ``name``)."""
+
     def convert(item: Any, path: str) -> Any:
         if isinstance(item, dict):
             return {str(k): convert(v, f"{path}.{k}") for k, v in item.items()}

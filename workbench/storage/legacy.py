@@ -57,7 +57,9 @@ def read_index(root: str | Path) -> list[dict[str, Any]]:
     """The rows of ``corpus.json``; ``CorpusFormatError`` naming the file when it is not one."""
     path = Path(root) / INDEX_FILE
     if not path.exists():
-        raise CorpusFormatError(f"{path}: not found; is {root} a corpus folder (made by Corpus.save or `workbench record`)?")
+        raise CorpusFormatError(
+            f"{path}: not found; is {root} a corpus folder (made by Corpus.save or `workbench record`)?"
+        )
     try:
         document = json.loads(path.read_bytes().decode("utf-8"))
     except UnicodeDecodeError:
@@ -69,7 +71,9 @@ def read_index(root: str | Path) -> list[dict[str, Any]]:
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         raise CorpusFormatError(f"{path}: not a workbench corpus index (format should be {FORMAT!r})")
     if document.get("schema_version") != SCHEMA_VERSION:
-        raise CorpusFormatError(f"{path}: schema_version {document.get('schema_version')!r}; this workbench reads {SCHEMA_VERSION}")
+        raise CorpusFormatError(
+            f"{path}: schema_version {document.get('schema_version')!r}; this workbench reads {SCHEMA_VERSION}"
+        )
     rows = document.get("episodes")
     if not isinstance(rows, list):
         raise CorpusFormatError(f"{path}: episodes must be a list of index rows, got {type(rows).__name__}")
@@ -78,8 +82,9 @@ def read_index(root: str | Path) -> list[dict[str, Any]]:
             raise CorpusFormatError(f"{path}: episodes[{i}] must be an object with string 'episode' and 'file'")
         for column in ("decisions", "steps"):
             if isinstance(row.get(column), bool) or not isinstance(row.get(column), int) or row[column] < 0:
-                raise CorpusFormatError(f"{path}: episodes[{i}].{column} must be a whole number >= 0, "
-                                        f"got {row.get(column)!r}")
+                raise CorpusFormatError(
+                    f"{path}: episodes[{i}].{column} must be a whole number >= 0, got {row.get(column)!r}"
+                )
     return list(rows)
 
 
@@ -109,11 +114,22 @@ def load_episode(path: str | Path) -> Episode:
         has_frames = "frames" in data.files
     # Checked outside the try: CorpusFormatError is a ValueError and would be re-wrapped there.
     if meta.get("schema_version") != SCHEMA_VERSION:
-        raise CorpusFormatError(f"{path}: schema_version {meta.get('schema_version')!r}; this workbench reads {SCHEMA_VERSION}")
-    if action_ids.ndim != 1 or offsets.ndim != 1 or len(offsets) < 2 or not np.issubdtype(offsets.dtype, np.integer) \
-            or offsets[0] != 0 or np.any(np.diff(offsets) < 1) or offsets[-1] != len(action_ids):
-        raise CorpusFormatError(f"{path}: action_ids must be flat and action_offsets rising from 0 to their "
-                                f"length (shapes {action_ids.shape} and {offsets.shape})")
+        raise CorpusFormatError(
+            f"{path}: schema_version {meta.get('schema_version')!r}; this workbench reads {SCHEMA_VERSION}"
+        )
+    if (
+        action_ids.ndim != 1
+        or offsets.ndim != 1
+        or len(offsets) < 2
+        or not np.issubdtype(offsets.dtype, np.integer)
+        or offsets[0] != 0
+        or np.any(np.diff(offsets) < 1)
+        or offsets[-1] != len(action_ids)
+    ):
+        raise CorpusFormatError(
+            f"{path}: action_ids must be flat and action_offsets rising from 0 to their "
+            f"length (shapes {action_ids.shape} and {offsets.shape})"
+        )
     if np.any(action_ids < 0) or np.any(action_ids >= len(ACTIONS)):
         raise CorpusFormatError(f"{path}: action ids outside 0..{len(ACTIONS) - 1}")
     actions = [[ACTIONS[a] for a in action_ids[start:end]] for start, end in zip(offsets[:-1], offsets[1:])]
@@ -148,7 +164,9 @@ def _episode_loader(path: Path, episode_id: str) -> Callable[[], Episode]:
     def load() -> Episode:
         episode = load_episode(path)
         if episode.id != episode_id:
-            raise CorpusFormatError(f"{path}: holds episode {episode.id!r}, but {INDEX_FILE} lists it as {episode_id!r}")
+            raise CorpusFormatError(
+                f"{path}: holds episode {episode.id!r}, but {INDEX_FILE} lists it as {episode_id!r}"
+            )
         return episode
 
     return load

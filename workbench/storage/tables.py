@@ -41,31 +41,50 @@ DECISION_SCHEMA = pa.schema(
     + [("actions", pa.list_(pa.uint8())), ("env_reward", pa.float64()), ("done", pa.bool_())]
 )
 TEXT_FIELDS = (("view", pa.string()), ("message", pa.string()))
-EPISODE_SCHEMA = pa.schema([
-    ("episode", pa.string()), ("source", pa.string()), ("policy", pa.string()), ("seed", pa.int64()),
-    ("decisions", pa.int64()), ("steps", pa.int64()), ("env_return", pa.float64()),
-    ("unlocked", pa.list_(pa.string())), ("n_unlocked", pa.int64()), ("has_frames", pa.bool_()),
-    ("has_logged", pa.bool_()), ("counts", pa.string()), ("metadata", pa.string()), ("logged", pa.string()),
-    ("has_views", pa.bool_()), ("has_messages", pa.bool_()), ("frames_group", pa.int32()), ("replaces", pa.bool_()),
-])
+EPISODE_SCHEMA = pa.schema(
+    [
+        ("episode", pa.string()),
+        ("source", pa.string()),
+        ("policy", pa.string()),
+        ("seed", pa.int64()),
+        ("decisions", pa.int64()),
+        ("steps", pa.int64()),
+        ("env_return", pa.float64()),
+        ("unlocked", pa.list_(pa.string())),
+        ("n_unlocked", pa.int64()),
+        ("has_frames", pa.bool_()),
+        ("has_logged", pa.bool_()),
+        ("counts", pa.string()),
+        ("metadata", pa.string()),
+        ("logged", pa.string()),
+        ("has_views", pa.bool_()),
+        ("has_messages", pa.bool_()),
+        ("frames_group", pa.int32()),
+        ("replaces", pa.bool_()),
+    ]
+)
 
 
-def decisions_table(arrays: DecisionArrays, texts: Sequence[tuple[list[str] | None, list[str] | None]] | None) -> pa.Table:
+def decisions_table(
+    arrays: DecisionArrays, texts: Sequence[tuple[list[str] | None, list[str] | None]] | None
+) -> pa.Table:
     """The decisions table of ``arrays`` (already checked and narrowed); ``texts`` gives each
     episode's (views, messages) when any episode of the part has them."""
     lengths = arrays.lengths
     rows = lengths + 1
     starts = arrays.row_starts
     episode = pa.DictionaryArray.from_arrays(
-        pa.array(np.repeat(np.arange(arrays.n_episodes, dtype=np.int32), rows)), pa.array(list(arrays.ids), pa.string()))
+        pa.array(np.repeat(np.arange(arrays.n_episodes, dtype=np.int32), rows)), pa.array(list(arrays.ids), pa.string())
+    )
     decision = np.arange(arrays.n_rows, dtype=np.int64) - np.repeat(starts, rows)
     columns: dict[str, Any] = {"episode": episode, "decision": pa.array(decision.astype(np.int32))}
     for field, names, kind in STATE_GROUPS:
         values = getattr(arrays, field)
         for j, name in enumerate(names):
             columns[name] = pa.array(np.ascontiguousarray(values[:, j]), kind)
-    columns["actions"] = pa.ListArray.from_arrays(pa.array(arrays.action_offsets.astype(np.int32)),
-                                                  pa.array(arrays.action_ids, pa.uint8()))
+    columns["actions"] = pa.ListArray.from_arrays(
+        pa.array(arrays.action_offsets.astype(np.int32)), pa.array(arrays.action_ids, pa.uint8())
+    )
     columns["env_reward"] = pa.array(arrays.env_reward, pa.float64())
     columns["done"] = pa.array(arrays.done, pa.bool_())
     schema = DECISION_SCHEMA

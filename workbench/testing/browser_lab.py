@@ -18,8 +18,15 @@ import nbformat
 
 CHROMIUM = Path("/usr/bin/chromium")
 #: Chromium flags for a closed network, as root, without a screen (see the machine notes).
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 REPO = Path(__file__).resolve().parents[2]  # the checkout: these helpers are for its tests and benchmarks
 TIMEOUT_MS = 90_000
 
@@ -48,21 +55,36 @@ def lab_server(root: Path) -> Iterator[tuple[str, str]]:
     """JupyterLab serving ``root`` on a free loopback port with a random token; yields (base URL,
     token) and stops the server by its PID. Kernels import this repository's ``workbench``."""
     port, token = free_port(), secrets.token_hex(16)
-    command = [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
-               f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}",
-               "--LabApp.expose_app_in_browser=True", "--LabApp.news_url=None"]
+    command = [
+        sys.executable,
+        "-m",
+        "jupyter",
+        "lab",
+        "--no-browser",
+        "--ip=127.0.0.1",
+        f"--port={port}",
+        f"--IdentityProvider.token={token}",
+        f"--ServerApp.root_dir={root}",
+        "--LabApp.expose_app_in_browser=True",
+        "--LabApp.news_url=None",
+    ]
     if os.geteuid() == 0:
         command.append("--allow-root")
     # Settings of this server only: every cell rendered (no windowing, so views below the fold
     # exist in the page) and no news prompt over the notebook.
     settings = root / "_lab_settings"
-    for plugin, values in (("notebook-extension/tracker", '{"windowingMode": "none"}'),
-                           ("apputils-extension/notification", '{"fetchNews": "false"}')):
+    for plugin, values in (
+        ("notebook-extension/tracker", '{"windowingMode": "none"}'),
+        ("apputils-extension/notification", '{"fetchNews": "false"}'),
+    ):
         target = settings / "@jupyterlab" / f"{plugin}.jupyterlab-settings"
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(values)
-    environment = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
-                   "JUPYTERLAB_SETTINGS_DIR": str(settings)}
+    environment = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
+        "JUPYTERLAB_SETTINGS_DIR": str(settings),
+    }
     log_path = root / "server.log"
     with open(log_path, "w") as log:
         server = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=environment)
@@ -99,8 +121,11 @@ def open_notebook(browser, base: str, token: str, name: str, *, width: int, heig
         " && w.sessionContext.session.kernel.status === 'idle'; }",
         timeout=TIMEOUT_MS,
     )
-    page.evaluate("(open) => { const shell = window.jupyterapp.shell;"
-                  " if (open) { shell.activateById('filebrowser'); } else { shell.collapseLeft(); } }", file_browser)
+    page.evaluate(
+        "(open) => { const shell = window.jupyterapp.shell;"
+        " if (open) { shell.activateById('filebrowser'); } else { shell.collapseLeft(); } }",
+        file_browser,
+    )
     return page
 
 
@@ -121,5 +146,7 @@ def output(page, cell: int):
 def launch(playwright):
     """Debian's chromium, headless (never a browser download of Playwright's own)."""
     if not CHROMIUM.exists():
-        raise LabError(f"{CHROMIUM} is missing: install Debian's chromium (`apt-get install -y chromium`; `make test` does)")
+        raise LabError(
+            f"{CHROMIUM} is missing: install Debian's chromium (`apt-get install -y chromium`; `make test` does)"
+        )
     return playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)

@@ -46,11 +46,25 @@ PER_ACHIEVEMENT_TABLE = {
     "k_limits": {"collect_wood": 2, "collect_sapling": 0},
 }
 #: Actions that unlock something now and then within a few dozen steps.
-_PLAY = ("move_left", "move_right", "move_up", "move_down", "do", "do", "do", "noop",
-         "place_table", "make_wood_pickaxe", "place_plant", "sleep")
+_PLAY = (
+    "move_left",
+    "move_right",
+    "move_up",
+    "move_down",
+    "do",
+    "do",
+    "do",
+    "noop",
+    "place_table",
+    "make_wood_pickaxe",
+    "place_plant",
+    "sleep",
+)
 
 
-def raw_observation(env: crafter.Env, step: int, max_steps: int, reward: float, total: float, done: bool) -> dict[str, Any]:
+def raw_observation(
+    env: crafter.Env, step: int, max_steps: int, reward: float, total: float, done: bool
+) -> dict[str, Any]:
     """The task app's observation dict for the env's current state (image fields left out)."""
     player = env._player
     return {
@@ -174,12 +188,19 @@ def play_rollout(
         info: dict[str, Any] = {}
         if config is not None:
             stepwise, sample, stats = compute_stepwise_reward(
-                previous_state["achievements_status"], after["achievements_status"], decision_index,
-                actions_summary(actions), config.indicator_lambda,
-                strategy=config.strategy, weights=dict(config.weights), k_limits=dict(config.k_limits),
+                previous_state["achievements_status"],
+                after["achievements_status"],
+                decision_index,
+                actions_summary(actions),
+                config.indicator_lambda,
+                strategy=config.strategy,
+                weights=dict(config.weights),
+                k_limits=dict(config.k_limits),
                 episode_counts=credit_counts,
-                prev_inventory=previous_state["inventory"], new_inventory=after["inventory"],
-                prev_counts=previous_state["achievements_counts"], new_counts=after["achievements_counts"],
+                prev_inventory=previous_state["inventory"],
+                new_inventory=after["inventory"],
+                prev_counts=previous_state["achievements_counts"],
+                new_counts=after["achievements_counts"],
             )
             unlocked = set(stepwise["new_achievements"])
             unique = unlocked - seen
@@ -189,19 +210,33 @@ def play_rollout(
             sums["reward_sum"] += stats["reward"]
             sums["resource_reward"] += stats.get("resource_reward", 0.0)
             sums["new_achievements_total"] += int(stats["new_achievements_count"])
-            decision_rewards = {"turn": decision_index, "ach_delta": len(unlocked), "unique_delta": len(unique),
-                                "all": sorted(unlocked), "unique": sorted(unique)}
-            info = {"stepwise": stepwise, "meta": {"decision_rewards": decision_rewards},
-                    "achievements_added": stepwise["new_achievements"]}
+            decision_rewards = {
+                "turn": decision_index,
+                "ach_delta": len(unlocked),
+                "unique_delta": len(unique),
+                "all": sorted(unlocked),
+                "unique": sorted(unique),
+            }
+            info = {
+                "stepwise": stepwise,
+                "meta": {"decision_rewards": decision_rewards},
+                "achievements_added": stepwise["new_achievements"],
+            }
             samples.append(sample)
         info.setdefault("meta", {})["raw_response"] = _chat_response(said)
-        unlocked_any = any(after["achievements_status"][a] and not previous_state["achievements_status"][a] for a in ACHIEVEMENTS)
-        steps.append({
-            "obs": current,
-            "tool_calls": [{"tool_name": "interact_many", "arguments": {"actions": actions}}],
-            "reward": 1.0 if unlocked_any else None, "done": bool(done), "truncated": None,
-            "info": info,
-        })
+        unlocked_any = any(
+            after["achievements_status"][a] and not previous_state["achievements_status"][a] for a in ACHIEVEMENTS
+        )
+        steps.append(
+            {
+                "obs": current,
+                "tool_calls": [{"tool_name": "interact_many", "arguments": {"actions": actions}}],
+                "reward": 1.0 if unlocked_any else None,
+                "done": bool(done),
+                "truncated": None,
+                "info": info,
+            }
+        )
         returns += 1.0 if unlocked_any else 0.0
         previous_state = after
         current = after
@@ -215,39 +250,65 @@ def play_rollout(
             current = raw_observation(env, 0, episode_length, 0.0, 0.0, False)
     response: dict[str, Any] = {
         "run_id": run_id or f"run-{seed}",
-        "trajectories": [{
-            "env_id": f"env-{seed}", "policy_id": "fixture-random", "steps": steps,
-            "final": {"observation": current}, "length": len(steps),
-            "decision_samples": samples if config is not None else None,
-        }],
+        "trajectories": [
+            {
+                "env_id": f"env-{seed}",
+                "policy_id": "fixture-random",
+                "steps": steps,
+                "final": {"observation": current},
+                "length": len(steps),
+                "decision_samples": samples if config is not None else None,
+            }
+        ],
         "branches": {},
-        "metrics": {"episode_returns": [returns], "mean_return": returns, "num_steps": len(steps),
-                    "num_episodes": 1, "outcome_score": None, "events_score": None, "details": {}},
-        "aborted": False, "ops_executed": 2 * len(steps),
-        "trace_correlation_id": f"trace_{seed}", "trace": None,
+        "metrics": {
+            "episode_returns": [returns],
+            "mean_return": returns,
+            "num_steps": len(steps),
+            "num_episodes": 1,
+            "outcome_score": None,
+            "events_score": None,
+            "details": {},
+        },
+        "aborted": False,
+        "ops_executed": 2 * len(steps),
+        "trace_correlation_id": f"trace_{seed}",
+        "trace": None,
         "pipeline_metadata": {"inference_url": f"http://127.0.0.1:8000/v1/chat/completions?cid=trace_{seed}"},
     }
     if config is not None:
         response["metrics"]["details"]["stepwise"] = stepwise_summary(
-            config, indicator_sum=sums["indicator_sum"], reward_sum=sums["reward_sum"],
-            resource_reward=sums["resource_reward"], new_achievements_total=int(sums["new_achievements_total"]),
+            config,
+            indicator_sum=sums["indicator_sum"],
+            reward_sum=sums["reward_sum"],
+            resource_reward=sums["resource_reward"],
+            new_achievements_total=int(sums["new_achievements_total"]),
             unique_achievements=unique_all,
             final_achievements=[name for name, on in current["achievements_status"].items() if on],
         )
     if include_request:
-        response["request"] = {"run_id": response["run_id"], "on_done": on_done,
-                               "env": {"env_name": "crafter", "seed": seed, "config": {"step_rewards": table or {}}},
-                               "policy": {"policy_name": "fixture-random", "config": {}}}
+        response["request"] = {
+            "run_id": response["run_id"],
+            "on_done": on_done,
+            "env": {"env_name": "crafter", "seed": seed, "config": {"step_rewards": table or {}}},
+            "policy": {"policy_name": "fixture-random", "config": {}},
+        }
     return response
 
 
 def _chat_response(actions: list[str]) -> dict[str, Any]:
     """An OpenAI-style chat completion answering with one ``interact_many`` tool call."""
-    call = {"id": "call_0", "type": "function",
-            "function": {"name": "interact_many", "arguments": json.dumps({"actions": actions})}}
+    call = {
+        "id": "call_0",
+        "type": "function",
+        "function": {"name": "interact_many", "arguments": json.dumps({"actions": actions})},
+    }
     message = {"role": "assistant", "content": f"I will {', '.join(actions)}.", "tool_calls": [call]}
-    return {"id": "chatcmpl-fixture", "object": "chat.completion",
-            "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls"}]}
+    return {
+        "id": "chatcmpl-fixture",
+        "object": "chat.completion",
+        "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls"}],
+    }
 
 
 def write_json(path: Path, response: Any) -> Path:

@@ -23,7 +23,9 @@ from workbench.widgets.tuner import Tuner
 __all__ = ["Compare", "Replayer", "Tuner", "link"]
 
 
-def link(tuner: Tuner | None = None, replayer: Replayer | None = None, compare: Compare | None = None) -> dict[str, Any]:
+def link(
+    tuner: Tuner | None = None, replayer: Replayer | None = None, compare: Compare | None = None
+) -> dict[str, Any]:
     """Wire views together: a click on an episode in the Tuner or Compare opens it in the
     Replayer, and the Tuner's "send to Compare" offers its config to Compare. Returns the views."""
     if tuner is not None:

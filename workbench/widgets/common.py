@@ -26,8 +26,12 @@ MIN_UPDATE_GAP = 0.03
 #: fixed box of N lines (``lines_box``) holds N lines of ``lined`` text and scrolls at line boundaries.
 LINE_HEIGHT = 18
 #: Component kinds as people read them.
-KIND_NAMES = {"achievement": "credit", "indicator": "indicator", "inventory": "inventory rise",
-              "achievement_count": "count rise"}
+KIND_NAMES = {
+    "achievement": "credit",
+    "indicator": "indicator",
+    "inventory": "inventory rise",
+    "achievement_count": "count rise",
+}
 
 
 def fixed(width: int | str, **more: Any) -> w.Layout:
@@ -134,9 +138,11 @@ def counts_note(corpus: Corpus) -> str:
     estimated = int((counts == "estimated").sum())
     if not estimated:
         return ""
-    return (f"<div style='color:#8a5a00'>&#9888; {estimated} of {len(corpus)} episodes have estimated "
-            "achievement counts (text observations carry none): their count shaping is a lower-bound "
-            "estimate.</div>")
+    return (
+        f"<div style='color:#8a5a00'>&#9888; {estimated} of {len(corpus)} episodes have estimated "
+        "achievement counts (text observations carry none): their count shaping is a lower-bound "
+        "estimate.</div>"
+    )
 
 
 def error_html(message: str) -> str:
@@ -144,6 +150,21 @@ def error_html(message: str) -> str:
     return f"<span style='color:#D55E00'>{html.escape(message)}</span>"
 
 
-__all__ = ["CONTROL_WIDTH", "KIND_COLORS", "LABEL_WIDTH", "LINE_HEIGHT", "LatestWins", "component_label", "counts_note",
-           "error_html", "fixed", "from_browser", "group_colors", "groups_of", "lined", "lines_box", "scroll_box",
-           "slider_style"]
+__all__ = [
+    "CONTROL_WIDTH",
+    "KIND_COLORS",
+    "LABEL_WIDTH",
+    "LINE_HEIGHT",
+    "LatestWins",
+    "component_label",
+    "counts_note",
+    "error_html",
+    "fixed",
+    "from_browser",
+    "group_colors",
+    "groups_of",
+    "lined",
+    "lines_box",
+    "scroll_box",
+    "slider_style",
+]

@@ -51,10 +51,21 @@ class Compare:
     ``comparisons`` maps each other config's name to its Comparison.
     """
 
-    def __init__(self, corpus: Corpus, configs: dict[str, RewardConfig], *, a: str | None = None,
-                 b: str | None = None, by: str = "policy", top: int = 12, replayer: Any = None) -> None:
+    def __init__(
+        self,
+        corpus: Corpus,
+        configs: dict[str, RewardConfig],
+        *,
+        a: str | None = None,
+        b: str | None = None,
+        by: str = "policy",
+        top: int = 12,
+        replayer: Any = None,
+    ) -> None:
         if not configs:
-            raise WorkbenchError("Compare needs at least one named config, e.g. {'shaped': RewardConfig.from_file(...)}")
+            raise WorkbenchError(
+                "Compare needs at least one named config, e.g. {'shaped': RewardConfig.from_file(...)}"
+            )
         self.corpus, self.by, self.top, self.replayer = corpus, by, top, replayer
         self.prepared = prepare(corpus)
         self.configs = dict(configs)
@@ -69,13 +80,24 @@ class Compare:
         others = [b] if b else [n for n in names if n != reference][:3] or [reference]
         self._scores: dict[tuple[str, int], Scores] = {}
         self._tables: dict[tuple, tuple] = {}  # keyed by id of Scores kept alive in the value
-        self.picker_a = w.Dropdown(options=names, value=reference, description="reference",
-                                   layout=w.Layout(width="300px"))
-        self.shown = w.SelectMultiple(options=names, value=tuple(others), description="compare with", rows=4,
-                                      layout=w.Layout(width="340px"), style={"description_width": "90px"})
-        self.scale = w.ToggleButtons(options=SCALES, value="raw", description="returns",
-                                     style={"button_width": "108px", "description_width": "60px"},
-                                     layout=w.Layout(flex="0 0 auto"))
+        self.picker_a = w.Dropdown(
+            options=names, value=reference, description="reference", layout=w.Layout(width="300px")
+        )
+        self.shown = w.SelectMultiple(
+            options=names,
+            value=tuple(others),
+            description="compare with",
+            rows=4,
+            layout=w.Layout(width="340px"),
+            style={"description_width": "90px"},
+        )
+        self.scale = w.ToggleButtons(
+            options=SCALES,
+            value="raw",
+            description="returns",
+            style={"button_width": "108px", "description_width": "60px"},
+            layout=w.Layout(flex="0 0 auto"),
+        )
         self.swap_button = w.Button(description="Swap", icon="exchange", tooltip="reference <-> first compared")
         self.swap_button.on_click(lambda _: self.swap())
         self.summary = w.HTML(layout=lines_box(SUMMARY_LINES))
@@ -85,10 +107,13 @@ class Compare:
         tables = w.Tab(children=[self.groups_view, self.components_view], titles=("per group", "components"))
         header = w.HTML(counts_note(corpus))
         # wraps (the returns toggles below) rather than squeezing the pickers in a narrow notebook
-        controls = w.HBox([w.VBox([self.picker_a, self.swap_button], layout=w.Layout(flex="0 0 auto")), self.shown,
-                           self.scale], layout=w.Layout(flex_flow="row wrap", align_items="flex-start"))
-        self.widget = w.VBox([controls, header, self.summary, w.HBox([self.groups_figure, self.episodes_figure]),
-                              tables])
+        controls = w.HBox(
+            [w.VBox([self.picker_a, self.swap_button], layout=w.Layout(flex="0 0 auto")), self.shown, self.scale],
+            layout=w.Layout(flex_flow="row wrap", align_items="flex-start"),
+        )
+        self.widget = w.VBox(
+            [controls, header, self.summary, w.HBox([self.groups_figure, self.episodes_figure]), tables]
+        )
         self.widget.add_class("workbench-compare")
         self._updating = False
         self._updates = LatestWins(self.update)
@@ -101,29 +126,53 @@ class Compare:
         self._groups = list(dict.fromkeys(groups_of(self.corpus, self.by).reindex(list(self.prepared.ids))))
         gx, gy = bq.OrdinalScale(), bq.LinearScale()
         self._bar_scale = gy
-        self.bars = bq.Bars(x=self._groups, y=np.zeros((1, len(self._groups))), scales={"x": gx, "y": gy},
-                            type="grouped", colors=list(PALETTE), display_legend=False, labels=["-"],
-                            tooltip=bq.Tooltip(fields=["x", "y"], formats=["", ".3f"], labels=[self.by, "mean"]))
+        self.bars = bq.Bars(
+            x=self._groups,
+            y=np.zeros((1, len(self._groups))),
+            scales={"x": gx, "y": gy},
+            type="grouped",
+            colors=list(PALETTE),
+            display_legend=False,
+            labels=["-"],
+            tooltip=bq.Tooltip(fields=["x", "y"], formats=["", ".3f"], labels=[self.by, "mean"]),
+        )
         self.groups_figure = bq.Figure(
-            marks=[self.bars], axes=[bq.Axis(scale=gx), bq.Axis(scale=gy, side="left", grid_lines="dashed")],
-            title="mean shaped return per " + self.by, animation_duration=0, title_style={"font-size": "13px"},
+            marks=[self.bars],
+            axes=[bq.Axis(scale=gx), bq.Axis(scale=gy, side="left", grid_lines="dashed")],
+            title="mean shaped return per " + self.by,
+            animation_duration=0,
+            title_style={"font-size": "13px"},
             display_toolbar=False,  # its hover toolbar covers the title; nothing here pans or zooms
-            fig_margin={"top": 40, "bottom": 30, "left": 55, "right": 10}, layout=w.Layout(width="430px", height="340px"))
+            fig_margin={"top": 40, "bottom": 30, "left": 55, "right": 10},
+            layout=w.Layout(width="430px", height="340px"),
+        )
         ex, ey = bq.LinearScale(), bq.LinearScale()
         self._episode_scales = (ex, ey)
         self.diagonal = bq.Lines(x=[0, 1], y=[0, 1], scales={"x": ex, "y": ey}, colors=["#999"], line_style="dashed")
-        self.points = bq.Scatter(x=np.zeros(0), y=np.zeros(0), scales={"x": ex, "y": ey}, default_size=24,
-                                 colors=[PALETTE[0]], names=[], display_names=False,
-                                 tooltip=bq.Tooltip(fields=["name"], show_labels=False),
-                                 interactions={"click": "select", "hover": "tooltip"})
+        self.points = bq.Scatter(
+            x=np.zeros(0),
+            y=np.zeros(0),
+            scales={"x": ex, "y": ey},
+            default_size=24,
+            colors=[PALETTE[0]],
+            names=[],
+            display_names=False,
+            tooltip=bq.Tooltip(fields=["name"], show_labels=False),
+            interactions={"click": "select", "hover": "tooltip"},
+        )
         self.points.on_element_click(lambda _mark, event: self._on_pick(int(event["data"]["index"])))
         self._x_axis = bq.Axis(scale=ex, label="reference")
         self._y_axis = bq.Axis(scale=ey, side="left", label="compared", grid_lines="dashed")
         self.episodes_figure = bq.Figure(
-            marks=[self.diagonal, self.points], axes=[self._x_axis, self._y_axis], animation_duration=0,
+            marks=[self.diagonal, self.points],
+            axes=[self._x_axis, self._y_axis],
+            animation_duration=0,
             display_toolbar=False,
-            title="per episode: compared vs reference (click to replay)", title_style={"font-size": "13px"},
-            fig_margin={"top": 40, "bottom": 40, "left": 55, "right": 10}, layout=w.Layout(width="430px", height="340px"))
+            title="per episode: compared vs reference (click to replay)",
+            title_style={"font-size": "13px"},
+            fig_margin={"top": 40, "bottom": 40, "left": 55, "right": 10},
+            layout=w.Layout(width="430px", height="340px"),
+        )
         self._picked: list[int] = []
 
     # -- configs ------------------------------------------------------------------------------
@@ -231,8 +280,11 @@ class Compare:
                     peak = float(values.abs().max())
                     values = values / peak if peak > 0 else values * 0.0
             rows.append(values.reindex(self._groups).fillna(0.0).to_numpy())
-        label = {"raw": "mean shaped return", "share of max": "mean return / config's largest",
-                 "ranks": "mean rank (1 = paid most)"}[scale]
+        label = {
+            "raw": "mean shaped return",
+            "share of max": "mean return / config's largest",
+            "ranks": "mean rank (1 = paid most)",
+        }[scale]
         values = np.array(rows)
         low, high = float(min(values.min(), 0.0)), float(max(values.max(), 0.0))
         pad = max(high - low, 1e-9) * 0.1
@@ -258,9 +310,11 @@ class Compare:
             colors += [self.color(name)] * len(picked)
             for i in picked:
                 episode = self.prepared.ids[i]
-                labels.append(f"{episode} · {groups.get(episode, '')} · {reference} {x_all[i]:.3g} · {name} "
-                              f"{y_all[i]:.3g} · {int(scores[name].episodes['unique_achievements_total'].iat[i])} "
-                              "achievements")
+                labels.append(
+                    f"{episode} · {groups.get(episode, '')} · {reference} {x_all[i]:.3g} · {name} "
+                    f"{y_all[i]:.3g} · {int(scores[name].episodes['unique_achievements_total'].iat[i])} "
+                    "achievements"
+                )
                 self._picked.append(int(i))
         x, y = np.concatenate(xs), np.concatenate(ys)
         # equal axes fitted to the data (both scales set: bqplot would otherwise pad them apart)
@@ -295,9 +349,11 @@ class Compare:
         for k, name in enumerate(names):
             config = scores[name].config
             role = "reference" if k == 0 else "compared"
-            rows.append(f"<li><b style='color:{self.color(name)}'>{html.escape(name)}</b> ({role}): "
-                        f"{config.effective_strategy}, lambda x{config.effective_lambda:g}; "
-                        f"{html.escape(self._progress_line(scores[name]))}</li>")
+            rows.append(
+                f"<li><b style='color:{self.color(name)}'>{html.escape(name)}</b> ({role}): "
+                f"{config.effective_strategy}, lambda x{config.effective_lambda:g}; "
+                f"{html.escape(self._progress_line(scores[name]))}</li>"
+            )
         return lined(f"<ul style='margin:0;padding-left:18px;font-size:12px'>{''.join(rows)}</ul>")
 
     def _progress_line(self, scores: Scores) -> str:
@@ -310,12 +366,21 @@ class Compare:
         frames = []
         for name in names:
             table = self._by_group(name)
-            frames.append(table.assign(config=name)[[self.by, "config", "episodes", "mean_achievements", "mean_return",
-                                                     "return_per_achievement"]])
-        table = pd.concat(frames).rename(columns={"mean_achievements": "mean achievements",
-                                                  "mean_return": "mean return",
-                                                  "return_per_achievement": "return per achievement"})
-        table = table.sort_values(self.by, key=lambda c: c.map({g: i for i, g in enumerate(self._groups)}), kind="stable")
+            frames.append(
+                table.assign(config=name)[
+                    [self.by, "config", "episodes", "mean_achievements", "mean_return", "return_per_achievement"]
+                ]
+            )
+        table = pd.concat(frames).rename(
+            columns={
+                "mean_achievements": "mean achievements",
+                "mean_return": "mean return",
+                "return_per_achievement": "return per achievement",
+            }
+        )
+        table = table.sort_values(
+            self.by, key=lambda c: c.map({g: i for i, g in enumerate(self._groups)}), kind="stable"
+        )
         return table.to_html(index=False, float_format="%.3f")
 
     def _components_html(self, reference: str) -> str:
@@ -327,14 +392,18 @@ class Compare:
             if changes.empty:
                 parts.append(f"<p>{title}: no differences (every component pays the same corpus total)</p>")
                 continue
-            table = pd.DataFrame({
-                "component": [component_label(k, n) for k, n in zip(changes["kind"], changes["name"])],
-                f"total: {reference}": changes["total_a"].to_numpy(),
-                f"total: {name}": changes["total_b"].to_numpy(),
-                "difference": changes["difference"].to_numpy(),
-            })
-            parts.append(f"<p>{title}: the {len(table)} largest changes of corpus totals</p>"
-                         + table.to_html(index=False, float_format="%.3f"))
+            table = pd.DataFrame(
+                {
+                    "component": [component_label(k, n) for k, n in zip(changes["kind"], changes["name"])],
+                    f"total: {reference}": changes["total_a"].to_numpy(),
+                    f"total: {name}": changes["total_b"].to_numpy(),
+                    "difference": changes["difference"].to_numpy(),
+                }
+            )
+            parts.append(
+                f"<p>{title}: the {len(table)} largest changes of corpus totals</p>"
+                + table.to_html(index=False, float_format="%.3f")
+            )
         return "".join(parts)
 
     def _ipython_display_(self) -> None:

@@ -10,8 +10,27 @@ import numpy as np
 
 #: Crafter's semantic ids (``crafter.engine.SemanticView``): 0 is nothing, then its materials in
 #: ``crafter/data.yaml`` order, then the object types the env registers, in its order.
-SEMANTIC_NAMES = ("unknown", "water", "grass", "stone", "path", "sand", "tree", "lava", "coal", "iron", "diamond",
-                  "table", "furnace", "player", "cow", "zombie", "skeleton", "arrow-up", "plant")
+SEMANTIC_NAMES = (
+    "unknown",
+    "water",
+    "grass",
+    "stone",
+    "path",
+    "sand",
+    "tree",
+    "lava",
+    "coal",
+    "iron",
+    "diamond",
+    "table",
+    "furnace",
+    "player",
+    "cow",
+    "zombie",
+    "skeleton",
+    "arrow-up",
+    "plant",
+)
 #: Names in text views that are not texture file names.
 ALIASES = {"void": "unknown", "none": "unknown", "arrow": "arrow-up", "sapling": "plant"}
 #: Objects Crafter draws over the material beneath; a text view does not say which, so grass.
@@ -78,7 +97,7 @@ def render_view(text: str | None, shape: tuple[int, int]) -> np.ndarray:
     for r, tokens in enumerate(grid[:rows]):
         for c, token in enumerate(tokens[:columns]):
             y, x = (top + r) * CELL, (left + c) * CELL
-            image[y:y + CELL, x:x + CELL] = texture(cell_name(token))
+            image[y : y + CELL, x : x + CELL] = texture(cell_name(token))
     return image
 
 

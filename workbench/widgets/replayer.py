@@ -72,11 +72,15 @@ def episode_data(episode: Episode, config: RewardConfig, step_decision: np.ndarr
     for kind in KIND_COLORS:
         rows = components[components["kind"] == kind]
         if len(rows):
-            by_kind[kind] = np.bincount(rows["decision"].to_numpy() - 1, weights=rows["scaled"].to_numpy(),
-                                        minlength=n).round(9).tolist()
+            by_kind[kind] = (
+                np.bincount(rows["decision"].to_numpy() - 1, weights=rows["scaled"].to_numpy(), minlength=n)
+                .round(9)
+                .tolist()
+            )
     listed: dict[str, list] = {}
-    for decision, kind, name, scaled in zip(components["decision"], components["kind"], components["name"],
-                                            components["scaled"]):
+    for decision, kind, name, scaled in zip(
+        components["decision"], components["kind"], components["name"], components["scaled"]
+    ):
         listed.setdefault(str(int(decision)), []).append([component_label(str(kind), str(name)), float(scaled)])
     status = episode.achievement_status
     assert status is not None  # filled from the counts when not given
@@ -131,8 +135,9 @@ class Replayer:
         if episode is not None and episode not in ids:
             raise CorpusError(f"no episode {episode!r} in this corpus")
         self.view = ReplayView()
-        self.episode_picker = w.Dropdown(options=ids, value=episode or ids[0], description="episode",
-                                         layout=w.Layout(width="420px"))
+        self.episode_picker = w.Dropdown(
+            options=ids, value=episode or ids[0], description="episode", layout=w.Layout(width="420px")
+        )
         self.note = w.HTML(counts_note(corpus))
         self.widget = w.VBox([w.HBox([self.episode_picker]), self.note, self.view])
         self.widget.add_class("workbench-replayer")

@@ -30,8 +30,12 @@ def box_lines(values_by_group: list[np.ndarray], offset: float) -> tuple[np.ndar
         else:
             q5, q25, q50, q75, q95 = np.percentile(values, [5, 25, 50, 75, 95])
         xs += [[x0, x1, x1, x0, x0], [x0, x1, x1, x1, x1], [xm, xm, xm, xm, xm], [xm, xm, xm, xm, xm]]
-        ys += [[q25, q25, q75, q75, q25], [q50, q50, q50, q50, q50], [q5, q25, q25, q25, q25],
-               [q75, q95, q95, q95, q95]]
+        ys += [
+            [q25, q25, q75, q75, q25],
+            [q50, q50, q50, q50, q50],
+            [q5, q25, q25, q25, q25],
+            [q75, q95, q95, q95, q95],
+        ]
     return np.array(xs, dtype=float), np.array(ys, dtype=float)
 
 
@@ -49,35 +53,76 @@ class ReturnsFigure:
         self.y = bq.LinearScale()
         frame_y = bq.LinearScale(min=0.0, max=1.0)
         n = len(groups)
-        self.ghost = bq.Lines(x=np.zeros((4 * n, 5)), y=np.zeros((4 * n, 5)), scales={"x": self.x, "y": self.y},
-                              colors=[BASELINE_COLOR], line_style="dashed", stroke_width=1.5,
-                              labels=["baseline"], display_legend=False)
-        self.live = bq.Lines(x=np.zeros((4 * n, 5)), y=np.zeros((4 * n, 5)), scales={"x": self.x, "y": self.y},
-                             colors=[LIVE_COLOR], stroke_width=2)
+        self.ghost = bq.Lines(
+            x=np.zeros((4 * n, 5)),
+            y=np.zeros((4 * n, 5)),
+            scales={"x": self.x, "y": self.y},
+            colors=[BASELINE_COLOR],
+            line_style="dashed",
+            stroke_width=1.5,
+            labels=["baseline"],
+            display_legend=False,
+        )
+        self.live = bq.Lines(
+            x=np.zeros((4 * n, 5)),
+            y=np.zeros((4 * n, 5)),
+            scales={"x": self.x, "y": self.y},
+            colors=[LIVE_COLOR],
+            stroke_width=2,
+        )
         tooltip = bq.Tooltip(fields=["name"], labels=["episode"], show_labels=False)
-        self.points = bq.Scatter(x=np.zeros(0), y=np.zeros(0), scales={"x": self.x, "y": self.y},
-                                 default_size=36, stroke="white", tooltip=tooltip, names=[], display_names=False,
-                                 colors=[LIVE_COLOR], interactions={"click": "select", "hover": "tooltip"})
+        self.points = bq.Scatter(
+            x=np.zeros(0),
+            y=np.zeros(0),
+            scales={"x": self.x, "y": self.y},
+            default_size=36,
+            stroke="white",
+            tooltip=tooltip,
+            names=[],
+            display_names=False,
+            colors=[LIVE_COLOR],
+            interactions={"click": "select", "hover": "tooltip"},
+        )
         self.points.on_element_click(lambda _mark, event: on_pick(int(event["data"]["index"])))
-        self.labels = bq.Label(x=list(range(n)), y=[0.02] * n, text=groups, scales={"x": self.x, "y": frame_y},
-                               colors=[colors.get(g, "black") for g in groups], font_weight="bold",
-                               align="middle", default_size=13)
-        self.zero = bq.Lines(x=[-0.6, n - 0.4], y=[0.0, 0.0], scales={"x": self.x, "y": self.y}, colors=["#555"],
-                             stroke_width=0.8)
+        self.labels = bq.Label(
+            x=list(range(n)),
+            y=[0.02] * n,
+            text=groups,
+            scales={"x": self.x, "y": frame_y},
+            colors=[colors.get(g, "black") for g in groups],
+            font_weight="bold",
+            align="middle",
+            default_size=13,
+        )
+        self.zero = bq.Lines(
+            x=[-0.6, n - 0.4], y=[0.0, 0.0], scales={"x": self.x, "y": self.y}, colors=["#555"], stroke_width=0.8
+        )
         x_axis = bq.Axis(scale=self.x, num_ticks=0, tick_style={"display": "none"})
         y_axis = bq.Axis(scale=self.y, side="left", label="shaped return", grid_lines="dashed")
-        self.widget = bq.Figure(marks=[self.zero, self.ghost, self.live, self.points, self.labels],
-                                axes=[x_axis, y_axis], animation_duration=0, display_toolbar=False,
-                                fig_margin={"top": 30, "bottom": 20, "left": 60, "right": 10},
-                                layout=w.Layout(width="100%", height="330px"),
-                                title="shaped return per episode", title_style={"font-size": "13px"})
+        self.widget = bq.Figure(
+            marks=[self.zero, self.ghost, self.live, self.points, self.labels],
+            axes=[x_axis, y_axis],
+            animation_duration=0,
+            display_toolbar=False,
+            fig_margin={"top": 30, "bottom": 20, "left": 60, "right": 10},
+            layout=w.Layout(width="100%", height="330px"),
+            title="shaped return per episode",
+            title_style={"font-size": "13px"},
+        )
         self._colors = colors
         self._baseline: list[np.ndarray] | None = None
         self._ghost: tuple[np.ndarray, np.ndarray] = (np.zeros(0), np.zeros(0))
         self._range = (np.inf, -np.inf)
 
-    def update(self, live: list[np.ndarray], baseline: list[np.ndarray], shown_group: np.ndarray,
-               shown_return: np.ndarray, names: list[str], title: str) -> None:
+    def update(
+        self,
+        live: list[np.ndarray],
+        baseline: list[np.ndarray],
+        shown_group: np.ndarray,
+        shown_return: np.ndarray,
+        names: list[str],
+        title: str,
+    ) -> None:
         """Redraw boxes and points (see the class docstring)."""
         live_x, live_y = box_lines(live, LIVE_X)
         new_ghost = baseline is not self._baseline  # sent only when the filter changes it
@@ -94,8 +139,12 @@ class ReturnsFigure:
         # over twice what the data needs or the filter changes.
         current_low, current_high = self._range
         needed = (low - 2 * pad, high + pad)
-        if (new_ghost or needed[0] < current_low or needed[1] > current_high
-                or (current_high - current_low) > 2 * (needed[1] - needed[0])):
+        if (
+            new_ghost
+            or needed[0] < current_low
+            or needed[1] > current_high
+            or (current_high - current_low) > 2 * (needed[1] - needed[0])
+        ):
             self._range = needed
         with self.live.hold_sync(), self.ghost.hold_sync(), self.points.hold_sync(), self.y.hold_sync():
             if (self.y.min, self.y.max) != self._range:

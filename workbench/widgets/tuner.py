@@ -60,8 +60,9 @@ class Tuner:
     config to a ``Compare``. Display it in a notebook (``tuner`` as a cell's last line).
     """
 
-    def __init__(self, corpus: Corpus, config: RewardConfig | None = None, *, replayer: Any = None,
-                 compare: Any = None) -> None:
+    def __init__(
+        self, corpus: Corpus, config: RewardConfig | None = None, *, replayer: Any = None, compare: Any = None
+    ) -> None:
         self.corpus = corpus
         self.prepared = prepare(corpus)
         self.baseline = self.initial = config or RewardConfig(strategy="per_achievement")
@@ -81,8 +82,10 @@ class Tuner:
         self._applying = False
         self._build_controls()
         self._build_outputs()
-        outputs = w.VBox([self.header, self.progress_view, self.figure.widget, self.extremes_view, self.lint_view,
-                          self.timing], layout=w.Layout(flex="1 1 360px", min_width="360px", overflow="hidden"))
+        outputs = w.VBox(
+            [self.header, self.progress_view, self.figure.widget, self.extremes_view, self.lint_view, self.timing],
+            layout=w.Layout(flex="1 1 360px", min_width="360px", overflow="hidden"),
+        )
         self.widget = w.HBox([self._controls_box, outputs], layout=w.Layout(flex_flow="row wrap", width="100%"))
         self.widget.add_class("workbench-tuner")
         self.history: list[tuple] = [self._snapshot()]
@@ -97,17 +100,29 @@ class Tuner:
     @property
     def config(self) -> RewardConfig:
         """The config the controls describe (names the controls do not cover kept as given)."""
-        weights = {name: round(s.value, 6) for name, s in self.weight_sliders.items()
-                   if s.value != DEFAULT_WEIGHT or name in self.initial.weights}
-        limits = {name: box.value for name, box in self.limit_boxes.items()
-                  if box.value != DEFAULT_LIMIT or name in self.initial.k_limits}
+        weights = {
+            name: round(s.value, 6)
+            for name, s in self.weight_sliders.items()
+            if s.value != DEFAULT_WEIGHT or name in self.initial.weights
+        }
+        limits = {
+            name: box.value
+            for name, box in self.limit_boxes.items()
+            if box.value != DEFAULT_LIMIT or name in self.initial.k_limits
+        }
         # The sliders own every item they show: an item slid back to the task app's weight
         # drops out of the overrides even if the starting config overrode it.
         initial = dict(self.initial.resource_overrides)
-        inventory = {item: weight for item, weight in initial.pop("inventory", {}).items()
-                     if item not in self.resource_sliders}
-        inventory.update({item: round(s.value, 6) for item, s in self.resource_sliders.items()
-                          if s.value != TASK_APP_RESOURCE_WEIGHTS.inventory_weight(item)})
+        inventory = {
+            item: weight for item, weight in initial.pop("inventory", {}).items() if item not in self.resource_sliders
+        }
+        inventory.update(
+            {
+                item: round(s.value, 6)
+                for item, s in self.resource_sliders.items()
+                if s.value != TASK_APP_RESOURCE_WEIGHTS.inventory_weight(item)
+            }
+        )
         overrides = {**initial, **({"inventory": inventory} if inventory else {})}
         return self.initial.with_changes(
             strategy=self.strategy.value,
@@ -122,57 +137,120 @@ class Tuner:
         start = self.initial
         full = w.Layout(width="100%")
         inside = w.Layout(width="calc(100% - 4px)")  # a text box's 2 px margins stay inside the column
-        self.strategy = w.Dropdown(options=list(STRATEGIES), value=start.effective_strategy, description="strategy",
-                                   style=slider_style(), layout=full)
+        self.strategy = w.Dropdown(
+            options=list(STRATEGIES),
+            value=start.effective_strategy,
+            description="strategy",
+            style=slider_style(),
+            layout=full,
+        )
         low, high, step = LAMBDA_RANGE
-        self.lam = w.FloatSlider(value=start.indicator_lambda, min=low, max=high, step=step, description="lambda",
-                                 readout_format=".2f", continuous_update=True, style=slider_style(), layout=full)
-        self.reset_button = w.Button(description="Reset", icon="refresh", tooltip="back to the starting config",
-                                     layout=w.Layout(width="110px"))
+        self.lam = w.FloatSlider(
+            value=start.indicator_lambda,
+            min=low,
+            max=high,
+            step=step,
+            description="lambda",
+            readout_format=".2f",
+            continuous_update=True,
+            style=slider_style(),
+            layout=full,
+        )
+        self.reset_button = w.Button(
+            description="Reset", icon="refresh", tooltip="back to the starting config", layout=w.Layout(width="110px")
+        )
         self.undo_button = w.Button(description="Undo", icon="undo", layout=w.Layout(width="110px"))
         self.reset_button.on_click(lambda _: self.reset())
         self.undo_button.on_click(lambda _: self.undo())
-        self.policy_filter = w.Dropdown(options=[ALL, *self._policies], value=ALL, description="show",
-                                        layout=w.Layout(width="220px"), style={"description_width": "40px"})
-        self.episode_filter = w.Text(placeholder="episode id contains", layout=w.Layout(width="190px"),
-                                     continuous_update=True)
+        self.policy_filter = w.Dropdown(
+            options=[ALL, *self._policies],
+            value=ALL,
+            description="show",
+            layout=w.Layout(width="220px"),
+            style={"description_width": "40px"},
+        )
+        self.episode_filter = w.Text(
+            placeholder="episode id contains", layout=w.Layout(width="190px"), continuous_update=True
+        )
         low, high, step = WEIGHT_RANGE
         self.weight_sliders = {
-            name: w.FloatSlider(value=float(start.weights.get(name, DEFAULT_WEIGHT)), min=low, max=high, step=step,
-                                description=name, readout_format=".2f", continuous_update=True,
-                                style=slider_style(), layout=full)
+            name: w.FloatSlider(
+                value=float(start.weights.get(name, DEFAULT_WEIGHT)),
+                min=low,
+                max=high,
+                step=step,
+                description=name,
+                readout_format=".2f",
+                continuous_update=True,
+                style=slider_style(),
+                layout=full,
+            )
             for name in ACHIEVEMENTS
         }
         self.strategy_note = w.HTML(layout=w.Layout(min_height="20px"))
-        groups = w.Accordion(children=[
-            w.VBox([self.weight_sliders[n] for n in names]) for names in ACHIEVEMENT_GROUPS.values()
-        ], titles=tuple(f"weights: {GROUP_TITLES.get(g, g)}" for g in ACHIEVEMENT_GROUPS))
+        groups = w.Accordion(
+            children=[w.VBox([self.weight_sliders[n] for n in names]) for names in ACHIEVEMENT_GROUPS.values()],
+            titles=tuple(f"weights: {GROUP_TITLES.get(g, g)}" for g in ACHIEVEMENT_GROUPS),
+        )
         self.limit_boxes = {
-            name: w.IntText(value=int(start.k_limits.get(name, DEFAULT_LIMIT)), description=name,
-                            style={"description_width": "150px"}, layout=w.Layout(width="215px"))
+            name: w.IntText(
+                value=int(start.k_limits.get(name, DEFAULT_LIMIT)),
+                description=name,
+                style={"description_width": "150px"},
+                layout=w.Layout(width="215px"),
+            )
             for name in ACHIEVEMENTS
         }
         repeats = int(self.prepared.unlock_ordinal.max(initial=0))
         self.limits_note = w.HTML(
             "<i>No achievement unlocks twice in one episode of this corpus (Crafter's status turns true once), "
-            "so no k-limit changes a reward here (quirk 1); they only reach lint and export.</i>" if repeats == 0 else
-            "<i>k-limits cap how many unlocks of an achievement are credited per episode.</i>")
-        limits = w.Accordion(children=[w.VBox([self.limits_note, w.GridBox(
-            list(self.limit_boxes.values()), layout=w.Layout(grid_template_columns="repeat(2, 220px)"))])],
-            titles=("k-limits" + (" (no effect: quirk 1)" if repeats == 0 else ""),))
+            "so no k-limit changes a reward here (quirk 1); they only reach lint and export.</i>"
+            if repeats == 0
+            else "<i>k-limits cap how many unlocks of an achievement are credited per episode.</i>"
+        )
+        limits = w.Accordion(
+            children=[
+                w.VBox(
+                    [
+                        self.limits_note,
+                        w.GridBox(
+                            list(self.limit_boxes.values()), layout=w.Layout(grid_template_columns="repeat(2, 220px)")
+                        ),
+                    ]
+                )
+            ],
+            titles=("k-limits" + (" (no effect: quirk 1)" if repeats == 0 else ""),),
+        )
         resource = start.resource_weights
         low, high, step = RESOURCE_RANGE
         self.resource_sliders = {
-            item: w.FloatSlider(value=resource.inventory_weight(item), min=low, max=high, step=step,
-                                description=item, readout_format=".2f", continuous_update=True,
-                                style=slider_style(), layout=full)
+            item: w.FloatSlider(
+                value=resource.inventory_weight(item),
+                min=low,
+                max=high,
+                step=step,
+                description=item,
+                readout_format=".2f",
+                continuous_update=True,
+                style=slider_style(),
+                layout=full,
+            )
             for item in TASK_APP_RESOURCE_WEIGHTS.inventory
         }
-        advanced = w.Accordion(children=[w.VBox([
-            w.HTML("<i>Inventory shaping weights (per_achievement only). Overrides are a workbench "
-                   "extension: the task app cannot read them and export drops them.</i>"),
-            *self.resource_sliders.values(),
-        ])], titles=("advanced: resource tables",))
+        advanced = w.Accordion(
+            children=[
+                w.VBox(
+                    [
+                        w.HTML(
+                            "<i>Inventory shaping weights (per_achievement only). Overrides are a workbench "
+                            "extension: the task app cannot read them and export drops them.</i>"
+                        ),
+                        *self.resource_sliders.values(),
+                    ]
+                )
+            ],
+            titles=("advanced: resource tables",),
+        )
         self.path = w.Text(value="my_reward.yaml", description="save as", layout=inside)
         self.overwrite = w.Checkbox(value=False, description="overwrite", indent=False, layout=w.Layout(width="100px"))
         self.toml_path = w.Text(value="", placeholder="training.toml", description="export to", layout=inside)
@@ -184,12 +262,30 @@ class Tuner:
         self.save_button.on_click(lambda _: self._file_action(lambda: self.save(overwrite=self.overwrite.value)))
         self.export_button.on_click(lambda _: self._file_action(self.export))
         self.compare_button.on_click(lambda _: self._file_action(self.send_to_compare))
-        files = w.VBox([self.path, w.HBox([self.save_button, self.overwrite]), self.toml_path, self.export_button,
-                        w.HBox([self.compare_name, self.compare_button]), self.file_status])
+        files = w.VBox(
+            [
+                self.path,
+                w.HBox([self.save_button, self.overwrite]),
+                self.toml_path,
+                self.export_button,
+                w.HBox([self.compare_name, self.compare_button]),
+                self.file_status,
+            ]
+        )
         self._controls_box = w.VBox(
-            [self.strategy, self.lam, w.HBox([self.reset_button, self.undo_button]),
-             w.HBox([self.policy_filter, self.episode_filter]), self.strategy_note, groups, limits, advanced, files],
-            layout=fixed(CONTROL_WIDTH, padding="0 8px 0 0"))
+            [
+                self.strategy,
+                self.lam,
+                w.HBox([self.reset_button, self.undo_button]),
+                w.HBox([self.policy_filter, self.episode_filter]),
+                self.strategy_note,
+                groups,
+                limits,
+                advanced,
+                files,
+            ],
+            layout=fixed(CONTROL_WIDTH, padding="0 8px 0 0"),
+        )
         self._controls_box.add_class("workbench-controls")
 
     def _build_outputs(self) -> None:
@@ -203,10 +299,13 @@ class Tuner:
         self.timing = w.HTML(layout=w.Layout(height="22px"))
 
     def _named_controls(self) -> dict[str, w.Widget]:
-        return {"strategy": self.strategy, "lambda": self.lam,
-                **{f"weight:{k}": s for k, s in self.weight_sliders.items()},
-                **{f"limit:{k}": b for k, b in self.limit_boxes.items()},
-                **{f"resource:{k}": s for k, s in self.resource_sliders.items()}}
+        return {
+            "strategy": self.strategy,
+            "lambda": self.lam,
+            **{f"weight:{k}": s for k, s in self.weight_sliders.items()},
+            **{f"limit:{k}": b for k, b in self.limit_boxes.items()},
+            **{f"resource:{k}": s for k, s in self.resource_sliders.items()},
+        }
 
     # -- reacting ---------------------------------------------------------------------------
     def _on_change(self, name: str, change: dict[str, Any]) -> None:
@@ -220,7 +319,7 @@ class Tuner:
             self.history[-1] = snapshot
         elif snapshot != self.history[-1]:
             self.history.append(snapshot)
-            del self.history[:-UNDO_STEPS - 1]
+            del self.history[: -UNDO_STEPS - 1]
         self._updates.request(change)
 
     def _snapshot(self) -> tuple:
@@ -271,7 +370,7 @@ class Tuner:
         if self._baseline_key != key:  # the baseline changes only with the filter
             self._baseline_key = key
             self._baseline_by = [base[mask & (self._policy_code == g)] for g in groups]
-            self._baseline_progress = (progress_summary(self.baseline_scores.episodes[mask]) if mask.any() else "")
+            self._baseline_progress = progress_summary(self.baseline_scores.episodes[mask]) if mask.any() else ""
         base_by = self._baseline_by
         rows = np.flatnonzero(mask)
         if len(rows) > ALL_POINTS_UP_TO:
@@ -279,8 +378,11 @@ class Tuner:
             rows = np.concatenate([order[:EXTREMES], order[-EXTREMES:]])
         self._shown = rows
         achievements = self.scores.episodes["unique_achievements_total"].to_numpy()
-        names = [f"{self._ids[i]} · {self._policies[self._policy_code[i]]} · return {live[i]:.2f} "
-                 f"(baseline {base[i]:.2f}) · {achievements[i]} achievements" for i in rows]
+        names = [
+            f"{self._ids[i]} · {self._policies[self._policy_code[i]]} · return {live[i]:.2f} "
+            f"(baseline {base[i]:.2f}) · {achievements[i]} achievements"
+            for i in rows
+        ]
         title = f"{config.effective_strategy}, lambda x{config.effective_lambda:g} (dashed: baseline)"
         self.figure.update(live_by, base_by, self._policy_code[rows].astype(float), live[rows], names, title)
         self.progress_view.value = lined(self._progress_html(mask))
@@ -289,8 +391,10 @@ class Tuner:
         self.header.value = lined(self._header_html(config, mask))
         self._show_what_acts(config)
         self.last_update_ms = (time.perf_counter() - start) * 1000
-        self.timing.value = (f"<small>re-scored {self.prepared.n_decisions:,} decisions and redrew in "
-                             f"{self.last_update_ms:.0f} ms (kernel)</small>")
+        self.timing.value = (
+            f"<small>re-scored {self.prepared.n_decisions:,} decisions and redrew in "
+            f"{self.last_update_ms:.0f} ms (kernel)</small>"
+        )
 
     def _show_what_acts(self, config: RewardConfig) -> None:
         """Disable, in place, the controls the chosen strategy ignores."""
@@ -300,22 +404,29 @@ class Tuner:
                 slider.disabled = consistent
         self.strategy_note.value = (
             "<i>consistent pays 1.0 per decision that unlocks anything: weights and resource tables "
-            "do not act (greyed).</i>" if consistent else "")
+            "do not act (greyed).</i>"
+            if consistent
+            else ""
+        )
 
     def _header_html(self, config: RewardConfig, mask: np.ndarray) -> str:
         shown = int(mask.sum())
         scope = f"{shown:,} of {len(mask):,} episodes" if shown != len(mask) else f"all {len(mask):,} episodes"
-        return (f"<b>{scope}</b>, {self.prepared.n_decisions:,} decisions. Baseline (ghost): "
-                f"{html.escape(self.baseline.effective_strategy)}, lambda x{self.baseline.effective_lambda:g}."
-                f"{counts_note(self.corpus)}")
+        return (
+            f"<b>{scope}</b>, {self.prepared.n_decisions:,} decisions. Baseline (ghost): "
+            f"{html.escape(self.baseline.effective_strategy)}, lambda x{self.baseline.effective_lambda:g}."
+            f"{counts_note(self.corpus)}"
+        )
 
     def _progress_html(self, mask: np.ndarray) -> str:
         if not mask.any():
             return "<i>no episode matches the filter</i>"
         live = progress_summary(self.scores.episodes[mask])
         base = self._baseline_progress
-        return (f"<div style='font-size:12px'><b>progress</b>: {html.escape(live)}<br><span style='color:#777'>"
-                f"<b>baseline</b>: {html.escape(base)}</span></div>")
+        return (
+            f"<div style='font-size:12px'><b>progress</b>: {html.escape(live)}<br><span style='color:#777'>"
+            f"<b>baseline</b>: {html.escape(base)}</span></div>"
+        )
 
     def _extremes_html(self, mask: np.ndarray, achievements: np.ndarray) -> str:
         rows = np.flatnonzero(mask)
@@ -326,21 +437,26 @@ class Tuner:
         top = min(5, len(order))
         picked = [("top", order[:top])]
         if len(order) > top:
-            picked.append(("bottom", order[-min(5, len(order) - top):]))
+            picked.append(("bottom", order[-min(5, len(order) - top) :]))
         lines = []
         for label, indices in picked:
             lines.append(f"<tr><th colspan='4' style='text-align:left'>{label} {len(indices)}</th></tr>")
             for i in indices:
-                lines.append(f"<tr><td title='{html.escape(self._policies[self._policy_code[i]])}'>"
-                             f"{html.escape(str(self._ids[i]))}</td>"
-                             f"<td style='text-align:right'>{live[i]:.3f}</td>"
-                             f"<td style='text-align:right;color:#777'>{base[i]:.3f}</td>"
-                             f"<td style='text-align:right'>{achievements[i]}</td></tr>")
-        return (EXTREMES_STYLE + "<table class='workbench-extremes' "
-                "style='font-size:12px;white-space:nowrap;border-spacing:0'><thead><tr>"
-                "<th>episode</th><th>return</th><th>baseline</th><th>achievements</th></tr></thead><tbody>"
-                + "".join(lines) + "</tbody></table>"
-                "<div style='font-size:11px;height:18px'>click a point in the figure to replay that episode</div>")
+                lines.append(
+                    f"<tr><td title='{html.escape(self._policies[self._policy_code[i]])}'>"
+                    f"{html.escape(str(self._ids[i]))}</td>"
+                    f"<td style='text-align:right'>{live[i]:.3f}</td>"
+                    f"<td style='text-align:right;color:#777'>{base[i]:.3f}</td>"
+                    f"<td style='text-align:right'>{achievements[i]}</td></tr>"
+                )
+        return (
+            EXTREMES_STYLE + "<table class='workbench-extremes' "
+            "style='font-size:12px;white-space:nowrap;border-spacing:0'><thead><tr>"
+            "<th>episode</th><th>return</th><th>baseline</th><th>achievements</th></tr></thead><tbody>"
+            + "".join(lines)
+            + "</tbody></table>"
+            "<div style='font-size:11px;height:18px'>click a point in the figure to replay that episode</div>"
+        )
 
     @staticmethod
     def _lint_html(config: RewardConfig) -> str:
@@ -412,4 +528,3 @@ class Tuner:
         from IPython.display import display
 
         display(self.widget)
-
