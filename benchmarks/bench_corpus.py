@@ -9,10 +9,9 @@ random) under new ids, tiling their columns with numpy, and saves each with ``sa
 a fresh process per size (imports done and subtracted), measures:
 
 - open: ``load_corpus`` (every column read and value-checked);
-- first score: preparing the weight-independent arrays and scoring one config. Two paths:
-  ``prepare_from_columns`` below (prepare built from ``corpus.decision_batches()``, the wiring
-  proposed for ``workbench.scoring.prepare``; checked equal to ``prepare`` on the sample) and,
-  up to ``--episode-path-limit`` decisions, today's ``score(corpus)`` (which walks episodes);
+- first score: ``prepare`` (its arrays built from ``corpus.decision_batches()``) and scoring one
+  config; and, up to ``--episode-path-limit`` decisions, ``score(corpus)`` on a freshly opened
+  corpus in one call (the path a user takes);
 - re-score after one weight change (median of ``--repeats``);
 - peak RSS (VmHWM) above the interpreter's resident size after imports and a warm-up on the
   sample (the libraries' code pages count as the interpreter's), per decision;
@@ -36,142 +35,20 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from workbench.config import RewardConfig
+from workbench.crafter_facts import ACHIEVEMENTS
 from workbench.episodes import ColumnStore, Corpus, DecisionArrays, EpisodeExtras
-from workbench.rollout import score_episode
+from workbench.reference import score_episode
 from workbench.sample import sample_corpus
-from workbench.scoring import PreparedCorpus, prepare, score
+from workbench.scoring import prepare, score
 from workbench.storage import load_corpus, save_corpus
-from workbench.tables import ACHIEVEMENTS
 
 CONFIG = RewardConfig.from_file(Path(__file__).resolve().parent.parent / "configs" / "upstream_shaped.yaml")
 N_ACH = len(ACHIEVEMENTS)
-
-
-# -- prepare from whole columns (the proposed body of workbench.scoring.prepare) ---------------
-def prepare_from_columns(corpus: Corpus, batch_decisions: int = 1 << 15) -> PreparedCorpus:
-    """``scoring.prepare`` computed from ``corpus.decision_batches()`` instead of per-episode
-    arrays: the same arithmetic as ``scoring._prepare_batch`` on each batch's stacked rows."""
-    batches = [_batch(arrays, start) for start, arrays in _numbered(corpus.decision_batches(batch_decisions))]
-    joined = {key: np.concatenate([b[key] for b in batches]) for key in batches[0] if key != "ids"}
-    joined.update(_active(joined))
-    for array in joined.values():
-        array.flags.writeable = False
-    return PreparedCorpus(
-        ids=tuple(i for b in batches for i in b["ids"]), steps=corpus.index["steps"].to_numpy(dtype=np.int64), **joined
-    )
-
-
-def _numbered(batches: Any) -> Any:
-    first_decision = 0
-    for first_episode, arrays in batches:
-        yield (first_decision, first_episode), arrays
-        first_decision += arrays.n_decisions
-
-
-def _batch(arrays: DecisionArrays, start: tuple[int, int]) -> dict[str, Any]:
-    first_decision, first_episode = start
-    lengths = arrays.lengths
-    n, e = int(lengths.sum()), len(lengths)
-    row_starts = arrays.row_starts
-    row_ends = row_starts + lengths
-    decision_of = np.arange(n + e - 1, dtype=np.int64)
-    decision_of -= np.repeat(np.arange(e), lengths + 1)[:-1]
-    decision_of[row_ends[:-1]] = -1
-    local_episode = np.repeat(np.arange(e, dtype=np.int64), lengths)
-    status = arrays.achievement_status
-    rows, names, _ = _transitions(status[1:] & ~status[:-1], decision_of)
-    ordinal = _group_ordinal(local_episode[rows] * N_ACH + names)
-    reset_status, final_status = status[row_starts], status[row_ends]
-    first = (ordinal == 0) & ~reset_status[local_episode[rows], names]
-    seen = reset_status.copy()
-    seen[local_episode[rows], names] = True
-    segments = np.empty(2 * e - 1, dtype=np.int64)
-    segments[0::2], segments[1::2] = row_starts + 1, row_starts[1:]
-    ever_status = np.logical_or.reduceat(status, segments, axis=0)[0::2]
-    parts = []
-    for slot0, states in ((0, arrays.inventory), (16, arrays.achievement_counts)):
-        g_rows, columns, flat = _transitions(states[1:] > states[:-1], decision_of)
-        deltas = states[1:].ravel()[flat].astype(np.int32) - states[:-1].ravel()[flat]
-        parts.append((g_rows, columns + slot0, deltas))
-    g_rows = np.concatenate([p[0] for p in parts])
-    order = np.argsort(g_rows, kind="stable")
-    starts = first_decision + np.concatenate([[0], np.cumsum(lengths)[:-1]])
-    return {
-        "ids": list(arrays.ids),
-        "starts": starts,
-        "lengths": lengths,
-        "env_return": arrays.env_return,
-        "reset_status": reset_status,
-        "final_status": final_status,
-        "ever_status": ever_status,
-        "seen_status": seen,
-        "episode_of": (local_episode + first_episode).astype(np.int32),
-        "decision": (np.arange(n, dtype=np.int64) - np.repeat(starts - first_decision, lengths) + 1).astype(np.int32),
-        "env_reward": arrays.decision_env_reward(),
-        "n_unlocked": np.bincount(rows, minlength=n).astype(np.int32),
-        "n_first": np.bincount(rows[first], minlength=n).astype(np.int32),
-        "unlock_decision": rows + first_decision,
-        "unlock_name": names.astype(np.int8),
-        "unlock_ordinal": ordinal,
-        "unlock_first": first,
-        "gain_decision": g_rows[order] + first_decision,
-        "gain_slot": np.concatenate([p[1] for p in parts])[order].astype(np.int8),
-        "gain_delta": np.concatenate([p[2] for p in parts])[order].astype(np.int32),
-    }
-
-
-def _transitions(mask: np.ndarray, decision_of: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    flat = np.flatnonzero(mask)
-    transition, column = np.divmod(flat, mask.shape[1])
-    decision = decision_of[transition]
-    keep = decision >= 0
-    return decision[keep], column[keep], flat[keep]
-
-
-def _group_ordinal(keys: np.ndarray) -> np.ndarray:
-    order = np.argsort(keys, kind="stable")
-    ranked = keys[order]
-    position = np.arange(len(keys))
-    new_group = np.ones(len(keys), dtype=bool)
-    new_group[1:] = ranked[1:] != ranked[:-1]
-    group_start = np.maximum.accumulate(np.where(new_group, position, 0))
-    ordinal = np.empty(len(keys), dtype=np.int32)
-    ordinal[order] = position - group_start
-    return ordinal
-
-
-def _active(arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    happened = np.zeros(len(arrays["episode_of"]), dtype=bool)
-    happened[arrays["unlock_decision"]] = True
-    happened[arrays["gain_decision"]] = True
-    active = np.flatnonzero(happened)
-    return {
-        "active": active,
-        "active_episode": arrays["episode_of"][active],
-        "active_unlocking": arrays["n_unlocked"][active] > 0,
-        "unlock_active": np.searchsorted(active, arrays["unlock_decision"]),
-        "gain_active": np.searchsorted(active, arrays["gain_decision"]),
-        "new_achievements_total": np.bincount(
-            arrays["episode_of"], weights=arrays["n_unlocked"], minlength=len(arrays["lengths"])
-        ).astype(np.int64),
-    }
-
-
-def check_port_matches_prepare() -> None:
-    """The port must equal ``scoring.prepare`` array for array (on the sample and a mixed selection)."""
-    sample = sample_corpus()
-    for corpus in (sample, Corpus.concat([sample[[7, 1]], sample[3:5]])):
-        ours, theirs = prepare_from_columns(corpus, batch_decisions=700), prepare(corpus)
-        assert ours.ids == theirs.ids
-        for name in PreparedCorpus.__dataclass_fields__:
-            if not name.startswith("_") and name != "ids":
-                np.testing.assert_array_equal(getattr(ours, name), getattr(theirs, name), err_msg=name)
 
 
 # -- building corpora ---------------------------------------------------------------------------
@@ -221,12 +98,12 @@ def child(path: str, episode_path: bool) -> dict[str, float]:
     """Measurements of one corpus folder (run in a fresh interpreter). The baseline is taken
     after opening and scoring the 10-episode sample, so the libraries' code pages (pyarrow's
     Parquet reader is tens of MB) count as the interpreter's, not as the corpus's."""
-    score(prepare_from_columns(sample_corpus()), CONFIG).episodes
+    score(prepare(sample_corpus()), CONFIG).episodes
     base_rss = _status_kb("VmRSS")
     started = time.perf_counter()
     corpus = load_corpus(path)
     opened = time.perf_counter()
-    prepared = prepare_from_columns(corpus)
+    prepared = prepare(corpus)
     scores = score(prepared, CONFIG)
     scores.episodes  # the per-episode table: what a first look shows
     scored = time.perf_counter()
@@ -292,7 +169,6 @@ def main() -> None:
     if args.child:
         print(json.dumps(child(args.child, args.episode_path)))
         return
-    check_port_matches_prepare()
     work = Path(args.work or tempfile.mkdtemp(prefix="bench_corpus_"))
     load = os.getloadavg()
     rows = []
