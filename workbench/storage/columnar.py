@@ -23,6 +23,7 @@ from tqdm.auto import tqdm
 
 from workbench.atomic import atomic_path
 from workbench.episodes import (
+    INDEX_COLUMNS,
     STATE_DTYPES,
     ColumnStore,
     Corpus,
@@ -304,23 +305,7 @@ def _live_episodes(root: Path, parts: list[_Part]) -> tuple[list[int], list[dict
     rows: list[dict[str, Any]] = []
     for part in parts:
         table = part.episodes
-        records = table.select(
-            [
-                "episode",
-                "source",
-                "policy",
-                "seed",
-                "decisions",
-                "steps",
-                "env_return",
-                "unlocked",
-                "n_unlocked",
-                "has_frames",
-                "has_logged",
-                "counts",
-                "replaces",
-            ]
-        ).to_pylist()
+        records = table.select([*INDEX_COLUMNS, "replaces"]).to_pylist()
         for offset, record in enumerate(records):
             episode_id = record["episode"]
             replaces = record.pop("replaces")
