@@ -15,14 +15,10 @@ identical episodes; that is why the corpus is shipped rather than regenerated.
 from __future__ import annotations
 
 import argparse
-import shutil
 import sys
-import tempfile
 from pathlib import Path
 
-from workbench.episodes import Corpus
-from workbench.recording import record
-from workbench.storage import load_corpus
+from workbench.testing.plans import record_plan
 
 #: (policy, episodes, max_steps): long enough for the scripted policy to reach iron and for
 #: episodes of a policy to differ in progress, short enough to record in a few minutes.
@@ -31,13 +27,8 @@ SEED = 2025
 DEFAULT_OUT = Path(__file__).resolve().parents[1] / "workbench" / "data" / "search_corpus"
 
 
-def folder_size(path: Path) -> int:
-    """Total size in bytes of the files under ``path``."""
-    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
-
-
 def main(argv: list[str] | None = None) -> int:
-    """Record the plan into ``--out``; returns the process exit code (1 if an episode failed)."""
+    """Record the search corpus's plan (no frames) into ``--out``; returns the process exit code."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"corpus folder (default {DEFAULT_OUT})")
     parser.add_argument("--workers", type=int, default=2, help="recording worker processes (default 2)")
@@ -45,28 +36,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.out.exists() and not args.overwrite:
         parser.error(f"{args.out} exists; pass --overwrite to replace it")
-    with tempfile.TemporaryDirectory() as tmp:
-        parts = []
-        for policy, episodes, max_steps in PLAN:
-            report = record(
-                policy, episodes, Path(tmp) / policy, seed=SEED, max_steps=max_steps, workers=args.workers, frames=False
-            )
-            print(report)
-            if report.failed:
-                return 1
-            parts.append(load_corpus(Path(tmp) / policy))
-        # Save beside the target, then swap, so a failure never leaves half a corpus.
-        staged = args.out.with_name(f".{args.out.name}.new")
-        shutil.rmtree(staged, ignore_errors=True)
-        Corpus.concat(parts).save(staged)
-    shutil.rmtree(args.out, ignore_errors=True)
-    staged.rename(args.out)
-    corpus = load_corpus(args.out)
-    print(
-        f"{args.out}: {len(corpus)} episodes, {int(corpus.index.steps.sum())} steps, "
-        f"{folder_size(args.out) / 1e6:.1f} MB"
-    )
-    return 0
+    return record_plan(PLAN, SEED, args.out, workers=args.workers, frames=False)
 
 
 if __name__ == "__main__":
