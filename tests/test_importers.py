@@ -192,7 +192,10 @@ def test_text_counts_are_rebuilt_exactly_from_logged_rises(tmp_path):
             # Only an episode that follows another can be left unpinned: its first decision's
             # rises are relative to the previous end (Crafter does not replay alike, so whether
             # this happens varies run to run). Then the counts are lower bounds, said so.
-            assert "follows" in t.metadata and "does not pin" in t.metadata["counts_note"]
+            note = t.metadata["counts_note"]
+            assert "follows" in t.metadata and (
+                "does not pin" in note or "before it in the rollout has estimated" in note
+            )
             assert t.metadata["counts"] == "estimated" and (t.achievement_counts <= r.achievement_counts).all()
     assert text[0].metadata["counts"] == "logged"  # the first episode starts from a reset: always exact
     assert max(int(t.achievement_counts.max()) for t in text if t.metadata["counts"] == "logged") > 1
