@@ -65,7 +65,6 @@ def repeated_corpus(decisions: int, frames: bool) -> Corpus:
         env_return=np.tile(base.env_return, reps),
         inventory=np.tile(base.inventory, (reps, 1)),
         achievement_counts=np.tile(base.achievement_counts, (reps, 1)),
-        achievement_status=np.tile(base.achievement_status, (reps, 1)),
         player_pos=np.tile(base.player_pos, (reps, 1)),
         env_reward=np.tile(base.env_reward, reps),
         done=np.tile(base.done, reps),

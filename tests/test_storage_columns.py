@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
 from test_episodes_storage import make_episode
 
-from workbench.episodes import Corpus, DecisionArrays
+from workbench.episodes import Corpus, DecisionArrays, Episode
+from workbench.errors import CorpusFormatError
 from workbench.sample import sample_corpus, sample_path
-from workbench.storage import load_corpus, save_corpus
+from workbench.storage import columnar, load_corpus, save_corpus
 from workbench.tables import ACTIONS, INVENTORY_ITEMS
 
 STATE = ("inventory", "achievement_counts", "achievement_status", "player_pos")
@@ -28,9 +30,13 @@ def test_decision_arrays_of_a_columnar_corpus_are_views_in_narrow_types():
     corpus = sample_corpus()
     arrays = corpus.decision_arrays()
     _assert_equal(arrays, _expected(corpus))
-    assert arrays.inventory.dtype == np.uint8 and arrays.achievement_counts.dtype == np.uint16
+    # every count of the sample is below 256: counts take one byte in memory (uint16 on disk)
+    assert arrays.inventory.dtype == np.uint8 and arrays.achievement_counts.dtype == np.uint8
+    assert arrays.stored_status is None  # the status is counts > 0, derived, not held
     store = corpus._columns[0][0]
     assert np.shares_memory(arrays.inventory, store.arrays.inventory)  # zero-copy
+    # column-major: each state column is one contiguous run, as Arrow and Parquet hold it
+    assert all(getattr(arrays, name).strides[0] == getattr(arrays, name).itemsize for name in STATE[:2])
     np.testing.assert_array_equal(arrays.decision_env_reward(), np.concatenate([e.env_reward for e in corpus]))
     np.testing.assert_array_equal(arrays.steps(), corpus.index["steps"].to_numpy())
 
@@ -94,3 +100,36 @@ def test_the_cli_and_widgets_never_read_frames_they_do_not_show(tmp_path, monkey
     assert reads == []
     Replayer(corpus, RewardConfig.from_file(shaped), episode=corpus.ids[-1])
     assert reads == [corpus.ids[-1]]
+
+
+def _long_episode(episode_id: str):
+    """An episode whose count of one name passes 255 (a long farming run)."""
+    episode = make_episode(episode_id, decisions=6)
+    counts = episode.achievement_counts.copy()
+    counts[3:, 4] += 300
+    return Episode(
+        id=episode_id,
+        inventory=episode.inventory,
+        achievement_counts=counts,
+        actions=episode.actions,
+        env_reward=episode.env_reward,
+        done=episode.done,
+        player_pos=episode.player_pos,
+        metadata=episode.metadata,
+    )
+
+
+def test_counts_past_255_stay_uint16_and_exact(tmp_path):
+    long = _long_episode("long")
+    save_corpus(Corpus([long, make_episode("short", seed=3)]), tmp_path)
+    arrays = load_corpus(tmp_path).decision_arrays()
+    assert arrays.achievement_counts.dtype == np.uint16
+    np.testing.assert_array_equal(arrays.achievement_counts[: long.n_decisions + 1], long.achievement_counts)
+
+
+def test_a_table_whose_statistics_understate_its_counts_is_refused(tmp_path, monkeypatch):
+    save_corpus(Corpus([_long_episode("long")]), tmp_path)
+    # A crafted table's statistics claiming every count is below 256: never a wrapped count.
+    monkeypatch.setattr(columnar, "_largest_count", lambda root, parts: 100)
+    with pytest.raises(CorpusFormatError, match=r"decisions/part-.*\.parquet: column 'count_\w+' holds 30\d, above"):
+        load_corpus(tmp_path)

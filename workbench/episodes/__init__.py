@@ -9,7 +9,16 @@ decision, with optional frames that stay on disk until first touched. A ``Corpus
 builds on this package (never the reverse).
 """
 
-from workbench.episodes.columns import STATE_DTYPES, ColumnStore, DecisionArrays, EpisodeExtras, check_values, narrow
+from workbench.episodes.columns import (
+    STATE_DTYPES,
+    ColumnStore,
+    DecisionArrays,
+    EpisodeExtras,
+    check_status,
+    check_values,
+    count_dtype,
+    narrow,
+)
 from workbench.episodes.corpus import (
     BATCH_DECISIONS,
     Corpus,
@@ -45,7 +54,9 @@ __all__ = [
     "EpisodeExtras",
     "narrow",
     "Frames",
+    "check_status",
     "check_values",
+    "count_dtype",
     "index_frame",
     "now_iso",
     "register_writer",

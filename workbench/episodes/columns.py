@@ -3,9 +3,14 @@
 A ``DecisionArrays`` holds the states of some whole episodes stacked row after row: episode k
 owns rows ``row_starts[k] .. row_starts[k] + lengths[k]``, its reset state first, then the state
 after each decision. Per-row arrays keep the narrowest dtype that holds Crafter's ranges when
-they come from a columnar corpus (``STATE_DTYPES``) and the episodes' own int32 otherwise.
+they come from a columnar corpus (``STATE_DTYPES``; counts uint8 when every count of the
+corpus is below 256, ``count_dtype``) and the episodes' own int32 otherwise.
 Decision i of an episode is its row i (1-based); reset rows carry no actions, reward 0 and
-``done`` False.
+``done`` False. The 2-D state arrays are (rows, columns) but stored column by column (each
+column contiguous, as Arrow and Parquet hold it): a corpus opens by copying whole columns, and
+scoring scans one column at a time. The achievement status is ``achievement_counts > 0``
+(Crafter's definition, which ``check_values`` enforces on every stored corpus) unless an
+episode in memory carried its own.
 
 A ``ColumnStore`` is the in-memory form of a columnar corpus: one ``DecisionArrays`` of all its
 episodes, per-episode extras, and an ``episode(k)`` that builds an ``Episode`` view on demand.
@@ -39,8 +44,25 @@ STATE_DTYPES = {
     "player_pos": np.int16,
 }
 COUNT_MAX = int(np.iinfo(np.uint16).max)
+
+
+def count_dtype(largest: int | None) -> np.dtype:
+    """The dtype counts take in memory: uint8 when every count is below 256 (most corpora:
+    it halves their largest array), else ``STATE_DTYPES``'s uint16 (None = not known)."""
+    return np.dtype(np.uint8 if largest is not None and largest <= np.iinfo(np.uint8).max else np.uint16)
+
+
 #: Rows checked at a time by ``check_values``: its temporaries stay small and in cache.
 _CHECK_ROWS = 1 << 16
+#: The 2-D state fields of a ``DecisionArrays`` (kept column by column).
+STATE_FIELDS = ("inventory", "achievement_counts", "player_pos", "stored_status")
+
+
+def column_major(array: np.ndarray) -> np.ndarray:
+    """``array`` itself when each of its columns is contiguous, else a column-major copy."""
+    if array.ndim != 2 or array.shape[0] <= 1 or array.strides[0] == array.itemsize:
+        return array
+    return np.asfortranarray(array)
 
 
 @dataclass(frozen=True, eq=False)
@@ -49,10 +71,11 @@ class DecisionArrays:
 
     ``ids``, ``lengths`` (decisions, int64) and ``env_return`` (float64, exactly
     ``Episode.env_return``) per episode; per row (R = sum of lengths + 1): ``inventory`` (R, 16),
-    ``achievement_counts`` and ``achievement_status`` (R, 22), ``player_pos`` (R, 2),
-    ``env_reward`` (R,) float64 and ``done`` (R,) bool; actions as ``action_ids`` (uint8, Crafter
-    ids, all steps flat) with ``action_offsets`` (R + 1,): row r's actions are
-    ``action_ids[action_offsets[r]:action_offsets[r + 1]]``.
+    ``achievement_counts`` (R, 22) and ``player_pos`` (R, 2), column-major; ``env_reward``
+    (R,) float64 and ``done`` (R,) bool; actions as ``action_ids`` (uint8, Crafter ids, all
+    steps flat) with ``action_offsets`` (R + 1,): row r's actions are
+    ``action_ids[action_offsets[r]:action_offsets[r + 1]]``. ``stored_status`` (R, 22) bool is
+    given only where it is not ``achievement_counts > 0``; read ``achievement_status``.
     """
 
     ids: tuple[str, ...]
@@ -60,12 +83,25 @@ class DecisionArrays:
     env_return: np.ndarray
     inventory: np.ndarray
     achievement_counts: np.ndarray
-    achievement_status: np.ndarray
     player_pos: np.ndarray
     env_reward: np.ndarray
     done: np.ndarray
     action_ids: np.ndarray
     action_offsets: np.ndarray
+    stored_status: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        for name in STATE_FIELDS:
+            value = getattr(self, name)
+            if value is not None:
+                object.__setattr__(self, name, column_major(value))
+
+    @property
+    def achievement_status(self) -> np.ndarray:
+        """(R, 22) bool: the stored status, else ``achievement_counts > 0`` (computed on each call)."""
+        if self.stored_status is not None:
+            return self.stored_status
+        return np.greater(self.achievement_counts, 0, order="F")
 
     @property
     def n_episodes(self) -> int:
@@ -119,7 +155,7 @@ class DecisionArrays:
             env_return=self.env_return[start:stop],
             inventory=self.inventory[first:last],
             achievement_counts=self.achievement_counts[first:last],
-            achievement_status=self.achievement_status[first:last],
+            stored_status=None if self.stored_status is None else self.stored_status[first:last],
             player_pos=self.player_pos[first:last],
             env_reward=self.env_reward[first:last],
             done=self.done[first:last],
@@ -143,24 +179,23 @@ class DecisionArrays:
         for part in parts:
             offsets.append(part.action_offsets[1:] + base)
             base += int(part.action_offsets[-1])
-        joined = {
+        flat = {
             name: np.concatenate([getattr(p, name) for p in parts])
-            for name in (
-                "lengths",
-                "env_return",
-                "inventory",
-                "achievement_counts",
-                "achievement_status",
-                "player_pos",
-                "env_reward",
-                "done",
-                "action_ids",
-            )
+            for name in ("lengths", "env_return", "env_reward", "done", "action_ids")
         }
+        # 2-D arrays joined through their transposes, so the result stays column-major.
+        state = {
+            name: np.concatenate([getattr(p, name).T for p in parts], axis=1).T
+            for name in ("inventory", "achievement_counts", "player_pos")
+        }
+        stored = any(p.stored_status is not None for p in parts)
+        status = np.concatenate([p.achievement_status.T for p in parts], axis=1).T if stored else None
         return DecisionArrays(
             ids=tuple(i for p in parts for i in p.ids),
             action_offsets=np.concatenate(offsets).astype(np.int64),
-            **joined,
+            stored_status=status,
+            **flat,
+            **state,
         )
 
     @staticmethod
@@ -182,10 +217,10 @@ class DecisionArrays:
             ids=tuple(ids) if ids is not None else tuple(e.id for e in episodes),
             lengths=lengths,
             env_return=np.array([e.env_return for e in episodes], dtype=np.float64),
-            inventory=np.concatenate([e.inventory for e in episodes]),
-            achievement_counts=np.concatenate([e.achievement_counts for e in episodes]),
-            achievement_status=np.concatenate([e.achievement_status for e in episodes]),
-            player_pos=np.concatenate([e.player_pos for e in episodes]),
+            inventory=_stack([e.inventory for e in episodes]),
+            achievement_counts=_stack([e.achievement_counts for e in episodes]),
+            stored_status=_stack([e.achievement_status for e in episodes]),
+            player_pos=_stack([e.player_pos for e in episodes]),
             env_reward=np.concatenate([np.concatenate([zero, e.env_reward]) for e in episodes]),
             done=np.concatenate([np.concatenate([[False], e.done]) for e in episodes]),
             action_ids=action_ids,
@@ -193,23 +228,24 @@ class DecisionArrays:
         )
 
 
+def _stack(arrays: Sequence[np.ndarray | None]) -> np.ndarray:
+    """Row blocks stacked into one column-major array (an ``Episode``'s optional arrays are
+    always set once it is built)."""
+    return np.concatenate([np.asarray(a).T for a in arrays], axis=1).T
+
+
 def check_values(arrays: DecisionArrays, where: str = "") -> None:
     """Enforce Crafter's ranges on every row; ``EpisodeValueError`` naming the episode, decision
     and column of the first violation (``where``, e.g. a file, prefixes the message).
 
     Checked: inventory within 0..9; counts within 0..65,535 and non-decreasing within an episode;
-    status true exactly where the count is positive; positions -1 (unknown) or more; Crafter's
-    reward finite (no NaN or infinity); action ids Crafter's. Runs in row blocks, so the
-    temporaries stay small on a 10M-decision corpus."""
-    prefix = f"{where}: " if where else ""
+    a stored status true exactly where the count is positive (``check_status``); positions -1
+    (unknown) or more; Crafter's reward finite (no NaN or infinity); action ids Crafter's. Runs
+    in row blocks, so the temporaries stay small on a 10M-decision corpus."""
     row_starts = arrays.row_starts
 
     def fail(row: int, column: str, value: object, why: str) -> None:
-        k = int(np.searchsorted(row_starts, row, side="right")) - 1
-        raise EpisodeValueError(
-            f"{prefix}episode {arrays.ids[k]!r}: decision {row - int(row_starts[k])}, "
-            f"column {column!r}: {value!r} {why}"
-        )
+        raise _value_error(arrays, where, row, column, value, why)
 
     is_reset = np.zeros(arrays.n_rows, dtype=bool)
     is_reset[row_starts] = True
@@ -232,17 +268,8 @@ def check_values(arrays: DecisionArrays, where: str = "") -> None:
                 row, column = np.argwhere(bad)[0]
                 limit = f"is below {low}" if high is None else f"is outside Crafter's {low}..{high}"
                 fail(first + int(row), _column_name(name, columns[column]), block[row, column].item(), limit)
-        counts = counts_all[first:last]
-        status = arrays.achievement_status[first:last]
-        inconsistent = status != (counts > 0)
-        if inconsistent.any():
-            row, column = np.argwhere(inconsistent)[0]
-            fail(
-                first + int(row),
-                _column_name("achievement_status", ACHIEVEMENTS[column]),
-                bool(status[row, column]),
-                f"disagrees with the count {counts[row, column].item()} (status is true exactly when the count is positive)",
-            )
+        if arrays.stored_status is not None:  # a derived status agrees with the counts by definition
+            check_status(arrays, arrays.stored_status[first:last], first, where)
         # Counts never fall within an episode: each row against the one before, resets skipped.
         start = max(first, 1)
         falling = counts_all[start:last] < counts_all[start - 1 : last - 1]
@@ -270,6 +297,35 @@ def check_values(arrays: DecisionArrays, where: str = "") -> None:
         fail(row, "actions", int(arrays.action_ids[step]), f"is not a Crafter action id (0..{len(ACTIONS) - 1})")
 
 
+def check_status(arrays: DecisionArrays, status: np.ndarray, first_row: int, where: str = "") -> None:
+    """``EpisodeValueError`` at the first cell of ``status`` (rows ``first_row ..`` of ``arrays``)
+    that is not ``achievement_counts > 0``: Crafter's status is true exactly when the count is positive."""
+    counts = arrays.achievement_counts[first_row : first_row + len(status)]
+    inconsistent = status != (counts > 0)
+    if inconsistent.any():
+        row, column = np.argwhere(inconsistent)[0]
+        raise _value_error(
+            arrays,
+            where,
+            first_row + int(row),
+            _column_name("achievement_status", ACHIEVEMENTS[column]),
+            bool(status[row, column]),
+            f"disagrees with the count {counts[row, column].item()} (status is true exactly when the count is positive)",
+        )
+
+
+def _value_error(
+    arrays: DecisionArrays, where: str, row: int, column: str, value: object, why: str
+) -> EpisodeValueError:
+    """The error for one bad cell: episode, decision and column named, ``where`` first."""
+    row_starts = arrays.row_starts
+    k = int(np.searchsorted(row_starts, row, side="right")) - 1
+    prefix = f"{where}: " if where else ""
+    return EpisodeValueError(
+        f"{prefix}episode {arrays.ids[k]!r}: decision {row - int(row_starts[k])}, column {column!r}: {value!r} {why}"
+    )
+
+
 def _column_name(array: str, column: str) -> str:
     """The decisions-table column of one cell (``inventory_wood``, ``count_collect_wood`` ...)."""
     prefix = {
@@ -283,7 +339,11 @@ def _column_name(array: str, column: str) -> str:
 
 def narrow(arrays: DecisionArrays) -> DecisionArrays:
     """The arrays in ``STATE_DTYPES`` (after ``check_values``, so nothing is cut)."""
-    cast = {name: getattr(arrays, name).astype(dtype, copy=False) for name, dtype in STATE_DTYPES.items()}
+    cast = {
+        name: getattr(arrays, name).astype(dtype, copy=False)
+        for name, dtype in STATE_DTYPES.items()
+        if name != "achievement_status"
+    }
     return DecisionArrays(**{**arrays.__dict__, **cast})
 
 
@@ -353,18 +413,20 @@ class ColumnStore:
         return episode
 
     def episode_arrays(self, k: int) -> dict[str, Any]:
-        """Episode k's ``Episode`` fields from the columns: arrays (views, cast by ``Episode``) and actions."""
+        """Episode k's ``Episode`` fields from the columns: row-major copies of its rows, and its actions."""
         first, last = self.rows_of(k)
         a = self.arrays
         offsets = a.action_offsets[first : last + 1]
         ids = a.action_ids[int(offsets[0]) : int(offsets[-1])].tolist()
         bounds = (offsets - offsets[0]).tolist()
         actions = [[ACTIONS[i] for i in ids[bounds[r] : bounds[r + 1]]] for r in range(1, last - first)]
+        counts = a.achievement_counts[first:last]
+        status = counts > 0 if a.stored_status is None else a.stored_status[first:last]
         return {
-            "inventory": a.inventory[first:last],
-            "achievement_counts": a.achievement_counts[first:last],
-            "achievement_status": a.achievement_status[first:last],
-            "player_pos": a.player_pos[first:last],
+            "inventory": np.ascontiguousarray(a.inventory[first:last]),
+            "achievement_counts": np.ascontiguousarray(counts),
+            "achievement_status": np.ascontiguousarray(status),
+            "player_pos": np.ascontiguousarray(a.player_pos[first:last]),
             "env_reward": a.env_reward[first + 1 : last],
             "done": a.done[first + 1 : last],
             "actions": actions,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import weakref
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -31,9 +32,11 @@ class PreparedCorpus:
     ``new_achievements_total``, and (E, 22) bool ``reset_status`` / ``final_status`` /
     ``ever_status`` / ``seen_status``: true after reset, at the end, in some state after reset,
     and seen by the rollout (true after reset or unlocked at some decision).
-    Per decision (N): ``episode_of`` (episode position), ``decision`` (1-based within its
-    episode), ``env_reward``, ``n_unlocked`` (names turning true), ``n_first`` (names unlocked
-    for the first time this episode: the rollout's ``unique_delta``).
+    Per decision (N), built on first use from the events (a million decisions cost nothing
+    until a per-decision table asks): ``episode_of`` (episode position), ``decision`` (1-based
+    within its episode), ``env_reward``, ``n_unlocked`` (names turning true), ``n_first``
+    (names unlocked for the first time this episode: the rollout's ``unique_delta``). Crafter's
+    reward is kept where it is not 0.0: ``reward_decision`` (sorted) and ``reward_value``.
     Unlock events (U, by decision then Crafter order, which is the status map's order):
     ``unlock_decision``, ``unlock_name`` (0..21), ``unlock_ordinal`` (earlier unlocks of the same
     name in the episode), ``unlock_first``.
@@ -54,11 +57,8 @@ class PreparedCorpus:
     final_status: np.ndarray
     ever_status: np.ndarray
     seen_status: np.ndarray
-    episode_of: np.ndarray
-    decision: np.ndarray
-    env_reward: np.ndarray
-    n_unlocked: np.ndarray
-    n_first: np.ndarray
+    reward_decision: np.ndarray
+    reward_value: np.ndarray
     unlock_decision: np.ndarray
     unlock_name: np.ndarray
     unlock_ordinal: np.ndarray
@@ -76,6 +76,36 @@ class PreparedCorpus:
     counts_source: tuple[str, ...] = ()
     _names: dict[str, list[list[str]]] = field(default_factory=dict, repr=False)
 
+    # -- per-decision arrays, built on first use ---------------------------------------------
+    @cached_property
+    def episode_of(self) -> np.ndarray:
+        """(N,) int32: the episode position of each decision."""
+        return _read_only(np.repeat(np.arange(self.n_episodes, dtype=np.int32), self.lengths))
+
+    @cached_property
+    def decision(self) -> np.ndarray:
+        """(N,) int32: each decision's number within its episode (1-based)."""
+        local = np.arange(1, self.n_decisions + 1, dtype=np.int64) - np.repeat(self.starts, self.lengths)
+        return _read_only(local.astype(np.int32))
+
+    @cached_property
+    def env_reward(self) -> np.ndarray:
+        """(N,) float64: Crafter's reward per decision (``Episode.env_reward`` stacked)."""
+        values = np.zeros(self.n_decisions)
+        values[self.reward_decision] = self.reward_value
+        return _read_only(values)
+
+    @cached_property
+    def n_unlocked(self) -> np.ndarray:
+        """(N,) int32: names turning true at each decision."""
+        return _read_only(np.bincount(self.unlock_decision, minlength=self.n_decisions).astype(np.int32))
+
+    @cached_property
+    def n_first(self) -> np.ndarray:
+        """(N,) int32: names unlocked for the first time this episode at each decision."""
+        first = self.unlock_decision[self.unlock_first]
+        return _read_only(np.bincount(first, minlength=self.n_decisions).astype(np.int32))
+
     def __repr__(self) -> str:
         return (
             f"<PreparedCorpus: {self.n_episodes} episodes, {self.n_decisions} decisions, "
@@ -90,17 +120,44 @@ class PreparedCorpus:
     @property
     def n_decisions(self) -> int:
         """How many decisions all episodes hold together."""
-        return len(self.episode_of)
+        return int(self.lengths.sum())
 
     def name_lists(self, status: str) -> list[list[str]]:
         """Per episode, the names true in a per-episode status array (``"final_status"``,
-        ``"seen_status"``, ...), sorted as the rollout's summary lists them."""
+        ``"seen_status"``, ...), sorted as the rollout's summary lists them (fresh lists)."""
+        return [list(names) for names in self._name_lists(status)]
+
+    def _name_lists(self, status: str) -> list[list[str]]:
         if status not in self._names:
-            rows, columns = np.nonzero(getattr(self, status))
-            names = np.array(ACHIEVEMENTS, dtype=object)[columns]
-            bounds = np.cumsum(np.bincount(rows, minlength=self.n_episodes))[:-1]
-            self._names[status] = [part.tolist() for part in np.split(names, bounds)]
-        return [list(names) for names in self._names[status]]
+            rows = getattr(self, status)
+            # Episodes share few distinct sets of names: build each set's list once.
+            keys = rows.astype(np.int64) @ (np.int64(1) << np.arange(rows.shape[1], dtype=np.int64))
+            distinct, inverse = np.unique(keys, return_inverse=True)
+            names = [[ACHIEVEMENTS[j] for j in range(rows.shape[1]) if key >> j & 1] for key in distinct.tolist()]
+            self._names[status] = [names[i] for i in inverse.tolist()]
+        return self._names[status]
+
+    @cached_property
+    def episode_columns(self) -> dict[str, Any]:
+        """The columns of ``Scores.episodes`` that no config changes, built once per corpus.
+        Every ``Scores`` of this corpus shares the name lists: read them, do not edit them."""
+
+        def names(status: str) -> np.ndarray:
+            column = np.empty(self.n_episodes, dtype=object)
+            column[:] = self._name_lists(status)
+            return column
+
+        return {
+            "episode": pd.array(list(self.ids), dtype="str"),
+            "decisions": self.lengths,
+            "steps": self.steps,
+            "env_return": self.env_return,
+            "new_achievements_total": self.new_achievements_total,
+            "unique_achievements_total": self.seen_status.sum(axis=1).astype(np.int64),
+            "unique_achievements": names("seen_status"),
+            "final_achievements": names("final_status"),
+            "counts": pd.array(list(self.counts_source or ("observed",) * self.n_episodes), dtype="str"),
+        }
 
     def episode_column(self, episode_of: np.ndarray) -> pd.Categorical:
         """Episode ids for rows given by episode position: categorical, so a million rows cost
@@ -139,7 +196,7 @@ def _prepare(corpus: Corpus) -> PreparedCorpus:
         batches.append(_prepare_batch(arrays, first_decision, first_episode))
         first_decision += arrays.n_decisions
     joined = {key: np.concatenate([b[key] for b in batches]) for key in batches[0] if key != "ids"}
-    joined.update(_active_decisions(joined))
+    joined.update(_active_decisions(joined, first_decision, len(corpus)))
     for array in joined.values():
         array.flags.writeable = False
     counts_source = tuple(corpus.index["counts"].fillna("observed").astype(str))
@@ -152,35 +209,43 @@ def _prepare_batch(arrays: DecisionArrays, first_decision: int, first_episode: i
 
     ``arrays`` stacks the episodes' states (row ``row_starts[k]`` is episode k's reset state),
     so each decision is the transition between two consecutive rows; the transitions from one
-    episode's last row to the next one's reset row are dropped.
+    episode's last row to the next one's reset row are dropped. Each state column is scanned
+    once, where it rose (``_rises``); everything else is computed from those few events.
     """
     lengths = arrays.lengths
-    n, e = int(lengths.sum()), len(lengths)
-    row_starts = arrays.row_starts
-    row_ends = row_starts + lengths  # last state row of each episode
-    decision_of = np.arange(n + e - 1, dtype=np.int64)  # transition row -> local decision, -1 across episodes
-    decision_of -= np.repeat(np.arange(e), lengths + 1)[:-1]
-    decision_of[row_ends[:-1]] = -1
-    local_episode = np.repeat(np.arange(e, dtype=np.int64), lengths)
-    status = arrays.achievement_status
+    rows = _Rows(arrays.row_starts, lengths)
+    counts = arrays.achievement_counts
+    gain_rows, gain_slots, gain_deltas, gain_before = _resource_gains(arrays, rows)
+    if arrays.stored_status is None:
+        # Status is counts > 0: a name unlocks exactly where its count rises from 0, and those
+        # rises are among the gains already found, in the same (decision, name) order.
+        from_zero = (gain_slots >= N_ITEMS) & (gain_before == 0)
+        unlock_rows, names = gain_rows[from_zero], (gain_slots[from_zero] - N_ITEMS).astype(np.int64)
 
-    # Unlocks: status truthy now and not before, per name (as the task app finds them), listed by
-    # decision, then in the status map's (Crafter's) order.
-    rows, names, _ = _transitions(status[1:] & ~status[:-1], decision_of)
-    ordinal = _group_ordinal(local_episode[rows] * N_ACHIEVEMENTS + names)
-    reset_status, final_status = status[row_starts], status[row_ends]
+        def status_at(state_rows: np.ndarray) -> np.ndarray:
+            return counts[state_rows] > 0
+    else:
+        # Unlocks: status truthy now and not before, per name (as the task app finds them),
+        # listed by decision, then in the status map's (Crafter's) order.
+        unlock_rows, names, _, _ = _rises(arrays.stored_status, rows)
+        stored = arrays.stored_status
+
+        def status_at(state_rows: np.ndarray) -> np.ndarray:
+            return stored[state_rows]
+
+    unlock_episode = rows.episode_of_decision(unlock_rows)
+    ordinal = _group_ordinal(unlock_episode * N_ACHIEVEMENTS + names)
+    reset_status, final_status = status_at(rows.starts), status_at(rows.ends)
     # Seen by the rollout = true after reset or unlocked before; an unlock is new to it exactly
     # when it is the name's first unlock this episode and the name was not true at reset.
-    first = (ordinal == 0) & ~reset_status[local_episode[rows], names]
+    first = (ordinal == 0) & ~reset_status[unlock_episode, names]
     seen = reset_status.copy()
-    seen[local_episode[rows], names] = True
-    # Rows after reset, per episode: reduceat over [start + 1, next start) and the reset rows between.
-    segments = np.empty(2 * e - 1, dtype=np.int64)
-    segments[0::2], segments[1::2] = row_starts + 1, row_starts[1:]
-    ever_status = np.logical_or.reduceat(status, segments, axis=0)[0::2]
-
-    gain_rows, gain_slots, gain_deltas = _resource_gains(arrays, decision_of)
-    starts = first_decision + np.concatenate([[0], np.cumsum(lengths)[:-1]])
+    seen[unlock_episode, names] = True
+    # True in some state after reset: in the first one, or turned true at a later decision.
+    ever_status = status_at(rows.starts + 1)
+    ever_status[unlock_episode, names] = True
+    reward_rows, reward_values = _nonzero_rewards(arrays.env_reward, rows)
+    starts = first_decision + np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
     return {
         "ids": list(arrays.ids),
         "starts": starts,
@@ -190,48 +255,86 @@ def _prepare_batch(arrays: DecisionArrays, first_decision: int, first_episode: i
         "final_status": final_status,
         "ever_status": ever_status,
         "seen_status": seen,
-        "episode_of": (local_episode + first_episode).astype(np.int32),
-        "decision": (np.arange(n, dtype=np.int64) - np.repeat(starts - first_decision, lengths) + 1).astype(np.int32),
-        "env_reward": arrays.decision_env_reward(),
-        "n_unlocked": np.bincount(rows, minlength=n).astype(np.int32),
-        "n_first": np.bincount(rows[first], minlength=n).astype(np.int32),
-        "unlock_decision": rows + first_decision,
+        "reward_decision": reward_rows + first_decision,
+        "reward_value": reward_values,
+        "unlock_decision": unlock_rows + first_decision,
+        "unlock_episode": unlock_episode + first_episode,
         "unlock_name": names.astype(np.int8),
         "unlock_ordinal": ordinal,
         "unlock_first": first,
         "gain_decision": gain_rows + first_decision,
+        "gain_episode": rows.episode_of_decision(gain_rows) + first_episode,
         "gain_slot": gain_slots,
         "gain_delta": gain_deltas,
     }
 
 
-def _active_decisions(arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """The decisions where something unlocked or rose, and where each event falls among them."""
-    happened = np.zeros(len(arrays["episode_of"]), dtype=bool)
+class _Rows:
+    """Where a batch's episodes sit among its state rows, and which decision a transition is."""
+
+    def __init__(self, row_starts: np.ndarray, lengths: np.ndarray) -> None:
+        self.starts = row_starts
+        self.ends = row_starts + lengths  # last state row of each episode
+
+    def decisions(self, transitions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """For transitions (row t to t + 1): which of them are decisions (not one episode's last
+        row to the next reset row), and those decisions' batch-local indices (0-based)."""
+        episode = np.searchsorted(self.starts, transitions, side="right") - 1
+        keep = transitions != self.ends[episode]
+        # Episode k's rows start at (its first decision) + k: one reset row per earlier episode.
+        return keep, transitions[keep] - episode[keep]
+
+    def episode_of_decision(self, decisions: np.ndarray) -> np.ndarray:
+        """Batch-local episode position of batch-local decision indices (int64)."""
+        first_decisions = self.starts - np.arange(len(self.starts))
+        return np.searchsorted(first_decisions, decisions, side="right").astype(np.int64) - 1
+
+
+def _rises(states: np.ndarray, rows: _Rows) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Where a (rows, columns) state array rose from one row to the next within an episode:
+    (decision, column, value before, value after), by decision then column. Scans column by
+    column (the arrays are column-major), then orders the few rises found."""
+    rose = np.greater(states[1:], states[:-1], order="F")
+    flat = np.flatnonzero(rose.T)  # the transpose is row-major: column after column
+    column, transition = np.divmod(flat, len(rose))
+    keep, decision = rows.decisions(transition)
+    column, transition = column[keep], transition[keep]
+    order = np.argsort(decision * states.shape[1] + column, kind="stable")
+    decision, column, transition = decision[order], column[order], transition[order]
+    return decision, column, states[transition, column], states[transition + 1, column]
+
+
+def _nonzero_rewards(env_reward: np.ndarray, rows: _Rows) -> tuple[np.ndarray, np.ndarray]:
+    """Crafter's reward where it is not +0.0 (a -0.0 is kept): batch-local decisions and values."""
+    state_rows = np.flatnonzero((env_reward != 0) | np.signbit(env_reward))
+    episode = np.searchsorted(rows.starts, state_rows, side="right") - 1
+    decision_rows = state_rows != rows.starts[episode]  # a reset row is no decision
+    return state_rows[decision_rows] - episode[decision_rows] - 1, env_reward[state_rows[decision_rows]]
+
+
+def _active_decisions(arrays: dict[str, np.ndarray], n_decisions: int, n_episodes: int) -> dict[str, np.ndarray]:
+    """The decisions where something unlocked or rose, and where each event falls among them
+    (takes the events' episodes out of ``arrays``)."""
+    unlock_episode, gain_episode = arrays.pop("unlock_episode"), arrays.pop("gain_episode")
+    happened = np.zeros(n_decisions, dtype=bool)
     happened[arrays["unlock_decision"]] = True
     happened[arrays["gain_decision"]] = True
     active = np.flatnonzero(happened)
+    unlocking = np.zeros(n_decisions, dtype=bool)
+    unlocking[arrays["unlock_decision"]] = True
+    unlock_active = np.searchsorted(active, arrays["unlock_decision"])
+    gain_active = np.searchsorted(active, arrays["gain_decision"])
+    active_episode = np.empty(len(active), dtype=np.int32)
+    active_episode[unlock_active] = unlock_episode
+    active_episode[gain_active] = gain_episode
     return {
         "active": active,
-        "active_episode": arrays["episode_of"][active],
-        "active_unlocking": arrays["n_unlocked"][active] > 0,
-        "unlock_active": np.searchsorted(active, arrays["unlock_decision"]),
-        "gain_active": np.searchsorted(active, arrays["gain_decision"]),
-        "new_achievements_total": np.bincount(
-            arrays["episode_of"], weights=arrays["n_unlocked"], minlength=len(arrays["lengths"])
-        ).astype(np.int64),
+        "active_episode": active_episode,
+        "active_unlocking": unlocking[active],
+        "unlock_active": unlock_active,
+        "gain_active": gain_active,
+        "new_achievements_total": np.bincount(unlock_episode, minlength=n_episodes).astype(np.int64),
     }
-
-
-def _transitions(mask: np.ndarray, decision_of: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(decision, column, flat index) of the true cells of a (transitions, columns) mask,
-    row-major (by decision, then column), dropping transitions between episodes. A flat scan is
-    several times faster than a 2-D ``nonzero``."""
-    flat = np.flatnonzero(mask)
-    transition, column = np.divmod(flat, mask.shape[1])
-    decision = decision_of[transition]
-    keep = decision >= 0
-    return decision[keep], column[keep], flat[keep]
 
 
 def _group_ordinal(keys: np.ndarray) -> np.ndarray:
@@ -247,23 +350,26 @@ def _group_ordinal(keys: np.ndarray) -> np.ndarray:
     return ordinal
 
 
-def _resource_gains(arrays: DecisionArrays, decision_of: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Positive inventory and achievement-count deltas: (decision, slot, delta) listed by
-    decision, inventory items before counts, each in Crafter order (the task app's order)."""
+def _resource_gains(arrays: DecisionArrays, rows: _Rows) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Positive inventory and achievement-count deltas: (decision, slot, delta, value before)
+    listed by decision, inventory items before counts, each in Crafter order (the task app's order)."""
     parts = []
-    for slot0, attribute in ((0, "inventory"), (N_ITEMS, "achievement_counts")):
-        states = getattr(arrays, attribute)  # narrow unsigned dtypes on a columnar corpus
-        rows, columns, flat = _transitions(states[1:] > states[:-1], decision_of)
-        # Deltas only where something rose (a small fraction of the cells).
-        deltas = states[1:].ravel()[flat].astype(np.int32) - states[:-1].ravel()[flat]
-        parts.append((rows, columns + slot0, deltas))
-    rows = np.concatenate([p[0] for p in parts])
-    order = np.argsort(rows, kind="stable")  # stable: inventory stays before counts per decision
+    for slot0, states in ((0, arrays.inventory), (N_ITEMS, arrays.achievement_counts)):
+        decision, column, before, after = _rises(states, rows)
+        parts.append((decision, column + slot0, after.astype(np.int32) - before, before))
+    decisions = np.concatenate([p[0] for p in parts])
+    order = np.argsort(decisions, kind="stable")  # stable: inventory stays before counts per decision
     return (
-        rows[order],
+        decisions[order],
         np.concatenate([p[1] for p in parts])[order].astype(np.int8),
         np.concatenate([p[2] for p in parts])[order].astype(np.int32),
+        np.concatenate([p[3] for p in parts])[order].astype(np.int64),
     )
+
+
+def _read_only(array: np.ndarray) -> np.ndarray:
+    array.flags.writeable = False
+    return array
 
 
 def as_prepared(corpus: Corpus | PreparedCorpus) -> PreparedCorpus:

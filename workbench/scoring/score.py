@@ -28,32 +28,37 @@ def score(corpus: Corpus | PreparedCorpus, config: RewardConfig) -> Scores:
         limit = achievement_limits(config)[prepared.unlock_name]
         credited = credited_unlocks(prepared.unlock_ordinal, limit)
         credit = achievement_weights(config)[prepared.unlock_name[credited]]
-        gain = slot_weights(config.resource_weights)[prepared.gain_slot] * prepared.gain_delta
-        credit_sum = np.bincount(prepared.unlock_active[credited], weights=credit, minlength=active)
-        resource = np.bincount(prepared.gain_active, weights=gain, minlength=active)
-        base = credit_sum + resource  # credits first, then the resource reward (as the task app adds them)
+        gain = slot_weights(config.resource_weights).take(prepared.gain_slot)
+        gain *= prepared.gain_delta  # in place: each array allocated here is one more to fault in
+        resource = _sums(prepared.gain_active, gain, active)
+        base = _sums(prepared.unlock_active[credited], credit, active)
+        base += resource  # the credits' sum plus the resource reward (as the task app adds them)
     else:
         # consistent: 1.0 for a decision that unlocked anything, no per-name credits or resources.
         credited = np.zeros(len(prepared.unlock_name), dtype=bool)
         gain = np.zeros(0)
         resource = np.zeros(active)
         base = prepared.active_unlocking.astype(np.float64)
-    indicator = (prepared.active_unlocking | (base > 0)).astype(np.int32)
+    indicator = np.greater(base, 0)
+    indicator |= prepared.active_unlocking
     _check_finite(config, base)
-    return Scores(prepared, config, base, resource, indicator, credited, gain)
+    return Scores(prepared, config, base, resource, indicator.astype(np.int32), credited, gain)
+
+
+def _sums(at: np.ndarray, values: np.ndarray, length: int) -> np.ndarray:
+    """float64 sums of ``values`` by position ``at`` (``np.bincount`` gives int64 when empty)."""
+    return np.bincount(at, weights=values, minlength=length).astype(np.float64, copy=False)
 
 
 def _check_finite(config: RewardConfig, base: np.ndarray) -> None:
     """Refuse a config whose rewards overflow (config files cap values at 1e9; a config built
     in code is not checked until here)."""
     with np.errstate(over="ignore", invalid="ignore"):
-        scaled = config.effective_lambda * base
-        # the total of all magnitudes bounds every return and sum the tables take
-        ok = (
-            bool(np.isfinite(np.abs(scaled).sum()))
-            and np.isfinite(config.step_beta)
-            and np.isfinite(config.effective_lambda)
-        )
+        # Every sum the tables take is bounded by len * (|min| + |max|) * |lambda| (min and max
+        # allocate nothing, and a NaN or infinity propagates into them).
+        low, high = float(base.min(initial=0.0)), float(base.max(initial=0.0))
+        bound = (abs(low) + abs(high)) * abs(config.effective_lambda) * max(len(base), 1)
+        ok = bool(np.isfinite(bound)) and np.isfinite(config.step_beta) and np.isfinite(config.effective_lambda)
     if ok:
         return
     values = {"indicator_lambda": config.indicator_lambda, "step_beta": config.step_beta}

@@ -51,7 +51,8 @@ class Scores:
         self.prepared = prepared
         self.config = config
         self._base = base
-        self._reward = config.effective_lambda * base
+        lam = config.effective_lambda
+        self._reward = base if lam == 1.0 else lam * base  # 1.0 * x is x, bit for bit
         self._resource = resource
         self._indicator = indicator
         self._credited = credited
@@ -61,20 +62,25 @@ class Scores:
         # bincount adds each episode's values in decision order from 0.0, as the rollout sums
         # them; skipping inactive decisions skips only zeros.
         self.reward_sum = np.bincount(episode_of, weights=self._reward, minlength=e)
+        constant = prepared.episode_columns
+        resource_reward = (
+            np.bincount(episode_of, weights=resource, minlength=e) if self.per_achievement else np.zeros(e)
+        )
         self.episodes = pd.DataFrame(
             {
-                "episode": list(prepared.ids),
-                "decisions": prepared.lengths,
-                "steps": prepared.steps,
-                "env_return": prepared.env_return,
+                "episode": constant["episode"],
+                "decisions": constant["decisions"],
+                "steps": constant["steps"],
+                "env_return": constant["env_return"],
                 "reward_sum": self.reward_sum,
-                "indicator_sum": np.bincount(episode_of, weights=indicator, minlength=e),
-                "resource_reward": np.bincount(episode_of, weights=resource, minlength=e),
-                "new_achievements_total": prepared.new_achievements_total,
-                "unique_achievements_total": prepared.seen_status.sum(axis=1).astype(np.int64),
-                "unique_achievements": prepared.name_lists("seen_status"),
-                "final_achievements": prepared.name_lists("final_status"),
-                "counts": prepared.counts_source or ("observed",) * e,
+                # a count of 0/1 indicators: the same float sum, without a float per decision
+                "indicator_sum": np.bincount(episode_of[indicator.astype(bool)], minlength=e).astype(np.float64),
+                "resource_reward": resource_reward,
+                "new_achievements_total": constant["new_achievements_total"],
+                "unique_achievements_total": constant["unique_achievements_total"],
+                "unique_achievements": constant["unique_achievements"],
+                "final_achievements": constant["final_achievements"],
+                "counts": constant["counts"],
             }
         )
 

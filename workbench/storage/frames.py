@@ -27,6 +27,7 @@ import pyarrow.parquet as pq
 
 from workbench.episodes import FRAME_SHAPE, Frames
 from workbench.errors import CorpusFormatError
+from workbench.storage.layout import arrow_reads
 
 CODEC = "gdelta-zstd9"
 _ZSTD_LEVEL = 9
@@ -107,7 +108,8 @@ def read_frames(path: Path, handle: BinaryIO | Any, group: int, episode_id: str)
     (an open file of ``path``); ``CorpusFormatError`` naming the file when the group is missing,
     holds another episode or does not decode."""
     try:
-        reader = pq.ParquetFile(handle, page_checksum_verification=True)
+        with arrow_reads():
+            reader = pq.ParquetFile(handle, page_checksum_verification=True)
         if not 0 <= group < reader.num_row_groups:
             raise CorpusFormatError(f"{path}: has no frames entry {group} (episode {episode_id!r})")
         row = reader.read_row_group(group).to_pylist()[0]

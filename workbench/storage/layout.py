@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 import numpy as np
+import pyarrow as pa
 from filelock import FileLock
 
 from workbench.atomic import atomic_write_text
@@ -37,6 +38,32 @@ _FILE_RE = re.compile(rf"({PART_RE.pattern})\.parquet")
 #: Temporary files of ``workbench.atomic`` (hidden, so pandas and pyarrow skip them too).
 _TEMP_RE = re.compile(r"\..+\.[0-9a-f]{16}\.tmp")
 _LOCK_TIMEOUT = 600.0
+
+
+def _read_pool() -> pa.MemoryPool:
+    """jemalloc where pyarrow has it, else the system allocator. pyarrow's default, mimalloc,
+    keeps freed memory resident: opening a 1M-decision corpus measured +19 MB for a 1 MB
+    episodes table and about three times a row group's decode when Parquet decodes on several
+    threads (+70 MB against +35 MB with jemalloc)."""
+    try:
+        return pa.jemalloc_memory_pool()
+    except NotImplementedError:
+        return pa.system_memory_pool()
+
+
+READ_POOL = _read_pool()
+
+
+@contextmanager
+def arrow_reads() -> Iterator[None]:
+    """Parquet readers opened inside allocate from ``READ_POOL`` (a reader keeps the pool that
+    is the default when it opens; the process's default is restored on leaving)."""
+    previous = pa.default_memory_pool()
+    pa.set_memory_pool(READ_POOL)
+    try:
+        yield
+    finally:
+        pa.set_memory_pool(previous)
 
 
 def new_part_name() -> str:
