@@ -130,6 +130,6 @@ def test_counts_past_255_stay_uint16_and_exact(tmp_path):
 def test_a_table_whose_statistics_understate_its_counts_is_refused(tmp_path, monkeypatch):
     save_corpus(Corpus([_long_episode("long")]), tmp_path)
     # A crafted table's statistics claiming every count is below 256: never a wrapped count.
-    monkeypatch.setattr(columnar, "_largest_count", lambda root, parts: 100)
+    monkeypatch.setattr(columnar, "largest_count", lambda root, parts: 100)
     with pytest.raises(CorpusFormatError, match=r"decisions/part-.*\.parquet: column 'count_\w+' holds 30\d, above"):
         load_corpus(tmp_path)

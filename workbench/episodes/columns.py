@@ -370,26 +370,58 @@ class ColumnStore:
     """A columnar corpus in memory: ``arrays`` (all its episodes' rows) and ``episode(k)``, an
     ``Episode`` built on demand from episode k's rows and ``extras(k)`` (an ``EpisodeExtras``).
 
+    A store opened from disk may hold only its episodes' ids and lengths and the ``events``
+    (``workbench.episodes.events``, one dict per batch of whole episodes) it computed while
+    reading; its ``arrays`` are then read by ``load_arrays`` when first asked for, and kept.
+
     Built episodes are shared while anyone holds them and the last few are kept, so touching an
     episode's frames twice in a row reads them once, while iterating a million-decision corpus
     never holds all its episodes."""
 
     _KEEP = 8
 
-    def __init__(self, arrays: DecisionArrays, extras: Callable[[int], EpisodeExtras]) -> None:
-        self.arrays = arrays
-        self.row_starts = arrays.row_starts
+    def __init__(
+        self,
+        arrays: DecisionArrays | None,
+        extras: Callable[[int], EpisodeExtras],
+        *,
+        load_arrays: Callable[[], DecisionArrays] | None = None,
+        ids: Sequence[str] | None = None,
+        lengths: np.ndarray | None = None,
+        events: list[dict[str, np.ndarray]] | None = None,
+    ) -> None:
+        if arrays is None and (load_arrays is None or ids is None or lengths is None):
+            raise ValueError("a ColumnStore needs its arrays, or load_arrays with the episodes' ids and lengths")
+        self._arrays = arrays
+        self._load_arrays = load_arrays
+        self.ids = tuple(arrays.ids if arrays is not None else ids or ())
+        self.lengths = np.asarray(arrays.lengths if arrays is not None else lengths, dtype=np.int64)
+        self.row_starts = np.concatenate([[0], np.cumsum(self.lengths + 1)[:-1]]).astype(np.int64)
+        self.events = events
         self.extras = extras
         self._shared: weakref.WeakValueDictionary[int, Episode] = weakref.WeakValueDictionary()
         self._recent: OrderedDict[int, Episode] = OrderedDict()
 
+    @property
+    def arrays(self) -> DecisionArrays:
+        """All the store's state rows (read on first use when the store was opened lazily)."""
+        if self._arrays is None:
+            assert self._load_arrays is not None
+            self._arrays = self._load_arrays()
+        return self._arrays
+
+    @property
+    def has_arrays(self) -> bool:
+        """Whether ``arrays`` are in memory already."""
+        return self._arrays is not None
+
     def __len__(self) -> int:
-        return self.arrays.n_episodes
+        return len(self.ids)
 
     def rows_of(self, k: int) -> tuple[int, int]:
         """(first, last + 1) rows of episode k."""
         first = int(self.row_starts[k])
-        return first, first + int(self.arrays.lengths[k]) + 1
+        return first, first + int(self.lengths[k]) + 1
 
     def episode(self, k: int) -> Episode:
         """Episode k (see the class docstring for how long it is kept)."""

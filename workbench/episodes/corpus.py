@@ -196,6 +196,17 @@ class Corpus:
             )
         return extras
 
+    def stored_events(self) -> list[dict[str, np.ndarray]] | None:
+        """The events (``workbench.episodes.events``) a columnar store computed while it opened,
+        when this corpus is exactly that store's episodes in order; else None."""
+        backing = self._columns[0] if self._columns else None
+        if backing is None or backing[0].events is None or len(self) != len(backing[0]):
+            return None
+        store = backing[0]
+        if any(column != (store, k) for k, column in enumerate(self._columns)):
+            return None
+        return store.events
+
     def decision_batches(self, max_decisions: int = BATCH_DECISIONS) -> Iterator[tuple[int, DecisionArrays]]:
         """(position of the first episode, ``decision_arrays`` of whole episodes) in corpus order,
         each batch closed once it holds ``max_decisions`` decisions or more (so a batch is one

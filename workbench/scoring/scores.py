@@ -10,9 +10,10 @@ import pandas as pd
 
 from workbench.config import RewardConfig
 from workbench.crafter_facts import ACHIEVEMENTS, INVENTORY_ITEMS
+from workbench.episodes.events import N_ACHIEVEMENTS, N_ITEMS
 from workbench.reference import stepwise_summary
 from workbench.reward import INDICATOR_COMPONENT_NAME, PER_ACHIEVEMENT
-from workbench.scoring.prepare import N_ACHIEVEMENTS, N_ITEMS, PreparedCorpus
+from workbench.scoring.prepare import PreparedCorpus
 from workbench.scoring.tables import components_table, running_sums, totals_by
 from workbench.scoring.weights import achievement_weights
 

@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 
 from workbench.crafter_facts import ACHIEVEMENTS, INVENTORY_ITEMS
+from workbench.episodes.events import N_ACHIEVEMENTS, N_ITEMS
 from workbench.reward import INDICATOR_COMPONENT_NAME
-from workbench.scoring.prepare import N_ACHIEVEMENTS, N_ITEMS
 from workbench.scoring.weights import achievement_limits, achievement_weights, slot_weights
 
 if TYPE_CHECKING:

@@ -3,68 +3,45 @@
 A write (``append``) holds the folder's lock, checks the ids it adds against every committed
 part, then writes one new part: its decisions table, its frames table (when any episode has
 frames) and last its episodes table, the commit record, each to a temporary file renamed into
-place. Values are checked before anything is renamed. A read lists the committed parts, reads
-each one's episodes table whole and its decisions table column by column into one set of
-preallocated arrays, and checks every value again.
+place. Values are checked before anything is renamed. A read (``load``) lists the committed
+parts, reads each one's episodes table whole and streams its decisions table, checking every
+value again and keeping only the episodes' events (``workbench.storage.decode``); the state
+columns are decoded whole when first asked for.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from tqdm.auto import tqdm
 
 from workbench.atomic import atomic_path
 from workbench.episodes import (
     INDEX_COLUMNS,
-    STATE_DTYPES,
     ColumnStore,
     Corpus,
-    DecisionArrays,
     EpisodeExtras,
     Frames,
-    check_status,
     check_values,
     count_dtype,
     index_frame,
     narrow,
 )
-from workbench.errors import CorpusFormatError, CorpusValueError, EpisodeError, EpisodeValueError, UnsafeCorpusPathError
+from workbench.errors import CorpusFormatError
 from workbench.storage import frames as frame_codec
-from workbench.storage.layout import (
-    READ_POOL,
-    arrow_reads,
-    committed_parts,
-    jsonable,
-    new_part_name,
-    open_file,
-    part_file,
-    refuse_symlinks,
-)
-from workbench.storage.tables import (
-    COUNT_COLUMNS,
-    DECISION_SCHEMA,
-    EPISODE_SCHEMA,
-    STATE_GROUPS,
-    STATUS_COLUMNS,
-    check_schema,
-    decisions_table,
-    episodes_table,
-)
+from workbench.storage.decode import Part, checked, largest_count, read_arrays, read_events, read_table
+from workbench.storage.layout import committed_parts, jsonable, new_part_name, open_file, part_file, refuse_symlinks
+from workbench.storage.tables import EPISODE_SCHEMA, check_schema, decisions_table, episodes_table
 
-#: Rows per row group and per batch written: bounds a write's memory, and a read's Arrow
-#: memory (a read goes row group by row group).
+#: Rows per row group and per batch written: bounds a write's memory, and a whole read's
+#: Arrow memory (it goes row group by row group).
 WRITE_BATCH = 1 << 18
-_READ_ERRORS = (pa.ArrowException, OSError, ValueError)
 
 
 # -- writing ----------------------------------------------------------------------------------
@@ -80,7 +57,7 @@ def stored_ids(root: Path) -> dict[str, str]:
         key = (str(root.resolve()), part)
         if key not in _PART_IDS:
             path = part_file(root, "episodes", part)
-            _PART_IDS[key] = _read_table(path, columns=["episode"]).column("episode").to_pylist()
+            _PART_IDS[key] = read_table(path, columns=["episode"]).column("episode").to_pylist()
         for episode_id in _PART_IDS[key]:
             held[episode_id] = part
     return held
@@ -171,253 +148,45 @@ def _write_frames(root: Path, part: str, extras: list[EpisodeExtras], written: l
 
 
 # -- reading ----------------------------------------------------------------------------------
-@dataclass
-class _Part:
-    name: str
-    episodes: pa.Table
-    first_episode: int  # in the store
-    first_row: int
-
-
 def load(root: Path) -> Corpus:
-    """Open a columnar corpus folder: every committed part's columns, checked (see the module)."""
+    """Open a columnar corpus folder: every committed part read and checked (see the module),
+    keeping the episodes' events for scoring; the state columns are read again, whole, when
+    first asked for (an episode, ``decision_arrays``)."""
     refuse_symlinks(root)
-    parts: list[_Part] = []
+    parts: list[Part] = []
     episodes_seen = rows_seen = 0
     for name in committed_parts(root):
         path = part_file(root, "episodes", name)
-        table = _read_table(path)
-        _checked(partial(check_schema, table.schema, EPISODE_SCHEMA, str(path)), path)
-        parts.append(_Part(name, table, episodes_seen, rows_seen))
+        table = read_table(path)
+        checked(partial(check_schema, table.schema, EPISODE_SCHEMA, str(path)), path)
+        parts.append(Part(name, table, episodes_seen, rows_seen))
         episodes_seen += table.num_rows
         rows_seen += int(pa.compute.sum(table.column("decisions")).as_py() or 0) + table.num_rows
     if not parts:  # a folder whose only writes failed their checks: an empty corpus
         return Corpus()
-    arrays = _allocate(rows_seen, [p.episodes for p in parts], count_dtype(_largest_count(root, parts)))
-    values = [_fill(root, part, arrays) for part in parts]
-    object.__setattr__(arrays, "action_ids", np.concatenate(values) if len(values) > 1 else values[0])
-    READ_POOL.release_unused()  # the read's Arrow memory goes back now, not seconds later
-    for part in parts:
-        try:
-            check_values(arrays.rows(part.first_episode, part.first_episode + part.episodes.num_rows))
-        except EpisodeValueError as error:
-            raise CorpusValueError(f"{part_file(root, 'decisions', part.name)}: {error}") from None
-    store = ColumnStore(arrays, _Extras(root, parts).get)
+    counts = count_dtype(largest_count(root, parts))
+    events = read_events(root, parts, counts)
+    store = ColumnStore(
+        None,
+        _Extras(root, parts).get,
+        load_arrays=partial(read_arrays, root, parts, rows_seen, counts),
+        ids=[i for p in parts for i in p.episodes.column("episode").to_pylist()],
+        lengths=np.concatenate([p.episodes.column("decisions").to_numpy() for p in parts]),
+        events=[_joined(events)] if events else None,
+    )
     live, index_rows = _live_episodes(root, parts)
     index = index_frame(index_rows)
     return Corpus.from_store(store, live, index)
 
 
-def _largest_count(root: Path, parts: list[_Part]) -> int | None:
-    """The largest achievement count the parts' decisions tables hold, from their Parquet
-    statistics (None when a table has none: then counts stay uint16). A read checks the
-    values against it (``_fit_counts``)."""
-    largest = 0
-    for part in parts:
-        path = part_file(root, "decisions", part.name)
-        with open_file(path) as handle:
-            metadata = _checked(lambda: pq.read_metadata(handle), path)
-        names = metadata.schema.names
-        positions = [names.index(column) for column in COUNT_COLUMNS if column in names]
-        if len(positions) != len(COUNT_COLUMNS):
-            return None  # the schema check names the missing column
-        for group in range(metadata.num_row_groups):
-            if metadata.row_group(group).num_rows == 0:
-                continue
-            for position in positions:
-                stats = metadata.row_group(group).column(position).statistics
-                if stats is None or not stats.has_min_max:
-                    return None
-                largest = max(largest, int(stats.max))
-    return largest
+def _joined(events: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+    """The batches' events as one batch (so scoring joins nothing)."""
+    if len(events) == 1:
+        return events[0]
+    return {key: np.concatenate([batch[key] for batch in events]) for key in events[0]}
 
 
-def _allocate(rows: int, tables: list[pa.Table], counts: np.dtype) -> DecisionArrays:
-    def column(name: str, kind: Any) -> np.ndarray:
-        return np.concatenate([t.column(name).to_numpy() for t in tables]).astype(kind)
-
-    def state(field: str, width: int, dtype: Any = None) -> np.ndarray:
-        # column-major: a column is one copy
-        return np.empty((width, rows), dtype or STATE_DTYPES[field]).T
-
-    ids = tuple(i for t in tables for i in t.column("episode").to_pylist())
-    return DecisionArrays(
-        ids=ids,
-        lengths=column("decisions", np.int64),
-        env_return=column("env_return", np.float64),
-        inventory=state("inventory", 16),
-        achievement_counts=state("achievement_counts", 22, counts),
-        player_pos=state("player_pos", 2),
-        env_reward=np.empty(rows, np.float64),
-        done=np.empty(rows, bool),
-        action_ids=np.empty(0, np.uint8),
-        action_offsets=np.zeros(rows + 1, np.int64),
-    )
-
-
-def _fill(root: Path, part: _Part, arrays: DecisionArrays) -> np.ndarray:
-    """Read a part's decisions table into ``arrays`` (its rows), batch by batch, checking its
-    episode and status columns and refusing nulls on the way. Returns the part's action ids (``arrays.action_offsets`` are filled)."""
-    path = part_file(root, "decisions", part.name)
-    with open_file(path) as handle:
-        return _fill_from(handle, path, root, part, arrays)
-
-
-#: Columns a read copies into ``DecisionArrays`` (``decision`` is the row's position, not read;
-#: the status is read to be checked against the counts, then dropped: it is ``counts > 0``).
-_STATE_COPIES = tuple((field, names) for field, names, _ in STATE_GROUPS if field != "achievement_status")
-_READ_COLUMNS = [
-    "episode",
-    *(name for _, names in _STATE_COPIES for name in names),
-    *STATUS_COLUMNS,
-    "env_reward",
-    "done",
-    "actions",
-]
-
-
-def _fill_from(handle: Any, path: Path, root: Path, part: _Part, arrays: DecisionArrays) -> np.ndarray:
-    reader = _parquet_file(handle, path)
-    _checked(lambda: check_schema(reader.schema_arrow, DECISION_SCHEMA, str(path)), path)
-    lengths = part.episodes.column("decisions").to_numpy().astype(np.int64)
-    n_rows = int(lengths.sum()) + len(lengths)
-    if reader.metadata.num_rows != n_rows:
-        raise CorpusFormatError(
-            f"{path}: holds {reader.metadata.num_rows} rows, but {part_file(root, 'episodes', part.name)} "
-            f"lists {n_rows} (decisions + 1 per episode)"
-        )
-    episodes = _EpisodeColumn(path, part.episodes.column("episode").to_pylist(), lengths)
-    values = []
-    row = part.first_row
-    for group in range(reader.num_row_groups):
-        # A row group's columns in one read: Arrow decodes them on all cores.
-        batch = _checked(partial(reader.read_row_group, group, columns=_READ_COLUMNS, use_threads=True), path)
-        batch = batch.combine_chunks(READ_POOL).to_batches()[0] if batch.num_rows else None
-        if batch is None:
-            continue
-        size = batch.num_rows
-        _refuse_nulls(batch, path, row - part.first_row)
-        episodes.add(batch.column("episode"), reader)
-        _fit_counts(batch, arrays.achievement_counts.dtype, path)
-        for field, names in _STATE_COPIES:
-            _copy_columns(getattr(arrays, field), row, batch, names)
-        _check_status(batch, arrays, row, path)
-        _copy_columns(arrays.env_reward[:, None], row, batch, ["env_reward"])
-        _copy_columns(arrays.done[:, None], row, batch, ["done"])
-        actions = batch.column("actions")
-        offsets = actions.offsets.to_numpy()
-        arrays.action_offsets[row + 1 : row + size + 1] = arrays.action_offsets[row] + (offsets[1:] - offsets[0])
-        values.append(actions.flatten().to_numpy(zero_copy_only=False))
-        del batch, actions
-        row += size
-    episodes.finish(reader)
-    return np.concatenate(values).astype(np.uint8, copy=False)  # a copy: Arrow's buffers go
-
-
-def _parquet_file(handle: Any, path: Path) -> pq.ParquetFile:
-    """A reader of an open decisions table (allocating from the storage's read pool)."""
-    with arrow_reads():
-        return _checked(
-            lambda: pq.ParquetFile(handle, read_dictionary=["episode"], page_checksum_verification=True), path
-        )
-
-
-def _copy_columns(target: np.ndarray, first_row: int, batch: pa.RecordBatch, names: Sequence[str]) -> None:
-    """Copy ``batch``'s columns ``names`` into ``target[first_row:, j]`` (a contiguous column
-    of a column-major target: one copy each)."""
-    for j, name in enumerate(names):
-        column = batch.column(name)
-        target[first_row : first_row + len(column), j] = column.to_numpy(zero_copy_only=False)
-
-
-def _fit_counts(batch: pa.RecordBatch, dtype: np.dtype, path: Path) -> None:
-    """Counts narrower than the table's uint16 (chosen from its statistics) must hold every
-    count: a table whose statistics understate its counts is an error, never a wrapped count."""
-    largest = np.iinfo(dtype).max
-    if largest >= np.iinfo(STATE_DTYPES["achievement_counts"]).max:
-        return
-    for name in COUNT_COLUMNS:
-        value = pc.max(batch.column(name), memory_pool=READ_POOL).as_py()
-        if value is not None and value > largest:
-            raise CorpusFormatError(
-                f"{path}: column {name!r} holds {value}, above the largest count its statistics give"
-            )
-
-
-def _refuse_nulls(batch: pa.RecordBatch, path: Path, first_row: int) -> None:
-    """A missing value anywhere but the text columns is an error naming the column and row
-    (numpy would turn it into a number silently)."""
-    for name, column in zip(batch.schema.names, batch.columns):
-        if column.null_count:
-            at = first_row + int(np.flatnonzero(column.is_null().to_numpy(zero_copy_only=False))[0])
-            raise CorpusFormatError(f"{path}: row {at}, column {name!r}: a missing value (null)")
-
-
-def _check_status(batch: pa.RecordBatch, arrays: DecisionArrays, first_row: int, path: Path) -> None:
-    """The batch's status columns must be its counts > 0 (compared in Arrow, bit-packed); a
-    disagreement is a ``CorpusValueError`` naming the file, episode, decision and column."""
-    for status, count in zip(STATUS_COLUMNS, COUNT_COLUMNS):
-        positive = pc.greater(batch.column(count), 0, memory_pool=READ_POOL)
-        wrong = pc.xor(batch.column(status), positive, memory_pool=READ_POOL)
-        if pc.any(wrong, memory_pool=READ_POOL).as_py():
-            values = np.empty((len(STATUS_COLUMNS), batch.num_rows), bool).T
-            _copy_columns(values, 0, batch, STATUS_COLUMNS)
-            try:
-                check_status(arrays, values, first_row)
-            except EpisodeValueError as error:
-                raise CorpusValueError(f"{path}: {error}") from None
-
-
-class _EpisodeColumn:
-    """Checks, row group by row group, that the decisions table's ``episode`` column is each
-    episode's rows in the episodes table's order: the rows' episode positions never fall and
-    each episode has its length + 1 rows (together: exactly the expected sequence). A crafted or
-    mismatched episodes row is an error naming the first wrong row."""
-
-    def __init__(self, path: Path, ids: list[str], lengths: np.ndarray) -> None:
-        self.path, self.ids, self.lengths = path, ids, lengths
-        self.position = {episode_id: i for i, episode_id in enumerate(ids)}
-        self.rows = np.zeros(len(ids), np.int64)
-        self.last = -1
-
-    def add(self, column: pa.Array, reader: Any) -> None:
-        """Check one batch's ``episode`` column (``reader`` re-reads the column on an error)."""
-        if not len(column):
-            return
-        if not pa.types.is_dictionary(column.type):
-            column = column.dictionary_encode()
-        names = column.dictionary.to_pylist()
-        lookup = np.array([self.position.get(name, -1) for name in names] or [-1], dtype=np.int64)
-        stored = lookup[column.indices.to_numpy(zero_copy_only=False)]
-        if stored.min() < 0 or stored[0] < self.last or (np.diff(stored) < 0).any():
-            self._fail(reader)
-        self.rows += np.bincount(stored, minlength=len(self.ids))
-        self.last = int(stored[-1])
-
-    def finish(self, reader: Any) -> None:
-        """After the last batch: every episode had its rows."""
-        if not np.array_equal(self.rows, self.lengths + 1):
-            self._fail(reader)
-
-    def _fail(self, reader: Any) -> None:
-        """Find and name the first wrong row (reads the whole column again: only on an error)."""
-        column = _checked(lambda: reader.read(columns=["episode"]), self.path).column("episode")
-        expected = np.repeat(np.arange(len(self.ids), dtype=np.int64), self.lengths + 1)
-        row = 0
-        for chunk in column.chunks:
-            values = chunk.to_pylist()
-            for offset, value in enumerate(values):
-                at = row + offset
-                if at >= len(expected) or self.position.get(value, -1) != expected[at]:
-                    listed = f"episode {self.ids[expected[at]]!r}" if at < len(expected) else "no episode"
-                    raise CorpusFormatError(
-                        f"{self.path}: row {at} belongs to episode {value!r}, but the episodes table puts {listed} there"
-                    )
-            row += len(values)
-        raise CorpusFormatError(f"{self.path}: the episode column does not match the episodes table")
-
-
-def _live_episodes(root: Path, parts: list[_Part]) -> tuple[list[int], list[dict[str, Any]]]:
+def _live_episodes(root: Path, parts: list[Part]) -> tuple[list[int], list[dict[str, Any]]]:
     """The store episodes the corpus shows, in order, and their index rows: an id written again
     with ``replaces`` takes its first position and its newest data; an id in two parts
     otherwise is an error naming both (ids never collide)."""
@@ -456,7 +225,7 @@ def _metadata(table: pa.Table, row: int) -> dict[str, Any]:
 class _Extras:
     """``EpisodeExtras`` of a loaded store's episodes, read from the parts' tables on demand."""
 
-    def __init__(self, root: Path, parts: list[_Part]) -> None:
+    def __init__(self, root: Path, parts: list[Part]) -> None:
         self.root, self.parts = root, parts
         self._firsts = np.array([p.first_episode for p in parts])
         self._texts: dict[str, pa.Table] = {}
@@ -495,10 +264,10 @@ class _Extras:
                 f"metadata is not JSON ({error.msg})"
             ) from None
 
-    def _text(self, part: _Part, row: int) -> tuple[list[str], list[str]]:
+    def _text(self, part: Part, row: int) -> tuple[list[str], list[str]]:
         path = part_file(self.root, "decisions", part.name)
         if part.name not in self._texts:
-            self._texts[part.name] = _read_table(path, columns=["view", "message"])
+            self._texts[part.name] = read_table(path, columns=["view", "message"])
         lengths = part.episodes.column("decisions").to_numpy().astype(np.int64)
         first = int((lengths[:row] + 1).sum())
         block = self._texts[part.name].slice(first, int(lengths[row]) + 1)
@@ -514,19 +283,3 @@ class _FramesLoader:
     def __call__(self) -> Frames:
         with open_file(self.path) as handle:
             return frame_codec.read_frames(self.path, handle, self.group, self.episode_id)
-
-
-def _read_table(path: Path, columns: list[str] | None = None) -> pa.Table:
-    with open_file(path) as handle:
-        with arrow_reads():
-            return _checked(lambda: pq.read_table(handle, columns=columns, page_checksum_verification=True), path)
-
-
-def _checked(action: Any, path: Path) -> Any:
-    """Run ``action``; Arrow, OS and value errors become ``CorpusFormatError`` naming ``path``."""
-    try:
-        return action()
-    except (CorpusFormatError, UnsafeCorpusPathError, EpisodeError):
-        raise
-    except _READ_ERRORS as error:
-        raise CorpusFormatError(f"{path}: not a readable corpus table ({type(error).__name__}: {error})") from None

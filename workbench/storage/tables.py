@@ -35,10 +35,20 @@ STATE_GROUPS = (
     ("achievement_status", STATUS_COLUMNS, pa.bool_()),
     ("player_pos", POS_COLUMNS, pa.int16()),
 )
+#: Every decisions column but the text ones is required (no nulls): Parquet then stores no
+#: definition levels, and a read decodes ~40% faster (measured: 119 against 208 ms for 1M rows).
+#: Tables written nullable (before this) read the same.
 DECISION_SCHEMA = pa.schema(
-    [("episode", pa.dictionary(pa.int32(), pa.string())), ("decision", pa.int32())]
-    + [(column, kind) for _, columns, kind in STATE_GROUPS for column in columns]
-    + [("actions", pa.list_(pa.uint8())), ("env_reward", pa.float64()), ("done", pa.bool_())]
+    [
+        pa.field(name, kind, nullable=False)
+        for name, kind in [("episode", pa.dictionary(pa.int32(), pa.string())), ("decision", pa.int32())]
+        + [(column, kind) for _, columns, kind in STATE_GROUPS for column in columns]
+        + [
+            ("actions", pa.list_(pa.field("item", pa.uint8(), nullable=False))),
+            ("env_reward", pa.float64()),
+            ("done", pa.bool_()),
+        ]
+    ]
 )
 TEXT_FIELDS = (("view", pa.string()), ("message", pa.string()))
 EPISODE_SCHEMA = pa.schema(
@@ -112,5 +122,13 @@ def check_schema(table_schema: pa.Schema, expected: pa.Schema, where: str) -> No
         if index < 0:
             raise ValueError(f"{where}: missing column {field.name!r}")
         actual = table_schema.field(index).type
-        if not actual.equals(field.type) and not (pa.types.is_dictionary(field.type) and actual.equals(pa.string())):
+        if not _same_type(actual, field.type):
             raise ValueError(f"{where}: column {field.name!r} has type {actual}, expected {field.type}")
+
+
+def _same_type(actual: pa.DataType, expected: pa.DataType) -> bool:
+    """Types equal as values go: a list's item name and nullability do not matter (tables
+    written before the required columns read the same), and strings may be dictionary-encoded."""
+    if pa.types.is_list(actual) and pa.types.is_list(expected):
+        return _same_type(actual.value_type, expected.value_type)
+    return actual.equals(expected) or (pa.types.is_dictionary(expected) and actual.equals(pa.string()))
