@@ -20,8 +20,11 @@ The work splits in two:
 
 Like ``score_episode``, scoring ignores ``config.active``: it answers "what would this table
 pay", and lint says when the task app would not shape at all.
+
+Importing this package asks glibc to keep freed memory for reuse (``workbench.memory``).
 """
 
+from workbench.memory import retain_freed_memory
 from workbench.scoring.compare import Comparison, compare
 from workbench.scoring.crafter_score import crafter_score, success_rates
 from workbench.scoring.prepare import PreparedCorpus, prepare
@@ -30,6 +33,8 @@ from workbench.scoring.scores import Scores
 from workbench.scoring.tables import COMPONENT_NAMES, KINDS
 from workbench.scoring.verify import VERIFY_TOLERANCE, Verification, verify, verify_logged
 from workbench.scoring.weights import achievement_limits, achievement_weights, credited_unlocks, slot_weights
+
+retain_freed_memory()  # re-scoring reuses the last score's memory instead of faulting it in (workbench.memory)
 
 __all__ = [
     "COMPONENT_NAMES",

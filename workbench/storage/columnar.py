@@ -165,7 +165,7 @@ def load(root: Path) -> Corpus:
     if not parts:  # a folder whose only writes failed their checks: an empty corpus
         return Corpus()
     counts = count_dtype(largest_count(root, parts))
-    events = read_events(root, parts, counts)
+    events = read_events(root, parts)
     store = ColumnStore(
         None,
         _Extras(root, parts).get,

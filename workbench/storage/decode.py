@@ -137,7 +137,8 @@ def _fill(root: Path, part: Part, arrays: DecisionArrays) -> np.ndarray:
                 continue
             batch = table.combine_chunks(READ_POOL).to_batches()[0]
             size = batch.num_rows
-            _check_batch(batch, path, row - part.first_row, episodes, reader, arrays.achievement_counts.dtype)
+            _check_batch(batch, path, row - part.first_row, episodes, reader)
+            _fit_counts(batch, arrays.achievement_counts.dtype, path)
             for field, names in _STATE_COPIES:
                 _copy_columns(getattr(arrays, field), row, batch, names)
             rows = arrays.achievement_counts[row : row + size]
@@ -155,7 +156,7 @@ def _fill(root: Path, part: Part, arrays: DecisionArrays) -> np.ndarray:
 
 
 # -- events, streamed -----------------------------------------------------------------------------
-def read_events(root: Path, parts: list[Part], counts: np.dtype) -> list[dict[str, np.ndarray]]:
+def read_events(root: Path, parts: list[Part]) -> list[dict[str, np.ndarray]]:
     """The ``decision_events`` of every part's episodes, numbered across the parts, read in
     batches of whole episodes that are checked (see the module) and dropped."""
     events: list[dict[str, np.ndarray]] = []
@@ -163,14 +164,14 @@ def read_events(root: Path, parts: list[Part], counts: np.dtype) -> list[dict[st
     for part in parts:
         path = part_file(root, "decisions", part.name)
         with open_file(path) as handle:
-            events.extend(_part_events(handle, path, root, part, counts, first_decision))
+            events.extend(_part_events(handle, path, root, part, first_decision))
         first_decision += int(part.episodes.column("decisions").to_numpy().sum())
     READ_POOL.release_unused()
     return events
 
 
 def _part_events(
-    handle: Any, path: Path, root: Path, part: Part, counts: np.dtype, first_decision: int
+    handle: Any, path: Path, root: Path, part: Part, first_decision: int
 ) -> Iterator[dict[str, np.ndarray]]:
     reader, episodes = _open_decisions(handle, path, root, part)
     ids = part.episodes.column("episode").to_pylist()
@@ -180,15 +181,15 @@ def _part_events(
     starts = ends - lengths - 1
     decisions_before = np.concatenate([[0], np.cumsum(lengths)])
     batches = read_ahead(reader.iter_batches(batch_size=STREAM_BATCH, columns=_READ_COLUMNS, use_threads=True))
-    block: _Block | None = None
+    block = _Block()  # counts stay uint16 here: the block is dropped, nothing to narrow
     emitted = decoded = 0
     try:
         while (batch := checked(lambda: next(batches, None), path)) is not None:
             if not batch.num_rows:
                 continue
-            _check_batch(batch, path, decoded, episodes, reader, counts)
-            block = _Block.extend(block, decoded, batch, counts)
-            _check_status(batch, block.counts[block.n_rows - batch.num_rows :], ids, starts, decoded, path)
+            _check_batch(batch, path, decoded, episodes, reader)
+            block.append(decoded, batch)
+            _check_status(batch, block.counts[block.n_rows - batch.num_rows : block.n_rows], ids, starts, decoded, path)
             decoded += batch.num_rows
             complete = int(np.searchsorted(ends, decoded, side="right"))  # episodes wholly read
             if complete == emitted:
@@ -202,7 +203,7 @@ def _part_events(
             except EpisodeValueError as error:
                 raise CorpusValueError(f"{path}: {error}") from None
             yield decision_events(arrays, first_decision + int(decisions_before[emitted]), part.first_episode + emitted)
-            block = block.tail(cut)
+            block.drop_before(cut)
             emitted = complete
     finally:
         batches.close()  # stops the reading thread before the file closes
@@ -250,65 +251,60 @@ def read_ahead(items: Iterator[Any]) -> Generator[Any, None, None]:
         thread.join()
 
 
-@dataclass
 class _Block:
     """Decoded rows of one part, column-major, from part row ``first_row``: the rows of the
-    episodes not yet complete, then one more batch."""
+    episodes not yet complete, then the next batch. Its buffers are reused batch after batch
+    (each fresh array would be page faults again), so ``arrays`` are views valid until the next
+    ``append``."""
 
-    first_row: int
-    inventory: np.ndarray
-    counts: np.ndarray
-    pos: np.ndarray
-    env_reward: np.ndarray
-    done: np.ndarray
-    action_offsets: np.ndarray
-    action_ids: np.ndarray
+    def __init__(self) -> None:
+        self.first_row = self.n_rows = self.n_actions = 0
+        self.inventory: np.ndarray = np.empty((0, 16), STATE_DTYPES["inventory"])
+        self.counts: np.ndarray = np.empty((0, 22), STATE_DTYPES["achievement_counts"])
+        self.pos: np.ndarray = np.empty((0, 2), STATE_DTYPES["player_pos"])
+        self.env_reward = np.empty(0)
+        self.done = np.empty(0, bool)
+        self.action_offsets = np.zeros(1, np.int64)
+        self.action_ids = np.empty(0, np.uint8)
 
-    @property
-    def n_rows(self) -> int:
-        return len(self.env_reward)
+    def _reserve(self, rows: int, actions: int) -> None:
+        """Room for ``rows`` rows and ``actions`` action ids, keeping the rows held."""
+        if rows <= len(self.env_reward) and actions <= len(self.action_ids):
+            return
+        held, steps = self.n_rows, self.n_actions
+        old = (self.inventory, self.counts, self.pos, self.env_reward, self.done, self.action_offsets, self.action_ids)
+        capacity, action_capacity = max(rows, 2 * held), max(actions, 2 * steps)
+        self.inventory = np.empty((16, capacity), STATE_DTYPES["inventory"]).T
+        self.counts = np.empty((22, capacity), STATE_DTYPES["achievement_counts"]).T
+        self.pos = np.empty((2, capacity), STATE_DTYPES["player_pos"]).T
+        self.env_reward = np.empty(capacity)
+        self.done = np.empty(capacity, bool)
+        self.action_offsets = np.zeros(capacity + 1, np.int64)
+        self.action_ids = np.empty(action_capacity, np.uint8)
+        fresh: tuple[np.ndarray, ...] = (self.inventory, self.counts, self.pos, self.env_reward, self.done)
+        for target, values in zip(fresh, old[:5]):
+            target[:held] = values[:held]
+        self.action_offsets[: held + 1] = old[5][: held + 1]
+        self.action_ids[:steps] = old[6][:steps]
 
-    @staticmethod
-    def extend(previous: _Block | None, first_row: int, batch: pa.RecordBatch, counts: np.dtype) -> _Block:
-        """``previous``'s rows (if any) followed by ``batch``'s (which starts at part row ``first_row``)."""
-        keep = 0 if previous is None else previous.n_rows
-        n = keep + batch.num_rows
-
-        def state(width: int, dtype: Any) -> np.ndarray:
-            return np.empty((width, n), dtype).T
-
+    def append(self, first_row: int, batch: pa.RecordBatch) -> None:
+        """``batch``'s rows after the held ones (``first_row``: its first part row)."""
+        if not self.n_rows:
+            self.first_row, self.n_actions = first_row, 0
+            self.action_offsets[0] = 0
         actions = batch.column("actions")
         offsets = actions.offsets.to_numpy()
-        block = _Block(
-            first_row=first_row if previous is None else previous.first_row,
-            inventory=state(16, STATE_DTYPES["inventory"]),
-            counts=state(22, counts),
-            pos=state(2, STATE_DTYPES["player_pos"]),
-            env_reward=np.empty(n),
-            done=np.empty(n, bool),
-            action_offsets=np.empty(n + 1, np.int64),
-            action_ids=np.concatenate(
-                [
-                    previous.action_ids if previous else np.empty(0, np.uint8),
-                    actions.flatten().to_numpy(zero_copy_only=False),
-                ]
-            ).astype(np.uint8, copy=False),
-        )
-        base = 0
-        if previous is not None:
-            for name in ("inventory", "counts", "pos", "env_reward", "done"):
-                getattr(block, name)[:keep] = getattr(previous, name)
-            block.action_offsets[: keep + 1] = previous.action_offsets
-            base = int(previous.action_offsets[-1])
-        else:
-            block.action_offsets[0] = 0
-        block.action_offsets[keep + 1 :] = base + (offsets[1:] - offsets[0])
-        for target, names in ((block.inventory, _STATE_COPIES[0][1]), (block.counts, COUNT_COLUMNS)):
-            _copy_columns(target, keep, batch, names)
-        _copy_columns(block.pos, keep, batch, _STATE_COPIES[2][1])
-        _copy_columns(block.env_reward[:, None], keep, batch, ["env_reward"])
-        _copy_columns(block.done[:, None], keep, batch, ["done"])
-        return block
+        steps = int(offsets[-1] - offsets[0])
+        keep, n = self.n_rows, self.n_rows + batch.num_rows
+        self._reserve(n, self.n_actions + steps)
+        _copy_columns(self.inventory, keep, batch, _STATE_COPIES[0][1])
+        _copy_columns(self.counts, keep, batch, COUNT_COLUMNS)
+        _copy_columns(self.pos, keep, batch, _STATE_COPIES[2][1])
+        _copy_columns(self.env_reward[:, None], keep, batch, ["env_reward"])
+        _copy_columns(self.done[:, None], keep, batch, ["done"])
+        self.action_offsets[keep + 1 : n + 1] = self.n_actions + (offsets[1:] - offsets[0])
+        self.action_ids[self.n_actions : self.n_actions + steps] = actions.flatten().to_numpy(zero_copy_only=False)
+        self.n_rows, self.n_actions = n, self.n_actions + steps
 
     def arrays(
         self, first: int, last: int, ids: Sequence[str], lengths: np.ndarray, env_return: np.ndarray
@@ -329,22 +325,17 @@ class _Block:
             action_offsets=offsets - offsets[0],
         )
 
-    def tail(self, first: int) -> _Block | None:
-        """A copy of the rows from part row ``first`` on (None when there are none)."""
+    def drop_before(self, first: int) -> None:
+        """Forget the rows before part row ``first`` (the rest move to the front)."""
         a = first - self.first_row
-        if a >= self.n_rows:
-            return None
-        offsets = self.action_offsets[a:]
-        return _Block(
-            first_row=first,
-            inventory=self.inventory[a:].copy(order="F"),
-            counts=self.counts[a:].copy(order="F"),
-            pos=self.pos[a:].copy(order="F"),
-            env_reward=self.env_reward[a:].copy(),
-            done=self.done[a:].copy(),
-            action_offsets=offsets - offsets[0],
-            action_ids=self.action_ids[int(offsets[0]) :].copy(),
-        )
+        rest = self.n_rows - a
+        for name in ("inventory", "counts", "pos", "env_reward", "done"):
+            values = getattr(self, name)
+            values[:rest] = values[a : self.n_rows]  # numpy copies overlapping rows safely
+        base = int(self.action_offsets[a])
+        self.action_offsets[: rest + 1] = self.action_offsets[a : self.n_rows + 1] - base
+        self.action_ids[: self.n_actions - base] = self.action_ids[base : self.n_actions]
+        self.first_row, self.n_rows, self.n_actions = first, rest, self.n_actions - base
 
 
 # -- shared checks --------------------------------------------------------------------------------
@@ -363,13 +354,10 @@ def _open_decisions(handle: Any, path: Path, root: Path, part: Part) -> tuple[pq
     return reader, _EpisodeColumn(path, part.episodes.column("episode").to_pylist(), lengths)
 
 
-def _check_batch(
-    batch: pa.RecordBatch, path: Path, first_row: int, episodes: _EpisodeColumn, reader: Any, counts: np.dtype
-) -> None:
-    """The checks a batch gets before it is copied: no nulls, its rows' episodes, counts that fit."""
+def _check_batch(batch: pa.RecordBatch, path: Path, first_row: int, episodes: _EpisodeColumn, reader: Any) -> None:
+    """The checks a batch gets before it is copied: no nulls, and its rows' episodes."""
     _refuse_nulls(batch, path, first_row)
     episodes.add(batch.column("episode"), reader)
-    _fit_counts(batch, counts, path)
 
 
 def _parquet_file(handle: Any, path: Path) -> pq.ParquetFile:
@@ -419,20 +407,19 @@ def _check_status(
     ``CorpusValueError`` naming the file and, from ``ids`` and ``row_starts`` (the episodes
     holding row ``first_row`` on), the episode, decision and column."""
     n = batch.num_rows
-    expected = np.packbits(np.greater(counts, 0).T, axis=1, bitorder="little")  # (22, bytes)
+    # (22, bytes): each column's expected bits, packed as Arrow packs them (least significant first)
+    expected = np.packbits(np.greater(counts, 0, order="F").T, axis=1, bitorder="little")
+    full, spare = divmod(n, 8)
+    last_mask = np.uint8((1 << spare) - 1)  # the last byte's bits past the batch are not compared
     for j, name in enumerate(STATUS_COLUMNS):
         column = batch.column(name)
-        if column.offset % 8:  # a sliced array's bits do not start on a byte: compare unpacked
-            stored = column.to_numpy(zero_copy_only=False)
-            wrong = np.flatnonzero(stored != (counts[:, j] > 0))
-        else:
+        if not column.offset % 8:  # bits start on a byte: compare them packed
             bits = np.frombuffer(column.buffers()[1], np.uint8, count=len(expected[j]), offset=column.offset // 8)
-            differ = np.flatnonzero(bits != expected[j])
-            if not len(differ):
+            same = np.array_equal(bits[:full], expected[j, :full])
+            if same and (not spare or not (bits[full] ^ expected[j, full]) & last_mask):
                 continue
-            stored = column.to_numpy(zero_copy_only=False)
-            wrong = np.flatnonzero(stored != (counts[:, j] > 0))  # the last byte's spare bits may differ
-        wrong = wrong[wrong < n]
+        stored = column.to_numpy(zero_copy_only=False)
+        wrong = np.flatnonzero(stored != (counts[:, j] > 0))
         if len(wrong):
             row = first_row + int(wrong[0])
             k = int(np.searchsorted(row_starts, row, side="right")) - 1
@@ -454,6 +441,8 @@ class _EpisodeColumn:
         self.position = {episode_id: i for i, episode_id in enumerate(ids)}
         self.rows = np.zeros(len(ids), np.int64)
         self.last = -1
+        self._dictionary: pa.Array | None = None
+        self._lookup = np.zeros(1, np.int64)
 
     def add(self, column: pa.Array, reader: Any) -> None:
         """Check one batch's ``episode`` column (``reader`` re-reads the column on an error)."""
@@ -461,9 +450,12 @@ class _EpisodeColumn:
             return
         if not pa.types.is_dictionary(column.type):
             column = column.dictionary_encode()
-        names = column.dictionary.to_pylist()
-        lookup = np.array([self.position.get(name, -1) for name in names] or [-1], dtype=np.int64)
-        stored = lookup[column.indices.to_numpy(zero_copy_only=False)]
+        if self._dictionary is None or not column.dictionary.equals(self._dictionary):
+            # the batches of one row group share its dictionary: look its ids up once
+            self._dictionary = column.dictionary
+            names = column.dictionary.to_pylist()
+            self._lookup = np.array([self.position.get(name, -1) for name in names] or [-1], dtype=np.int64)
+        stored = self._lookup[column.indices.to_numpy(zero_copy_only=False)]
         if stored.min() < 0 or stored[0] < self.last or (np.diff(stored) < 0).any():
             self._fail(reader)
         self.rows += np.bincount(stored, minlength=len(self.ids))
@@ -494,10 +486,16 @@ class _EpisodeColumn:
 
 def read_table(path: Path, columns: list[str] | None = None) -> pa.Table:
     """A whole Parquet table (``columns`` only, when given), page checksums verified;
-    ``CorpusFormatError`` naming ``path`` when it does not read."""
+    ``CorpusFormatError`` naming ``path`` when it does not read. On this thread: the tables
+    read whole are small, and a process that only writes then never starts Arrow's thread
+    pool (the suspect in a writer's rare abort at exit: "terminate called without an active
+    exception")."""
     with open_file(path) as handle:
         with arrow_reads():
-            return checked(lambda: pq.read_table(handle, columns=columns, page_checksum_verification=True), path)
+            return checked(
+                lambda: pq.read_table(handle, columns=columns, use_threads=False, page_checksum_verification=True),
+                path,
+            )
 
 
 def checked(action: Any, path: Path) -> Any:
