@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
+import threading
+
 import numpy as np
 import pandas as pd
 import pytest
-from test_episodes_storage import make_episode
+from test_episodes_storage import assert_same_episode, make_episode
 
+from workbench.config import RewardConfig
 from workbench.episodes import Corpus, DecisionArrays, Episode
 from workbench.errors import CorpusFormatError
 from workbench.sample import sample_corpus, sample_path
-from workbench.storage import columnar, load_corpus, save_corpus
+from workbench.scoring import prepare, score
+from workbench.storage import columnar, decode, load_corpus, save_corpus
 from workbench.tables import ACTIONS, INVENTORY_ITEMS
 
 STATE = ("inventory", "achievement_counts", "achievement_status", "player_pos")
@@ -134,3 +140,62 @@ def test_a_table_whose_statistics_understate_its_counts_is_refused(tmp_path, mon
     corpus = load_corpus(tmp_path)  # opening keeps only events: counts stay uint16 there
     with pytest.raises(CorpusFormatError, match=r"decisions/part-.*\.parquet: column 'count_\w+' holds 30\d, above"):
         corpus.decision_arrays()  # the state columns, narrowed by the statistics
+
+
+def _prepared_fields(prepared) -> dict:
+    names = [f.name for f in dataclasses.fields(prepared) if not f.name.startswith("_")]
+    names += ["episode_of", "decision", "env_reward", "n_unlocked", "n_first"]
+    return {name: getattr(prepared, name) for name in names}
+
+
+@pytest.mark.parametrize("batch", [3, 7, 64, 1 << 16])
+def test_opening_computes_the_events_scoring_would_from_whole_columns(tmp_path, monkeypatch, batch):
+    """Batches that cut episodes anywhere (3 rows at a time, ...) give exactly the arrays
+    prepare builds from the episodes in memory."""
+    monkeypatch.setattr(decode, "STREAM_BATCH", batch)
+    memory = Corpus([make_episode(f"m{i}", decisions=3 + 5 * i, seed=i) for i in range(6)] + list(sample_corpus())[:3])
+    save_corpus(memory, tmp_path)
+    opened = load_corpus(tmp_path)
+    assert opened.stored_events() is not None
+    expected, actual = _prepared_fields(prepare(memory)), _prepared_fields(prepare(opened))
+    assert expected.keys() == actual.keys()
+    for name, value in expected.items():
+        if isinstance(value, np.ndarray):
+            np.testing.assert_array_equal(actual[name], value, err_msg=name)
+            assert actual[name].dtype == value.dtype, name
+        else:
+            assert actual[name] == value, name
+
+
+def test_opening_and_scoring_never_hold_the_state_columns(tmp_path):
+    save_corpus(sample_corpus(), tmp_path)
+    corpus = load_corpus(tmp_path)
+    store = corpus._columns[0][0]
+    score(corpus, RewardConfig()).episodes
+    assert not store.has_arrays  # scored from the events kept while reading
+    episode = corpus[2]  # an episode asks for the columns: read whole once, then kept
+    assert store.has_arrays
+    assert_same_episode(episode, sample_corpus()[2])
+    # a sub-corpus is not the store's order: it is prepared from the (now held) columns
+    subset = corpus[[4, 1]]
+    assert subset.stored_events() is None
+    pd.testing.assert_frame_equal(
+        score(subset, RewardConfig()).episodes, score(sample_corpus()[[4, 1]], RewardConfig()).episodes
+    )
+
+
+def test_read_ahead_hands_over_items_errors_and_stops_when_closed():
+    assert list(decode.read_ahead(iter(range(5)))) == [0, 1, 2, 3, 4]
+
+    def failing():
+        yield 1
+        raise OSError("disk went away")
+
+    items = decode.read_ahead(failing())
+    assert next(items) == 1
+    with pytest.raises(OSError, match="disk went away"):
+        next(items)
+    endless = decode.read_ahead(itertools.count())
+    assert next(endless) == 0
+    endless.close()  # joins the producer: no thread left behind
+    assert not [t for t in threading.enumerate() if t.name == "workbench-read-ahead"]

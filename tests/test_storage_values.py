@@ -9,7 +9,7 @@ import pytest
 from test_episodes_storage import make_episode, part_files
 
 from workbench.episodes import Corpus, Episode
-from workbench.errors import CorpusValueError, EpisodeValueError
+from workbench.errors import CorpusFormatError, CorpusValueError, EpisodeValueError
 from workbench.storage import load_corpus, save_corpus
 from workbench.tables import ACHIEVEMENTS, INVENTORY_ITEMS
 
@@ -137,4 +137,34 @@ def test_a_stored_nan_reward_is_refused_when_read(tmp_path):
     with pytest.raises(
         CorpusValueError, match=r"episode 'a': decision 3, column 'env_reward': nan is not a finite number"
     ):
+        load_corpus(tmp_path)
+
+
+def _edit_column(path, name: str, values) -> None:
+    """Rewrite one column of a decisions table in place (as another tool might)."""
+    table = pq.read_table(path)
+    index = table.schema.get_field_index(name)
+    pq.write_table(table.set_column(index, pa.field(name, values.type), values), path)
+
+
+def test_a_status_that_disagrees_with_its_count_is_refused_when_read(tmp_path):
+    save_corpus(Corpus([make_episode("a"), make_episode("b", seed=2)]), tmp_path)
+    path = part_files(tmp_path, "decisions")[0]
+    status = pq.read_table(path).column("status_collect_stone").to_numpy().copy()
+    status[6] = not status[6]  # row 6 = episode b, decision 1
+    _edit_column(path, "status_collect_stone", pa.array(status))
+    with pytest.raises(CorpusValueError, match=rf"{path}: episode 'b': decision 1, column 'status_collect_stone': "):
+        load_corpus(tmp_path)
+
+
+@pytest.mark.parametrize("column", ["inventory_wood", "count_collect_stone", "env_reward", "actions"])
+def test_a_missing_value_in_a_decisions_table_is_refused(tmp_path, column):
+    """A table written by another tool may hold nulls: refused naming the column and row, never a number."""
+    save_corpus(Corpus([make_episode("a", decisions=6)]), tmp_path)
+    path = part_files(tmp_path, "decisions")[0]
+    values = pq.read_table(path).column(column).to_pylist()
+    values[4] = None
+    kind = pq.read_table(path).schema.field(column).type
+    _edit_column(path, column, pa.array(values, kind))
+    with pytest.raises(CorpusFormatError, match=rf"{path}: row 4, column {column!r}: a missing value"):
         load_corpus(tmp_path)

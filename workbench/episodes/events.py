@@ -3,9 +3,8 @@
 ``decision_events`` scans each state column of a ``DecisionArrays`` once and returns what no
 config changes: per episode (E) its ``starts`` (first decision), ``lengths``, ``env_return``
 and (E, 22) status rows (``reset_status``, ``final_status``, ``ever_status``, ``seen_status``);
-the unlock events (``unlock_decision``, ``unlock_episode``, ``unlock_name``,
-``unlock_ordinal``, ``unlock_first``), the resource gains (``gain_decision``,
-``gain_episode``, ``gain_slot``, ``gain_delta``) and Crafter's non-zero rewards
+the unlock events (``unlock_decision``, ``unlock_name``, ``unlock_ordinal``,
+``unlock_first``), the resource gains (``gain_decision``, ``gain_slot``, ``gain_delta``) and Crafter's non-zero rewards
 (``reward_decision``, ``reward_value``). ``workbench.scoring.prepare`` joins them into a
 ``PreparedCorpus`` (its docstring says what each means); a columnar corpus computes them while
 it opens (``workbench.storage``), so the state columns need not stay in memory.
@@ -78,12 +77,10 @@ def decision_events(arrays: DecisionArrays, first_decision: int = 0, first_episo
         "reward_decision": reward_rows + first_decision,
         "reward_value": reward_values,
         "unlock_decision": unlock_rows + first_decision,
-        "unlock_episode": unlock_episode + first_episode,
         "unlock_name": names.astype(np.int8),
         "unlock_ordinal": ordinal,
         "unlock_first": first,
         "gain_decision": gain_rows + first_decision,
-        "gain_episode": rows.episode_of_decision(gain_rows) + first_episode,
         "gain_slot": gain_slots,
         "gain_delta": gain_deltas,
     }
@@ -156,7 +153,7 @@ def _resource_gains(arrays: DecisionArrays, rows: _Rows) -> tuple[np.ndarray, np
     order = np.argsort(decisions, kind="stable")  # stable: inventory stays before counts per decision
     return (
         decisions[order],
-        np.concatenate([p[1] for p in parts])[order].astype(np.int8),
+        np.concatenate([p[1] for p in parts])[order].astype(np.intp),  # an index per score: no cast then
         np.concatenate([p[2] for p in parts])[order].astype(np.int32),
         np.concatenate([p[3] for p in parts])[order].astype(np.int64),
     )
