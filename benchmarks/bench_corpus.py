@@ -8,10 +8,10 @@ random) under new ids, tiling their columns with numpy, and saves each with ``sa
 (the smallest with frames, the larger without: their frames would be ~1.5 KB a step). Then, in
 a fresh process per size (imports done and subtracted), measures:
 
-- open: ``load_corpus`` (every column read and value-checked);
-- first score: ``prepare`` (its arrays built from ``corpus.decision_batches()``) and scoring one
-  config; and, up to ``--episode-path-limit`` decisions, ``score(corpus)`` on a freshly opened
-  corpus in one call (the path a user takes);
+- open: ``load_corpus`` (every column read and value-checked, the episodes' events kept);
+- first score: ``prepare`` (from those events) and scoring one config; and, up to
+  ``--episode-path-limit`` decisions, ``score(corpus)`` on a freshly opened corpus in one call
+  (the path a user takes);
 - re-score after one weight change (median of ``--repeats``);
 - peak RSS (VmHWM) above the interpreter's resident size after imports and a warm-up on the
   sample (the libraries' code pages count as the interpreter's), per decision;

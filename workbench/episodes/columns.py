@@ -7,8 +7,8 @@ they come from a columnar corpus (``STATE_DTYPES``; counts uint8 when every coun
 corpus is below 256, ``count_dtype``) and the episodes' own int32 otherwise.
 Decision i of an episode is its row i (1-based); reset rows carry no actions, reward 0 and
 ``done`` False. The 2-D state arrays are (rows, columns) but stored column by column (each
-column contiguous, as Arrow and Parquet hold it): a corpus opens by copying whole columns, and
-scoring scans one column at a time. The achievement status is ``achievement_counts > 0``
+column contiguous, as Arrow and Parquet hold it): a corpus's columns are read by copying
+whole columns, and scoring scans one column at a time. The achievement status is ``achievement_counts > 0``
 (Crafter's definition, which ``check_values`` enforces on every stored corpus) unless an
 episode in memory carried its own.
 

@@ -28,9 +28,10 @@ Values are checked when written and when read (``workbench.episodes.check_values
 violation is an ``EpisodeValueError`` (writing) or ``CorpusValueError`` (reading) naming the
 episode, decision and column.
 
-Opening reads the episodes tables and the decisions tables column by column into one set of
-arrays (no per-episode objects); an ``Episode`` is built from them on first use, and its frames
-are read when touched. Folders of the old layout (schema_version 1, one ``.npz`` per episode,
+Opening reads the episodes tables and streams the decisions tables, checking every value and
+keeping only the episodes' events for scoring (``workbench.storage.decode``); the state columns
+are decoded whole, column-major, when first asked for (an ``Episode``, ``decision_arrays``), and
+an episode's frames are read when touched. Folders of the old layout (schema_version 1, one ``.npz`` per episode,
 ``workbench.storage.legacy``) open read-only; ``upgrade_corpus`` (``workbench corpus upgrade
 OLD NEW``) converts them.
 """
