@@ -16,7 +16,7 @@ from workbench.episodes import Corpus, DecisionArrays, Episode
 from workbench.errors import CorpusFormatError
 from workbench.sample import sample_corpus, sample_path
 from workbench.scoring import prepare, score
-from workbench.storage import columnar, decode, load_corpus, save_corpus
+from workbench.storage import columnar, load_corpus, save_corpus, stream
 from workbench.tables import ACTIONS, INVENTORY_ITEMS
 
 STATE = ("inventory", "achievement_counts", "achievement_status", "player_pos")
@@ -152,7 +152,7 @@ def _prepared_fields(prepared) -> dict:
 def test_opening_computes_the_events_scoring_would_from_whole_columns(tmp_path, monkeypatch, batch):
     """Batches that cut episodes anywhere (3 rows at a time, ...) give exactly the arrays
     prepare builds from the episodes in memory."""
-    monkeypatch.setattr(decode, "STREAM_BATCH", batch)
+    monkeypatch.setattr(stream, "STREAM_BATCH", batch)
     memory = Corpus([make_episode(f"m{i}", decisions=3 + 5 * i, seed=i) for i in range(6)] + list(sample_corpus())[:3])
     save_corpus(memory, tmp_path)
     opened = load_corpus(tmp_path)
@@ -185,17 +185,17 @@ def test_opening_and_scoring_never_hold_the_state_columns(tmp_path):
 
 
 def test_read_ahead_hands_over_items_errors_and_stops_when_closed():
-    assert list(decode.read_ahead(iter(range(5)))) == [0, 1, 2, 3, 4]
+    assert list(stream.read_ahead(iter(range(5)))) == [0, 1, 2, 3, 4]
 
     def failing():
         yield 1
         raise OSError("disk went away")
 
-    items = decode.read_ahead(failing())
+    items = stream.read_ahead(failing())
     assert next(items) == 1
     with pytest.raises(OSError, match="disk went away"):
         next(items)
-    endless = decode.read_ahead(itertools.count())
+    endless = stream.read_ahead(itertools.count())
     assert next(endless) == 0
     endless.close()  # joins the producer: no thread left behind
     assert not [t for t in threading.enumerate() if t.name == "workbench-read-ahead"]

@@ -11,9 +11,7 @@ builds on this package (never the reverse).
 
 from workbench.episodes.columns import (
     STATE_DTYPES,
-    ColumnStore,
     DecisionArrays,
-    EpisodeExtras,
     check_status,
     check_values,
     count_dtype,
@@ -38,6 +36,7 @@ from workbench.episodes.model import (
     now_iso,
     reset_state_arrays,
 )
+from workbench.episodes.store import ColumnStore, EpisodeExtras
 
 __all__ = [
     "ACTION_IDS",

@@ -1,4 +1,4 @@
-"""Whole-corpus state columns: ``DecisionArrays`` (what scoring reads) and ``ColumnStore`` (their home).
+"""Whole-corpus state columns: ``DecisionArrays`` (what scoring reads) and the checks of their values.
 
 A ``DecisionArrays`` holds the states of some whole episodes stacked row after row: episode k
 owns rows ``row_starts[k] .. row_starts[k] + lengths[k]``, its reset state first, then the state
@@ -7,29 +7,24 @@ they come from a columnar corpus (``STATE_DTYPES``; counts uint8 when every coun
 corpus is below 256, ``count_dtype``) and the episodes' own int32 otherwise.
 Decision i of an episode is its row i (1-based); reset rows carry no actions, reward 0 and
 ``done`` False. The 2-D state arrays are (rows, columns) but stored column by column (each
-column contiguous, as Arrow and Parquet hold it): a corpus's columns are read by copying
-whole columns, and scoring scans one column at a time. The achievement status is ``achievement_counts > 0``
-(Crafter's definition, which ``check_values`` enforces on every stored corpus) unless an
-episode in memory carried its own.
+column contiguous, as Arrow and Parquet hold it): a corpus's columns are read by copying whole
+columns, and scoring scans one column at a time. The achievement status is
+``achievement_counts > 0`` (Crafter's definition, which ``check_values`` enforces on every
+stored corpus) unless an episode in memory carried its own.
 
-A ``ColumnStore`` is the in-memory form of a columnar corpus: one ``DecisionArrays`` of all its
-episodes, per-episode extras, and an ``episode(k)`` that builds an ``Episode`` view on demand.
 ``check_values`` is the one place Crafter's value ranges are enforced (when writing and when
-reading a corpus).
+reading a corpus); ``workbench.episodes.store`` keeps a columnar corpus's arrays.
 """
 
 from __future__ import annotations
 
-import weakref
-from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
 from workbench.crafter_facts import ACHIEVEMENTS, ACTIONS, INVENTORY_ITEMS
-from workbench.episodes.model import Episode, Frames
+from workbench.episodes.model import Episode
 from workbench.errors import EpisodeValueError
 
 #: Crafter's inventory is 0..9 for every item (health, food, drink, energy included).
@@ -345,121 +340,3 @@ def narrow(arrays: DecisionArrays) -> DecisionArrays:
         if name != "achievement_status"
     }
     return DecisionArrays(**{**arrays.__dict__, **cast})
-
-
-@dataclass(frozen=True)
-class EpisodeExtras:
-    """What an episode holds besides its state columns (see ``Episode``): its id, ``metadata``,
-    ``logged``, ``views``, ``messages`` and a ``frames_loader`` (None without frames)."""
-
-    id: str
-    metadata: dict[str, Any]
-    logged: dict[str, Any] | None = None
-    views: list[str] | None = None
-    messages: list[str] | None = None
-    frames_loader: Callable[[], Frames] | None = None
-
-    @staticmethod
-    def of(episode: Episode) -> EpisodeExtras:
-        """An in-memory episode's extras (its frames loader reads without keeping them)."""
-        loader = (lambda: episode.load_frames(keep=False)) if episode.has_frames else None
-        return EpisodeExtras(episode.id, episode.metadata, episode.logged, episode.views, episode.messages, loader)
-
-
-class ColumnStore:
-    """A columnar corpus in memory: ``arrays`` (all its episodes' rows) and ``episode(k)``, an
-    ``Episode`` built on demand from episode k's rows and ``extras(k)`` (an ``EpisodeExtras``).
-
-    A store opened from disk may hold only its episodes' ids and lengths and the ``events``
-    (``workbench.episodes.events``, one dict per batch of whole episodes) it computed while
-    reading; its ``arrays`` are then read by ``load_arrays`` when first asked for, and kept.
-
-    Built episodes are shared while anyone holds them and the last few are kept, so touching an
-    episode's frames twice in a row reads them once, while iterating a million-decision corpus
-    never holds all its episodes."""
-
-    _KEEP = 8
-
-    def __init__(
-        self,
-        arrays: DecisionArrays | None,
-        extras: Callable[[int], EpisodeExtras],
-        *,
-        load_arrays: Callable[[], DecisionArrays] | None = None,
-        ids: Sequence[str] | None = None,
-        lengths: np.ndarray | None = None,
-        events: list[dict[str, np.ndarray]] | None = None,
-    ) -> None:
-        if arrays is None and (load_arrays is None or ids is None or lengths is None):
-            raise ValueError("a ColumnStore needs its arrays, or load_arrays with the episodes' ids and lengths")
-        self._arrays = arrays
-        self._load_arrays = load_arrays
-        self.ids = tuple(arrays.ids if arrays is not None else ids or ())
-        self.lengths = np.asarray(arrays.lengths if arrays is not None else lengths, dtype=np.int64)
-        self.row_starts = np.concatenate([[0], np.cumsum(self.lengths + 1)[:-1]]).astype(np.int64)
-        self.events = events
-        self.extras = extras
-        self._shared: weakref.WeakValueDictionary[int, Episode] = weakref.WeakValueDictionary()
-        self._recent: OrderedDict[int, Episode] = OrderedDict()
-
-    @property
-    def arrays(self) -> DecisionArrays:
-        """All the store's state rows (read on first use when the store was opened lazily)."""
-        if self._arrays is None:
-            assert self._load_arrays is not None
-            self._arrays = self._load_arrays()
-        return self._arrays
-
-    @property
-    def has_arrays(self) -> bool:
-        """Whether ``arrays`` are in memory already."""
-        return self._arrays is not None
-
-    def __len__(self) -> int:
-        return len(self.ids)
-
-    def rows_of(self, k: int) -> tuple[int, int]:
-        """(first, last + 1) rows of episode k."""
-        first = int(self.row_starts[k])
-        return first, first + int(self.lengths[k]) + 1
-
-    def episode(self, k: int) -> Episode:
-        """Episode k (see the class docstring for how long it is kept)."""
-        episode = self._shared.get(k)
-        if episode is None:
-            extras = self.extras(k)
-            episode = Episode(
-                id=extras.id,
-                metadata=extras.metadata,
-                logged=extras.logged,
-                views=extras.views,
-                messages=extras.messages,
-                frames_loader=extras.frames_loader,
-                **self.episode_arrays(k),
-            )
-            self._shared[k] = episode
-        self._recent[k] = episode
-        self._recent.move_to_end(k)
-        while len(self._recent) > self._KEEP:
-            self._recent.popitem(last=False)
-        return episode
-
-    def episode_arrays(self, k: int) -> dict[str, Any]:
-        """Episode k's ``Episode`` fields from the columns: row-major copies of its rows, and its actions."""
-        first, last = self.rows_of(k)
-        a = self.arrays
-        offsets = a.action_offsets[first : last + 1]
-        ids = a.action_ids[int(offsets[0]) : int(offsets[-1])].tolist()
-        bounds = (offsets - offsets[0]).tolist()
-        actions = [[ACTIONS[i] for i in ids[bounds[r] : bounds[r + 1]]] for r in range(1, last - first)]
-        counts = a.achievement_counts[first:last]
-        status = counts > 0 if a.stored_status is None else a.stored_status[first:last]
-        return {
-            "inventory": np.ascontiguousarray(a.inventory[first:last]),
-            "achievement_counts": np.ascontiguousarray(counts),
-            "achievement_status": np.ascontiguousarray(status),
-            "player_pos": np.ascontiguousarray(a.player_pos[first:last]),
-            "env_reward": a.env_reward[first + 1 : last],
-            "done": a.done[first + 1 : last],
-            "actions": actions,
-        }

@@ -16,8 +16,9 @@ from typing import Any, Protocol, overload
 import numpy as np
 import pandas as pd
 
-from workbench.episodes.columns import ColumnStore, DecisionArrays, EpisodeExtras
+from workbench.episodes.columns import DecisionArrays
 from workbench.episodes.model import INDEX_COLUMNS, Episode
+from workbench.episodes.store import ColumnStore, EpisodeExtras
 from workbench.errors import CorpusError
 
 #: Decisions per batch of ``decision_batches`` by default (scoring's cache-friendly size).

@@ -35,8 +35,9 @@ from workbench.episodes import (
 )
 from workbench.errors import CorpusFormatError
 from workbench.storage import frames as frame_codec
-from workbench.storage.decode import Part, checked, largest_count, read_arrays, read_events, read_table
+from workbench.storage.decode import Part, checked, largest_count, read_arrays, read_table
 from workbench.storage.layout import committed_parts, jsonable, new_part_name, open_file, part_file, refuse_symlinks
+from workbench.storage.stream import read_events
 from workbench.storage.tables import EPISODE_SCHEMA, check_schema, decisions_table, episodes_table
 
 #: Rows per row group and per batch written: bounds a write's memory, and a whole read's

@@ -1,20 +1,16 @@
-"""Reading decisions tables: a corpus's whole state columns, or its events while it opens.
+"""Reading decisions tables whole (``read_arrays``), and the checks every read makes.
 
-Two readers share the checks (a null anywhere is refused, the ``episode`` column must follow
-the episodes table, a count must fit the dtype the table's statistics chose, the status must
-be ``counts > 0``, and ``check_values`` on every row):
-
-- ``read_arrays`` decodes every part into one column-major ``DecisionArrays`` (what episodes
-  and whole-column consumers use; a store reads it on first use);
-- ``read_events`` streams each part in batches of whole episodes and keeps only their
-  ``decision_events``: opening a corpus and scoring it never holds its state columns.
+Two readers share the checks here (a null anywhere is refused, the ``episode`` column must
+follow the episodes table, the status must be ``counts > 0``, and ``check_values`` on every
+row): ``read_arrays`` decodes every part into one column-major ``DecisionArrays`` (what episodes
+and whole-column consumers use; a store reads it on first use), narrowing counts to the dtype
+the tables' statistics chose (each count checked to fit); ``workbench.storage.stream`` reads
+the same tables in batches while a corpus opens and keeps only the episodes' events.
 """
 
 from __future__ import annotations
 
-import queue
-import threading
-from collections.abc import Generator, Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -25,14 +21,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from workbench.episodes import STATE_DTYPES, DecisionArrays, check_values
-from workbench.episodes.events import decision_events
 from workbench.errors import CorpusFormatError, CorpusValueError, EpisodeError, EpisodeValueError, UnsafeCorpusPathError
 from workbench.storage.layout import READ_POOL, arrow_reads, open_file, part_file
 from workbench.storage.tables import COUNT_COLUMNS, DECISION_SCHEMA, STATE_GROUPS, STATUS_COLUMNS, check_schema
 
 _READ_ERRORS = (pa.ArrowException, OSError, ValueError)
-#: Rows per batch of the streaming read: its blocks (~5 MB) are reused batch after batch.
-STREAM_BATCH = 1 << 16
 
 
 @dataclass
@@ -95,10 +88,10 @@ def _allocate(rows: int, tables: list[pa.Table], counts: np.dtype) -> DecisionAr
 
 #: Columns a read copies into ``DecisionArrays`` (``decision`` is the row's position, not read;
 #: the status is read to be checked against the counts, then dropped: it is ``counts > 0``).
-_STATE_COPIES = tuple((field, names) for field, names, _ in STATE_GROUPS if field != "achievement_status")
-_READ_COLUMNS = [
+STATE_COPIES = tuple((field, names) for field, names, _ in STATE_GROUPS if field != "achievement_status")
+READ_COLUMNS = [
     "episode",
-    *(name for _, names in _STATE_COPIES for name in names),
+    *(name for _, names in STATE_COPIES for name in names),
     *STATUS_COLUMNS,
     "env_reward",
     "done",
@@ -128,23 +121,23 @@ def _fill(root: Path, part: Part, arrays: DecisionArrays) -> np.ndarray:
     ids (``arrays.action_offsets`` are filled)."""
     path = part_file(root, "decisions", part.name)
     with open_file(path) as handle:
-        reader, episodes = _open_decisions(handle, path, root, part)
+        reader, episodes = open_decisions(handle, path, root, part)
         values = []
         row = part.first_row
         for group in range(reader.num_row_groups):
-            table = checked(partial(reader.read_row_group, group, columns=_READ_COLUMNS, use_threads=True), path)
+            table = checked(partial(reader.read_row_group, group, columns=READ_COLUMNS, use_threads=True), path)
             if not table.num_rows:
                 continue
             batch = table.combine_chunks(READ_POOL).to_batches()[0]
             size = batch.num_rows
-            _check_batch(batch, path, row - part.first_row, episodes, reader)
+            check_batch(batch, path, row - part.first_row, episodes, reader)
             _fit_counts(batch, arrays.achievement_counts.dtype, path)
-            for field, names in _STATE_COPIES:
-                _copy_columns(getattr(arrays, field), row, batch, names)
+            for field, names in STATE_COPIES:
+                copy_columns(getattr(arrays, field), row, batch, names)
             rows = arrays.achievement_counts[row : row + size]
-            _check_status(batch, rows, arrays.ids, arrays.row_starts, row, path)
-            _copy_columns(arrays.env_reward[:, None], row, batch, ["env_reward"])
-            _copy_columns(arrays.done[:, None], row, batch, ["done"])
+            check_status_bits(batch, rows, arrays.ids, arrays.row_starts, row, path)
+            copy_columns(arrays.env_reward[:, None], row, batch, ["env_reward"])
+            copy_columns(arrays.done[:, None], row, batch, ["done"])
             actions = batch.column("actions")
             offsets = actions.offsets.to_numpy()
             arrays.action_offsets[row + 1 : row + size + 1] = arrays.action_offsets[row] + (offsets[1:] - offsets[0])
@@ -155,191 +148,8 @@ def _fill(root: Path, part: Part, arrays: DecisionArrays) -> np.ndarray:
     return np.concatenate(values).astype(np.uint8, copy=False)  # a copy: Arrow's buffers go
 
 
-# -- events, streamed -----------------------------------------------------------------------------
-def read_events(root: Path, parts: list[Part]) -> list[dict[str, np.ndarray]]:
-    """The ``decision_events`` of every part's episodes, numbered across the parts, read in
-    batches of whole episodes that are checked (see the module) and dropped."""
-    events: list[dict[str, np.ndarray]] = []
-    first_decision = 0
-    for part in parts:
-        path = part_file(root, "decisions", part.name)
-        with open_file(path) as handle:
-            events.extend(_part_events(handle, path, root, part, first_decision))
-        first_decision += int(part.episodes.column("decisions").to_numpy().sum())
-    READ_POOL.release_unused()
-    return events
-
-
-def _part_events(
-    handle: Any, path: Path, root: Path, part: Part, first_decision: int
-) -> Iterator[dict[str, np.ndarray]]:
-    reader, episodes = _open_decisions(handle, path, root, part)
-    ids = part.episodes.column("episode").to_pylist()
-    lengths = part.episodes.column("decisions").to_numpy().astype(np.int64)
-    env_return = part.episodes.column("env_return").to_numpy().astype(np.float64)
-    ends = np.cumsum(lengths + 1)  # the part's row after each episode's last
-    starts = ends - lengths - 1
-    decisions_before = np.concatenate([[0], np.cumsum(lengths)])
-    batches = read_ahead(reader.iter_batches(batch_size=STREAM_BATCH, columns=_READ_COLUMNS, use_threads=True))
-    block = _Block()  # counts stay uint16 here: the block is dropped, nothing to narrow
-    emitted = decoded = 0
-    try:
-        while (batch := checked(lambda: next(batches, None), path)) is not None:
-            if not batch.num_rows:
-                continue
-            _check_batch(batch, path, decoded, episodes, reader)
-            block.append(decoded, batch)
-            _check_status(batch, block.counts[block.n_rows - batch.num_rows : block.n_rows], ids, starts, decoded, path)
-            decoded += batch.num_rows
-            complete = int(np.searchsorted(ends, decoded, side="right"))  # episodes wholly read
-            if complete == emitted:
-                continue
-            first, cut = int(ends[emitted - 1]) if emitted else 0, int(ends[complete - 1])
-            arrays = block.arrays(
-                first, cut, ids[emitted:complete], lengths[emitted:complete], env_return[emitted:complete]
-            )
-            try:
-                check_values(arrays)
-            except EpisodeValueError as error:
-                raise CorpusValueError(f"{path}: {error}") from None
-            yield decision_events(arrays, first_decision + int(decisions_before[emitted]), part.first_episode + emitted)
-            block.drop_before(cut)
-            emitted = complete
-    finally:
-        batches.close()  # stops the reading thread before the file closes
-    episodes.finish(reader)
-
-
-def read_ahead(items: Iterator[Any]) -> Generator[Any, None, None]:
-    """``items`` produced one ahead on a second thread: Arrow decodes the next batch (without
-    the GIL) while this thread checks and copies the last one (measured 60-100 ms less of a
-    400 ms open). An error on that thread is raised here; closing the generator stops it."""
-    slots: queue.Queue[tuple[str, Any]] = queue.Queue(maxsize=1)
-    stop = threading.Event()
-
-    def hand_over(item: tuple[str, Any]) -> bool:
-        while not stop.is_set():
-            try:
-                slots.put(item, timeout=0.05)
-                return True
-            except queue.Full:
-                continue
-        return False
-
-    def produce() -> None:
-        try:
-            for value in items:
-                if not hand_over(("item", value)):
-                    return
-        except BaseException as error:  # handed to the consuming thread, raised there
-            hand_over(("error", error))
-            return
-        hand_over(("end", None))
-
-    thread = threading.Thread(target=produce, name="workbench-read-ahead", daemon=True)
-    thread.start()
-    try:
-        while True:
-            kind, value = slots.get()
-            if kind == "end":
-                return
-            if kind == "error":
-                raise value
-            yield value
-    finally:
-        stop.set()
-        thread.join()
-
-
-class _Block:
-    """Decoded rows of one part, column-major, from part row ``first_row``: the rows of the
-    episodes not yet complete, then the next batch. Its buffers are reused batch after batch
-    (each fresh array would be page faults again), so ``arrays`` are views valid until the next
-    ``append``."""
-
-    def __init__(self) -> None:
-        self.first_row = self.n_rows = self.n_actions = 0
-        self.inventory: np.ndarray = np.empty((0, 16), STATE_DTYPES["inventory"])
-        self.counts: np.ndarray = np.empty((0, 22), STATE_DTYPES["achievement_counts"])
-        self.pos: np.ndarray = np.empty((0, 2), STATE_DTYPES["player_pos"])
-        self.env_reward = np.empty(0)
-        self.done = np.empty(0, bool)
-        self.action_offsets = np.zeros(1, np.int64)
-        self.action_ids = np.empty(0, np.uint8)
-
-    def _reserve(self, rows: int, actions: int) -> None:
-        """Room for ``rows`` rows and ``actions`` action ids, keeping the rows held."""
-        if rows <= len(self.env_reward) and actions <= len(self.action_ids):
-            return
-        held, steps = self.n_rows, self.n_actions
-        old = (self.inventory, self.counts, self.pos, self.env_reward, self.done, self.action_offsets, self.action_ids)
-        capacity, action_capacity = max(rows, 2 * held), max(actions, 2 * steps)
-        self.inventory = np.empty((16, capacity), STATE_DTYPES["inventory"]).T
-        self.counts = np.empty((22, capacity), STATE_DTYPES["achievement_counts"]).T
-        self.pos = np.empty((2, capacity), STATE_DTYPES["player_pos"]).T
-        self.env_reward = np.empty(capacity)
-        self.done = np.empty(capacity, bool)
-        self.action_offsets = np.zeros(capacity + 1, np.int64)
-        self.action_ids = np.empty(action_capacity, np.uint8)
-        fresh: tuple[np.ndarray, ...] = (self.inventory, self.counts, self.pos, self.env_reward, self.done)
-        for target, values in zip(fresh, old[:5]):
-            target[:held] = values[:held]
-        self.action_offsets[: held + 1] = old[5][: held + 1]
-        self.action_ids[:steps] = old[6][:steps]
-
-    def append(self, first_row: int, batch: pa.RecordBatch) -> None:
-        """``batch``'s rows after the held ones (``first_row``: its first part row)."""
-        if not self.n_rows:
-            self.first_row, self.n_actions = first_row, 0
-            self.action_offsets[0] = 0
-        actions = batch.column("actions")
-        offsets = actions.offsets.to_numpy()
-        steps = int(offsets[-1] - offsets[0])
-        keep, n = self.n_rows, self.n_rows + batch.num_rows
-        self._reserve(n, self.n_actions + steps)
-        _copy_columns(self.inventory, keep, batch, _STATE_COPIES[0][1])
-        _copy_columns(self.counts, keep, batch, COUNT_COLUMNS)
-        _copy_columns(self.pos, keep, batch, _STATE_COPIES[2][1])
-        _copy_columns(self.env_reward[:, None], keep, batch, ["env_reward"])
-        _copy_columns(self.done[:, None], keep, batch, ["done"])
-        self.action_offsets[keep + 1 : n + 1] = self.n_actions + (offsets[1:] - offsets[0])
-        self.action_ids[self.n_actions : self.n_actions + steps] = actions.flatten().to_numpy(zero_copy_only=False)
-        self.n_rows, self.n_actions = n, self.n_actions + steps
-
-    def arrays(
-        self, first: int, last: int, ids: Sequence[str], lengths: np.ndarray, env_return: np.ndarray
-    ) -> DecisionArrays:
-        """Part rows ``first .. last - 1`` (whole episodes ``ids``) as ``DecisionArrays`` (views)."""
-        a, b = first - self.first_row, last - self.first_row
-        offsets = self.action_offsets[a : b + 1]
-        return DecisionArrays(
-            ids=tuple(ids),
-            lengths=lengths,
-            env_return=env_return,
-            inventory=self.inventory[a:b],
-            achievement_counts=self.counts[a:b],
-            player_pos=self.pos[a:b],
-            env_reward=self.env_reward[a:b],
-            done=self.done[a:b],
-            action_ids=self.action_ids[int(offsets[0]) : int(offsets[-1])],
-            action_offsets=offsets - offsets[0],
-        )
-
-    def drop_before(self, first: int) -> None:
-        """Forget the rows before part row ``first`` (the rest move to the front)."""
-        a = first - self.first_row
-        rest = self.n_rows - a
-        for name in ("inventory", "counts", "pos", "env_reward", "done"):
-            values = getattr(self, name)
-            values[:rest] = values[a : self.n_rows]  # numpy copies overlapping rows safely
-        base = int(self.action_offsets[a])
-        self.action_offsets[: rest + 1] = self.action_offsets[a : self.n_rows + 1] - base
-        self.action_ids[: self.n_actions - base] = self.action_ids[base : self.n_actions]
-        self.first_row, self.n_rows, self.n_actions = first, rest, self.n_actions - base
-
-
 # -- shared checks --------------------------------------------------------------------------------
-def _open_decisions(handle: Any, path: Path, root: Path, part: Part) -> tuple[pq.ParquetFile, _EpisodeColumn]:
+def open_decisions(handle: Any, path: Path, root: Path, part: Part) -> tuple[pq.ParquetFile, _EpisodeColumn]:
     """A reader of ``part``'s decisions table (``handle``), its schema and row count checked
     against the episodes table, and the checker of its ``episode`` column."""
     reader = _parquet_file(handle, path)
@@ -354,7 +164,7 @@ def _open_decisions(handle: Any, path: Path, root: Path, part: Part) -> tuple[pq
     return reader, _EpisodeColumn(path, part.episodes.column("episode").to_pylist(), lengths)
 
 
-def _check_batch(batch: pa.RecordBatch, path: Path, first_row: int, episodes: _EpisodeColumn, reader: Any) -> None:
+def check_batch(batch: pa.RecordBatch, path: Path, first_row: int, episodes: _EpisodeColumn, reader: Any) -> None:
     """The checks a batch gets before it is copied: no nulls, and its rows' episodes."""
     _refuse_nulls(batch, path, first_row)
     episodes.add(batch.column("episode"), reader)
@@ -368,7 +178,7 @@ def _parquet_file(handle: Any, path: Path) -> pq.ParquetFile:
         )
 
 
-def _copy_columns(target: np.ndarray, first_row: int, batch: pa.RecordBatch, names: Sequence[str]) -> None:
+def copy_columns(target: np.ndarray, first_row: int, batch: pa.RecordBatch, names: Sequence[str]) -> None:
     """Copy ``batch``'s columns ``names`` into ``target[first_row:, j]`` (a contiguous column
     of a column-major target: one copy each)."""
     for j, name in enumerate(names):
@@ -399,7 +209,7 @@ def _refuse_nulls(batch: pa.RecordBatch, path: Path, first_row: int) -> None:
             raise CorpusFormatError(f"{path}: row {at}, column {name!r}: a missing value (null)")
 
 
-def _check_status(
+def check_status_bits(
     batch: pa.RecordBatch, counts: np.ndarray, ids: Sequence[str], row_starts: np.ndarray, first_row: int, path: Path
 ) -> None:
     """The batch's status columns must be its counts > 0 (``counts``: the batch's rows, already
