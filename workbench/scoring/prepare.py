@@ -211,18 +211,29 @@ def _prepare(corpus: Corpus) -> PreparedCorpus:
 
 def _active_decisions(arrays: dict[str, np.ndarray], n_decisions: int, n_episodes: int) -> dict[str, np.ndarray]:
     """The decisions where something unlocked or rose, and where each event falls among them."""
-    happened = np.zeros(n_decisions, dtype=bool)
-    happened[arrays["unlock_decision"]] = True
-    happened[arrays["gain_decision"]] = True
-    active = np.flatnonzero(happened)
-    del happened
-    unlock_active = np.searchsorted(active, arrays["unlock_decision"])
-    gain_active = np.searchsorted(active, arrays["gain_decision"])
+    unlock_decision, gain_decision = arrays["unlock_decision"], arrays["gain_decision"]
+    # Both are sorted. Where every unlock is also a gain (always, when the status is counts > 0)
+    # the active decisions are the gains' distinct decisions, numbered by a running count;
+    # otherwise they are found in a mask over all decisions.
+    first_gain = np.ones(len(gain_decision), dtype=bool)
+    first_gain[1:] = gain_decision[1:] != gain_decision[:-1]
+    gained = gain_decision[first_gain]
+    unlock_active = np.searchsorted(gained, unlock_decision)
+    if len(gained) and (unlock_active < len(gained)).all() and (gained[unlock_active] == unlock_decision).all():
+        active = gained
+        gain_active = np.cumsum(first_gain) - 1
+    else:
+        happened = np.zeros(n_decisions, dtype=bool)
+        happened[unlock_decision] = True
+        happened[gain_decision] = True
+        active = np.flatnonzero(happened)
+        unlock_active = np.searchsorted(active, unlock_decision)
+        gain_active = np.searchsorted(active, gain_decision)
     unlocking = np.zeros(len(active), dtype=bool)
     unlocking[unlock_active] = True
     # intp: bincount takes an index array of another type only through a converted copy, per score
     active_episode = np.searchsorted(arrays["starts"], active, side="right") - 1
-    unlock_episode = np.searchsorted(arrays["starts"], arrays["unlock_decision"], side="right") - 1
+    unlock_episode = np.searchsorted(arrays["starts"], unlock_decision, side="right") - 1
     return {
         "active": active,
         "active_episode": active_episode,
