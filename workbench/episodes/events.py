@@ -153,7 +153,7 @@ def _resource_gains(arrays: DecisionArrays, rows: _Rows) -> tuple[np.ndarray, np
     order = np.argsort(decisions, kind="stable")  # stable: inventory stays before counts per decision
     return (
         decisions[order],
-        np.concatenate([p[1] for p in parts])[order].astype(np.intp),  # an index per score: no cast then
+        np.concatenate([p[1] for p in parts])[order].astype(np.int8),
         np.concatenate([p[2] for p in parts])[order].astype(np.int32),
         np.concatenate([p[3] for p in parts])[order].astype(np.int64),
     )

@@ -173,18 +173,11 @@ def load(root: Path) -> Corpus:
         load_arrays=partial(read_arrays, root, parts, rows_seen, counts),
         ids=[i for p in parts for i in p.episodes.column("episode").to_pylist()],
         lengths=np.concatenate([p.episodes.column("decisions").to_numpy() for p in parts]),
-        events=[_joined(events)] if events else None,
+        events=None if events is None else [events],
     )
     live, index_rows = _live_episodes(root, parts)
     index = index_frame(index_rows)
     return Corpus.from_store(store, live, index)
-
-
-def _joined(events: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
-    """The batches' events as one batch (so scoring joins nothing)."""
-    if len(events) == 1:
-        return events[0]
-    return {key: np.concatenate([batch[key] for batch in events]) for key in events[0]}
 
 
 def _live_episodes(root: Path, parts: list[Part]) -> tuple[list[int], list[dict[str, Any]]]:

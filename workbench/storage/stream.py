@@ -38,18 +38,53 @@ from workbench.storage.tables import COUNT_COLUMNS
 STREAM_BATCH = 1 << 16
 
 
-def read_events(root: Path, parts: list[Part]) -> list[dict[str, np.ndarray]]:
-    """The ``decision_events`` of every part's episodes, numbered across the parts, read in
-    batches of whole episodes that are checked (see the module) and dropped."""
-    events: list[dict[str, np.ndarray]] = []
+def read_events(root: Path, parts: list[Part]) -> dict[str, np.ndarray] | None:
+    """The ``decision_events`` of every part's episodes as one batch, numbered across the
+    parts, read in batches of whole episodes that are checked (see the module) and dropped;
+    None for parts without episodes."""
+    joined = _Joined(sum(int(p.episodes.column("decisions").to_numpy().sum()) + p.episodes.num_rows for p in parts))
     first_decision = 0
     for part in parts:
         path = part_file(root, "decisions", part.name)
         with open_file(path) as handle:
-            events.extend(_part_events(handle, path, root, part, first_decision))
+            for events in _part_events(handle, path, root, part, first_decision):
+                joined.add(events, rows=int(events["lengths"].sum()) + len(events["lengths"]))
         first_decision += int(part.episodes.column("decisions").to_numpy().sum())
     READ_POOL.release_unused()
-    return events
+    return joined.result()
+
+
+class _Joined:
+    """Batches' events appended into one growing array per key, sized ahead from the share of
+    the rows read so far (memory never written stays unallocated), so joining them copies
+    nothing at the end: at 10M decisions a final concatenation was ~70 MB of fresh memory."""
+
+    _SLACK = 1.25
+
+    def __init__(self, total_rows: int) -> None:
+        self.total_rows = total_rows
+        self.rows = 0
+        self.arrays: dict[str, np.ndarray] = {}
+        self.used: dict[str, int] = {}
+
+    def add(self, events: dict[str, np.ndarray], rows: int) -> None:
+        self.rows += rows
+        for key, values in events.items():
+            used = self.used.get(key, 0)
+            array = self.arrays.get(key)
+            if array is None or used + len(values) > len(array):
+                expected = int(self._SLACK * (used + len(values)) * self.total_rows / max(self.rows, 1)) + 16
+                grown = np.empty((max(expected, 2 * used, used + len(values)), *values.shape[1:]), values.dtype)
+                if array is not None:
+                    grown[:used] = array[:used]
+                self.arrays[key] = array = grown
+            array[used : used + len(values)] = values
+            self.used[key] = used + len(values)
+
+    def result(self) -> dict[str, np.ndarray] | None:
+        if not self.arrays:
+            return None
+        return {key: array[: self.used[key]] for key, array in self.arrays.items()}
 
 
 def _part_events(
