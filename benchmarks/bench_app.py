@@ -45,9 +45,9 @@ SERVER = """
 import sys
 from pathlib import Path
 import workbench
-from workbench.app.options import AppOptions
-from workbench.app.server import serve
-from workbench.episodes import Corpus
+from workbench.views.app.options import AppOptions
+from workbench.views.app.server import serve
+from workbench.data.episodes import Corpus
 copies, port, token, workspace = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
 corpus = workbench.sample_corpus()
 configs = [Path({configs!r}) / name for name in ("upstream_shaped.yaml", "recommended.yaml", "task_app_default.yaml")]

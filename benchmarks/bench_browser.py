@@ -50,8 +50,8 @@ def cells(copies: int) -> list[str]:
     shaped = REPO / "configs" / "upstream_shaped.yaml"
     return [
         (
-            "import ipywidgets as w, workbench\nfrom workbench.episodes import Corpus\n"
-            "from workbench.widgets import Compare, Replayer, Tuner\n"
+            "import ipywidgets as w, workbench\nfrom workbench.data.episodes import Corpus\n"
+            "from workbench.views.widgets import Compare, Replayer, Tuner\n"
             f"corpus = workbench.sample_corpus()\nshaped = workbench.RewardConfig.from_file({str(shaped)!r})\n"
             f"recommended = workbench.RewardConfig.from_file({str(REPO / 'configs' / 'recommended.yaml')!r})\n"
             f"default = workbench.RewardConfig.from_file({str(REPO / 'configs' / 'task_app_default.yaml')!r})\n"

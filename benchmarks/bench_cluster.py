@@ -69,7 +69,7 @@ def cluster_record(client, episodes: int, max_steps: int, folder: Path) -> tuple
     """``record`` on the cluster (no frames): (steps per wall second, steps per worker CPU second,
     client CPU seconds per 1,000 steps)."""
     from workbench.cluster import DaskScheduler
-    from workbench.recording import record
+    from workbench.data.recording import record
 
     shutil.rmtree(folder, ignore_errors=True)
     before, client_cpu = client.run(time.process_time), time.process_time()
@@ -141,10 +141,10 @@ def bench_score(args: argparse.Namespace, workdir: Path) -> None:
     from bench_scoring import synthetic_corpus
 
     from workbench.cluster import connect, score_on_cluster
-    from workbench.config import RewardConfig
-    from workbench.episodes import Corpus
+    from workbench.core.config import RewardConfig
+    from workbench.data.episodes import Corpus
+    from workbench.data.storage import load_corpus, save_corpus
     from workbench.scoring import score
-    from workbench.storage import load_corpus, save_corpus
 
     decisions = args.score_episodes * args.decisions
     folder = workdir / f"synthetic-{args.score_episodes}x{args.decisions}"

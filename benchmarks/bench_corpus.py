@@ -39,13 +39,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from workbench.config import RewardConfig
-from workbench.crafter_facts import ACHIEVEMENTS
-from workbench.episodes import ColumnStore, Corpus, DecisionArrays, EpisodeExtras
-from workbench.reference import score_episode
-from workbench.sample import sample_corpus
+from workbench.core.config import RewardConfig
+from workbench.core.crafter_facts import ACHIEVEMENTS
+from workbench.core.episode_reward import score_episode
+from workbench.data.episodes import ColumnStore, Corpus, DecisionArrays, EpisodeExtras
+from workbench.data.sample import sample_corpus
+from workbench.data.storage import load_corpus, save_corpus
 from workbench.scoring import prepare, score
-from workbench.storage import load_corpus, save_corpus
 
 CONFIG = RewardConfig.from_file(Path(__file__).resolve().parent.parent / "configs" / "upstream_shaped.yaml")
 N_ACH = len(ACHIEVEMENTS)

@@ -1,4 +1,4 @@
-"""How long ``workbench.diagnostics.diagnose`` takes, against re-scoring in the same run.
+"""How long ``workbench.analysis.diagnostics.diagnose`` takes, against re-scoring in the same run.
 
     .venv/bin/python benchmarks/bench_diagnostics.py                  # sample corpus and ~1M decisions
     .venv/bin/python benchmarks/bench_diagnostics.py --decisions 0    # the sample corpus only
@@ -26,10 +26,10 @@ import statistics
 import time
 from collections.abc import Callable
 
-from workbench.config import RewardConfig
-from workbench.diagnostics import diagnose
-from workbench.episodes import Corpus
-from workbench.sample import sample_corpus
+from workbench.analysis.diagnostics import diagnose
+from workbench.core.config import RewardConfig
+from workbench.data.episodes import Corpus
+from workbench.data.sample import sample_corpus
 from workbench.scoring import prepare, score
 
 CONFIG = RewardConfig.from_file(os.path.join(os.path.dirname(__file__), "..", "configs", "upstream_shaped.yaml"))

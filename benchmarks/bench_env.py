@@ -35,11 +35,11 @@ from pathlib import Path
 import crafter
 import numpy as np
 
-from workbench.config import RewardConfig
+from workbench.core.config import RewardConfig
+from workbench.core.episode_reward import score_episode
+from workbench.data.policies import scripted_policy
 from workbench.env import CrafterStepwiseEnv
 from workbench.env.stepwise import DecisionScorer, state_from_row
-from workbench.policies import scripted_policy
-from workbench.rollout import score_episode
 
 CONFIG = Path(__file__).resolve().parents[1] / "configs" / "upstream_shaped.yaml"
 

@@ -9,7 +9,7 @@ state saved before and restored after (so the game plays on as if it had not hap
 the two frames are equal, by night they differ exactly by the noise Crafter draws per pixel
 from that random state. Then per seed:
 
-- bytes per step of ``workbench.storage.frames.encode`` (the corpus codec) on the real frames,
+- bytes per step of ``workbench.data.storage.frames.encode`` (the corpus codec) on the real frames,
   on their day steps and on their night steps (Crafter's daylight below 0.5), each stack
   encoded whole as a corpus stores an episode;
 - the same codec on the noise-free night frames (what the pictures themselves cost);
@@ -35,7 +35,7 @@ import numpy as np
 import pyarrow as pa
 from crafter import engine
 
-from workbench.storage.frames import encode
+from workbench.data.storage.frames import encode
 
 
 @contextmanager

@@ -37,11 +37,11 @@ import tracemalloc
 
 import numpy as np
 
-from workbench.config import RewardConfig
-from workbench.episodes import Corpus, Episode
-from workbench.rollout import score_episode
+from workbench.core.config import RewardConfig
+from workbench.core.crafter_facts import ACHIEVEMENTS, ACTIONS, INITIAL_INVENTORY, INVENTORY_ITEMS
+from workbench.core.episode_reward import score_episode
+from workbench.data.episodes import Corpus, Episode
 from workbench.scoring import score
-from workbench.tables import ACHIEVEMENTS, ACTIONS, INITIAL_INVENTORY, INVENTORY_ITEMS
 
 #: Per-decision probability that an achievement's count rises (a scripted agent's order of magnitude).
 UNLOCK_RATES = {

@@ -1,4 +1,4 @@
-"""How fast ``workbench.search`` is: trials per minute and the exact fit, on the sample and on ~1M decisions.
+"""How fast ``workbench.analysis.search`` is: trials per minute and the exact fit, on the sample and on ~1M decisions.
 
     .venv/bin/python benchmarks/bench_search.py                       # sample: 1,000 trials; 1M: 100 trials
     .venv/bin/python benchmarks/bench_search.py --copies 30 --repeats 1   # a quick run
@@ -34,16 +34,16 @@ from pathlib import Path
 
 import numpy as np
 
-from workbench.alignment import spearman_rho
-from workbench.config import RewardConfig
-from workbench.episodes import Corpus
-from workbench.sample import sample_corpus
+from workbench.analysis.alignment import spearman_rho
+from workbench.analysis.search import search
+from workbench.analysis.search.linear import fit_weights, single_threaded
+from workbench.analysis.search.objective import build_design, resource_slot_weights
+from workbench.analysis.search.split import split_episodes
+from workbench.core.config import RewardConfig
+from workbench.core.crafter_facts import ACHIEVEMENTS
+from workbench.data.episodes import Corpus
+from workbench.data.sample import sample_corpus
 from workbench.scoring import prepare, score
-from workbench.search import search
-from workbench.search.linear import fit_weights, single_threaded
-from workbench.search.objective import build_design, resource_slot_weights
-from workbench.search.split import split_episodes
-from workbench.tables import ACHIEVEMENTS
 
 
 def _median_ms(function, repeats: int) -> float:

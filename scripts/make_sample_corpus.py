@@ -1,10 +1,10 @@
-"""Record the sample corpus shipped in ``workbench/data/sample/`` (loaded by ``workbench.sample``).
+"""Record the sample corpus shipped in ``workbench/data/shipped/sample/`` (loaded by ``workbench.data.sample``).
 
 Usage, from the repository root::
 
     .venv/bin/python scripts/make_sample_corpus.py --overwrite
 
-Records each part of ``PLAN`` with ``workbench.recording.record`` (frames on), concatenates the
+Records each part of ``PLAN`` with ``workbench.data.recording.record`` (frames on), concatenates the
 parts into one corpus (ids are unique: they start with the policy name) and replaces the
 folder. Crafter is not reproducible from seed and actions, so a re-run records the same worlds
 but not byte-identical episodes; that is why the corpus is shipped rather than regenerated.
@@ -21,7 +21,7 @@ from workbench.testing.plans import record_plan
 #: (policy, episodes, max_steps): modest lengths keep the package small (a few MB with frames).
 PLAN = (("scripted", 4, 600), ("farmer", 3, 400), ("random", 3, 200))
 SEED = 2024
-DEFAULT_OUT = Path(__file__).resolve().parents[1] / "workbench" / "data" / "sample"
+DEFAULT_OUT = Path(__file__).resolve().parents[1] / "workbench" / "data" / "shipped" / "sample"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,4 +1,4 @@
-"""Write the example files that tutorial 05 imports, into ``workbench/data/sample_imports/``.
+"""Write the example files that tutorial 05 imports, into ``workbench/data/shipped/sample_imports/``.
 
 Usage, from the repository root::
 
@@ -34,7 +34,7 @@ from workbench.testing.rollouts import play_rollout, raw_variant, text_variant
 
 ROOT = Path(__file__).resolve().parents[1]
 
-DEFAULT_OUT = ROOT / "workbench" / "data" / "sample_imports"
+DEFAULT_OUT = ROOT / "workbench" / "data" / "shipped" / "sample_imports"
 CONSISTENT_TABLE = {"enabled": True, "mode": "decision_stepwise", "strategy": "consistent", "indicator_lambda": 1.0}
 
 

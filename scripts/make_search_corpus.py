@@ -1,10 +1,10 @@
-"""Record the search corpus shipped in ``workbench/data/search_corpus/`` (``workbench.sample.search_corpus``).
+"""Record the search corpus shipped in ``workbench/data/shipped/search_corpus/`` (``workbench.data.sample.search_corpus``).
 
 Usage, from the repository root::
 
     .venv/bin/python scripts/make_search_corpus.py --overwrite
 
-Records each part of ``PLAN`` with ``workbench.recording.record`` without frames (the corpus is
+Records each part of ``PLAN`` with ``workbench.data.recording.record`` without frames (the corpus is
 for scoring, searching and diagnosing, not replaying), concatenates the parts into one corpus
 (ids start with the policy name) and replaces the folder. 24 episodes per policy leave 7 of each
 in the search's held-out split (30% per policy): 21 held-out episodes to score on.
@@ -24,7 +24,7 @@ from workbench.testing.plans import record_plan
 #: episodes of a policy to differ in progress, short enough to record in a few minutes.
 PLAN = (("scripted", 24, 1500), ("farmer", 24, 1000), ("random", 24, 500))
 SEED = 2025
-DEFAULT_OUT = Path(__file__).resolve().parents[1] / "workbench" / "data" / "search_corpus"
+DEFAULT_OUT = Path(__file__).resolve().parents[1] / "workbench" / "data" / "shipped" / "search_corpus"
 
 
 def main(argv: list[str] | None = None) -> int:

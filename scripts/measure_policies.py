@@ -3,7 +3,7 @@
     python scripts/measure_policies.py                      # random and scripted, 20 each
     python scripts/measure_policies.py --policies farmer --episodes 4 --counts collect_stone place_stone
 
-Records with ``workbench.recording.record`` (no frames, into a temporary folder) and reports
+Records with ``workbench.data.recording.record`` (no frames, into a temporary folder) and reports
 per policy the mean number of distinct achievements per episode, the mean episode length,
 every achievement's success rate and the Crafter score (``workbench.scoring``), as a markdown
 table. ``--counts`` adds mean per-episode counts of chosen achievements. Corpus seed 0; Crafter
@@ -18,10 +18,10 @@ import time
 
 import numpy as np
 
-from workbench.recording import record
+from workbench.core.crafter_facts import ACHIEVEMENTS
+from workbench.data.recording import record
+from workbench.data.storage import load_corpus
 from workbench.scoring import crafter_score, success_rates
-from workbench.storage import load_corpus
-from workbench.tables import ACHIEVEMENTS
 
 
 def measure(policy: str, args: argparse.Namespace, folder: str) -> dict:

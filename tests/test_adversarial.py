@@ -26,13 +26,13 @@ import numpy as np
 import pytest
 
 from workbench.cli import main
-from workbench.config import RewardConfig
+from workbench.core.config import RewardConfig
+from workbench.data.importers import import_crafter_recorder, import_rollouts
 from workbench.errors import ConfigError, WorkbenchError
-from workbench.importers import import_crafter_recorder, import_rollouts
 
 REPO = Path(__file__).resolve().parents[1]
-SAMPLE_ROLLOUTS = REPO / "workbench" / "data" / "sample_imports" / "rollouts"
-SAMPLE_RECORDER = REPO / "workbench" / "data" / "sample_imports" / "recorder"
+SAMPLE_ROLLOUTS = REPO / "workbench" / "data" / "shipped" / "sample_imports" / "rollouts"
+SAMPLE_RECORDER = REPO / "workbench" / "data" / "shipped" / "sample_imports" / "recorder"
 RECOMMENDED = REPO / "configs" / "recommended.yaml"
 WORKBENCH = [sys.executable, "-m", "workbench"]
 
@@ -56,7 +56,7 @@ def one_line_error(err: str, *names: str) -> None:
 
 def saved_ids(folder: Path) -> list[str]:
     """The episode ids a corpus folder holds (through the public API: the layout is storage's)."""
-    from workbench.storage import holds_episodes, load_corpus
+    from workbench.data.storage import holds_episodes, load_corpus
 
     return list(load_corpus(folder).ids) if holds_episodes(folder) else []
 
@@ -148,7 +148,7 @@ def full_disk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]
             def no_space(path: object) -> None:
                 raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
 
-            monkeypatch.setattr("workbench.atomic._fsync", no_space)
+            monkeypatch.setattr("workbench.util.atomic._fsync", no_space)
         yield root
 
 
@@ -374,7 +374,7 @@ def test_recorder_values_are_checked(tmp_path, array, value, message):
 def test_any_exception_of_one_file_becomes_its_problem(tmp_path, monkeypatch):
     """Whatever breaks inside one file (here a RecursionError the checks did not foresee), the
     batch goes on and says what broke."""
-    import workbench.importers.rollouts as rollouts
+    import workbench.data.importers.rollouts as rollouts
 
     real = rollouts._episode
 
@@ -565,7 +565,7 @@ def test_a_config_built_in_code_is_checked_before_export(tmp_path, config, key):
 
 
 def test_a_config_built_in_code_that_overflows_is_refused():
-    from workbench.sample import sample_corpus
+    from workbench.data.sample import sample_corpus
     from workbench.scoring import score
 
     with pytest.raises(ConfigError, match=r"weights\.collect_wood"):
@@ -585,7 +585,7 @@ def test_a_config_built_in_code_that_overflows_is_refused():
     ],
 )
 def test_a_malformed_corpus_index_is_a_named_error(tmp_path, index):
-    from workbench.storage import load_corpus
+    from workbench.data.storage import load_corpus
 
     sample = _saved_sample(tmp_path)
     document = json.loads((sample / "corpus.json").read_text())
@@ -622,7 +622,7 @@ def test_the_cli_names_a_malformed_corpus_index(tmp_path, capsys, index):
 
 @pytest.mark.parametrize("edit", [{"layout": "rows"}, {"tables": ["decisions"]}, {"episodes": []}, {"extra": 1}])
 def test_a_columnar_marker_holding_anything_else_is_a_named_error(tmp_path, edit):
-    from workbench.storage import load_corpus
+    from workbench.data.storage import load_corpus
 
     sample = _saved_sample(tmp_path)
     document = json.loads((sample / "corpus.json").read_text())
@@ -633,7 +633,7 @@ def test_a_columnar_marker_holding_anything_else_is_a_named_error(tmp_path, edit
 
 @pytest.mark.storage_contract
 def test_a_directory_named_corpus_json_is_a_named_error(tmp_path):
-    from workbench.storage import load_corpus
+    from workbench.data.storage import load_corpus
 
     (tmp_path / "c" / "corpus.json").mkdir(parents=True)
     with pytest.raises(WorkbenchError, match="corpus.json"):
@@ -641,22 +641,8 @@ def test_a_directory_named_corpus_json_is_a_named_error(tmp_path):
 
 
 @pytest.mark.storage_contract
-def test_two_dimensional_offsets_are_a_named_error(tmp_path):
-    from workbench.storage import load_corpus
-
-    sample = _saved_legacy(tmp_path)
-    file = sorted((sample / "episodes").glob("*.npz"))[0]
-    with np.load(file) as data:
-        arrays = {name: data[name] for name in data.files}
-    arrays["action_offsets"] = np.stack([arrays["action_offsets"]] * 2)
-    np.savez(file, **arrays)
-    with pytest.raises(WorkbenchError, match=file.name):
-        [episode.n_decisions for episode in load_corpus(sample)]
-
-
-@pytest.mark.storage_contract
 def test_corpus_save_on_a_full_disk_leaves_nothing(full_disk):
-    from workbench.sample import sample_corpus
+    from workbench.data.sample import sample_corpus
 
     with pytest.raises(WorkbenchError, match="cannot save"):
         sample_corpus().save(full_disk / "c")
@@ -666,7 +652,7 @@ def test_corpus_save_on_a_full_disk_leaves_nothing(full_disk):
 
 @pytest.mark.storage_contract
 def test_a_killed_saves_temp_file_is_no_corpus(tmp_path):
-    from workbench.storage import load_corpus
+    from workbench.data.storage import load_corpus
 
     sample = _saved_sample(tmp_path)
     (sample / "episodes" / ".x.npz.0123456789abcdef.tmp").write_bytes(b"half")
@@ -723,7 +709,7 @@ def test_record_settings_out_of_range_are_named(tmp_path, capsys, option, value)
 
 @pytest.mark.crafter
 def test_a_hung_policy_fails_only_its_episode(tmp_path):
-    from workbench.recording import record
+    from workbench.data.recording import record
 
     _HUNG_ONCE["calls"] = 0
     report = record(
@@ -737,7 +723,7 @@ def test_a_hung_policy_fails_only_its_episode(tmp_path):
 @pytest.mark.crafter
 @pytest.mark.parametrize("factory", [raises_system_exit, raises_keyboard_interrupt])
 def test_a_policy_raising_systemexit_or_keyboardinterrupt_fails_its_episode(tmp_path, factory):
-    from workbench.recording import record
+    from workbench.data.recording import record
 
     report = record(factory, 2, tmp_path / "c", max_steps=10, frames=False, progress=False)
     assert not report.recorded and len(report.failed) == 2
@@ -852,7 +838,7 @@ def test_sigterm_stops_like_ctrl_c_and_the_run_resumes(tmp_path, capsys):
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from workbench.importers.observations import text_observation  # noqa: E402
+from workbench.data.importers.observations import text_observation  # noqa: E402
 
 _FIELDS = ["Step", "Health", "Position", "Inventory", "Achievements", "Local Map View (5x5)"]
 _VALUES = st.one_of(
@@ -990,16 +976,13 @@ def test_fuzz_config_readers(tmp_path_factory, text, suffix):
 
 @pytest.mark.storage_contract
 @_FUZZ
-@given(value=_JSON, key=st.sampled_from(["episodes", "format", "schema_version", None]))
+@given(value=_JSON, key=st.sampled_from(["format", "schema_version", "layout", "tables", "extra"]))
 def test_fuzz_corpus_index_reader(tmp_path_factory, value, key):
-    from workbench.storage import load_corpus
+    from workbench.data.storage import load_corpus
 
-    root = _saved_legacy(tmp_path_factory.mktemp("idx"))  # the old layout's index lists every episode
+    root = _saved_sample(tmp_path_factory.mktemp("idx"))
     document = json.loads((root / "corpus.json").read_text())
-    if key is None:
-        document["episodes"][0] = value
-    else:
-        document[key] = value
+    document[key] = value
     (root / "corpus.json").write_text(json.dumps(document))
     try:
         corpus = load_corpus(root)
@@ -1014,17 +997,10 @@ def _write(path: Path, document: object) -> Path:
     return path
 
 
-def _saved_legacy(tmp: Path) -> Path:
-    """A copy of the small corpus in the old (npz, schema_version 1) layout under ``tmp``."""
-    target = tmp / "legacy"
-    shutil.copytree(REPO / "tests" / "data" / "legacy_v1_corpus", target)
-    return target
-
-
 def _saved_sample(tmp: Path) -> Path:
     """A copy of the shipped sample corpus folder under ``tmp``."""
     target = tmp / "sample"
-    shutil.copytree(REPO / "workbench" / "data" / "sample", target)
+    shutil.copytree(REPO / "workbench" / "data" / "shipped" / "sample", target)
     return target
 
 

@@ -1,4 +1,4 @@
-"""workbench.alignment: does the shaped return rank episodes the way progress does?"""
+"""workbench.analysis.alignment: does the shaped return rank episodes the way progress does?"""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ import pytest
 from conftest import REPO
 from test_episodes_storage import make_episode
 
-from workbench.alignment import misranked_pairs, progress_agreement, returns_by_group
-from workbench.config import RewardConfig
-from workbench.episodes import Corpus
-from workbench.sample import sample_corpus
+from workbench.analysis.alignment import misranked_pairs, progress_agreement, returns_by_group
+from workbench.core.config import RewardConfig
+from workbench.data.episodes import Corpus
+from workbench.data.sample import sample_corpus
 from workbench.scoring import score
 
 SHAPED = RewardConfig.from_file(REPO / "configs" / "upstream_shaped.yaml")
@@ -63,7 +63,7 @@ def test_misranked_pairs_are_strict_and_ordered_worst_first():
 
 
 def test_misranked_pairs_agree_with_a_brute_force_count_across_chunks(monkeypatch):
-    from workbench import alignment
+    from workbench.analysis import alignment
 
     rng = np.random.default_rng(0)
     returns, achievements = rng.integers(0, 6, 60).astype(float), rng.integers(0, 6, 60)
@@ -123,7 +123,7 @@ def test_returns_by_group_numbers_and_errors():
 
 
 def test_group_comparison_puts_both_configs_side_by_side():
-    from workbench.alignment import group_comparison
+    from workbench.analysis.alignment import group_comparison
     from workbench.scoring import compare
 
     corpus = sample_corpus()
@@ -141,7 +141,7 @@ def test_group_comparison_puts_both_configs_side_by_side():
 
 
 def test_progress_summary_names_the_worst_pair():
-    from workbench.alignment import progress_summary
+    from workbench.analysis.alignment import progress_summary
 
     text = progress_summary(FakeScores([1, 5, 5, 1], [3, 1, 2, 2]))
     rho = progress_agreement(FakeScores([1, 5, 5, 1], [3, 1, 2, 2]))
@@ -156,7 +156,7 @@ def test_progress_summary_names_the_worst_pair():
 
 def test_returns_by_config_has_a_column_per_config_and_the_episodes_progress():
     sample = sample_corpus()
-    from workbench.scorecard import returns_by_config
+    from workbench.analysis.scorecard import returns_by_config
 
     configs = {
         name: RewardConfig.from_file(REPO / "configs" / f"{name}.yaml") for name in ("upstream_shaped", "recommended")
@@ -170,7 +170,7 @@ def test_returns_by_config_has_a_column_per_config_and_the_episodes_progress():
 
 def test_scorecard_numbers_are_the_alignment_functions():
     sample = sample_corpus()
-    from workbench.scorecard import scorecard
+    from workbench.analysis.scorecard import scorecard
 
     configs = {
         name: RewardConfig.from_file(REPO / "configs" / f"{name}.yaml") for name in ("upstream_shaped", "recommended")
@@ -210,7 +210,7 @@ def brute_force_tau_b(x, y) -> float:
 
 
 def test_kendall_tau_is_tau_b_with_ties():
-    from workbench.alignment import kendall_tau
+    from workbench.analysis.alignment import kendall_tau
 
     assert kendall_tau([1, 2, 3, 4], [10, 20, 30, 40]) == pytest.approx(1.0)
     assert kendall_tau([1, 2, 3, 4], [4, 3, 2, 1]) == pytest.approx(-1.0)
@@ -228,7 +228,7 @@ def test_kendall_tau_is_tau_b_with_ties():
 
 
 def test_discordant_pairs_count_misranked_pairs():
-    from workbench.alignment import discordant_pairs
+    from workbench.analysis.alignment import discordant_pairs
 
     rng = np.random.default_rng(5)
     returns, achievements = rng.integers(0, 6, (30, 45)).astype(float), rng.integers(0, 6, (30, 45))
@@ -239,7 +239,7 @@ def test_discordant_pairs_count_misranked_pairs():
 
 
 def test_rank_correlations_by_rows_equal_one_call_per_row():
-    from workbench.alignment import kendall_tau, spearman_rho
+    from workbench.analysis.alignment import kendall_tau, spearman_rho
 
     rng = np.random.default_rng(3)
     x, y = rng.integers(0, 6, (40, 33)).astype(float), rng.normal(size=(40, 33))
@@ -257,7 +257,7 @@ def test_rank_correlations_by_rows_equal_one_call_per_row():
 
 
 def test_spearman_rho_is_progress_agreement_on_the_sample_corpus():
-    from workbench.alignment import spearman_rho
+    from workbench.analysis.alignment import spearman_rho
 
     episodes = score(sample_corpus(), SHAPED).episodes
     rho = spearman_rho(episodes["reward_sum"].to_numpy(), episodes["unique_achievements_total"].to_numpy())
@@ -265,7 +265,7 @@ def test_spearman_rho_is_progress_agreement_on_the_sample_corpus():
 
 
 def test_bootstrap_resamples_within_strata_only():
-    from workbench.alignment import bootstrap_interval
+    from workbench.analysis.alignment import bootstrap_interval
 
     strata = np.array(["farmer"] * 3 + ["scripted"] * 5 + ["random"] * 2)
     stratum_of = pd.Series(strata)
@@ -287,7 +287,7 @@ def test_bootstrap_resamples_within_strata_only():
 
 
 def test_stratified_bootstrap_keeps_the_mix_a_plain_one_does_not():
-    from workbench.alignment import bootstrap_interval
+    from workbench.analysis.alignment import bootstrap_interval
 
     # Constant within each stratum: every stratified resample has the same mean; a plain
     # bootstrap changes the mix of strata and so the mean.
@@ -303,7 +303,7 @@ def test_stratified_bootstrap_keeps_the_mix_a_plain_one_does_not():
 
 
 def test_bootstrap_interval_of_a_mean_matches_the_normal_approximation():
-    from workbench.alignment import bootstrap_interval
+    from workbench.analysis.alignment import bootstrap_interval
 
     rng = np.random.default_rng(11)
     values = rng.normal(2.0, 3.0, 400)
@@ -312,7 +312,7 @@ def test_bootstrap_interval_of_a_mean_matches_the_normal_approximation():
     assert point == pytest.approx(values.mean())
     assert low == pytest.approx(point - half, abs=0.1 * half) and high == pytest.approx(point + half, abs=0.1 * half)
     # Same seed, same interval; several arrays are resampled together (paired items).
-    from workbench.alignment import kendall_tau
+    from workbench.analysis.alignment import kendall_tau
 
     x, y = rng.integers(0, 5, 30), rng.normal(size=30)
     strata = rng.integers(0, 3, 30)
@@ -323,7 +323,7 @@ def test_bootstrap_interval_of_a_mean_matches_the_normal_approximation():
 
 
 def test_bootstrap_interval_nan_resamples_and_errors():
-    from workbench.alignment import bootstrap_interval, kendall_tau
+    from workbench.analysis.alignment import bootstrap_interval, kendall_tau
 
     # Two strata of one item each: a stratum of one item always draws that item, so every
     # resample is the data itself and the interval is the point.
@@ -348,7 +348,7 @@ def test_bootstrap_interval_nan_resamples_and_errors():
 @pytest.mark.parametrize("n", [49, 130])  # above the pairwise limit: per-level counts or merge sort
 @pytest.mark.parametrize("levels", [(4, 9), (300, 6), (200, 250)])
 def test_rank_statistics_agree_across_their_algorithms(monkeypatch, n, levels):
-    from workbench import rankstats
+    from workbench.analysis import rankstats
 
     rng = np.random.default_rng(n + levels[0])
     x, y = rng.integers(0, levels[0], (12, n)).astype(float), rng.integers(0, levels[1], (12, n)) * 0.25

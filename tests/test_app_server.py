@@ -9,10 +9,10 @@ import sys
 
 import pytest
 
-from workbench.app.server import COOKIE, HostError, TokenMiddleware, check_host, is_loopback, url
-from workbench.app.workspace import Workspace, WorkspaceError, file_stem
-from workbench.config import RewardConfig
+from workbench.core.config import RewardConfig
 from workbench.errors import TargetExistsError
+from workbench.views.app.server import COOKIE, HostError, TokenMiddleware, check_host, is_loopback, url
+from workbench.views.app.workspace import Workspace, WorkspaceError, file_stem
 
 TOKEN = "f" * 48
 

@@ -10,12 +10,12 @@ import time
 
 import pytest
 
-from workbench.app.common import guarded
-from workbench.app.corpus_page import import_with_progress
-from workbench.app.options import AppOptions
-from workbench.app.session import AppSession
-from workbench.importers import import_crafter_recorder, import_rollouts
-from workbench.sample import sample_imports_path
+from workbench.data.importers import import_crafter_recorder, import_rollouts
+from workbench.data.sample import sample_imports_path
+from workbench.views.app.common import guarded
+from workbench.views.app.corpus_page import import_with_progress
+from workbench.views.app.options import AppOptions
+from workbench.views.app.session import AppSession
 
 
 def _until(condition, seconds: float = 120.0) -> None:
@@ -75,7 +75,7 @@ def test_a_bad_path_and_an_unexpected_error_are_messages(tmp_path, caplog):
         raise RuntimeError("boom")
 
     callback = guarded(page.status, "opening the folder", explode)  # what every button runs
-    with caplog.at_level(logging.ERROR, logger="workbench.app"):
+    with caplog.at_level(logging.ERROR, logger="workbench.views.app"):
         callback()
     assert "internal error (RuntimeError: boom)" in page.status.text
     assert any(record.exc_info and "boom" in str(record.exc_info[1]) for record in caplog.records)

@@ -33,7 +33,7 @@ RECOMMENDED = REPO / "configs" / "recommended.yaml"
 DEFAULT = REPO / "configs" / "task_app_default.yaml"
 #: A text rollout without frames: map views (material names) and the model's messages.
 TEXT_EPISODE = """
-from workbench.episodes import Corpus, Episode
+from workbench.data.episodes import Corpus, Episode
 source = corpus["scripted-s2024-00000"]
 n = 40
 tiles = ["grass", "tree", "water", "stone", "sand"]
@@ -46,7 +46,7 @@ text.views = [view(i) for i in range(n + 1)]
 text.messages = [f"I see a tree, going for wood ({i + 1}).\\ntool: interact_many {source.actions[i]}" for i in range(n)]
 """
 CELLS = [
-    "import workbench\nfrom workbench.widgets import Compare, Replayer, Tuner, link\n"
+    "import workbench\nfrom workbench.views.widgets import Compare, Replayer, Tuner, link\n"
     f"corpus = workbench.sample_corpus()\nshaped = workbench.RewardConfig.from_file({str(SHAPED)!r})\n"
     f"recommended = workbench.RewardConfig.from_file({str(RECOMMENDED)!r})\n"
     f"default = workbench.RewardConfig.from_file({str(DEFAULT)!r})\n" + TEXT_EPISODE,

@@ -10,7 +10,7 @@ import pytest
 from conftest import REPO
 
 from workbench.cli import main
-from workbench.config_files import read_config
+from workbench.core.config import RewardConfig
 
 CONFIGS = REPO / "configs"
 RECOMMENDED = CONFIGS / "recommended.yaml"
@@ -69,13 +69,13 @@ def test_convert_yaml_to_toml_and_back(capsys, tmp_path):
     toml, yaml = tmp_path / "r.toml", tmp_path / "r.yaml"
     assert run(capsys, "convert", RECOMMENDED, toml) == (0, f"wrote {toml}\n", "")
     assert run(capsys, "convert", toml, yaml)[0] == 0
-    assert read_config(yaml) == read_config(RECOMMENDED)
+    assert RewardConfig.from_file(yaml) == RewardConfig.from_file(RECOMMENDED)
 
 
 def test_convert_extracts_a_training_tomls_step_rewards(capsys, tmp_path):
     out = tmp_path / "shaped.yaml"
     assert run(capsys, "convert", TRAINER_TOML, out)[0] == 0
-    assert read_config(out) == read_config(SHAPED)
+    assert RewardConfig.from_file(out) == RewardConfig.from_file(SHAPED)
 
 
 def test_convert_refuses_to_overwrite_without_the_flag(capsys, tmp_path):
@@ -86,7 +86,7 @@ def test_convert_refuses_to_overwrite_without_the_flag(capsys, tmp_path):
     assert err == f"workbench: error: {out}: already exists; pass --overwrite to replace it\n"
     assert out.read_text() == "keep me\n"
     assert run(capsys, "convert", RECOMMENDED, out, "--overwrite")[0] == 0
-    assert read_config(out) == read_config(RECOMMENDED)
+    assert RewardConfig.from_file(out) == RewardConfig.from_file(RECOMMENDED)
 
 
 def test_convert_bad_input_exits_2_with_one_line(capsys, tmp_path):
@@ -108,7 +108,7 @@ def test_export_reports_the_path_and_style(capsys, tmp_path, source, described):
     target = tmp_path / source.name
     shutil.copyfile(source, target)
     assert run(capsys, "export", RECOMMENDED, target) == (0, f"updated {target} ({described})\n", "")
-    assert read_config(target) == read_config(RECOMMENDED)
+    assert RewardConfig.from_file(target) == RewardConfig.from_file(RECOMMENDED)
     code, out, _ = run(capsys, "export", RECOMMENDED, target)
     assert code == 0 and out.startswith(f"already up to date: {target}")
 

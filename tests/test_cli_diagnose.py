@@ -10,10 +10,10 @@ import pandas as pd
 from conftest import REPO
 from test_diagnostics import HONEST, hand_episode
 
+from workbench.analysis.diagnostics import TABLES
 from workbench.cli import main
-from workbench.diagnostics import TABLES
-from workbench.episodes import Corpus
-from workbench.sample import sample_corpus
+from workbench.data.episodes import Corpus
+from workbench.data.sample import sample_corpus
 
 SHAPED = REPO / "configs" / "upstream_shaped.yaml"
 

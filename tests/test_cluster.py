@@ -16,16 +16,16 @@ import pytest
 
 distributed = pytest.importorskip("distributed")  # the `cluster` extra; `dev` includes it
 
+from workbench.analysis.search import search  # noqa: E402
 from workbench.cli import main  # noqa: E402
 from workbench.cluster import DaskScheduler, connect, parse_cluster, score_on_cluster, trial_mapper  # noqa: E402
-from workbench.config import RewardConfig  # noqa: E402
+from workbench.core.config import RewardConfig  # noqa: E402
+from workbench.data.recording import record  # noqa: E402
+from workbench.data.sample import sample_corpus, sample_path  # noqa: E402
+from workbench.data.storage import load_corpus, read_index  # noqa: E402
 from workbench.errors import ClusterError  # noqa: E402
-from workbench.recording import record  # noqa: E402
-from workbench.sample import sample_corpus, sample_path  # noqa: E402
 from workbench.scoring import crafter_score, score  # noqa: E402
 from workbench.scoring.partitioned import score_partitioned  # noqa: E402
-from workbench.search import search  # noqa: E402
-from workbench.storage import load_corpus, read_index  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 CONFIGS = [RewardConfig(strategy="per_achievement"), RewardConfig(strategy="consistent", indicator_lambda=0.5)]
@@ -155,8 +155,8 @@ def _corpus_folder(tmp_path: Path) -> Path:
     """The sample corpus twice over (20 episodes) as a folder of 7 parts of 3 episodes or fewer,
     and one episode written again (overwrite) in a last part: its data then lives in a later part
     than its place in the corpus."""
-    from workbench.episodes import Corpus
-    from workbench.storage import save_corpus
+    from workbench.data.episodes import Corpus
+    from workbench.data.storage import save_corpus
 
     corpus = sample_corpus()
     doubled = Corpus.concat([corpus, corpus])
@@ -169,7 +169,7 @@ def _corpus_folder(tmp_path: Path) -> Path:
 
 @pytest.mark.parametrize("config", CONFIGS, ids=["per_achievement", "consistent"])
 def test_score_on_the_cluster_equals_score_in_memory(client, tmp_path, config):
-    from workbench.alignment import progress_summary
+    from workbench.analysis.alignment import progress_summary
     from workbench.scoring.partitioned import task_parts
 
     dask_client, _ = client
@@ -314,7 +314,7 @@ def test_cli_record_on_a_local_cluster_prints_the_dashboard(tmp_path):
 def test_a_reused_env_gives_the_worlds_fresh_envs_give():
     import crafter
 
-    from workbench.recording import reset_env
+    from workbench.data.recording import reset_env
 
     for seed in (11, 12345, 11):
         fresh, reused = crafter.Env(seed=seed, length=40), reset_env(seed, 40)

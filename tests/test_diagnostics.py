@@ -1,4 +1,4 @@
-"""workbench.diagnostics: farming against hand-counted episodes, dominance, dead entries on the
+"""workbench.analysis.diagnostics: farming against hand-counted episodes, dominance, dead entries on the
 shipped configs, alignment's stratified bootstrap, and the sensitivity intervals against brute force."""
 
 from __future__ import annotations
@@ -11,15 +11,15 @@ import pytest
 from conftest import REPO
 from matplotlib.figure import Figure
 
-from workbench.alignment import bootstrap_interval, kendall_tau, misranked_pairs, spearman_rho
-from workbench.config import RewardConfig
-from workbench.diagnostics import TABLES, Diagnosis, diagnose
-from workbench.diagnostics.alignment import progress_measures
-from workbench.episodes import Corpus, Episode
+from workbench.analysis.alignment import bootstrap_interval, kendall_tau, misranked_pairs, spearman_rho
+from workbench.analysis.diagnostics import TABLES, Diagnosis, diagnose
+from workbench.analysis.diagnostics.rank_intervals import progress_measures
+from workbench.core.config import RewardConfig
+from workbench.core.crafter_facts import ACHIEVEMENTS, INITIAL_INVENTORY
+from workbench.data.episodes import Corpus, Episode
+from workbench.data.sample import sample_corpus
 from workbench.errors import DiagnosisError, WorkbenchError
-from workbench.sample import sample_corpus
 from workbench.scoring import crafter_score, score
-from workbench.tables import ACHIEVEMENTS, INITIAL_INVENTORY
 
 SHAPED = RewardConfig.from_file(REPO / "configs" / "upstream_shaped.yaml")
 COMPLEX = RewardConfig.from_file(REPO / "configs" / "upstream_complex.yaml")
@@ -388,7 +388,7 @@ def test_diagnosis_tables_flags_and_figure(shaped):
     assert list(shaped.flags.columns) == ["section", "code", "subject", "why"]
     assert shaped.flags["why"].str.len().min() > 40  # every flag says why
     assert list(shaped.flags["section"].drop_duplicates()) == ["farming", "dominance", "alignment", "dead entries"]
-    from workbench.plots.diagnostics import diagnosis_figure
+    from workbench.views.plots.diagnostics import diagnosis_figure
 
     fig = diagnosis_figure(shaped)
     assert isinstance(fig, Figure) and len(fig.axes) == 6

@@ -12,13 +12,13 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import workbench
-from workbench.config import RewardConfig
+from workbench.core.config import RewardConfig
+from workbench.core.crafter_facts import ACTIONS, INVENTORY_ITEMS
+from workbench.core.episode_reward import score_episode
+from workbench.data.policies import scripted_policy
+from workbench.data.storage import load_corpus
 from workbench.env import END_OF_DECISION, ENV_ID, CrafterStepwiseEnv
 from workbench.errors import EnvError
-from workbench.policies import scripted_policy
-from workbench.rollout import score_episode
-from workbench.storage import load_corpus
-from workbench.tables import ACTIONS, INVENTORY_ITEMS
 
 pytestmark = pytest.mark.crafter
 

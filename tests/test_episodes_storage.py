@@ -1,4 +1,4 @@
-"""The data model (Episode, Corpus) and the on-disk corpus format (workbench.storage).
+"""The data model (Episode, Corpus) and the on-disk corpus format (workbench.data.storage).
 
 Safety, values, the old layout and the columns have their own files: tests/test_storage_*.py."""
 
@@ -12,9 +12,9 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from workbench.episodes import ColumnStore, Corpus, Episode, EpisodeError, Frames, reset_state_arrays
-from workbench.storage import CorpusFormatError, load_corpus, save_corpus, save_episode
-from workbench.tables import ACHIEVEMENTS, INVENTORY_ITEMS
+from workbench.core.crafter_facts import ACHIEVEMENTS, INVENTORY_ITEMS
+from workbench.data.episodes import ColumnStore, Corpus, Episode, EpisodeError, Frames, reset_state_arrays
+from workbench.data.storage import CorpusFormatError, load_corpus, save_corpus, save_episode
 
 
 def make_episode(
@@ -266,7 +266,7 @@ def test_schema_version_mismatch_is_reported_as_such(tmp_path):
     _saved_part(tmp_path)
     marker = tmp_path / "corpus.json"
     marker.write_text(json.dumps({**json.loads(marker.read_text()), "schema_version": 99}))
-    with pytest.raises(CorpusFormatError, match=rf"^{marker}: schema_version 99; this workbench reads 1 and 2$"):
+    with pytest.raises(CorpusFormatError, match=rf"^{marker}: schema_version 99; this workbench reads schema_version 2 \(the columnar layout\) only$"):
         load_corpus(tmp_path)
 
 

@@ -9,12 +9,12 @@ import crafter
 import numpy as np
 import pytest
 
-from workbench.config import RewardConfig
-from workbench.episodes import reset_state_arrays
-from workbench.importers import import_crafter_recorder, import_rollouts
-from workbench.rollout import score_episode
+from workbench.core.config import RewardConfig
+from workbench.core.crafter_facts import ACHIEVEMENTS, ACTIONS, INVENTORY_ITEMS
+from workbench.core.episode_reward import score_episode
+from workbench.data.episodes import reset_state_arrays
+from workbench.data.importers import import_crafter_recorder, import_rollouts
 from workbench.scoring import verify
-from workbench.tables import ACHIEVEMENTS, ACTIONS, INVENTORY_ITEMS
 from workbench.testing.rollouts import (
     PER_ACHIEVEMENT_TABLE,
     play_rollout,
@@ -392,7 +392,7 @@ def test_folder_of_json_and_jsonl_with_repeated_run_ids(tmp_path):
 # -- the CLI ----------------------------------------------------------------------------------
 def test_cli_import_recorder_saves_frames_and_states(recorder_dir, tmp_path, capsys):
     from workbench.cli import main
-    from workbench.storage import load_corpus
+    from workbench.data.storage import load_corpus
 
     assert main(["import", "recorder", str(recorder_dir), "--out", str(tmp_path / "c"), "--quiet"]) == 0
     assert "saved 2 episode(s)" in capsys.readouterr().out
@@ -408,7 +408,7 @@ def test_cli_import_recorder_saves_frames_and_states(recorder_dir, tmp_path, cap
 
 def test_cli_import_rollouts_keeps_logged_data_and_reports_bad_input(reset_rollout, tmp_path, capsys):
     from workbench.cli import main
-    from workbench.storage import load_corpus
+    from workbench.data.storage import load_corpus
 
     folder = tmp_path / "in"
     folder.mkdir()

@@ -1,4 +1,4 @@
-"""Lint: what the task app would silently do with a config (workbench.lint)."""
+"""Lint: what the task app would silently do with a config (workbench.core.lint)."""
 
 from __future__ import annotations
 
@@ -11,10 +11,9 @@ from conftest import REPO
 from hypothesis import given
 from hypothesis import strategies as st
 
-from workbench.config import RewardConfig
-from workbench.config_files import read_config
-from workbench.lint import CODES, Finding, lint
-from workbench.tables import ACHIEVEMENTS
+from workbench.core.config import RewardConfig
+from workbench.core.crafter_facts import ACHIEVEMENTS
+from workbench.core.lint import CODES, Finding, lint
 
 CONFIGS = REPO / "configs"
 ACTIVE = RewardConfig(enabled=True, mode="decision_stepwise", strategy="per_achievement", indicator_lambda=1.0)
@@ -25,7 +24,7 @@ def _by_key(findings: list[Finding]) -> dict[tuple[str, str], Finding]:
 
 
 def test_upstream_shaped_collect_food_and_k_limits_above_one():
-    findings = _by_key(lint(read_config(CONFIGS / "upstream_shaped.yaml")))
+    findings = _by_key(lint(RewardConfig.from_file(CONFIGS / "upstream_shaped.yaml")))
     for table in ("weights", "k_limits"):
         food = findings[("unknown-achievement", f"{table}.collect_food")]
         assert food.level == "error"
@@ -38,7 +37,7 @@ def test_upstream_shaped_collect_food_and_k_limits_above_one():
 
 
 def test_upstream_complex_craft_wood_pickaxe():
-    findings = _by_key(lint(read_config(CONFIGS / "upstream_complex.yaml")))
+    findings = _by_key(lint(RewardConfig.from_file(CONFIGS / "upstream_complex.yaml")))
     pickaxe = findings[("unknown-achievement", "weights.craft_wood_pickaxe")]
     assert pickaxe.level == "error" and pickaxe.suggestion == "did you mean make_wood_pickaxe?"
     assert "ignores" in pickaxe.message
@@ -48,13 +47,13 @@ def test_upstream_complex_craft_wood_pickaxe():
 
 
 def test_recommended_lints_clean_and_the_default_has_nothing_to_say():
-    recommended = lint(read_config(CONFIGS / "recommended.yaml"))
+    recommended = lint(RewardConfig.from_file(CONFIGS / "recommended.yaml"))
     assert [f for f in recommended if f.level != "info"] == []
-    assert lint(read_config(CONFIGS / "task_app_default.yaml")) == []
+    assert lint(RewardConfig.from_file(CONFIGS / "task_app_default.yaml")) == []
 
 
 def test_recommended_pays_every_achievement_and_harder_ones_more():
-    config = read_config(CONFIGS / "recommended.yaml")
+    config = RewardConfig.from_file(CONFIGS / "recommended.yaml")
     assert set(config.weights) == set(ACHIEVEMENTS)
     assert config.weights["collect_diamond"] > config.weights["make_iron_pickaxe"] > config.weights["collect_stone"]
     assert config.weights["collect_stone"] > config.weights["place_table"] > config.weights["collect_wood"]
@@ -156,7 +155,7 @@ def test_lambda_zero_says_it_is_not_off():
 
 
 def test_errors_come_first():
-    findings = lint(read_config(CONFIGS / "upstream_shaped.yaml"))
+    findings = lint(RewardConfig.from_file(CONFIGS / "upstream_shaped.yaml"))
     levels = [f.level for f in findings]
     assert levels == sorted(levels, key=["error", "warning", "info"].index)
 
@@ -175,7 +174,7 @@ def _snapshot(config: RewardConfig) -> str:
 
 @pytest.mark.parametrize("path", sorted(CONFIGS.glob("*.yaml")), ids=lambda p: p.stem)
 def test_lint_does_not_mutate_shipped_configs(path):
-    config = read_config(path)
+    config = RewardConfig.from_file(path)
     before, weights, limits = _snapshot(config), config.weights, config.k_limits
     lint(config)
     assert _snapshot(config) == before

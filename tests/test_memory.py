@@ -1,10 +1,10 @@
-"""``workbench.memory``: glibc keeps freed memory for reuse, unless told not to."""
+"""``workbench.util.memory``: glibc keeps freed memory for reuse, unless told not to."""
 
 from __future__ import annotations
 
 import platform
 
-from workbench.memory import retain_freed_memory
+from workbench.util.memory import retain_freed_memory
 
 GLIBC = platform.libc_ver()[0] == "glibc"  # elsewhere the call is a no-op returning False
 

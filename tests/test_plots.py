@@ -6,10 +6,10 @@ import pytest
 from conftest import REPO
 from matplotlib.figure import Figure
 
-from workbench import plots
-from workbench.config import RewardConfig
-from workbench.sample import sample_corpus
+from workbench.core.config import RewardConfig
+from workbench.data.sample import sample_corpus
 from workbench.scoring import compare, score
+from workbench.views import plots
 
 
 @pytest.fixture(scope="module")

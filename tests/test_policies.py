@@ -10,11 +10,11 @@ import crafter
 import numpy as np
 import pytest
 
-from workbench.policies import BUILTIN_POLICIES, PolicyInput, policy_input_from, resolve_policy
-from workbench.policies.farmer import farmer_policy
-from workbench.policies.navigation import MATERIAL_IDS, OBJECT_IDS
-from workbench.policies.random_policy import random_policy
-from workbench.policies.scripted import scripted_policy
+from workbench.data.policies import BUILTIN_POLICIES, PolicyInput, policy_input_from, resolve_policy
+from workbench.data.policies.farmer import farmer_policy
+from workbench.data.policies.navigation import MATERIAL_IDS, OBJECT_IDS
+from workbench.data.policies.random_policy import random_policy
+from workbench.data.policies.scripted import scripted_policy
 
 pytestmark = pytest.mark.crafter
 
@@ -96,8 +96,8 @@ def test_resolve_policy_builtins_and_module_function():
     assert set(BUILTIN_POLICIES) == {"random", "scripted", "farmer"}
     for name, factory in BUILTIN_POLICIES.items():
         assert resolve_policy(name) is factory
-    assert resolve_policy("workbench.policies.random_policy:random_policy") is random_policy
-    assert resolve_policy("workbench.policies.scripted:scripted_policy") is scripted_policy
+    assert resolve_policy("workbench.data.policies.random_policy:random_policy") is random_policy
+    assert resolve_policy("workbench.data.policies.scripted:scripted_policy") is scripted_policy
 
 
 @pytest.mark.parametrize(
@@ -105,9 +105,9 @@ def test_resolve_policy_builtins_and_module_function():
     [
         ("greedy", "unknown policy 'greedy'.*random, scripted, farmer"),
         ("no_such_module_xyz:policy", "cannot import module 'no_such_module_xyz'"),
-        ("workbench.policies.random_policy:nope", "has no attribute 'nope'"),
-        ("workbench.policies:BUILTIN_POLICIES", "is a dict, not callable"),
-        ("workbench.policies.random_policy:", "unknown policy"),
+        ("workbench.data.policies.random_policy:nope", "has no attribute 'nope'"),
+        ("workbench.data.policies:BUILTIN_POLICIES", "is a dict, not callable"),
+        ("workbench.data.policies.random_policy:", "unknown policy"),
         (":random_policy", "unknown policy"),
     ],
 )

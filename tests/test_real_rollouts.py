@@ -1,4 +1,4 @@
-"""The real task-app server's own rollouts (shipped in ``workbench/data/sample_imports/taskapp``,
+"""The real task-app server's own rollouts (shipped in ``workbench/data/shipped/sample_imports/taskapp``,
 see its README) import,
 verify and re-score exactly, without running the server: the fast check of what
 ``tests/test_taskapp.py`` proves against the live server."""
@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from taskapp.truth import reference_stepwise, server_episode
 
-from workbench.config import RewardConfig
-from workbench.episodes import Corpus
-from workbench.importers import import_rollouts
-from workbench.sample import sample_imports_path
+from workbench.core.config import RewardConfig
+from workbench.data.episodes import Corpus
+from workbench.data.importers import import_rollouts
+from workbench.data.sample import sample_imports_path
 from workbench.scoring import score, verify
 
 ROLLOUTS = sample_imports_path() / "taskapp"

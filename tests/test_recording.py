@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from workbench.policies import PolicyInput
-from workbench.recording import episode_seeds, record
-from workbench.storage import load_corpus, read_index
-from workbench.tables import INVENTORY_ITEMS
+from workbench.core.crafter_facts import INVENTORY_ITEMS
+from workbench.data.policies import PolicyInput
+from workbench.data.recording import episode_seeds, record
+from workbench.data.storage import load_corpus, read_index
 
 pytestmark = pytest.mark.crafter
 

@@ -1,4 +1,4 @@
-"""Invariants that follow from the task app's reward semantics (workbench.reward), checked on generated inputs."""
+"""Invariants that follow from the task app's reward semantics (workbench.core.reward), checked on generated inputs."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ from conftest import exact
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from workbench.reward import (
+from workbench.core.crafter_facts import ACHIEVEMENTS, INVENTORY_ITEMS
+from workbench.core.reward import (
     coerce_k_limits,
     coerce_state_int,
     coerce_weights,
@@ -17,7 +18,6 @@ from workbench.reward import (
     effective_lambda,
     normalize_strategy,
 )
-from workbench.tables import ACHIEVEMENTS, INVENTORY_ITEMS
 
 NAMES = st.sampled_from(ACHIEVEMENTS[:6])
 junk = st.recursive(

@@ -7,9 +7,9 @@ import copy
 import pytest
 from conftest import VECTORS, exact, read_jsonl
 
-from workbench.config import RewardConfig
-from workbench.reward import coerce_k_limits, coerce_weights, compute_stepwise_reward, normalize_strategy
-from workbench.rollout import score_episode
+from workbench.core.config import RewardConfig
+from workbench.core.episode_reward import score_episode
+from workbench.core.reward import coerce_k_limits, coerce_weights, compute_stepwise_reward, normalize_strategy
 
 DECISIONS = read_jsonl(VECTORS / "decisions.jsonl")
 EPISODES = read_jsonl(VECTORS / "episodes.jsonl")

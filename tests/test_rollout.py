@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from conftest import VECTORS, read_jsonl
 
-from workbench.config import RewardConfig
-from workbench.rollout import actions_summary, score_episode
+from workbench.core.config import RewardConfig
+from workbench.core.episode_reward import actions_summary, score_episode
 
 EPISODE = read_jsonl(VECTORS / "episodes.jsonl")[0]
 SHAPED = EPISODE["configs"]["shaped"]

@@ -1,4 +1,4 @@
-"""The sample corpus shipped in the package (``workbench.sample``)."""
+"""The sample corpus shipped in the package (``workbench.data.sample``)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import importlib.util
 import numpy as np
 from conftest import REPO
 
-import workbench.sample
-from workbench.sample import sample_corpus, sample_path
+import workbench.data.sample
+from workbench.data.sample import sample_corpus, sample_path
 
 SCRIPT = REPO / "scripts" / "make_sample_corpus.py"
 
@@ -55,7 +55,7 @@ def test_scripted_episodes_get_further_than_random_ones():
 
 
 def test_the_docstring_names_the_command_and_plan_that_made_it():
-    doc = " ".join(workbench.sample.__doc__.split())
+    doc = " ".join(workbench.data.sample.__doc__.split())
     assert ".venv/bin/python scripts/make_sample_corpus.py --overwrite" in doc
     assert f"corpus seed {MAKER.SEED}" in doc
     for policy, (episodes, max_steps) in PARTS.items():
@@ -64,8 +64,8 @@ def test_the_docstring_names_the_command_and_plan_that_made_it():
 
 
 def test_shipped_import_examples_import_and_verify():
-    from workbench.importers import import_crafter_recorder, import_rollouts
-    from workbench.sample import sample_imports_path
+    from workbench.data.importers import import_crafter_recorder, import_rollouts
+    from workbench.data.sample import sample_imports_path
     from workbench.scoring import verify_logged
 
     examples = sample_imports_path()
@@ -97,7 +97,7 @@ SEARCH_PARTS = {policy: (episodes, max_steps) for policy, episodes, max_steps in
 
 
 def test_search_corpus_has_the_documented_parts_and_no_frames():
-    from workbench.sample import search_corpus, search_corpus_path
+    from workbench.data.sample import search_corpus, search_corpus_path
 
     corpus = search_corpus()
     index = corpus.index
@@ -112,7 +112,7 @@ def test_search_corpus_has_the_documented_parts_and_no_frames():
     assert path.is_relative_to(REPO / "workbench" / "data")
     size = sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
     assert size <= 5e6, f"the search corpus is {size / 1e6:.1f} MB; keep it under 5 MB"
-    doc = " ".join(workbench.sample.__doc__.split())
+    doc = " ".join(workbench.data.sample.__doc__.split())
     assert ".venv/bin/python scripts/make_search_corpus.py --overwrite" in doc
     assert f"corpus seed {SEARCH_MAKER.SEED}" in doc
     for policy, (episodes, max_steps) in SEARCH_PARTS.items():

@@ -18,14 +18,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from workbench.alignment import misranked_pairs
+from workbench.analysis.alignment import misranked_pairs
 from workbench.cli import main
-from workbench.config import RewardConfig
-from workbench.episodes import Corpus, Episode
-from workbench.importers import import_rollouts
-from workbench.reward import INDICATOR_COMPONENT_NAME
-from workbench.rollout import score_episode
-from workbench.sample import sample_corpus
+from workbench.core.config import RewardConfig
+from workbench.core.crafter_facts import ACHIEVEMENTS, ACTIONS, INVENTORY_ITEMS
+from workbench.core.episode_reward import score_episode
+from workbench.core.reward import INDICATOR_COMPONENT_NAME
+from workbench.data.episodes import Corpus, Episode
+from workbench.data.importers import import_rollouts
+from workbench.data.sample import sample_corpus
+from workbench.data.storage import load_corpus
 from workbench.scoring import (
     Scores,
     compare,
@@ -35,8 +37,6 @@ from workbench.scoring import (
     success_rates,
     verify_logged,
 )
-from workbench.storage import load_corpus
-from workbench.tables import ACHIEVEMENTS, ACTIONS, INVENTORY_ITEMS
 from workbench.testing.rollouts import play_rollout, raw_variant, write_json
 
 VECTOR_EPISODES = read_jsonl(VECTORS / "episodes.jsonl")

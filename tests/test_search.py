@@ -1,4 +1,4 @@
-"""workbench.search: the held-out split, the exact fit, Optuna trials, the best config, the CLI."""
+"""workbench.analysis.search: the held-out split, the exact fit, Optuna trials, the best config, the CLI."""
 
 from __future__ import annotations
 
@@ -10,20 +10,20 @@ import pytest
 from conftest import REPO
 from matplotlib.figure import Figure
 
-from workbench.alignment import spearman_rho
+from workbench.analysis.alignment import spearman_rho
+from workbench.analysis.search import search
+from workbench.analysis.search.linear import fit_weights
+from workbench.analysis.search.objective import Objective, build_design, resource_slot_weights
+from workbench.analysis.search.split import split_episodes, stratified_folds
+from workbench.analysis.search.study import SearchSpace, TrialEvaluator, default_params
 from workbench.cli import main
-from workbench.config import RewardConfig
-from workbench.episodes import Corpus, Episode
+from workbench.core.config import RewardConfig
+from workbench.core.crafter_facts import ACHIEVEMENTS, INITIAL_INVENTORY
+from workbench.data.episodes import Corpus, Episode
+from workbench.data.sample import sample_corpus
 from workbench.errors import CorpusError, WorkbenchError
-from workbench.plots.search import search_importance, search_trials
-from workbench.sample import sample_corpus
 from workbench.scoring import prepare, score
-from workbench.search import search
-from workbench.search.linear import fit_weights
-from workbench.search.objective import Objective, build_design, resource_slot_weights
-from workbench.search.split import split_episodes, stratified_folds
-from workbench.search.tuner import SearchSpace, TrialEvaluator, default_params
-from workbench.tables import ACHIEVEMENTS, INITIAL_INVENTORY
+from workbench.views.plots.search import search_importance, search_trials
 
 #: Unlock order of the synthetic episodes: collect_sapling first, so farmers can farm it.
 ORDER = ("collect_sapling", *[a for a in ACHIEVEMENTS if a != "collect_sapling"])

@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 from conftest import REPO
 
-from workbench.config import RewardConfig
+from workbench.analysis.search import search
+from workbench.analysis.search.held_out import held_out_scores
+from workbench.core.config import RewardConfig
+from workbench.data.sample import sample_corpus, search_corpus
 from workbench.errors import SearchError
-from workbench.sample import sample_corpus, search_corpus
-from workbench.search import search
-from workbench.search.held_out import held_out_scores
 
 
 @pytest.mark.parametrize("metric", ["spearman", "kendall"])

@@ -11,13 +11,13 @@ import pandas as pd
 import pytest
 from test_episodes_storage import assert_same_episode, make_episode
 
-from workbench.config import RewardConfig
-from workbench.episodes import Corpus, DecisionArrays, Episode
+from workbench.core.config import RewardConfig
+from workbench.core.crafter_facts import ACTIONS, INVENTORY_ITEMS
+from workbench.data.episodes import Corpus, DecisionArrays, Episode
+from workbench.data.sample import sample_corpus, sample_path
+from workbench.data.storage import columnar, load_corpus, save_corpus, stream
 from workbench.errors import CorpusFormatError
-from workbench.sample import sample_corpus, sample_path
 from workbench.scoring import prepare, score
-from workbench.storage import columnar, load_corpus, save_corpus, stream
-from workbench.tables import ACTIONS, INVENTORY_ITEMS
 
 STATE = ("inventory", "achievement_counts", "achievement_status", "player_pos")
 
@@ -82,9 +82,9 @@ def test_the_cli_and_widgets_never_read_frames_they_do_not_show(tmp_path, monkey
     from conftest import REPO
 
     from workbench.cli import main
-    from workbench.config import RewardConfig
-    from workbench.storage import columnar
-    from workbench.widgets import Compare, Replayer, Tuner
+    from workbench.core.config import RewardConfig
+    from workbench.data.storage import columnar
+    from workbench.views.widgets import Compare, Replayer, Tuner
 
     sample = sample_corpus()
     big = Corpus.concat([sample] * 5)

@@ -19,12 +19,9 @@ import pytest
 from conftest import REPO
 from test_episodes_storage import assert_same_episode, make_episode, part_files
 
-from workbench.episodes import Corpus
+from workbench.data.episodes import Corpus
+from workbench.data.storage import load_corpus, save_corpus, save_episode
 from workbench.errors import CorpusFormatError, UnsafeCorpusPathError
-from workbench.storage import load_corpus, save_corpus, save_episode
-from workbench.storage.legacy import load_legacy_corpus
-
-LEGACY = REPO / "tests" / "data" / "legacy_v1_corpus"
 
 
 def _python(code: str) -> subprocess.Popen:
@@ -43,7 +40,7 @@ def test_two_processes_appending_at_once_both_land(tmp_path):
     writer = """
         import time
         from test_episodes_storage import make_episode
-        from workbench.storage import save_episode
+        from workbench.data.storage import save_episode
         name, start = "{name}", {start}
         while time.time() < start:
             time.sleep(0.001)
@@ -74,8 +71,8 @@ def test_a_writer_killed_mid_write_leaves_the_corpus_as_it_was(tmp_path):
     before = load_corpus(tmp_path).ids
     big_writer = _python(f"""
         from test_episodes_storage import make_episode
-        from workbench.episodes import Corpus
-        from workbench.storage import save_corpus
+        from workbench.data.episodes import Corpus
+        from workbench.data.storage import save_corpus
         episodes = [make_episode(f"big-{{i:03d}}", decisions=300, frames=True, seed=i) for i in range(20)]
         print("writing", flush=True)
         save_corpus(Corpus(episodes), "{tmp_path}")
@@ -139,17 +136,6 @@ def test_a_symlink_planted_in_the_folder_is_refused(tmp_path, where):
     assert (outside / "secret.txt").read_text() == "not yours"
 
 
-def test_a_crafted_old_index_row_pointing_outside_is_refused(tmp_path):
-    corpus_root = tmp_path / "old"
-    shutil.copytree(LEGACY, corpus_root)
-    shutil.copy(LEGACY / "episodes" / "logged-1.npz", tmp_path / "outside.npz")
-    index = json.loads((corpus_root / "corpus.json").read_text())
-    index["episodes"][1]["file"] = "../outside.npz"
-    (corpus_root / "corpus.json").write_text(json.dumps(index))
-    with pytest.raises(UnsafeCorpusPathError, match=r"episode file '../outside.npz' is not a file of"):
-        load_corpus(corpus_root)
-
-
 def test_a_crafted_episodes_row_cannot_reach_another_episodes_frames(tmp_path):
     save_corpus(Corpus([make_episode("a", frames=True), make_episode("b", frames=True, seed=2)]), tmp_path)
     path = part_files(tmp_path, "episodes")[0]
@@ -184,10 +170,15 @@ def test_distinct_ids_never_share_a_file_and_colliding_parts_are_an_error(tmp_pa
         load_corpus(tmp_path / "corpus")
 
 
-def test_the_old_layout_is_read_only(tmp_path):
-    shutil.copytree(LEGACY, tmp_path / "old")
-    with pytest.raises(
-        CorpusFormatError, match=r"schema_version 1 is read-only here; convert it with `workbench corpus upgrade"
-    ):
-        save_episode(tmp_path / "old", make_episode("new"))
-    assert load_corpus(tmp_path / "old").ids == load_legacy_corpus(LEGACY).ids
+def test_another_schema_version_is_refused_for_reading_and_writing(tmp_path):
+    save_corpus(Corpus([make_episode("a")]), tmp_path / "c")
+    marker = tmp_path / "c" / "corpus.json"
+    document = json.loads(marker.read_text())
+    document["schema_version"] = 1  # the retired npz layout
+    marker.write_text(json.dumps(document))
+    for action in (lambda: load_corpus(tmp_path / "c"), lambda: save_episode(tmp_path / "c", make_episode("b"))):
+        with pytest.raises(
+            CorpusFormatError, match=r"corpus.json: schema_version 1; this workbench reads schema_version 2"
+        ):
+            action()
+    assert len(part_files(tmp_path / "c", "episodes")) == 1

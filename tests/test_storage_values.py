@@ -8,10 +8,10 @@ import pyarrow.parquet as pq
 import pytest
 from test_episodes_storage import make_episode, part_files
 
-from workbench.episodes import Corpus, Episode
+from workbench.core.crafter_facts import ACHIEVEMENTS, INVENTORY_ITEMS
+from workbench.data.episodes import Corpus, Episode
+from workbench.data.storage import load_corpus, save_corpus
 from workbench.errors import CorpusFormatError, CorpusValueError, EpisodeValueError
-from workbench.storage import load_corpus, save_corpus
-from workbench.tables import ACHIEVEMENTS, INVENTORY_ITEMS
 
 WOOD = INVENTORY_ITEMS.index("wood")
 STONE = ACHIEVEMENTS.index("collect_stone")

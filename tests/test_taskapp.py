@@ -28,11 +28,11 @@ from taskapp.produce import Produced, produce
 from taskapp.truth import ServerEpisode, reference_stepwise, server_episode
 from taskapp.venv import RegistryUnreachable, ensure_venv
 
-from workbench.config import RewardConfig
-from workbench.episodes import Corpus
-from workbench.importers import ImportResult, import_rollouts
+from workbench.core.config import RewardConfig
+from workbench.core.crafter_facts import ACHIEVEMENTS, INVENTORY_ITEMS
+from workbench.data.episodes import Corpus
+from workbench.data.importers import ImportResult, import_rollouts
 from workbench.scoring import score, verify_logged
-from workbench.tables import ACHIEVEMENTS, INVENTORY_ITEMS
 
 pytestmark = pytest.mark.taskapp
 

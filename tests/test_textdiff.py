@@ -7,7 +7,7 @@ import shutil
 from conftest import REPO
 
 import workbench
-from workbench.textdiff import changed_lines
+from workbench.util.textdiff import changed_lines
 
 
 def test_changed_lines_of_an_export_name_exactly_the_rewritten_keys(tmp_path):

@@ -10,15 +10,15 @@ import numpy as np
 import pytest
 from conftest import REPO
 
-from workbench.alignment import misranked_pairs, progress_summary
-from workbench.config import RewardConfig
-from workbench.episodes import Corpus, Episode
+from workbench.analysis.alignment import misranked_pairs, progress_summary
+from workbench.core.config import RewardConfig
+from workbench.data.episodes import Corpus, Episode
+from workbench.data.sample import sample_corpus
 from workbench.errors import WorkbenchError
-from workbench.sample import sample_corpus
 from workbench.scoring import compare, score
-from workbench.widgets import Compare, Replayer, Tuner, link
-from workbench.widgets.common import LatestWins, component_label
-from workbench.widgets.map_view import CELL, parse_view, render_views, texture
+from workbench.views.widgets import Compare, Replayer, Tuner, link
+from workbench.views.widgets.common import LatestWins, component_label
+from workbench.views.widgets.map_view import CELL, parse_view, render_views, texture
 
 SHAPED = RewardConfig.from_file(REPO / "configs" / "upstream_shaped.yaml")
 RECOMMENDED = RewardConfig.from_file(REPO / "configs" / "recommended.yaml")

@@ -8,13 +8,13 @@ The names most sessions need, importable from the top level::
     scores = workbench.score(corpus, config)
 """
 
-from workbench.config import ConfigError, RewardConfig
-from workbench.episodes import Corpus, Episode
-from workbench.reference import score_episode
-from workbench.reward import compute_stepwise_reward
-from workbench.sample import sample_corpus
+from workbench.core.config import ConfigError, RewardConfig
+from workbench.core.episode_reward import score_episode
+from workbench.core.reward import compute_stepwise_reward
+from workbench.data.episodes import Corpus, Episode
+from workbench.data.sample import sample_corpus
+from workbench.data.storage import load_corpus
 from workbench.scoring import compare, crafter_score, score, verify, verify_logged
-from workbench.storage import load_corpus
 
 __all__ = [
     "ConfigError",

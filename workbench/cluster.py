@@ -7,7 +7,7 @@ local cluster is stopped; a remote one is only disconnected from.
 
 What runs on it:
 
-- ``DaskScheduler(client)``: a ``workbench.recording.EpisodeScheduler``, one task per episode;
+- ``DaskScheduler(client)``: a ``workbench.data.recording.EpisodeScheduler``, one task per episode;
   the client writes every finished episode (the corpus folder's single writer). A worker that
   dies takes its running episodes with it: the Dask scheduler runs them again on another
   worker (up to ``distributed.scheduler.allowed-failures`` times, 3 by default), and
@@ -32,9 +32,9 @@ from typing import Any, TextIO
 
 from tqdm.auto import tqdm
 
-from workbench.config import RewardConfig
+from workbench.core.config import RewardConfig
+from workbench.data.recording import Finish, play_episode
 from workbench.errors import ClusterError
-from workbench.recording import Finish, play_episode
 from workbench.scoring.partitioned import PartitionedScores, combine_parts, corpus_tasks
 
 __all__ = ["DaskScheduler", "connect", "parse_cluster", "score_on_cluster", "trial_mapper"]
@@ -116,7 +116,7 @@ def connect(
 
 # -- recording ----------------------------------------------------------------------------------
 class DaskScheduler:
-    """Records each episode as one Dask task (``workbench.recording.EpisodeScheduler``).
+    """Records each episode as one Dask task (``workbench.data.recording.EpisodeScheduler``).
 
     ``retries``: how often a task that raised (outside the episode's own failures) is re-run;
     a lost worker's episodes are re-run by the Dask scheduler itself. The progress bar moves
@@ -203,7 +203,7 @@ def _evaluate_trial(
     evaluator: Callable[[Mapping[str, Any]], dict[str, float]], params: Mapping[str, Any]
 ) -> dict[str, float]:
     """One trial on a worker, single-threaded BLAS as in a serial search."""
-    from workbench.search.linear import single_threaded
+    from workbench.analysis.search.linear import single_threaded
 
     with single_threaded():
         return evaluator(params)

@@ -1,6 +1,6 @@
 """Run every case against the real task app and save each response as ``<case>.json``.
 
-Used by ``tests/test_taskapp.py`` and, as a script, to (re)make ``workbench/data/sample_imports/taskapp``:
+Used by ``tests/test_taskapp.py`` and, as a script, to (re)make ``workbench/data/shipped/sample_imports/taskapp``:
 
     PYTHONPATH=tests /work/main/.venv/bin/python -m taskapp.produce OUT_DIR [--decisions N]
 """

@@ -1,4 +1,4 @@
-"""The server's states, read from a rollout response independently of ``workbench.importers``.
+"""The server's states, read from a rollout response independently of ``workbench.data.importers``.
 
 A text observation states the inventory exactly (every item above 0; health on its own line) and
 the achievement status. Counts never appear: under per_achievement the task app logs every rise
@@ -14,9 +14,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from workbench.config import RewardConfig
-from workbench.reward import compute_stepwise_reward
-from workbench.tables import ACHIEVEMENTS, INVENTORY_ITEMS
+from workbench.core.config import RewardConfig
+from workbench.core.crafter_facts import ACHIEVEMENTS, INVENTORY_ITEMS
+from workbench.core.reward import compute_stepwise_reward
 
 _LINE = re.compile(r"^(Health|Inventory|Achievements):\s*(.*?)\s*$", re.MULTILINE)
 

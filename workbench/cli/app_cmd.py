@@ -70,10 +70,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Check the arguments (the corpus opens, the configs read), then serve until interrupted."""
-    from workbench.app.options import AppOptions
-    from workbench.app.server import check_host, new_token, serve
-    from workbench.app.workspace import default_workspace
     from workbench.cli.common import open_corpus, read_config
+    from workbench.views.app.options import AppOptions
+    from workbench.views.app.server import check_host, new_token, serve
+    from workbench.views.app.workspace import default_workspace
 
     if not 0 < args.port < 65536:
         raise UsageError(f"--port {args.port}: must be between 1 and 65535")

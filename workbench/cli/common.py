@@ -11,12 +11,13 @@ from typing import Any
 
 import pandas as pd
 
-from workbench.atomic import atomic_path, write_errors_named
 from workbench.cli.errors import UsageError
-from workbench.config import RewardConfig
-from workbench.episodes import Corpus
+from workbench.core.config import RewardConfig
+from workbench.data.episodes import Corpus
+from workbench.data.storage import load_corpus
+from workbench.data.storage.layout import MARKER
 from workbench.errors import CorpusFormatError, WorkbenchError
-from workbench.storage import INDEX_FILE, load_corpus
+from workbench.util.atomic import atomic_path, write_errors_named
 
 #: What a CORPUS argument may be, for every command's --help.
 CORPUS_HELP = (
@@ -38,7 +39,7 @@ def open_corpus(spec: str) -> Corpus:
     and ``CorpusFormatError`` naming its ``corpus.json`` when it is not a readable corpus."""
     if spec == "sample":
         try:
-            from workbench.sample import sample_corpus  # shipped data: only touched when asked for
+            from workbench.data.sample import sample_corpus  # shipped data: only touched when asked for
         except ImportError:
             raise UsageError("the sample corpus is not available in this installation") from None
         return sample_corpus()
@@ -58,7 +59,7 @@ def index_errors_named(root: Path) -> Iterator[None]:
         raise
     except (OSError, UnicodeDecodeError, TypeError, KeyError, AttributeError, ValueError) as error:
         raise CorpusFormatError(
-            f"{root / INDEX_FILE}: not a readable corpus index ({type(error).__name__}: {str(error)[:120]})"
+            f"{root / MARKER}: not a readable corpus index ({type(error).__name__}: {str(error)[:120]})"
         ) from None
 
 

@@ -6,9 +6,9 @@ import argparse
 
 from workbench.cli.common import read_config
 from workbench.cli.errors import UsageError
-from workbench.config_io import export_table
+from workbench.core.config_io import export_table
+from workbench.core.lint import lint
 from workbench.errors import TargetExistsError
-from workbench.lint import lint
 
 FORMATS = """\
 formats (detected from the file):

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from workbench.atomic import atomic_path
 from workbench.cli.common import CORPUS_HELP, open_corpus, output_paths, read_config, write_tables
 from workbench.cli.errors import UsageError
+from workbench.util.atomic import atomic_path
 
 #: Rows of long tables printed (all rows go to --out).
 PRINT_ROWS = 12
@@ -72,7 +72,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def check_outputs(out: Path | None, figure: Path | None, *, overwrite: bool) -> None:
     """Raise ``UsageError`` for a bad ``--out`` / ``--figure`` suffix, or when a target exists and
     ``overwrite`` is not set (checked before any work)."""
-    from workbench.diagnostics import TABLES
+    from workbench.analysis.diagnostics import TABLES
 
     if out is not None:
         output_paths(out, TABLES, overwrite=overwrite)
@@ -84,7 +84,7 @@ def check_outputs(out: Path | None, figure: Path | None, *, overwrite: bool) -> 
 
 def run_diagnose(args: argparse.Namespace) -> int:
     """Diagnose a config on a corpus, print the flags and tables, write ``--out`` / ``--figure``; exit status 0."""
-    from workbench.diagnostics import diagnose
+    from workbench.analysis.diagnostics import diagnose
 
     config = read_config(args.config)
     check_outputs(args.out, args.figure, overwrite=args.overwrite)
@@ -96,7 +96,7 @@ def run_diagnose(args: argparse.Namespace) -> int:
         print("wrote " + ", ".join(map(str, written)))
     figure_path = args.figure
     if figure_path is not None:
-        from workbench.plots.diagnostics import diagnosis_figure
+        from workbench.views.plots.diagnostics import diagnosis_figure
 
         figure_path.parent.mkdir(parents=True, exist_ok=True)
         with atomic_path(figure_path, overwrite=args.overwrite) as tmp:

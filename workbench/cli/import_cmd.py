@@ -7,13 +7,14 @@ from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
-from workbench.atomic import write_errors_named
 from workbench.cli.common import index_errors_named
 from workbench.cli.errors import UsageError
-from workbench.episodes import Corpus
+from workbench.data.episodes import Corpus
+from workbench.data.importers import ImportResult, import_crafter_recorder, import_rollouts
+from workbench.data.storage import read_index, save_corpus
+from workbench.data.storage.layout import MARKER
 from workbench.errors import TargetExistsError
-from workbench.importers import ImportResult, import_crafter_recorder, import_rollouts
-from workbench.storage import INDEX_FILE, read_index, save_corpus
+from workbench.util.atomic import write_errors_named
 
 EXAMPLE = """\
 examples:
@@ -80,7 +81,7 @@ def save_all_or_nothing(corpus: Corpus, out: Path, *, overwrite: bool) -> None:
     Raises ``TargetExistsError`` for an id ``out`` holds (without ``overwrite``) and
     ``OutputError`` naming ``out`` when it cannot be written (unwritable, disk full).
     """
-    if (out / INDEX_FILE).exists():  # read first: a broken index is named before anything is written
+    if (out / MARKER).exists():  # read first: a broken index is named before anything is written
         with index_errors_named(out):
             held = {row["episode"] for row in read_index(out)}
         clashes = [episode_id for episode_id in corpus.ids if episode_id in held]

@@ -107,7 +107,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Record the episodes and print the report; exit status 1 when some episode failed."""
-    from workbench.recording import DEFAULT_DECISION_TIMEOUT, record  # imports Crafter: only when recording
+    from workbench.data.recording import DEFAULT_DECISION_TIMEOUT, record  # imports Crafter: only when recording
 
     if args.cluster and args.workers > 1:
         raise UsageError("--workers and --cluster: pick one (a cluster's workers are its own)")

@@ -9,7 +9,7 @@ from typing import Any
 
 import pandas as pd
 
-from workbench.alignment import group_comparison, progress_summary
+from workbench.analysis.alignment import group_comparison, progress_summary
 from workbench.cli.common import (
     CORPUS_HELP,
     add_cluster_argument,

@@ -8,10 +8,10 @@ from typing import Any
 
 import pandas as pd
 
-from workbench.atomic import atomic_path
+from workbench.analysis.search import search
 from workbench.cli.common import CORPUS_HELP, add_cluster_argument, cluster_client, open_corpus, read_config
 from workbench.cli.errors import UsageError
-from workbench.search import search
+from workbench.util.atomic import atomic_path
 
 TRIALS_SUFFIXES = (".csv", ".parquet")
 

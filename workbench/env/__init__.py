@@ -18,7 +18,7 @@ import gymnasium
 
 from workbench.env.actions import END_OF_DECISION, decision_space, decode_decision, encode_decision
 from workbench.env.crafter_env import CrafterStepwiseEnv, resolve_config
-from workbench.env.recorder import ENDINGS
+from workbench.env.episode_sink import ENDINGS
 
 #: The gymnasium id registered on import.
 ENV_ID = "workbench/CrafterStepwise-v0"

@@ -1,7 +1,7 @@
 """The action space of one decision: one of Crafter's 17 actions, or up to K of them.
 
 With ``actions_per_decision == 1`` the space is ``Discrete(17)``: an action id, the index into
-``workbench.tables.ACTIONS``. With K > 1 it is ``MultiDiscrete([17, 18, ..., 18])`` (K entries):
+``workbench.core.crafter_facts.ACTIONS``. With K > 1 it is ``MultiDiscrete([17, 18, ..., 18])`` (K entries):
 entry 0 is always an action, so every sample holds at least one (the task app has no empty
 decision), and entries 1..K-1 may also be ``END_OF_DECISION`` (17), which ends the decision
 there. A decision is entry 0 plus the entries before the first ``END_OF_DECISION``; entries after
@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from workbench.crafter_facts import ACTIONS
-from workbench.episodes import ACTION_IDS
+from workbench.core.crafter_facts import ACTIONS
+from workbench.data.episodes import ACTION_IDS
 from workbench.errors import EnvError
 
 #: The padding value of a K > 1 decision: "no more actions in this decision".

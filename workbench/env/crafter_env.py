@@ -2,7 +2,7 @@
 
 One ``step`` is one task-app decision: 1..K Crafter actions (``workbench.env.actions``), run in
 order; the decision closes after the last one, or early when Crafter reports ``done`` (the
-remaining actions are not run, as ``workbench.recording`` does). The reward is
+remaining actions are not run, as ``workbench.data.recording`` does). The reward is
 ``compute_stepwise_reward(...)["reward"]`` of that decision under the ``RewardConfig``, with the
 rollout's per-episode credit counts (``workbench.env.stepwise``); Crafter's own reward is in
 ``info["env_reward"]``.
@@ -20,16 +20,16 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from workbench.config import RewardConfig
-from workbench.crafter_facts import INVENTORY_ITEMS
+from workbench.core.config import RewardConfig
+from workbench.core.crafter_facts import INVENTORY_ITEMS
+from workbench.core.episode_reward import score_episode
+from workbench.data.episodes import ACTION_IDS, FRAME_SHAPE, Corpus
+from workbench.data.policies import PolicyInput, policy_input_from
+from workbench.data.recording import state_row
 from workbench.env.actions import decision_space, decode_decision, encode_decision
-from workbench.env.recorder import EpisodeSink, EpisodeTrace, episode_metadata
+from workbench.env.episode_sink import EpisodeSink, EpisodeTrace, episode_metadata
 from workbench.env.stepwise import DecisionScorer, state_from_row
-from workbench.episodes import ACTION_IDS, FRAME_SHAPE, Corpus
 from workbench.errors import EnvError
-from workbench.policies import PolicyInput, policy_input_from
-from workbench.recording import state_row
-from workbench.reference import score_episode
 
 #: Crafter clips every inventory entry to 0..9 (crafter.constants.items[...]["max"]).
 INVENTORY_MAX = 9
@@ -65,7 +65,7 @@ class CrafterStepwiseEnv(gymnasium.Env):
       an end-of-decision padding value (``workbench.env.actions``).
     - ``length``: Crafter's episode length in environment steps (truncation); None for no limit.
     - ``observation``: ``"image"`` (``Box(0, 255, (64, 64, 3), uint8)``) or ``"dict"`` (``image``
-      plus ``inventory``, ``Box(0, 9, (16,), int64)`` in ``workbench.tables.INVENTORY_ITEMS`` order).
+      plus ``inventory``, ``Box(0, 9, (16,), int64)`` in ``workbench.core.crafter_facts.INVENTORY_ITEMS`` order).
     - ``record``: keep every episode played as an ``Episode`` (``env.recorded`` is the ``Corpus``);
       ``record_to``: save each into that corpus folder as it ends (it must not hold episodes);
       ``record_frames``: keep every frame too; ``policy_name``: the recorded ``policy``.
@@ -256,7 +256,7 @@ class CrafterStepwiseEnv(gymnasium.Env):
         return self._crafter
 
     def policy_input(self) -> PolicyInput:
-        """What a ``workbench.policies`` policy sees now (the last image, inventory, semantic map,
+        """What a ``workbench.data.policies`` policy sees now (the last image, inventory, semantic map,
         ...), so ``scripted``, ``farmer`` or your own policy can play the env:
         ``env.step(env.encode(policy(env.policy_input())))``. Raises ``EnvError`` before reset.
         """

@@ -1,7 +1,7 @@
 """The task app's stepwise reward, one decision at a time, with its per-episode bookkeeping.
 
 ``DecisionScorer`` makes, per decision, exactly the ``compute_stepwise_reward`` call that
-``workbench.reference.score_episode`` (the reference for a rollout) makes for that decision: the
+``workbench.core.episode_reward.score_episode`` (the reference for a rollout) makes for that decision: the
 same decision index (from 1), action summary, lambda, strategy, weights, k-limits, resource
 tables and the episode's credit counts, cleared at reset. So the reward of a decision played
 live equals what ``score_episode`` and ``workbench.score`` give for the recorded episode, ``==``.
@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from workbench.config import RewardConfig
-from workbench.crafter_facts import ACHIEVEMENTS, INVENTORY_ITEMS
-from workbench.reference import actions_summary
-from workbench.reward import compute_stepwise_reward
+from workbench.core.config import RewardConfig
+from workbench.core.crafter_facts import ACHIEVEMENTS, INVENTORY_ITEMS
+from workbench.core.episode_reward import actions_summary
+from workbench.core.reward import compute_stepwise_reward
 
 #: A task-app observation state: ``inventory``, ``achievements_status``, ``achievements_counts``.
 State = dict[str, dict[str, Any]]
@@ -25,7 +25,7 @@ def state_from_row(inventory: Sequence[int], counts: Sequence[int]) -> State:
     """The task app's observation state of an ``Episode`` row (as ``Episode.states()`` builds it).
 
     ``inventory`` is in ``INVENTORY_ITEMS`` order and ``counts`` in ``ACHIEVEMENTS`` order (what
-    ``workbench.recording.state_row`` gives); the map orders are the ones ``Episode.states()``
+    ``workbench.data.recording.state_row`` gives); the map orders are the ones ``Episode.states()``
     uses, which the resource reward sums in.
     """
     return {

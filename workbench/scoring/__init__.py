@@ -1,6 +1,6 @@
 """The stepwise reward over whole corpora, vectorised: what a table would pay, decision by decision.
 
-``score(corpus, config)`` gives the same numbers as ``workbench.reference.score_episode`` run on
+``score(corpus, config)`` gives the same numbers as ``workbench.core.episode_reward.score_episode`` run on
 every episode (the reference, one ``compute_stepwise_reward`` call per decision), as three tidy
 tables (``Scores.components``, ``Scores.decisions``, ``Scores.episodes``), without a Python loop
 per decision. Floats are summed in the task app's order (``np.bincount`` adds its weights
@@ -21,20 +21,20 @@ The work splits in two:
 Like ``score_episode``, scoring ignores ``config.active``: it answers "what would this table
 pay", and lint says when the task app would not shape at all.
 
-Importing this package asks glibc to keep freed memory for reuse (``workbench.memory``).
+Importing this package asks glibc to keep freed memory for reuse (``workbench.util.memory``).
 """
 
-from workbench.memory import retain_freed_memory
-from workbench.scoring.compare import Comparison, compare
+from workbench.scoring.comparison import Comparison, compare
+from workbench.scoring.component_table import COMPONENT_NAMES, KINDS
 from workbench.scoring.crafter_score import crafter_score, success_rates
 from workbench.scoring.prepare import PreparedCorpus, prepare
 from workbench.scoring.score import score
 from workbench.scoring.scores import Scores
-from workbench.scoring.tables import COMPONENT_NAMES, KINDS
 from workbench.scoring.verify import VERIFY_TOLERANCE, Verification, verify, verify_logged
 from workbench.scoring.weights import achievement_limits, achievement_weights, credited_unlocks, slot_weights
+from workbench.util.memory import retain_freed_memory
 
-retain_freed_memory()  # re-scoring reuses the last score's memory instead of faulting it in (workbench.memory)
+retain_freed_memory()  # re-scoring reuses the last score's memory instead of faulting it in (workbench.util.memory)
 
 __all__ = [
     "COMPONENT_NAMES",

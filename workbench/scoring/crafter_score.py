@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from workbench.crafter_facts import ACHIEVEMENTS
-from workbench.episodes import Corpus
+from workbench.core.crafter_facts import ACHIEVEMENTS
+from workbench.data.episodes import Corpus
 from workbench.scoring.prepare import PreparedCorpus, as_prepared
 
 

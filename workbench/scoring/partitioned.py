@@ -8,7 +8,7 @@ parts' sums are added in part order, so they equal the in-memory totals up to fl
 order (counts exactly). Crafter's score comes from per-part unlock counts (integers, exact);
 alignment numbers are computed from the combined per-episode table.
 
-A columnar corpus folder (``workbench.storage``) is split along its own parts: a task takes
+A columnar corpus folder (``workbench.data.storage``) is split along its own parts: a task takes
 consecutive committed parts holding about ``episodes_per_part`` episodes (never splitting the
 parts an episode written again spans) and opens only those, through a folder of its own that
 links (or copies) their episodes and decisions tables; the corpus folder is only read. An
@@ -34,16 +34,16 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 
-from workbench.config import RewardConfig
-from workbench.crafter_facts import ACHIEVEMENTS, INVENTORY_ITEMS
-from workbench.episodes import Corpus
+from workbench.core.config import RewardConfig
+from workbench.core.crafter_facts import ACHIEVEMENTS, INVENTORY_ITEMS
+from workbench.core.reward import INDICATOR_COMPONENT_NAME, PER_ACHIEVEMENT
+from workbench.data.episodes import Corpus
+from workbench.data.storage import load_corpus
+from workbench.data.storage.layout import MARKER, committed_parts, marker_text, part_file
 from workbench.errors import CorpusError
-from workbench.reward import INDICATOR_COMPONENT_NAME, PER_ACHIEVEMENT
 from workbench.scoring.crafter_score import success_rates
 from workbench.scoring.prepare import prepare
 from workbench.scoring.score import score
-from workbench.storage import load_corpus, read_index, schema_version
-from workbench.storage.layout import MARKER, committed_parts, marker_text, part_file
 
 __all__ = [
     "PartScore",
@@ -51,7 +51,6 @@ __all__ = [
     "combine_parts",
     "part_ranges",
     "score_part",
-    "score_part_of",
     "score_partitioned",
     "score_parts_of",
     "task_parts",
@@ -94,14 +93,6 @@ def score_part(corpus: Corpus, config: RewardConfig) -> PartScore:
     prepared = prepare(corpus)
     scores = score(prepared, config)
     return PartScore(scores.episodes, scores.contributions, success_rates(prepared)["episodes"].to_numpy())
-
-
-def score_part_of(root: str, start: int, stop: int, config: RewardConfig) -> PartScore:
-    """Score episodes ``start:stop`` of the corpus folder ``root`` (an old-layout folder, whose
-    episodes load one by one when touched)."""
-    part = load_corpus(root)[start:stop]
-    assert isinstance(part, Corpus)
-    return score_part(part, config)
 
 
 def task_parts(root: str | Path, episodes_per_part: int) -> list[list[str]]:
@@ -159,13 +150,8 @@ def _link_or_copy(source: Path, target: Path) -> None:
 
 def corpus_tasks(root: str | Path, episodes_per_part: int) -> list[tuple[Callable[..., PartScore], tuple[Any, ...]]]:
     """The tasks scoring the folder ``root`` takes: ``(function, arguments before the config)``
-    each, in corpus order (parts of a columnar folder, index ranges of an old-layout one)."""
+    each, in corpus order (groups of the folder's parts)."""
     root = str(Path(root).resolve())
-    if schema_version(root) == 1:
-        return [
-            (score_part_of, (root, start, stop))
-            for start, stop in part_ranges(len(read_index(root)), episodes_per_part)
-        ]
     return [(score_parts_of, (root, names)) for names in task_parts(root, episodes_per_part)]
 
 

@@ -10,9 +10,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from workbench.crafter_facts import ACHIEVEMENTS
-from workbench.episodes import Corpus
-from workbench.episodes.events import decision_events
+from workbench.core.crafter_facts import ACHIEVEMENTS
+from workbench.data.episodes import Corpus
+from workbench.data.episodes.events import decision_events
 from workbench.errors import CorpusError, EpisodeError
 
 #: Decisions read per batch in ``prepare``: small enough that the temporary state arrays (~8 MB)

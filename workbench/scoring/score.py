@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from workbench.config import RewardConfig
-from workbench.episodes import Corpus
+from workbench.core.config import RewardConfig
+from workbench.core.reward import PER_ACHIEVEMENT
+from workbench.data.episodes import Corpus
 from workbench.errors import ConfigError
-from workbench.reward import PER_ACHIEVEMENT
 from workbench.scoring.prepare import PreparedCorpus, as_prepared
 from workbench.scoring.scores import Scores
 from workbench.scoring.weights import achievement_limits, achievement_weights, credited_unlocks, slot_weights

@@ -8,13 +8,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from workbench.config import RewardConfig
-from workbench.crafter_facts import ACHIEVEMENTS, INVENTORY_ITEMS
-from workbench.episodes.events import N_ACHIEVEMENTS, N_ITEMS
-from workbench.reference import stepwise_summary
-from workbench.reward import INDICATOR_COMPONENT_NAME, PER_ACHIEVEMENT
+from workbench.core.config import RewardConfig
+from workbench.core.crafter_facts import ACHIEVEMENTS, INVENTORY_ITEMS
+from workbench.core.episode_reward import stepwise_summary
+from workbench.core.reward import INDICATOR_COMPONENT_NAME, PER_ACHIEVEMENT
+from workbench.data.episodes.events import N_ACHIEVEMENTS, N_ITEMS
+from workbench.scoring.component_table import components_table, running_sums, totals_by
 from workbench.scoring.prepare import PreparedCorpus
-from workbench.scoring.tables import components_table, running_sums, totals_by
 from workbench.scoring.weights import achievement_weights
 
 

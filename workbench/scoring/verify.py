@@ -9,9 +9,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from workbench.config import RewardConfig
-from workbench.crafter_facts import ACHIEVEMENTS
-from workbench.episodes import Corpus, Episode
+from workbench.core.config import RewardConfig
+from workbench.core.crafter_facts import ACHIEVEMENTS
+from workbench.data.episodes import Corpus, Episode
 from workbench.scoring.score import score
 from workbench.scoring.scores import Scores
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from workbench.config import RewardConfig
-from workbench.crafter_facts import ACHIEVEMENTS, INVENTORY_ITEMS
-from workbench.resource_weights import ResourceWeights
-from workbench.reward import coerce_k_limits, coerce_weights
+from workbench.core.config import RewardConfig
+from workbench.core.crafter_facts import ACHIEVEMENTS, INVENTORY_ITEMS
+from workbench.core.resource_weights import ResourceWeights
+from workbench.core.reward import coerce_k_limits, coerce_weights
 
 
 def achievement_weights(config: RewardConfig) -> np.ndarray:

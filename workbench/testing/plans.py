@@ -7,9 +7,9 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from workbench.episodes import Corpus
-from workbench.recording import record
-from workbench.storage import load_corpus
+from workbench.data.episodes import Corpus
+from workbench.data.recording import record
+from workbench.data.storage import load_corpus
 
 
 def folder_size(path: Path) -> int:

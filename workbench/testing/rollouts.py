@@ -16,7 +16,7 @@ past death; ``done_when_over=True`` plays the other producers' way instead: a ``
 the episode ends, and with ``on_done = "reset"`` the next episode's reset observation follows and
 the state after the ``done`` decision is not stored. With shaping on, each step's
 ``info.stepwise`` and ``info.meta.decision_rewards``, ``decision_samples`` and
-``metrics.details.stepwise`` come from ``workbench.reward.compute_stepwise_reward`` with the task
+``metrics.details.stepwise`` come from ``workbench.core.reward.compute_stepwise_reward`` with the task
 app's bookkeeping: credit counts and the seen set clear at reset, the previous snapshots do not
 (quirk 7), and ``decision_index`` counts through the whole rollout.
 """
@@ -31,10 +31,10 @@ from typing import Any
 import crafter
 import numpy as np
 
-from workbench.config import RewardConfig
-from workbench.crafter_facts import ACHIEVEMENTS
-from workbench.reference import actions_summary, stepwise_summary
-from workbench.reward import compute_stepwise_reward
+from workbench.core.config import RewardConfig
+from workbench.core.crafter_facts import ACHIEVEMENTS
+from workbench.core.episode_reward import actions_summary, stepwise_summary
+from workbench.core.reward import compute_stepwise_reward
 
 #: A per_achievement table as users write them (an alias and an unlimited k-limit included).
 PER_ACHIEVEMENT_TABLE = {

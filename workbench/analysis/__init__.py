@@ -1,0 +1,1 @@
+"""Analyses over scores: alignment and rank statistics, diagnostics, weight search, scorecards."""

@@ -1,0 +1,194 @@
+"""Does a shaped reward pay for progress? Small pure functions over ``Scores``.
+
+A shaped reward should rank behaviour the way the task does: an episode that unlocks more
+achievements should earn more. Where it does not, a policy can raise its shaped return without
+progressing (a reward hacker, such as the sample corpus's farmer). These functions measure that
+per corpus, per pair of episodes and per group of episodes. The rank statistics and the
+stratified bootstrap they build on (``kendall_tau``, ``spearman_rho``, ``discordant_pairs``,
+``bootstrap_interval``) live in ``workbench.analysis.rankstats`` and are importable from here. "Achievements" is the number of
+distinct achievements an episode unlocked (``Scores.episodes["unique_achievements_total"]``).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from workbench.analysis.rankstats import bootstrap_interval, discordant_pairs, kendall_tau, spearman_rho
+from workbench.data.episodes import Corpus
+from workbench.scoring import Comparison, Scores
+
+__all__ = [
+    "bootstrap_interval",
+    "discordant_pairs",
+    "group_comparison",
+    "kendall_tau",
+    "misranked_overview",
+    "misranked_pairs",
+    "progress_agreement",
+    "progress_summary",
+    "returns_by_group",
+    "spearman_rho",
+]
+
+#: Comparisons held in memory at once by ``misranked_pairs`` (rows x episodes).
+_PAIR_CHUNK = 1 << 22
+
+
+def _episodes(scores: Scores | pd.DataFrame) -> pd.DataFrame:
+    return scores if isinstance(scores, pd.DataFrame) else scores.episodes
+
+
+def progress_agreement(scores: Scores | pd.DataFrame) -> float:
+    """Spearman's rank correlation between shaped return and achievements unlocked, per episode.
+
+    1.0: the shaped return orders episodes as their progress does; near 0: unrelated; negative:
+    the shaping pays for something else. NaN when either is the same for every episode (no
+    order to agree with). ``scores`` may also be a subset of its ``episodes`` table.
+    """
+    episodes = _episodes(scores)
+    returns = episodes["reward_sum"].rank()
+    achievements = episodes["unique_achievements_total"].rank()
+    if returns.nunique() < 2 or achievements.nunique() < 2:
+        return float("nan")
+    return float(np.corrcoef(returns, achievements)[0, 1])
+
+
+def misranked_pairs(scores: Scores) -> pd.DataFrame:
+    """Pairs of episodes the shaping ranks against progress: ``paid_more`` earned a strictly
+    higher shaped return than ``progressed_more`` while unlocking strictly fewer achievements.
+
+    One row per pair with both episodes' ``return_*`` and ``achievements_*``, the largest
+    achievement gap first, then the largest return gap. Empty when the shaping never pays less
+    for more progress. (n episodes give at most n(n-1)/2 rows.)
+    """
+    episodes = scores.episodes
+    returns = episodes["reward_sum"].to_numpy()
+    achievements = episodes["unique_achievements_total"].to_numpy()
+    n = len(episodes)
+    progressed, paid = [], []
+    chunk = max(1, _PAIR_CHUNK // max(n, 1))
+    for start in range(0, n, chunk):
+        rows = slice(start, start + chunk)
+        mask = (achievements[rows, None] > achievements[None, :]) & (returns[rows, None] < returns[None, :])
+        i, j = np.nonzero(mask)
+        progressed.append(i + start)
+        paid.append(j)
+    i = np.concatenate(progressed) if progressed else np.zeros(0, dtype=np.int64)
+    j = np.concatenate(paid) if paid else np.zeros(0, dtype=np.int64)
+    ids = episodes["episode"].to_numpy()
+    pairs = pd.DataFrame(
+        {
+            "paid_more": ids[j],
+            "progressed_more": ids[i],
+            "return_paid_more": returns[j],
+            "return_progressed_more": returns[i],
+            "achievements_paid_more": achievements[j],
+            "achievements_progressed_more": achievements[i],
+        }
+    )
+    gap = pairs["achievements_progressed_more"] - pairs["achievements_paid_more"]
+    overpaid = pairs["return_paid_more"] - pairs["return_progressed_more"]
+    order = np.lexsort((-overpaid.to_numpy(), -gap.to_numpy()))
+    return pairs.iloc[order].reset_index(drop=True)
+
+
+def misranked_overview(scores: Scores | pd.DataFrame) -> tuple[int, pd.Series | None]:
+    """How many pairs ``misranked_pairs`` would list, and its first (worst) row, without listing
+    them: O(n log n) instead of O(n^2) pairs, since achievements take at most 23 values.
+
+    ``scores`` may also be a subset of its ``episodes`` table. Returns (count, worst row or None).
+    """
+    episodes = _episodes(scores)
+    returns = episodes["reward_sum"].to_numpy(dtype=np.float64)
+    achievements = episodes["unique_achievements_total"].to_numpy()
+    ids = episodes["episode"].to_numpy()
+    levels = np.unique(achievements)
+    by_level = {level: np.flatnonzero(achievements == level) for level in levels}
+    sorted_returns = {level: np.sort(returns[rows]) for level, rows in by_level.items()}
+    count = 0
+    worst: tuple | None = None  # (-gap, -overpaid, i, j): the smallest is misranked_pairs' first row
+    for high_index, high in enumerate(levels):
+        rows = by_level[high]
+        for low in levels[:high_index]:
+            lower = sorted_returns[low]
+            # episodes of the lower level paid strictly more than each episode of the higher one
+            above = len(lower) - np.searchsorted(lower, returns[rows], side="right")
+            count += int(above.sum())
+            if not above.any():
+                continue
+            i = rows[int(np.argmin(returns[rows]))]
+            low_rows = by_level[low]
+            j = low_rows[int(np.argmax(returns[low_rows]))]
+            key = (-(high - low), -(returns[j] - returns[i]), i, j)
+            if worst is None or key < worst:
+                worst = key
+    if worst is None:
+        return count, None
+    i, j = worst[2], worst[3]
+    row = pd.Series(
+        {
+            "paid_more": ids[j],
+            "progressed_more": ids[i],
+            "return_paid_more": returns[j],
+            "return_progressed_more": returns[i],
+            "achievements_paid_more": achievements[j],
+            "achievements_progressed_more": achievements[i],
+        }
+    )
+    return count, row
+
+
+def progress_summary(scores: Scores | pd.DataFrame) -> str:
+    """One line for people: the rank agreement and the misranked pairs, with the worst one
+    named (what ``workbench score``, the Tuner and Compare show). ``scores`` may also be a
+    subset of its ``episodes`` table."""
+    count, worst = misranked_overview(scores)
+    rho = progress_agreement(scores)
+    agreement = "n/a (returns or achievements all equal)" if math.isnan(rho) else f"{rho:.3f}"
+    line = (
+        f"rank agreement with progress {agreement} (Spearman, return vs achievements); "
+        f"{count} episode pair(s) paid more for less progress"
+    )
+    if worst is not None:
+        line += (
+            f", worst: {worst.paid_more} ({worst.achievements_paid_more} achievements, return "
+            f"{worst.return_paid_more:.3f}) over {worst.progressed_more} ({worst.achievements_progressed_more}, "
+            f"{worst.return_progressed_more:.3f})"
+        )
+    return line
+
+
+def returns_by_group(scores: Scores, corpus: Corpus, *, by: str = "policy") -> pd.DataFrame:
+    """Per group of episodes (a ``corpus.index`` column, e.g. "policy"): ``episodes``,
+    ``mean_return`` (shaped), ``mean_achievements``, ``mean_env_return`` (Crafter's) and
+    ``return_per_achievement`` (mean return / mean achievements: what one unit of progress is
+    worth to this group; NaN for a group that unlocked nothing). Groups in first-seen order."""
+    episodes = scores.episodes.assign(group=scores.episodes["episode"].map(corpus.groups(by)))
+    table = episodes.groupby("group", sort=False).agg(
+        episodes=("episode", "size"),
+        mean_return=("reward_sum", "mean"),
+        mean_achievements=("unique_achievements_total", "mean"),
+        mean_env_return=("env_return", "mean"),
+    )
+    table["return_per_achievement"] = table["mean_return"] / table["mean_achievements"].replace(0, np.nan)
+    return table.rename_axis(by).reset_index()
+
+
+def group_comparison(comparison: Comparison, corpus: Corpus, *, by: str = "policy") -> pd.DataFrame:
+    """``returns_by_group`` under both configs of a comparison, side by side: per group
+    ``mean_achievements``, ``mean_return_a`` / ``mean_return_b`` and ``return_per_achievement_a``
+    / ``_b``. Does B still pay the hacker more per unit of progress than the honest policy?"""
+    a = returns_by_group(comparison.a, corpus, by=by).set_index(by)
+    b = returns_by_group(comparison.b, corpus, by=by).set_index(by)
+    return pd.DataFrame(
+        {
+            "mean_achievements": a["mean_achievements"],
+            "mean_return_a": a["mean_return"],
+            "mean_return_b": b["mean_return"],
+            "return_per_achievement_a": a["return_per_achievement"],
+            "return_per_achievement_b": b["return_per_achievement"],
+        }
+    ).reset_index()

@@ -1,0 +1,208 @@
+"""What is wrong with this reward config on this corpus: ``diagnose(corpus, config)``.
+
+One call gives tidy tables and a list of flags, each saying why in words:
+
+- **farming**: per episode and resource event (inventory item or achievement count), how often
+  it paid and how much of the return its repeats beyond the first brought; the loops Crafter
+  allows (mine stone / place it, pick a sapling / plant it) with their pay per lap. Flagged when
+  an episode's repeats outweigh its achievement credits.
+- **dominance**: each group's (policy's) return by component kind and name; flagged when one
+  component, or resource shaping as a whole, passes a threshold.
+- **dead entries**: config entries that cannot change any return (lint's unknown names and
+  idle k-limits, weights of achievements nobody here unlocked, resource-table entries Crafter
+  never produces).
+- **alignment**: Spearman and Kendall rank agreement between shaped return and progress, with
+  stratified-bootstrap intervals, and the misranked pairs.
+- **sensitivity**: per achievement weight, the exact interval over which the ranking of episodes
+  stays as it is, and the change that fixes the worst misranked pair.
+
+``workbench.views.plots.diagnostics.diagnosis_figure`` draws it on one page; ``workbench diagnose
+CONFIG CORPUS`` prints it. Nothing here imports matplotlib.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from workbench.analysis.diagnostics.components import component_totals, episode_facts
+from workbench.analysis.diagnostics.dead_entries import dead_entries
+from workbench.analysis.diagnostics.dominance import dominance
+from workbench.analysis.diagnostics.farming import cycles, farming_episodes, farming_events
+from workbench.analysis.diagnostics.flags import Flag, flags_table
+from workbench.analysis.diagnostics.rank_intervals import PROGRESS_MEASURES, agreement, alignment_flags, misranked
+from workbench.analysis.diagnostics.sensitivity import sensitivity
+from workbench.core.config import RewardConfig
+from workbench.data.episodes import Corpus
+from workbench.errors import DiagnosisError
+from workbench.scoring import Scores, score
+
+__all__ = ["TABLES", "Diagnosis", "Flag", "diagnose"]
+
+#: The tables of a diagnosis, in the order they are printed and written.
+TABLES = (
+    "flags",
+    "farming_episodes",
+    "farming",
+    "cycles",
+    "dominance_by_kind",
+    "dominance",
+    "dead_entries",
+    "alignment",
+    "misranked",
+    "sensitivity",
+)
+
+
+@dataclass(frozen=True, eq=False)
+class Diagnosis:
+    """What ``diagnose`` found. Every table is a tidy ``DataFrame``:
+
+    - ``flags``: one row per problem (``section``, ``code``, ``subject``, ``why``).
+    - ``farming``: per episode and resource event: ``times_paid``, ``units``, ``paid``,
+      ``first_paid``, ``repeat_paid``, ``repeat_share`` (of the episode's |return|), ``counts``
+      (observed / logged / estimated) and ``estimated`` (count shaping is an estimate).
+    - ``farming_episodes``: per episode ``return``, ``credits``, ``resource``, ``first_time``,
+      ``repeats``, ``repeat_share``, ``count_shaping_estimated``, ``flagged``.
+    - ``cycles``: per episode and loop: ``gathered``, ``spent``, ``laps``, ``pay_per_lap``,
+      ``lap_paid``, ``share_of_return``, ``estimated``.
+    - ``dominance`` / ``dominance_by_kind``: per group (``by``), component ``paid`` and ``share``.
+    - ``dead_entries``: ``key``, ``value``, ``code``, ``judged``, ``why``.
+    - ``alignment``: per progress measure and statistic, ``estimate``, ``low``, ``high``.
+    - ``misranked``: the pairs paid more for less progress, worst first.
+    - ``sensitivity``: per achievement weight, the stable interval ``low`` / ``high`` and the fix.
+    ``scores`` are the config's ``Scores``; ``settings`` the thresholds and bootstrap settings used.
+    """
+
+    config: RewardConfig
+    scores: Scores
+    by: str
+    flags: pd.DataFrame
+    farming: pd.DataFrame
+    farming_episodes: pd.DataFrame
+    cycles: pd.DataFrame
+    dominance: pd.DataFrame
+    dominance_by_kind: pd.DataFrame
+    dead_entries: pd.DataFrame
+    alignment: pd.DataFrame
+    misranked: pd.DataFrame
+    sensitivity: pd.DataFrame
+    settings: dict[str, Any] = field(default_factory=dict)
+
+    def tables(self) -> dict[str, pd.DataFrame]:
+        """Every table by name (``TABLES`` order): what ``workbench diagnose --out`` writes."""
+        return {name: getattr(self, name) for name in TABLES}
+
+    @property
+    def estimated_episodes(self) -> list[str]:
+        """Episodes whose achievement counts are estimated (their count shaping is an estimate)."""
+        table = self.farming_episodes
+        return table.loc[table["count_shaping_estimated"], "episode"].tolist()
+
+    def __repr__(self) -> str:
+        return (
+            f"<Diagnosis: {len(self.scores.episodes)} episodes by {self.by}, {len(self.flags)} flag(s), "
+            f"{len(self.misranked)} misranked pair(s), {len(self.dead_entries)} dead entr(ies)>"
+        )
+
+
+def diagnose(
+    corpus: Corpus,
+    config: RewardConfig,
+    *,
+    by: str = "policy",
+    reps: int = 1000,
+    seed: int | None = 0,
+    confidence: float = 0.95,
+    dominance_threshold: float = 0.5,
+    component_threshold: float = 0.25,
+    agreement_threshold: float = 0.5,
+    progress: Sequence[str] = tuple(PROGRESS_MEASURES),
+    scores: Scores | None = None,
+) -> Diagnosis:
+    """Diagnose ``config`` on ``corpus``: farming, dominance, dead entries, alignment with
+    error bars and weight sensitivity (see the module docstring), with flags saying why.
+
+    ``by`` is the ``corpus.index`` column episodes are grouped by (dominance per group, bootstrap
+    strata). ``reps``, ``seed`` and ``confidence`` set the stratified bootstrap.
+    ``dominance_threshold`` flags a group whose resource shaping passes that share of its
+    reward, ``component_threshold`` one component passing it; ``agreement_threshold`` flags
+    Kendall's tau (return vs achievements) below it. ``progress`` names the progress measures
+    the alignment table ranks against (``PROGRESS_MEASURES``: "achievements", "crafter_score";
+    each costs one bootstrap per statistic). ``scores`` may pass ``score(corpus,
+    config)`` when already computed. Scoring reuses the corpus's prepared arrays, so a second
+    call after a weight change only recombines them.
+
+    Raises ``DiagnosisError`` for an empty corpus, an unknown ``by`` column, ``reps < 1``, an
+    unknown progress measure, a threshold or confidence outside (0, 1), or ``scores`` of another
+    corpus or config.
+    """
+    if len(corpus) == 0:
+        raise DiagnosisError("cannot diagnose an empty corpus: it has no episodes")
+    if by not in corpus.index.columns:
+        raise DiagnosisError(f"by: no corpus index column {by!r}; columns are {list(corpus.index.columns)}")
+    if reps < 1:
+        raise DiagnosisError(f"reps must be at least 1, not {reps}")
+    for name, value in (
+        ("confidence", confidence),
+        ("dominance_threshold", dominance_threshold),
+        ("component_threshold", component_threshold),
+    ):
+        if not 0.0 < value < 1.0:
+            raise DiagnosisError(f"{name} must be between 0 and 1 (exclusive), not {value}")
+    unknown = [name for name in progress if name not in PROGRESS_MEASURES]
+    if unknown or not progress:
+        raise DiagnosisError(f"progress: {unknown or 'nothing'} given; choose from {list(PROGRESS_MEASURES)}")
+    if scores is None:
+        scores = score(corpus, config)
+    elif scores.config != config or list(scores.prepared.ids) != corpus.ids:
+        raise DiagnosisError("scores: pass score(corpus, config) of this corpus and config, or leave it out")
+    facts = episode_facts(scores, corpus, by)
+    totals = component_totals(scores)
+
+    events = farming_events(totals, facts)
+    per_episode, farming_flags = farming_episodes(totals, facts, events)
+    loops = cycles(scores, config, facts)
+    by_name, by_kind, dominance_flags = dominance(
+        totals, facts, threshold=dominance_threshold, component_threshold=component_threshold
+    )
+    dead, dead_flags = dead_entries(config, scores)
+    table = agreement(scores, facts.group, by=by, reps=reps, seed=seed, confidence=confidence, progress=progress)
+    pairs = misranked(scores, pd.Series(facts.group, index=facts.ids), by)
+    worst = (pairs["paid_more"].iloc[0], pairs["progressed_more"].iloc[0]) if len(pairs) else None
+    weights = sensitivity(scores, config, worst)
+    flags = [
+        *farming_flags,
+        *dominance_flags,
+        *alignment_flags(table, pairs, weights, threshold=agreement_threshold),
+        *dead_flags,
+    ]
+    settings = {
+        "by": by,
+        "reps": reps,
+        "seed": seed,
+        "confidence": confidence,
+        "dominance_threshold": dominance_threshold,
+        "component_threshold": component_threshold,
+        "agreement_threshold": agreement_threshold,
+        "progress": tuple(progress),
+    }
+    return Diagnosis(
+        config=config,
+        scores=scores,
+        by=by,
+        flags=flags_table(flags),
+        farming=events,
+        farming_episodes=per_episode,
+        cycles=loops,
+        dominance=by_name,
+        dominance_by_kind=by_kind,
+        dead_entries=dead,
+        alignment=table,
+        misranked=pairs,
+        sensitivity=weights,
+        settings=settings,
+    )

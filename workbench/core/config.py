@@ -1,0 +1,182 @@
+"""``RewardConfig``: one object for a task app ``step_rewards`` table.
+
+A config keeps what the user wrote (the strategy string as spelled, weights and k-limits as
+given) so that ``lint`` can point at mistakes the task app would swallow silently; the
+properties ``effective_*`` say what the task app actually runs. Files (our YAML, synth-ai
+TOMLs) are read and written as plain tables by ``workbench.core.config_io``; ``from_file``,
+``to_file`` and ``export_into`` are the front door to it. Lint lives in ``workbench.core.lint``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from workbench.core.config_io import export_table, read_table, write_table
+from workbench.core.lint import Finding, lint
+from workbench.core.resource_weights import RESOURCE_OVERRIDE_KEYS, TASK_APP_RESOURCE_WEIGHTS, ResourceWeights
+from workbench.core.reward import (
+    STEPWISE_MODE,
+    TABLE_DEFAULTS,
+    coerce_k_limits,
+    coerce_weights,
+    effective_lambda,
+    normalize_strategy,
+)
+from workbench.errors import ConfigError
+
+__all__ = ["RESOURCE_OVERRIDE_KEYS", "STEPWISE_MODE", "ConfigError", "RewardConfig"]
+
+
+def _read_float(value: Any) -> float:
+    """The task app's ``float(value or 0.0)`` with 0.0 on error."""
+    try:
+        return float(value or 0.0)
+    except Exception:
+        return 0.0
+
+
+@dataclass(frozen=True)
+class RewardConfig:
+    """A step_rewards table: whether shaping runs, its strategy, weights and limits.
+
+    Field defaults describe an active consistent configuration (what ``configs/task_app_default.yaml``
+    ships); ``from_dict`` instead applies the task app's defaults to missing keys, so
+    ``RewardConfig.from_dict({})`` is "shaping off", exactly as the task app reads an empty table.
+    """
+
+    enabled: bool = True
+    mode: str = STEPWISE_MODE
+    strategy: str = "consistent"
+    weights: Mapping[str, float] = field(default_factory=dict)
+    k_limits: Mapping[str, int] = field(default_factory=dict)
+    indicator_lambda: float = 1.0
+    step_beta: float = 0.0
+    #: Overrides merged over the task app's resource tables; {} keeps the task app's tables.
+    resource_overrides: Mapping[str, Any] = field(default_factory=dict)
+
+    # -- what the task app runs -------------------------------------------------------------
+    @property
+    def active(self) -> bool:
+        """Whether the task app shapes rewards at all with this table."""
+        return bool(self.enabled) and self.effective_mode == STEPWISE_MODE
+
+    @property
+    def effective_mode(self) -> str:
+        """The mode as the task app reads it: ``str(mode or "off").lower()``."""
+        return str(self.mode or "off").lower()
+
+    @property
+    def effective_strategy(self) -> str:
+        """The strategy the task app runs: ``consistent`` or ``per_achievement`` (normalised)."""
+        return normalize_strategy(self.strategy)
+
+    @property
+    def effective_lambda(self) -> float:
+        """The factor rewards are scaled by (0 means 1.0, quirk 2 in workbench.core.reward)."""
+        return float(effective_lambda(self.indicator_lambda))
+
+    @property
+    def resource_weights(self) -> ResourceWeights:
+        """The resource tables this config pays with: the task app's, with ``resource_overrides`` merged over them."""
+        if not self.resource_overrides:
+            return TASK_APP_RESOURCE_WEIGHTS
+        return TASK_APP_RESOURCE_WEIGHTS.overridden(**self.resource_overrides)
+
+    # -- task app tables --------------------------------------------------------------------
+    @classmethod
+    def from_dict(cls, table: Mapping[str, Any] | None) -> RewardConfig:
+        """Read a step_rewards table with the task app's rules (junk values coerced or dropped).
+
+        A ``resource_weights`` key (our extension) is taken as resource-table overrides.
+        """
+        table = dict(table or {})
+        return cls(
+            enabled=bool(table.get("enabled", TABLE_DEFAULTS["enabled"])),
+            mode=str(table.get("mode") or TABLE_DEFAULTS["mode"]).lower(),
+            strategy=table["strategy"] if isinstance(table.get("strategy"), str) else TABLE_DEFAULTS["strategy"],
+            weights=coerce_weights(table.get("weights")),
+            k_limits=coerce_k_limits(table.get("k_limits")),
+            indicator_lambda=_read_float(table.get("indicator_lambda")),
+            step_beta=_read_float(table.get("step_beta")),
+            resource_overrides=_resource_overrides(table.get("resource_weights")),
+        )
+
+    def to_task_app_dict(self) -> dict[str, Any]:
+        """The step_rewards table the task app reads (without our resource overrides)."""
+        table: dict[str, Any] = {
+            "enabled": bool(self.enabled),
+            "mode": self.mode,
+            "strategy": self.strategy,
+            "indicator_lambda": float(self.indicator_lambda),
+            "step_beta": float(self.step_beta),
+        }
+        if self.weights:
+            table["weights"] = dict(self.weights)
+        if self.k_limits:
+            table["k_limits"] = dict(self.k_limits)
+        return table
+
+    def to_dict(self) -> dict[str, Any]:
+        """``to_task_app_dict`` plus the workbench's resource overrides, when there are any."""
+        table = self.to_task_app_dict()
+        if self.resource_overrides:
+            table["resource_weights"] = _plain(self.resource_overrides)
+        return table
+
+    def with_changes(self, **changes: Any) -> RewardConfig:
+        """A copy with some fields changed (configs are frozen, so one can be shared between widgets and scores)."""
+        return replace(self, **changes)
+
+    # -- files (plain tables read and written by workbench.core.config_io) -----------------------
+    @classmethod
+    def from_file(cls, path: str | Path) -> RewardConfig:
+        """Read our YAML or a synth-ai TOML (task-app or trainer style, detected), strictly.
+        Raises ``ConfigError`` naming the file, the dotted key and what was expected."""
+        return cls.from_dict(read_table(path))
+
+    def to_file(self, path: str | Path, *, overwrite: bool = False) -> Path:
+        """Write YAML (.yaml/.yml) or a standalone TOML table (.toml), atomically; returns the
+        path. Raises ``TargetExistsError`` when it exists (unless ``overwrite``) and
+        ``ConfigError`` for a config that would not read back."""
+        return write_table(self.to_dict(), path, overwrite=overwrite)
+
+    def export_into(self, toml_path: str | Path) -> Path:
+        """Update the step-rewards keys of an existing training TOML in place, keeping the rest;
+        returns its path. Raises ``ConfigError`` for a file it cannot update (unchanged then)."""
+        return export_table(self.to_task_app_dict(), toml_path, resource_overrides=bool(self.resource_overrides)).path
+
+    def lint(self) -> list[Finding]:
+        """Problems the task app would not tell you about; never changes the config."""
+        return lint(self)
+
+
+def _resource_overrides(value: Any) -> dict[str, Any]:
+    """Resource-table overrides read as leniently as the task app reads weights.
+
+    A default whose float() raises is dropped, tables go through ``coerce_weights``; junk
+    never raises here (the strict checks live in ``workbench.core.config_io``).
+    """
+    if not isinstance(value, Mapping):
+        return {}
+    overrides: dict[str, Any] = {}
+    for key in RESOURCE_OVERRIDE_KEYS:
+        if key not in value:
+            continue
+        if key.endswith("_default"):
+            try:
+                overrides[key] = float(value[key])
+            except Exception:
+                continue
+        else:
+            table = value[key]
+            overrides[key] = coerce_weights(dict(table) if isinstance(table, Mapping) else table)
+    return overrides
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {k: _plain(v) for k, v in value.items()}
+    return value

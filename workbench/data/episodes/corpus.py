@@ -1,0 +1,322 @@
+"""``Corpus``: an ordered collection of episodes with a tidy per-episode index, in memory or columnar.
+
+A corpus position is backed by an episode in memory, a lazy loader, or an episode of a
+``ColumnStore`` (a columnar corpus opened from disk). ``corpus.decision_arrays()`` and
+``corpus.decision_batches()`` give the stacked state columns scoring needs: zero-copy slices for
+a columnar corpus, built by concatenation otherwise. Saving goes through the writer
+``workbench.data.storage`` registers (``register_writer``): this module never imports storage.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import Any, Protocol, overload
+
+import numpy as np
+import pandas as pd
+
+from workbench.data.episodes.columns import DecisionArrays
+from workbench.data.episodes.model import INDEX_COLUMNS, Episode
+from workbench.data.episodes.store import ColumnStore, EpisodeExtras
+from workbench.errors import CorpusError
+
+#: Decisions per batch of ``decision_batches`` by default (scoring's cache-friendly size).
+BATCH_DECISIONS = 1 << 15
+
+
+class CorpusWriter(Protocol):
+    """What ``Corpus.save`` calls: ``workbench.data.storage.save_corpus``."""
+
+    def __call__(self, corpus: Corpus, root: str | Path, *, overwrite: bool = False) -> Path: ...
+
+
+_WRITER: list[CorpusWriter] = []
+
+
+def register_writer(writer: CorpusWriter) -> None:
+    """Make ``writer`` the function ``Corpus.save`` calls (``workbench.data.storage`` registers itself on import)."""
+    _WRITER[:] = [writer]
+
+
+class Corpus:
+    """An ordered collection of episodes with a tidy per-episode ``index`` DataFrame.
+
+    Episodes may be held in memory, loaded lazily (one loader per episode) or be views over the
+    columns of a columnar corpus; ``len``, ``corpus[i]``, ``corpus["id"]``, iteration and
+    boolean-mask selection (``corpus[corpus.index.policy == "scripted"]``) work as a pandas user
+    expects. Selecting never loads an episode; frames load only when an episode's frames are
+    touched.
+    """
+
+    def __init__(
+        self,
+        episodes: Iterable[Episode] = (),
+        *,
+        loaders: Sequence[Callable[[], Episode]] | None = None,
+        index: pd.DataFrame | None = None,
+    ) -> None:
+        if loaders is not None:
+            if index is None or len(index) != len(loaders):
+                raise ValueError("a lazily loaded corpus needs an index row per loader")
+            self._loaders = list(loaders)
+            self._cache: list[Episode | None] = [None] * len(self._loaders)
+            self.index = index.reset_index(drop=True)
+        else:
+            held = list(episodes)
+            self._loaders = [_constant(e) for e in held]
+            self._cache = list(held)
+            self.index = index_frame([e.index_row() for e in held])
+        #: Per position: (store, episode number in it) when backed by a ColumnStore, else None.
+        self._columns: list[tuple[ColumnStore, int] | None] = [None] * len(self._loaders)
+        self._check_unique()
+
+    @classmethod
+    def from_store(cls, store: ColumnStore, episodes: Sequence[int], index: pd.DataFrame) -> Corpus:
+        """A corpus of the given episodes of ``store``, with their ``index`` rows (in that order)."""
+        corpus = cls.__new__(cls)
+        corpus._loaders = [_store_loader(store, k) for k in episodes]
+        corpus._cache = [None] * len(corpus._loaders)
+        corpus._columns = [(store, int(k)) for k in episodes]
+        corpus.index = index.reset_index(drop=True)
+        if len(corpus.index) != len(corpus._loaders):
+            raise ValueError("a columnar corpus needs an index row per episode")
+        corpus._check_unique()
+        return corpus
+
+    def _check_unique(self) -> None:
+        duplicated = self.index["episode"][self.index["episode"].duplicated()].tolist()
+        if duplicated:
+            raise ValueError(f"episode ids must be unique in a corpus; repeated: {duplicated[:5]}")
+        self._positions = {episode_id: i for i, episode_id in enumerate(self.index["episode"])}
+
+    def __len__(self) -> int:
+        return len(self._loaders)
+
+    def __iter__(self) -> Iterator[Episode]:
+        for i in range(len(self)):
+            yield self._load(i)
+
+    @overload
+    def __getitem__(self, key: int | np.integer | str) -> Episode: ...
+
+    @overload
+    def __getitem__(self, key: slice | Sequence[bool] | np.ndarray | pd.Series) -> Corpus: ...
+
+    def __getitem__(
+        self, key: int | np.integer | str | slice | Sequence[bool] | np.ndarray | pd.Series
+    ) -> Episode | Corpus:
+        """An episode by position or id, or a sub-corpus by slice, boolean mask or positions
+        (never loads an episode to select). Raises ``IndexError`` / ``KeyError`` for a bad key."""
+        if isinstance(key, (int, np.integer)):
+            position = int(key) + (len(self) if key < 0 else 0)
+            if not 0 <= position < len(self):
+                raise IndexError(f"episode {key} out of range for a corpus of {len(self)}")
+            return self._load(position)
+        if isinstance(key, str):
+            if key not in self._positions:
+                raise KeyError(f"no episode {key!r} in this corpus")
+            return self._load(self._positions[key])
+        if isinstance(key, slice):
+            return self._subset(range(len(self))[key])
+        mask = np.asarray(key)
+        if mask.dtype == bool:
+            if mask.shape != (len(self),):
+                raise IndexError(f"a boolean mask must have {len(self)} entries, got {mask.shape}")
+            return self._subset(np.flatnonzero(mask))
+        return self._subset([int(i) for i in mask])
+
+    def select(self, **columns: Any) -> Corpus:
+        """Episodes whose index columns equal the given values (a list means "any of")."""
+        mask = np.ones(len(self), dtype=bool)
+        for column, wanted in columns.items():
+            if column not in self.index.columns:
+                raise KeyError(f"no index column {column!r}; columns are {list(self.index.columns)}")
+            values = self.index[column]
+            mask &= (
+                values.isin(wanted).to_numpy()
+                if isinstance(wanted, (list, tuple, set))
+                else (values == wanted).to_numpy()
+            )
+        return self._subset(np.flatnonzero(mask))
+
+    def groups(self, by: str) -> pd.Series:
+        """Episode id -> the index column ``by`` as text (e.g. "policy"): how figures and
+        tables group episodes. KeyError naming the columns when there is no such column."""
+        if by not in self.index.columns:
+            raise KeyError(f"no index column {by!r}; columns are {list(self.index.columns)}")
+        return self.index.set_index("episode")[by].astype(str)
+
+    @property
+    def ids(self) -> list[str]:
+        """The episode ids, in corpus order."""
+        return self.index["episode"].tolist()
+
+    @property
+    def n_decisions(self) -> int:
+        """How many decisions all episodes hold together (from the index: reads no episode)."""
+        return int(self.index["decisions"].sum())
+
+    # -- whole columns ----------------------------------------------------------------------
+    def decision_arrays(self, start: int = 0, stop: int | None = None) -> DecisionArrays:
+        """The stacked state columns of episodes ``start .. stop - 1`` (all by default), ids as
+        ``corpus.index`` names them. Zero-copy slices where the episodes are consecutive in one
+        columnar store; otherwise built by concatenation (episodes in memory are read, never
+        their frames). ``CorpusError`` for an empty range."""
+        stop = len(self) if stop is None else min(stop, len(self))
+        if not 0 <= start < stop:
+            raise CorpusError(f"no episodes in positions {start}..{stop} of a corpus of {len(self)}")
+        ids = self.index["episode"].iloc[start:stop].tolist()
+        pieces: list[DecisionArrays] = []
+        position = start
+        while position < stop:
+            backing = self._columns[position]
+            if backing is None:
+                end = position + 1
+                while end < stop and self._columns[end] is None:
+                    end += 1
+                pieces.append(DecisionArrays.from_episodes([self._load(i) for i in range(position, end)]))
+            else:
+                store, k = backing
+                end = position + 1
+                while end < stop and self._columns[end] == (store, k + end - position):
+                    end += 1
+                pieces.append(store.arrays.rows(k, k + end - position))
+            position = end
+        return DecisionArrays.concat(pieces).with_ids(ids)
+
+    def episode_extras(self, position: int) -> EpisodeExtras:
+        """What the episode at ``position`` holds besides its state columns, without building it
+        when it lives in a columnar store (its id as ``corpus.index`` names it)."""
+        backing = self._columns[position]
+        extras = backing[0].extras(backing[1]) if backing is not None else EpisodeExtras.of(self._load(position))
+        episode_id = self.index["episode"].iat[position]
+        if extras.id != episode_id:
+            extras = EpisodeExtras(
+                episode_id, extras.metadata, extras.logged, extras.views, extras.messages, extras.frames_loader
+            )
+        return extras
+
+    def stored_events(self) -> list[dict[str, np.ndarray]] | None:
+        """The events (``workbench.data.episodes.events``) a columnar store computed while it opened,
+        when this corpus is exactly that store's episodes in order; else None."""
+        backing = self._columns[0] if self._columns else None
+        if backing is None or backing[0].events is None or len(self) != len(backing[0]):
+            return None
+        store = backing[0]
+        if any(column != (store, k) for k, column in enumerate(self._columns)):
+            return None
+        return store.events
+
+    def decision_batches(self, max_decisions: int = BATCH_DECISIONS) -> Iterator[tuple[int, DecisionArrays]]:
+        """(position of the first episode, ``decision_arrays`` of whole episodes) in corpus order,
+        each batch closed once it holds ``max_decisions`` decisions or more (so a batch is one
+        episode at least): the temporaries of code working batch by batch stay small."""
+        lengths = self.index["decisions"].to_numpy(dtype=np.int64)
+        start, held = 0, 0
+        for position, length in enumerate(lengths):
+            held += int(length)
+            if held >= max_decisions:
+                yield start, self.decision_arrays(start, position + 1)
+                start, held = position + 1, 0
+        if start < len(self):
+            yield start, self.decision_arrays(start, len(self))
+
+    # -- combining and saving ---------------------------------------------------------------
+    @staticmethod
+    def concat(corpora: Iterable[Corpus]) -> Corpus:
+        """One corpus of all episodes in order; repeated ids get a ``-2``, ``-3`` ... suffix."""
+        loaders: list[Callable[[], Episode]] = []
+        columns: list[tuple[ColumnStore, int] | None] = []
+        rows: list[pd.DataFrame] = []
+        seen: set[str] = set()
+        for corpus in corpora:
+            index = corpus.index.copy()
+            for i, episode_id in enumerate(index["episode"]):
+                unique = _unique_id(episode_id, seen)
+                seen.add(unique)
+                index.loc[i, "episode"] = unique
+                loaders.append(corpus._loader_with_id(i, unique))
+                columns.append(corpus._columns[i])
+            rows.append(index)
+        index = pd.concat(rows, ignore_index=True) if rows else index_frame([])
+        joined = Corpus(loaders=loaders, index=index)
+        joined._columns = columns
+        return joined
+
+    def save(self, path: str | Path, *, overwrite: bool = False) -> Path:
+        """Save to a corpus folder (format: ``workbench.data.storage``); see ``storage.save_corpus``."""
+        if not _WRITER:
+            raise RuntimeError("no corpus writer registered: import workbench.data.storage first")
+        return _WRITER[0](self, path, overwrite=overwrite)
+
+    def __repr__(self) -> str:
+        by_source = self.index.groupby("source").size().to_dict() if len(self) else {}
+        return f"<Corpus: {len(self)} episodes, {self.n_decisions} decisions, sources {by_source}>"
+
+    # -- internals --------------------------------------------------------------------------
+    def _load(self, position: int) -> Episode:
+        episode = self._cache[position]
+        if episode is None:
+            episode = self._loaders[position]()
+            if self._columns[position] is None:  # a columnar store keeps its own episodes
+                self._cache[position] = episode
+        return episode
+
+    def _subset(self, positions: Iterable[int]) -> Corpus:
+        positions = list(positions)
+        subset = Corpus(loaders=[self._loader_at(i) for i in positions], index=self.index.iloc[positions])
+        subset._cache = [self._cache[i] for i in positions]
+        subset._columns = [self._columns[i] for i in positions]
+        return subset
+
+    def _loader_at(self, position: int) -> Callable[[], Episode]:
+        return lambda: self._load(position)
+
+    def _loader_with_id(self, position: int, episode_id: str) -> Callable[[], Episode]:
+        def load() -> Episode:
+            episode = self._load(position)
+            if episode.id != episode_id:
+                episode = _renamed(episode, episode_id)
+            return episode
+
+        return load
+
+
+def _constant(episode: Episode) -> Callable[[], Episode]:
+    return lambda: episode
+
+
+def _store_loader(store: ColumnStore, k: int) -> Callable[[], Episode]:
+    return lambda: store.episode(k)
+
+
+def _renamed(episode: Episode, episode_id: str) -> Episode:
+    copy = Episode.__new__(Episode)
+    copy.__dict__.update(episode.__dict__)
+    copy.id = episode_id
+    return copy
+
+
+def _unique_id(episode_id: str, seen: set[str]) -> str:
+    if episode_id not in seen:
+        return episode_id
+    suffix = 2
+    while f"{episode_id}-{suffix}" in seen:
+        suffix += 1
+    return f"{episode_id}-{suffix}"
+
+
+def index_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    """``Corpus.index`` from index rows (``Episode.index_row()`` dicts), with its dtypes."""
+    frame = pd.DataFrame(rows, columns=list(INDEX_COLUMNS))
+    return frame.astype(
+        {
+            "decisions": "int64",
+            "steps": "int64",
+            "env_return": "float64",
+            "n_unlocked": "int64",
+            "has_frames": "bool",
+            "has_logged": "bool",
+        }
+    )

@@ -1,0 +1,125 @@
+"""What an import returns (``ImportResult``, ``ImportIssue``) and how a batch goes on past bad items."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from workbench.data.episodes import Corpus, Episode, _unique_id
+from workbench.errors import WorkbenchError
+
+#: The longest episode id an importer keeps whole; longer ones are shortened with a hash (a
+#: file name past 255 bytes cannot be created: ENAMETOOLONG).
+MAX_ID_CHARS = 120
+
+
+@dataclass(frozen=True)
+class ImportIssue:
+    """One bad item: the file, where in it (line, JSON path, array) and what is wrong."""
+
+    file: str
+    location: str
+    message: str
+
+    def __str__(self) -> str:
+        where = f"{self.file}: {self.location}" if self.location else self.file
+        return f"{where}: {self.message}"
+
+
+@dataclass
+class ImportResult:
+    """The episodes that imported cleanly, the problems with everything else, and warnings
+    about imported episodes (e.g. a text observation that disagrees with what was logged)."""
+
+    corpus: Corpus
+    errors: list[ImportIssue] = field(default_factory=list)
+    files: int = 0
+    warnings: list[ImportIssue] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """True when every item imported (warnings do not count)."""
+        return not self.errors
+
+    def __str__(self) -> str:
+        lines = [
+            f"imported {len(self.corpus)} episode(s), {self.corpus.n_decisions} decision(s) "
+            f"from {self.files} file(s); {len(self.errors)} problem(s)"
+        ]
+        lines += [f"  - {issue}" for issue in self.errors]
+        lines += [f"  warning: {issue}" for issue in self.warnings]
+        return "\n".join(lines)
+
+
+class BadInput(WorkbenchError):
+    """Raised while reading one item; becomes an ``ImportIssue`` once the file is known."""
+
+    def __init__(self, location: str, message: str) -> None:
+        super().__init__(message)
+        self.location = location
+        self.message = message
+
+
+class Collector:
+    """Gathers a batch's episodes and issues, giving repeated ids (two files may carry the same
+    run id or stem) a ``-2``, ``-3`` ... suffix as ``Corpus.concat`` does."""
+
+    def __init__(self) -> None:
+        self.episodes: list[Episode] = []
+        self.errors: list[ImportIssue] = []
+        self.warnings: list[ImportIssue] = []
+        self._seen: set[str] = set()
+        self._renamed: dict[str, str] = {}
+
+    def add(self, episode: Episode) -> None:
+        """Keep ``episode`` under an id unique in the batch."""
+        unique = _unique_id(safe_id(episode.id), self._seen)
+        self._seen.add(unique)
+        # An episode's predecessor in its trajectory arrived just before it: map to its new id.
+        if "follows" in episode.metadata:
+            episode.metadata["follows"] = self._renamed.get(episode.metadata["follows"], episode.metadata["follows"])
+        self._renamed[episode.id] = unique
+        episode.id = unique
+        self.episodes.append(episode)
+
+    def result(self, files: int) -> ImportResult:
+        """The batch's outcome."""
+        return ImportResult(Corpus(self.episodes), self.errors, files, self.warnings)
+
+
+def batch_files(path: Path, patterns: Sequence[str], what: str) -> tuple[list[Path], Collector]:
+    """The files to read under ``path`` (itself, when it is a file) and a collector for the
+    batch, which already holds an issue when there is nothing to read."""
+    collected = Collector()
+    if path.is_file():
+        return [path], collected
+    # Suffixes match in any case (a .JSONL is a .jsonl); the patterns are "*.<suffix>".
+    suffixes = {pattern.lstrip("*").lower() for pattern in patterns}
+    files = sorted(f for f in path.rglob("*") if f.suffix.lower() in suffixes and f.is_file()) if path.is_dir() else []
+    if not path.is_dir():
+        problem = (
+            "not a regular file or folder (a FIFO, socket or device)" if path.exists() else "no such file or folder"
+        )
+        collected.errors.append(ImportIssue(str(path), "", problem))
+    elif not files:
+        collected.errors.append(ImportIssue(str(path), "", f"no {what} found (looked for {', '.join(patterns)})"))
+    return files, collected
+
+
+def unexpected(error: BaseException) -> str:
+    """An item's problem from an exception no check foresaw (a huge number, a deep nesting, an
+    odd type): its type and message, so the batch goes on and the report says what broke."""
+    if isinstance(error, RecursionError):
+        return "nested too deeply to read"
+    return f"could not be read ({type(error).__name__}: {str(error)[:200]})"
+
+
+def safe_id(episode_id: str) -> str:
+    """``episode_id`` whole when short enough to be a file name, else its first characters and a
+    hash of the whole (so two long ids stay distinct)."""
+    if len(episode_id) <= MAX_ID_CHARS:
+        return episode_id
+    digest = hashlib.sha256(episode_id.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    return f"{episode_id[: MAX_ID_CHARS - 13]}-{digest}"

@@ -1,0 +1,138 @@
+"""Achievement counts for observations that carry none (the task app's text): rebuilt exactly
+from the rises a per_achievement rollout logged, or estimated as lower bounds from what the
+observations show, and labelled so (``metadata["counts"]``: ``logged`` or ``estimated``)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from workbench.core.crafter_facts import ACHIEVEMENTS, INVENTORY_ITEMS, MAKE_RULES, PLACE_RULES
+from workbench.core.reward import PER_ACHIEVEMENT
+
+_ACHIEVEMENT = {name: k for k, name in enumerate(ACHIEVEMENTS)}
+_ITEM = {item: k for k, item in enumerate(INVENTORY_ITEMS)}
+#: collect_<x> achievements whose rise shows as an inventory rise of one item (Crafter's
+#: ``collect`` rules: water gives drink, grass gives sapling; the rest give their own name).
+_COLLECTED_ITEM = {
+    "collect_coal": "coal",
+    "collect_diamond": "diamond",
+    "collect_drink": "drink",
+    "collect_iron": "iron",
+    "collect_sapling": "sapling",
+    "collect_stone": "stone",
+    "collect_wood": "wood",
+}
+
+
+def logged_counts(
+    status: np.ndarray, stepwise: Sequence[Mapping[str, Any] | None], start: np.ndarray | None = None
+) -> tuple[np.ndarray | None, str]:
+    """Counts (n+1, 22) rebuilt from each decision's logged ``achievement_count_deltas``, or
+    None with the reason when the log cannot pin them down.
+
+    Crafter's counts start at 0 after reset and only rise, and under per_achievement the task
+    app logs every rise of every decision (the key is left out when nothing rose), so the sum of
+    the logged rises is the count exactly. ``start`` is the state the first decision was scored
+    against when it is not this episode's reset (``on_done = "reset"``, quirk 7): its rises are
+    then relative to the previous episode's end, and a count that did not rise above that end is
+    known only when the status or a zero end pins it. ``status`` is (n+1, 22) booleans.
+    """
+    n = len(stepwise)
+    if n == 0 or not all(isinstance(s, Mapping) and s.get("strategy") == PER_ACHIEVEMENT for s in stepwise):
+        return None, "not every decision logged a per_achievement info.stepwise"
+    counts = np.zeros((n + 1, len(ACHIEVEMENTS)), dtype=np.int64)
+    for i, logged in enumerate(stepwise, start=1):
+        deltas = logged.get("achievement_count_deltas") or {}  # type: ignore[union-attr]
+        if not isinstance(deltas, Mapping):
+            return None, f"decision {i}: achievement_count_deltas is not an object"
+        before = counts[i - 1] if (i > 1 or start is None) else start
+        row = before.copy()
+        if i == 1 and start is not None:
+            # Not risen above the previous end: 0 if locked, else pinned only by an end of 1.
+            row = np.where(status[1], 1, 0)
+            ambiguous = status[1] & (start > 1)
+        else:
+            ambiguous = np.zeros(len(ACHIEVEMENTS), dtype=bool)
+        for name, delta in deltas.items():
+            if name not in _ACHIEVEMENT or not _is_rise(delta):
+                return (
+                    None,
+                    f"decision {i}: achievement_count_deltas has {name!r}: {delta!r} (a positive rise of a Crafter achievement expected)",
+                )
+            k = _ACHIEVEMENT[name]
+            row[k] = before[k] + int(delta)
+            ambiguous[k] = False
+        if ambiguous.any():
+            names = [ACHIEVEMENTS[k] for k in np.flatnonzero(ambiguous)]
+            return None, f"decision {i} follows another episode's end and does not pin the counts of {names}"
+        counts[i] = row
+    disagree = np.flatnonzero(((counts > 0) != status).any(axis=1))
+    if disagree.size:
+        return None, f"the logged rises disagree with the observed achievements at state {int(disagree[0])}"
+    return counts, "rebuilt exactly from the rises logged in info.stepwise.achievement_count_deltas"
+
+
+def _is_rise(delta: Any) -> bool:
+    """A logged count rise: a positive whole number within int32 (not a bool, NaN or inf)."""
+    if isinstance(delta, bool) or not isinstance(delta, (int, float)):
+        return False
+    return math.isfinite(delta) and delta == int(delta) and 0 < delta <= 2**31 - 1
+
+
+def estimated_counts(status: np.ndarray, inventory: np.ndarray, actions: Sequence[Sequence[str]]) -> np.ndarray:
+    """Lower-bound counts (n+1, 22) from what observations without counts show.
+
+    Per decision, from Crafter's own rules: a tool's inventory rise is that many ``make_*``; a
+    ``place_*`` action whose material fell is a placement (at most one per such action); an
+    item's rise plus what those makes and placements used is at least that many ``collect_*``;
+    and an achievement that is unlocked has a count of at least 1. Eating, combat and waking
+    leave no countable trace beyond the unlock. Repeats inside one decision that leave no net
+    change (collect a stone, place it) are invisible, so every count is at least the truth's
+    lower bound, never more. ``status`` is (n+1, 22) booleans, ``inventory`` (n+1, 16).
+    """
+    n = len(actions)
+    counts = np.zeros((n + 1, len(ACHIEVEMENTS)), dtype=np.int64)
+    for i in range(1, n + 1):
+        change = inventory[i].astype(np.int64) - inventory[i - 1]
+        used = np.zeros(len(INVENTORY_ITEMS), dtype=np.int64)
+        rise = np.zeros(len(ACHIEVEMENTS), dtype=np.int64)
+        for tool, rule in MAKE_RULES.items():
+            made = max(0, int(change[_ITEM[tool]]))
+            rise[_ACHIEVEMENT[f"make_{tool}"]] = made
+            for item, amount in rule["uses"].items():
+                used[_ITEM[item]] += made * int(amount)
+        for placed_name, rule in PLACE_RULES.items():
+            ((item, amount),) = rule["uses"].items()
+            tries = sum(action == f"place_{placed_name}" for action in actions[i - 1])
+            fell = max(0, -int(change[_ITEM[item]]) + int(used[_ITEM[item]]))  # beyond what makes used
+            placed = min(tries, fell // int(amount))
+            rise[_ACHIEVEMENT[f"place_{placed_name}"]] = placed
+            used[_ITEM[item]] += placed * int(amount)
+        for name, item in _COLLECTED_ITEM.items():
+            rise[_ACHIEVEMENT[name]] = max(0, int(change[_ITEM[item]] + used[_ITEM[item]]))
+        counts[i] = np.maximum(counts[i - 1] + rise, status[i].astype(np.int64))
+    return counts
+
+
+def inventory_disagreements(inventory: np.ndarray, stepwise: Sequence[Mapping[str, Any] | None]) -> list[int]:
+    """Decisions (1-based) whose logged ``inventory_deltas`` differ from the rises the
+    observations show; only decisions with a per_achievement log are checked."""
+    bad = []
+    for i, logged in enumerate(stepwise, start=1):
+        if not isinstance(logged, Mapping) or logged.get("strategy") != PER_ACHIEVEMENT:
+            continue
+        seen = {
+            INVENTORY_ITEMS[k]: int(d) for k, d in enumerate(inventory[i].astype(np.int64) - inventory[i - 1]) if d > 0
+        }
+        deltas = logged.get("inventory_deltas") or {}
+        try:
+            logged_rises = {str(k): int(v) for k, v in deltas.items()} if isinstance(deltas, Mapping) else None
+        except (TypeError, ValueError, OverflowError):
+            logged_rises = None
+        if logged_rises != seen:
+            bad.append(i)
+    return bad

@@ -1,0 +1,65 @@
+"""Reading rollout files: a JSON document, a list of them or JSON Lines, and digging into the result."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from workbench.data.importers.batch import BadInput
+
+
+def read_responses(file: Path) -> Iterator[tuple[str, Any]]:
+    """(location prefix, parsed response or BadInput) for each response in a JSON/JSONL file."""
+    try:
+        text = file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        yield "", BadInput("", f"cannot read ({error})")
+        return
+    if file.suffix.lower() == ".jsonl":
+        for number, line in enumerate(text.splitlines(), start=1):
+            if line.strip():
+                yield f"line {number}", parse_json(line, offset=number - 1)
+        return
+    document = parse_json(text, offset=0)
+    if isinstance(document, list):
+        for i, response in enumerate(document):
+            yield f"[{i}]", response
+    else:
+        yield "", document
+
+
+def parse_json(text: str, *, offset: int) -> Any:
+    """The parsed JSON, or a BadInput naming the file's line (``offset`` = lines before ``text``)."""
+    try:
+        return json.loads(text)  # NaN and Infinity parse (Python's json), then fail the field checks by name
+    except json.JSONDecodeError as error:
+        line = error.lineno + offset
+        return BadInput(f"line {line}", f"not valid JSON ({error.msg} at column {error.colno}); truncated file?")
+    except RecursionError:
+        return BadInput(f"line {offset + 1}", "JSON nested too deeply to read")
+    except ValueError as error:  # an integer of thousands of digits (Python's int() limit)
+        return BadInput(f"line {offset + 1}", f"not valid JSON ({str(error)[:120]})")
+
+
+def join_path(*parts: str) -> str:
+    """The non-empty location parts joined with commas (``line 3, trajectories[0]``)."""
+    return ", ".join(p for p in parts if p)
+
+
+def as_mapping(value: Any) -> Mapping[str, Any]:
+    """``value`` when it is an object, else an empty one (odd field types read as absent)."""
+    return value if isinstance(value, Mapping) else {}
+
+
+def dig(value: Any, *keys: str | int) -> Any:
+    """``value[k1][k2]...`` (an int key indexes a list), or None as soon as a level is missing."""
+    for key in keys:
+        if isinstance(key, int):
+            value = value[key] if isinstance(value, list) and -len(value) <= key < len(value) else None
+        elif isinstance(value, Mapping):
+            value = value.get(key)
+        else:
+            return None
+    return value

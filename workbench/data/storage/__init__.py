@@ -1,0 +1,125 @@
+"""The on-disk corpus format (schema_version 2): a folder of columnar parts, Parquet through pyarrow.
+
+::
+
+    my_corpus/
+      corpus.json                   {"format": "crafter-workbench-corpus", "schema_version": 2, "layout": "columnar", ...}
+      decisions/<part>.parquet      one row per state: decision 0 = after reset, then one per decision
+      episodes/<part>.parquet       one row per episode: the corpus index, metadata and logged rewards (JSON)
+      frames/<part>.parquet         one row group per episode with frames (codec: workbench.data.storage.frames)
+      .corpus.lock                  the writers' lock (filelock)
+
+The column layout of the two tables is documented in ``workbench.data.storage.schema``: inventory
+uint8 (Crafter's 0..9), counts uint16, status bool, positions int16, actions as lists of uint8
+Crafter ids, Crafter's reward float64, ``done`` bool; ``pandas.read_parquet("my_corpus/decisions")``
+reads it as one tidy table (hidden temporary files are skipped).
+
+Parts: every write adds one part under a fresh tool-made name (``part-<time>-<pid>-<random>``)
+and never rewrites an existing one. The index is derived from the parts: a part exists once its
+episodes table (written last) does. Writes hold ``.corpus.lock``, so two concurrent imports
+into one folder both land, one after the other, and an id can be added only once (a second
+time with ``overwrite=True``, which writes the episode again in a new part that replaces the old
+one in place). Each file is written to a temporary file in its own folder and renamed, so a
+crash leaves a whole part or files no part names, which the next write deletes. Names never
+come from an index row or an episode id, and a symlink inside the folder is refused
+(``UnsafeCorpusPathError``).
+
+Values are checked when written and when read (``workbench.data.episodes.check_values``): a
+violation is an ``EpisodeValueError`` (writing) or ``CorpusValueError`` (reading) naming the
+episode, decision and column.
+
+Opening reads the episodes tables and streams the decisions tables, checking every value and
+keeping only the episodes' events for scoring (``workbench.data.storage.decode``); the state columns
+are decoded whole, column-major, when first asked for (an ``Episode``, ``decision_arrays``), and
+an episode's frames are read when touched. Folders of the old layout (schema_version 1, one ``.npz`` per episode,
+``workbench.data.storage.legacy``) open read-only; ``upgrade_corpus`` (``workbench corpus upgrade
+OLD NEW``) converts them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from workbench.data.episodes import INDEX_COLUMNS, Corpus, Episode, register_writer
+from workbench.data.storage import columnar
+from workbench.data.storage.layout import (
+    FORMAT,
+    MARKER,
+    SCHEMA_VERSION,
+    committed_parts,
+    writing,
+)
+from workbench.errors import (
+    CorpusFormatError,
+    CorpusValueError,
+    EpisodeValueError,
+    TargetExistsError,
+    UnsafeCorpusPathError,
+)
+from workbench.util.atomic import write_errors_named
+
+__all__ = [
+    "FORMAT",
+    "SCHEMA_VERSION",
+    "CorpusFormatError",
+    "CorpusValueError",
+    "EpisodeValueError",
+    "UnsafeCorpusPathError",
+    "holds_episodes",
+    "load_corpus",
+    "read_index",
+    "save_corpus",
+    "save_episode",
+]
+
+
+def load_corpus(root: str | Path) -> Corpus:
+    """Open a corpus folder. ``CorpusFormatError`` (or a subclass) naming the file when it
+    cannot be read, is of another schema version, holds a symlink or a value outside Crafter's
+    ranges."""
+    return columnar.load(Path(root))
+
+
+def save_corpus(corpus: Corpus, root: str | Path, *, overwrite: bool = False, progress: bool = False) -> Path:
+    """Add every episode of ``corpus`` to the folder ``root`` as one new part (made if missing).
+
+    Episodes already in ``root`` are kept; an id it already holds is written again only with
+    ``overwrite`` (the new one takes the old one's place), otherwise ``TargetExistsError`` names
+    it before anything is written. ``EpisodeValueError`` names the episode, decision and column
+    of a value outside Crafter's ranges (nothing is written then); ``CorpusFormatError`` when
+    ``root`` is of another schema version or unsafe; ``OutputError`` when it cannot be
+    written (disk full, no permission). ``progress`` shows tqdm bars (frames
+    are encoded episode by episode: minutes for a large corpus). Returns ``root``."""
+    root = Path(root)
+    # A full disk or an unwritable folder is the user's to fix: OutputError names the folder,
+    # and the part being written is removed (a failed save leaves nothing behind).
+    with write_errors_named(root, "cannot save the corpus"), writing(root):
+        held = columnar.stored_ids(root)
+        clashes = [i for i in corpus.ids if i in held]
+        if clashes and not overwrite:
+            raise TargetExistsError(
+                f"{root}: already holds episode(s) {clashes[:5]}; pass overwrite=True to replace them"
+            )
+        columnar.append(root, corpus, set(clashes), progress=progress)
+    return root
+
+
+def save_episode(root: str | Path, episode: Episode, *, overwrite: bool = False) -> Path:
+    """Add one episode to ``root`` (a part of its own); see ``save_corpus``."""
+    return save_corpus(Corpus([episode]), root, overwrite=overwrite)
+
+
+def read_index(root: str | Path) -> list[dict[str, Any]]:
+    """The corpus index of ``root`` as plain rows (``Corpus.index`` columns), in corpus order."""
+    index = load_corpus(root).index
+    return [{column: row[column] for column in INDEX_COLUMNS} for row in index.to_dict("records")]
+
+
+def holds_episodes(root: str | Path) -> bool:
+    """Whether ``root`` is a corpus folder holding at least one episode."""
+    root = Path(root)
+    return (root / MARKER).exists() and bool(committed_parts(root))
+
+
+register_writer(save_corpus)

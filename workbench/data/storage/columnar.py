@@ -1,0 +1,288 @@
+"""Writing and reading columnar corpus folders (schema_version 2): parts appended under a lock.
+
+A write (``append``) holds the folder's lock, checks the ids it adds against every committed
+part, then writes one new part: its decisions table, its frames table (when any episode has
+frames) and last its episodes table, the commit record, each to a temporary file renamed into
+place. Values are checked before anything is renamed. A read (``load``) lists the committed
+parts, reads each one's episodes table whole and streams its decisions table, checking every
+value again and keeping only the episodes' events (``workbench.data.storage.decode``); the state
+columns are decoded whole when first asked for.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+from tqdm.auto import tqdm
+
+from workbench.data.episodes import (
+    INDEX_COLUMNS,
+    ColumnStore,
+    Corpus,
+    EpisodeExtras,
+    Frames,
+    check_values,
+    count_dtype,
+    index_frame,
+    narrow,
+)
+from workbench.data.storage import frames as frame_codec
+from workbench.data.storage.decode import Part, checked, largest_count, read_arrays, read_table
+from workbench.data.storage.layout import (
+    committed_parts,
+    jsonable,
+    new_part_name,
+    open_file,
+    part_file,
+    read_marker,
+    refuse_symlinks,
+)
+from workbench.data.storage.schema import EPISODE_SCHEMA, check_schema, decisions_table, episodes_table
+from workbench.data.storage.stream import read_events
+from workbench.errors import CorpusFormatError
+from workbench.util.atomic import atomic_path
+
+#: Rows per row group and per batch written: bounds a write's memory, and a whole read's
+#: Arrow memory (it goes row group by row group).
+WRITE_BATCH = 1 << 18
+
+
+# -- writing ----------------------------------------------------------------------------------
+#: Ids of parts already read, by (folder, part): a committed part is never rewritten, so a
+#: recording that appends one part per episode reads each part's ids once, not once per append.
+_PART_IDS: dict[tuple[str, str], list[str]] = {}
+
+
+def stored_ids(root: Path) -> dict[str, str]:
+    """Episode id -> the part holding it, over the committed parts (call under the lock)."""
+    held: dict[str, str] = {}
+    for part in committed_parts(root):
+        key = (str(root.resolve()), part)
+        if key not in _PART_IDS:
+            path = part_file(root, "episodes", part)
+            _PART_IDS[key] = read_table(path, columns=["episode"]).column("episode").to_pylist()
+        for episode_id in _PART_IDS[key]:
+            held[episode_id] = part
+    return held
+
+
+def append(root: Path, corpus: Corpus, replaces: set[str], *, progress: bool = False) -> str | None:
+    """Write ``corpus`` as one new part of ``root`` (under the lock, ids already checked);
+    ``replaces`` are ids an earlier part holds; ``progress`` shows a tqdm bar per table. Returns
+    the part's name (None for no episodes)."""
+    if len(corpus) == 0:
+        return None
+    part = new_part_name()
+    extras = [corpus.episode_extras(i) for i in range(len(corpus))]
+    texts = _texts(extras)
+    metadata = [json.dumps(jsonable(e.metadata, f"episode {e.id!r}", "metadata")) for e in extras]
+    logged = [
+        None if e.logged is None else json.dumps(jsonable(e.logged, f"episode {e.id!r}", "logged")) for e in extras
+    ]
+    written: list[Path] = []
+    try:
+        decisions = part_file(root, "decisions", part)
+        with atomic_path(decisions) as tmp:
+            writer = None
+            batches = corpus.decision_batches(WRITE_BATCH)
+            for start, arrays in tqdm(batches, desc="decisions", unit="batch", disable=not progress):
+                check_values(arrays)
+                table = decisions_table(
+                    narrow(arrays), None if texts is None else texts[start : start + arrays.n_episodes]
+                )
+                writer = writer or pq.ParquetWriter(
+                    str(tmp), table.schema, compression="zstd", write_page_checksum=True
+                )
+                writer.write_table(table, row_group_size=WRITE_BATCH)
+            if writer is not None:
+                writer.close()
+        written.append(decisions)
+        groups = _write_frames(root, part, extras, written, progress)
+        index = corpus.index
+        rows = []
+        for i, e in enumerate(extras):
+            row = {column: index[column].iat[i] for column in index.columns}
+            seed = row["seed"]
+            rows.append(
+                {
+                    **row,
+                    "seed": int(seed) if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) else None,
+                    "unlocked": list(row["unlocked"]),
+                    "metadata": metadata[i],
+                    "logged": logged[i],
+                    "has_frames": groups[i] >= 0,
+                    "has_views": e.views is not None,
+                    "has_messages": e.messages is not None,
+                    "frames_group": groups[i],
+                    "replaces": e.id in replaces,
+                }
+            )
+        episodes = part_file(root, "episodes", part)
+        with atomic_path(episodes) as tmp:
+            pq.write_table(episodes_table(rows), str(tmp), compression="zstd", write_page_checksum=True)
+    except BaseException:
+        for path in written:  # we hold the lock: nobody reads or writes this uncommitted part
+            path.unlink(missing_ok=True)
+        raise
+    return part
+
+
+def _texts(extras: list[EpisodeExtras]) -> list[tuple[list[str] | None, list[str] | None]] | None:
+    if all(e.views is None and e.messages is None for e in extras):
+        return None
+    return [(e.views, e.messages) for e in extras]
+
+
+def _write_frames(root: Path, part: str, extras: list[EpisodeExtras], written: list[Path], progress: bool) -> list[int]:
+    """Frames of the episodes that have them, streamed one episode at a time; their row groups (-1 = none)."""
+    if not any(e.frames_loader is not None for e in extras):
+        return [-1] * len(extras)
+    groups = []
+    path = part_file(root, "frames", part)
+    with atomic_path(path) as tmp:
+        writer = frame_codec.FramesWriter(tmp)
+        try:
+            for e in tqdm(extras, desc="frames", unit="episode", disable=not progress):
+                groups.append(-1 if e.frames_loader is None else writer.add(e.id, e.frames_loader()))
+        finally:
+            writer.close()
+    written.append(path)
+    return groups
+
+
+# -- reading ----------------------------------------------------------------------------------
+def load(root: Path) -> Corpus:
+    """Open a columnar corpus folder: every committed part read and checked (see the module),
+    keeping the episodes' events for scoring; the state columns are read again, whole, when
+    first asked for (an episode, ``decision_arrays``)."""
+    refuse_symlinks(root)
+    read_marker(root)
+    parts: list[Part] = []
+    episodes_seen = rows_seen = 0
+    for name in committed_parts(root):
+        path = part_file(root, "episodes", name)
+        table = read_table(path)
+        checked(partial(check_schema, table.schema, EPISODE_SCHEMA, str(path)), path)
+        parts.append(Part(name, table, episodes_seen, rows_seen))
+        episodes_seen += table.num_rows
+        rows_seen += int(pa.compute.sum(table.column("decisions")).as_py() or 0) + table.num_rows
+    if not parts:  # a folder whose only writes failed their checks: an empty corpus
+        return Corpus()
+    counts = count_dtype(largest_count(root, parts))
+    events = read_events(root, parts)
+    store = ColumnStore(
+        None,
+        _Extras(root, parts).get,
+        load_arrays=partial(read_arrays, root, parts, rows_seen, counts),
+        ids=[i for p in parts for i in p.episodes.column("episode").to_pylist()],
+        lengths=np.concatenate([p.episodes.column("decisions").to_numpy() for p in parts]),
+        events=None if events is None else [events],
+    )
+    live, index_rows = _live_episodes(root, parts)
+    index = index_frame(index_rows)
+    return Corpus.from_store(store, live, index)
+
+
+def _live_episodes(root: Path, parts: list[Part]) -> tuple[list[int], list[dict[str, Any]]]:
+    """The store episodes the corpus shows, in order, and their index rows: an id written again
+    with ``replaces`` takes its first position and its newest data; an id in two parts
+    otherwise is an error naming both (ids never collide)."""
+    position: dict[str, int] = {}
+    owner: dict[str, str] = {}
+    live: list[int] = []
+    rows: list[dict[str, Any]] = []
+    for part in parts:
+        table = part.episodes
+        records = table.select([*INDEX_COLUMNS, "replaces"]).to_pylist()
+        for offset, record in enumerate(records):
+            episode_id = record["episode"]
+            replaces = record.pop("replaces")
+            if record["seed"] is None:
+                record["seed"] = _metadata(table, offset).get("seed")
+            if episode_id in position:
+                if not replaces:
+                    raise CorpusFormatError(
+                        f"{root}: episode id {episode_id!r} is in parts {owner[episode_id]} and {part.name}; "
+                        "ids must be unique (was a part copied in by hand?)"
+                    )
+                live[position[episode_id]] = part.first_episode + offset
+                rows[position[episode_id]] = record
+            else:
+                position[episode_id] = len(live)
+                live.append(part.first_episode + offset)
+                rows.append(record)
+            owner[episode_id] = part.name
+    return live, rows
+
+
+def _metadata(table: pa.Table, row: int) -> dict[str, Any]:
+    return json.loads(table.column("metadata")[row].as_py())
+
+
+class _Extras:
+    """``EpisodeExtras`` of a loaded store's episodes, read from the parts' tables on demand."""
+
+    def __init__(self, root: Path, parts: list[Part]) -> None:
+        self.root, self.parts = root, parts
+        self._firsts = np.array([p.first_episode for p in parts])
+        self._texts: dict[str, pa.Table] = {}
+
+    def get(self, k: int) -> EpisodeExtras:
+        part = self.parts[int(np.searchsorted(self._firsts, k, side="right")) - 1]
+        row = k - part.first_episode
+        table = part.episodes
+        value = {
+            name: table.column(name)[row].as_py()
+            for name in ("episode", "metadata", "logged", "has_views", "has_messages", "frames_group")
+        }
+        views = messages = None
+        if value["has_views"] or value["has_messages"]:
+            views, messages = self._text(part, row)
+            views = views if value["has_views"] else None
+            messages = messages if value["has_messages"] else None
+        group = value["frames_group"]
+        loader = (
+            None
+            if group is None or group < 0
+            else _FramesLoader(part_file(self.root, "frames", part.name), group, value["episode"])
+        )
+        try:
+            return EpisodeExtras(
+                value["episode"],
+                json.loads(value["metadata"]),
+                None if value["logged"] is None else json.loads(value["logged"]),
+                views,
+                messages,
+                loader,
+            )
+        except json.JSONDecodeError as error:
+            raise CorpusFormatError(
+                f"{part_file(self.root, 'episodes', part.name)}: episode {value['episode']!r}: "
+                f"metadata is not JSON ({error.msg})"
+            ) from None
+
+    def _text(self, part: Part, row: int) -> tuple[list[str], list[str]]:
+        path = part_file(self.root, "decisions", part.name)
+        if part.name not in self._texts:
+            self._texts[part.name] = read_table(path, columns=["view", "message"])
+        lengths = part.episodes.column("decisions").to_numpy().astype(np.int64)
+        first = int((lengths[:row] + 1).sum())
+        block = self._texts[part.name].slice(first, int(lengths[row]) + 1)
+        return block.column("view").to_pylist(), block.column("message").to_pylist()[1:]
+
+
+class _FramesLoader:
+    """Reads one episode's frames from its part's frames table when called."""
+
+    def __init__(self, path: Path, group: int, episode_id: str) -> None:
+        self.path, self.group, self.episode_id = path, group, episode_id
+
+    def __call__(self) -> Frames:
+        with open_file(self.path) as handle:
+            return frame_codec.read_frames(self.path, handle, self.group, self.episode_id)

@@ -1,0 +1,1 @@
+"""Internal utilities: atomic writes, child processes, allocator tuning, name suggestions, text diffs."""

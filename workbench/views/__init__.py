@@ -1,0 +1,1 @@
+"""What a person looks at: figures, Jupyter widgets and the dashboard app."""

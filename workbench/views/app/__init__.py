@@ -1,0 +1,14 @@
+"""The workbench as an app: a dashboard in the browser (Solara) hosting the notebook views.
+
+``workbench app [CORPUS] [--config FILE ...]`` serves it on 127.0.0.1 with a token. Pages:
+Corpus (open, import, record), Tune, Replay, Compare (the ``workbench.views.widgets`` views, unchanged)
+and Configs (the session's configs, kept in a workspace folder across restarts).
+
+- ``server``: the token middleware, the host check and ``serve``.
+- ``session``: one browser tab's corpus, configs and views; ``page``: the Solara component.
+- ``corpus_page``, ``views_pages``, ``configs_page``: the pages; ``workspace``: the kept configs.
+"""
+
+from workbench.views.app.options import AppOptions
+
+__all__ = ["AppOptions"]

@@ -1,0 +1,139 @@
+"""What the app's pages share: the tabs, opening a corpus by name, a status line for messages,
+guarded callbacks (an error becomes a message in the page, its traceback goes to the server log)
+and work in a background thread."""
+
+from __future__ import annotations
+
+import contextlib
+import html
+import logging
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import ipywidgets as w
+
+from workbench.data.episodes import Corpus
+from workbench.data.sample import sample_corpus
+from workbench.data.storage import load_corpus
+from workbench.errors import CorpusFormatError, WorkbenchError
+
+log = logging.getLogger("workbench.views.app")
+
+COLORS = {"error": "#B3261E", "warning": "#8A5A00", "ok": "#1B6E20", "info": "#0B4F8A"}
+#: Errors a user causes (a bad path, a file that is not a config or corpus): shown as they are.
+USER_ERRORS = (WorkbenchError, OSError)
+
+
+class Status:
+    """A one-message line under a page's controls (``widget``); ``show(text, level)`` replaces it."""
+
+    def __init__(self) -> None:
+        self.widget = w.HTML(layout=w.Layout(min_height="24px"))
+        self.widget.add_class("wb-app-status")
+        self.text, self.level = "", "info"
+
+    def show(self, text: str, level: str = "info") -> None:
+        """Show ``text`` (plain text, escaped) coloured for ``level`` (error, warning, ok, info)."""
+        self.text, self.level = text, level
+        lines = "<br>".join(html.escape(line) for line in text.splitlines())
+        self.widget.value = (
+            f"<div class='wb-app-msg wb-app-{level}' style='color:{COLORS.get(level, 'black')};"
+            f"white-space:normal;word-break:break-word'>{lines}</div>"
+        )
+
+    def error(self, error: BaseException, doing: str) -> None:
+        """Show what went wrong while ``doing``: a user's error as its message, anything else as
+        an internal error whose traceback is logged."""
+        if isinstance(error, USER_ERRORS):
+            log.info("%s: %s", doing, error)
+            self.show(f"{doing}: {error}", "error")
+        else:
+            log.error("%s failed", doing, exc_info=error)
+            self.show(
+                f"{doing}: internal error ({type(error).__name__}: {error}); the server log has the details", "error"
+            )
+
+
+def guarded(status: Status, doing: str, action: Callable[[], Any]) -> Callable[..., None]:
+    """A widget callback running ``action``; whatever it raises becomes a message on ``status``."""
+
+    def callback(*_: Any) -> None:
+        try:
+            action()
+        except Exception as error:  # every failure reaches the page as a message, never a blank page
+            status.error(error, doing)
+
+    return callback
+
+
+def _kernel_context() -> Any:
+    """Solara's virtual-kernel context of this session (widgets changed from another thread must
+    be changed inside it), or a do-nothing context outside Solara."""
+    try:
+        from solara.server import kernel_context
+
+        if kernel_context.has_current_context():
+            return kernel_context.get_current_context()
+    except ImportError:
+        pass
+    return contextlib.nullcontext()
+
+
+def in_background(
+    status: Status,
+    doing: str,
+    work: Callable[[], Any],
+    done: Callable[[Any], None],
+    busy: list[w.Widget] | None = None,
+    after: Callable[[], None] | None = None,
+) -> threading.Thread:
+    """Run ``work`` in a thread (the page stays live), then ``done(result)``; ``busy`` widgets are
+    disabled meanwhile and ``after()`` runs at the end either way. An error becomes a message on
+    ``status``. Returns the started thread."""
+    context = _kernel_context()
+    busy = busy or []
+    for widget in busy:
+        widget.disabled = True
+
+    def run() -> None:
+        with context:
+            try:
+                done(work())
+            except Exception as error:  # shown in the page, traceback in the server log
+                status.error(error, doing)
+            finally:
+                for widget in busy:
+                    widget.disabled = False
+                if after is not None:
+                    after()
+
+    thread = threading.Thread(target=run, name=f"workbench-app: {doing}", daemon=True)
+    thread.start()
+    return thread
+
+
+def heading(text: str, note: str = "") -> w.HTML:
+    """A page's title line, with an optional note after it."""
+    extra = f" <span style='color:#555;font-weight:normal'>{html.escape(note)}</span>" if note else ""
+    return w.HTML(f"<h3 style='margin:4px 0 8px 0'>{html.escape(text)}{extra}</h3>")
+
+
+TABS = ("Corpus", "Tune", "Replay", "Compare", "Configs")
+CORPUS, TUNE, REPLAY, COMPARE, CONFIGS = range(len(TABS))
+#: The config a session starts from when it is given none and the workspace holds none.
+DEFAULT_NAME = "task-app default"
+
+
+def open_corpus_spec(spec: str) -> Corpus:
+    """The corpus ``spec`` names: ``"sample"`` or a corpus folder. ``CorpusFormatError`` when it
+    is neither (no such folder, or not a readable corpus)."""
+    spec = spec.strip()
+    if spec == "sample":
+        return sample_corpus()
+    if not spec:
+        raise CorpusFormatError("no corpus folder given")
+    if not Path(spec).expanduser().is_dir():
+        raise CorpusFormatError(f"{spec}: no such corpus folder")
+    return load_corpus(Path(spec).expanduser())

@@ -1,0 +1,158 @@
+"""The app's server: Solara's Starlette app behind a token check, on a loopback address."""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import logging
+import os
+import secrets
+import warnings
+from collections.abc import Awaitable, Callable, MutableMapping
+from http.cookies import SimpleCookie
+from typing import Any
+from urllib.parse import parse_qs
+
+from workbench.errors import WorkbenchError
+from workbench.views.app import options as app_options
+
+log = logging.getLogger("workbench.views.app")
+
+Scope = MutableMapping[str, Any]
+ASGIApp = Callable[[Scope, Callable[[], Awaitable[Any]], Callable[[Any], Awaitable[None]]], Awaitable[None]]
+#: The cookie that carries the token after the first visit with ``?token=``.
+COOKIE = "workbench-app-token"
+#: The Solara page component every session renders.
+PAGE = "workbench.views.app.page:Page"
+LOOPBACK_NAMES = ("localhost",)
+
+
+class HostError(WorkbenchError):
+    """A ``--host`` the app refuses to bind without being asked explicitly."""
+
+
+def is_loopback(host: str) -> bool:
+    """True for ``localhost`` and every address in 127.0.0.0/8 or ``::1``."""
+    if host in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def check_host(host: str, *, allow_remote: bool) -> None:
+    """``HostError`` unless ``host`` is a loopback address or ``allow_remote`` is set."""
+    if not is_loopback(host) and not allow_remote:
+        raise HostError(
+            f"--host {host}: not a loopback address; the dashboard would be reachable from other machines. "
+            "Reach it through an SSH tunnel instead, or pass --allow-remote if you mean it"
+        )
+
+
+def new_token() -> str:
+    """A random token, 48 hex digits (as unguessable as Jupyter's)."""
+    return secrets.token_hex(24)
+
+
+class TokenMiddleware:
+    """ASGI middleware: lets a request through when it carries ``?token=TOKEN`` (then sets the
+    token cookie, so the page's own requests and its websocket pass) or the cookie; answers
+    anything else with 403 (a websocket is closed)."""
+
+    def __init__(self, app: ASGIApp, token: str) -> None:
+        self.app, self.token = app, token
+
+    def _authorised(self, scope: Scope) -> tuple[bool, bool]:
+        query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
+        if any(hmac.compare_digest(value, self.token) for value in query.get("token", [])):
+            return True, True
+        headers = dict(scope.get("headers") or [])
+        cookie = SimpleCookie()
+        try:
+            cookie.load(headers.get(b"cookie", b"").decode("latin-1"))
+        except Exception:  # a malformed cookie header is simply not a token
+            return False, False
+        morsel = cookie.get(COOKIE)
+        return (morsel is not None and hmac.compare_digest(morsel.value, self.token)), False
+
+    async def __call__(
+        self, scope: Scope, receive: Callable[[], Awaitable[Any]], send: Callable[[Any], Awaitable[None]]
+    ) -> None:
+        if scope["type"] not in ("http", "websocket"):
+            await self.app(scope, receive, send)
+            return
+        allowed, from_query = self._authorised(scope)
+        if not allowed:
+            if scope["type"] == "websocket":
+                await send({"type": "websocket.close", "code": 4403})
+                return
+            body = (
+                b"<!doctype html><title>token needed</title><p>This Crafter Reward Workbench dashboard needs its "
+                b"token: open the URL <code>workbench app</code> printed (it ends in <code>?token=...</code>).</p>"
+            )
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 403,
+                    "headers": [(b"content-type", b"text/html; charset=utf-8")],
+                }
+            )
+            await send({"type": "http.response.body", "body": body})
+            return
+        if not from_query or scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        cookie = f"{COOKIE}={self.token}; Path=/; HttpOnly; SameSite=Strict".encode("latin-1")
+
+        async def send_with_cookie(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                message = {**message, "headers": [*message.get("headers", []), (b"set-cookie", cookie)]}
+            await send(message)
+
+        await self.app(scope, receive, send_with_cookie)
+
+
+def build_app(token: str | None) -> ASGIApp:
+    """Solara's Starlette app serving the workbench page, wrapped in ``TokenMiddleware`` unless
+    ``token`` is None. Importing Solara's server reads ``SOLARA_APP``, so it is set first."""
+    os.environ["SOLARA_APP"] = PAGE
+    os.environ.setdefault("SOLARA_TELEMETRY_MIXPANEL_ENABLE", "False")  # no calls home from a closed network
+    os.environ.setdefault("SOLARA_THEME_SHOW_BANNER", "False")  # its badge would cover the pages' corner
+    for noisy in ("reacton", "solara"):  # their INFO lines log every render; errors still show
+        logging.getLogger(noisy).setLevel(max(logging.WARNING, logging.getLogger().level))
+    # Solara warns on every page over plain http unless the host is spelled "localhost"; on a
+    # loopback address (our default) its lax cookie is what we want, so the warning is noise.
+    warnings.filterwarnings("ignore", message="Cookies with samesite=none require https")
+    from solara.server.starlette import app as solara_app
+
+    return solara_app if token is None else TokenMiddleware(solara_app, token)
+
+
+def url(host: str, port: int, token: str | None) -> str:
+    """The address to open in a browser (with the token as a query parameter)."""
+    shown = f"[{host}]" if ":" in host else host
+    return f"http://{shown}:{port}/" + (f"?token={token}" if token else "")
+
+
+def serve(
+    options: app_options.AppOptions,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8765,
+    token: str | None = None,
+    allow_remote: bool = False,
+    announce: Callable[[str], None] = print,
+) -> None:
+    """Serve the dashboard until interrupted: checks ``host`` (``HostError``), sets the options
+    every page session starts from, prints the URL through ``announce`` and runs uvicorn."""
+    check_host(host, allow_remote=allow_remote)
+    import uvicorn
+
+    app_options.current = options
+    app = build_app(token)
+    announce(f"Crafter Reward Workbench dashboard: {url(host, port, token)}")
+    if token is None:
+        announce("warning: --no-token: anyone who can reach this port can use the dashboard")
+    os.environ["SERVER_NAME"], os.environ["SERVER_PORT"] = host, str(port)
+    uvicorn.run(app, host=host, port=port, log_level="warning", ws_max_size=2**27)

@@ -1,0 +1,35 @@
+"""Interactive views (ipywidgets 8, bqplot figures, an anywidget player) over the scoring engine.
+They hold controls, not logic: every number comes from ``workbench.scoring`` and
+``workbench.analysis.alignment``, every file from ``RewardConfig`` methods. One view per module:
+
+- ``Tuner`` (``tuner.py``): strategy, lambda, a weight slider per achievement, k-limits, resource
+  tables; re-scores live while dragging; returns per policy against a ghost baseline; Reset,
+  Undo, filters, Save / Export, send to Compare; click an episode to replay it.
+- ``Replayer`` (``replayer.py``): an episode played in the browser (frames, or a text rollout's
+  map views drawn with Crafter's textures) beside its state, components and reward strip.
+- ``Compare`` (``compare.py``): several configs side by side, raw or normalised.
+
+``link(tuner, replayer, compare)`` wires them together.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from workbench.views.widgets.compare import Compare
+from workbench.views.widgets.replayer import Replayer
+from workbench.views.widgets.tuner import Tuner
+
+__all__ = ["Compare", "Replayer", "Tuner", "link"]
+
+
+def link(
+    tuner: Tuner | None = None, replayer: Replayer | None = None, compare: Compare | None = None
+) -> dict[str, Any]:
+    """Wire views together: a click on an episode in the Tuner or Compare opens it in the
+    Replayer, and the Tuner's "send to Compare" offers its config to Compare. Returns the views."""
+    if tuner is not None:
+        tuner.link(replayer=replayer, compare=compare)
+    if compare is not None and replayer is not None:
+        compare.link(replayer=replayer)
+    return {"tuner": tuner, "replayer": replayer, "compare": compare}

@@ -1,0 +1,170 @@
+"""Pieces the widget views share: fixed layouts, latest-value-wins updates, names and notes."""
+
+from __future__ import annotations
+
+import asyncio
+import html
+import time
+from collections.abc import Callable
+from typing import Any
+
+import ipywidgets as w
+import pandas as pd
+
+from workbench.core.reward import INDICATOR_COMPONENT_NAME
+from workbench.data.episodes import Corpus
+from workbench.views.plots import KIND_COLORS, PALETTE
+
+#: Width of a control column: fixed, so controls never move when an output changes size.
+CONTROL_WIDTH = 470
+#: Width of a slider's label; with the readout this leaves the track >= 150 px.
+LABEL_WIDTH = 150
+#: The shortest gap between two re-scores while a control is dragged (seconds): values that
+#: arrive meanwhile are kept and only the latest is scored.
+MIN_UPDATE_GAP = 0.03
+#: Line height (px) of the views' text boxes: JupyterLab gives widget HTML a control's 28 px, so a
+#: fixed box of N lines (``lines_box``) holds N lines of ``lined`` text and scrolls at line boundaries.
+LINE_HEIGHT = 18
+#: Component kinds as people read them.
+KIND_NAMES = {
+    "achievement": "credit",
+    "indicator": "indicator",
+    "inventory": "inventory rise",
+    "achievement_count": "count rise",
+}
+
+
+def fixed(width: int | str, **more: Any) -> w.Layout:
+    """A layout that keeps ``width`` whatever its siblings do (no flex shrink or grow)."""
+    width = f"{width}px" if isinstance(width, int) else width
+    return w.Layout(width=width, min_width=width, max_width=width, flex="0 0 auto", **more)
+
+
+def scroll_box(height: int, **more: Any) -> w.Layout:
+    """A layout of fixed height whose content scrolls: text that changes length moves nothing."""
+    return w.Layout(height=f"{height}px", min_height=f"{height}px", overflow="auto", **more)
+
+
+def lines_box(lines: int, *, border: bool = False, **more: Any) -> w.Layout:
+    """A ``scroll_box`` exactly ``lines`` lines of ``lined`` text high (plus a 1 px border when
+    ``border``): its content scrolls a whole line at a time and is never cut through a line."""
+    height = lines * LINE_HEIGHT + (2 if border else 0)
+    if border:
+        more = {"border": "1px solid #ddd", "padding": "0 6px", **more}
+    return scroll_box(height, **more)
+
+
+def lined(content: str) -> str:
+    """HTML ``content`` set at ``LINE_HEIGHT`` (for a ``lines_box``)."""
+    return f"<div style='line-height:{LINE_HEIGHT}px;margin:0;padding:0'>{content}</div>"
+
+
+def slider_style() -> dict[str, str]:
+    """Style for a labelled slider: the label's width is fixed, so every track is as wide."""
+    return {"description_width": f"{LABEL_WIDTH}px"}
+
+
+def from_browser(change: dict[str, Any]) -> bool:
+    """Whether a trait change came from the page (ipywidgets locks the property while it applies
+    a front-end update), rather than from code in the kernel."""
+    owner = change.get("owner")
+    return bool(owner is not None and change.get("name") in getattr(owner, "_property_lock", {}))
+
+
+class LatestWins:
+    """Run ``update`` after control changes, the latest values winning.
+
+    A change made in code runs ``update`` at once (so ``tuner.weight_sliders[x].value = 2`` then
+    reading ``tuner.scores`` works). A change from the page, as a drag sends many, only marks the
+    update due and schedules it on the kernel's event loop, at most once per ``gap`` seconds:
+    changes that arrive meanwhile cost nothing and the update reads the controls as they are then,
+    so no queue of superseded re-scores builds up behind a drag.
+    """
+
+    def __init__(self, update: Callable[[], None], gap: float = MIN_UPDATE_GAP) -> None:
+        self.update, self.gap = update, gap
+        self._scheduled = False
+        self._next = 0.0
+        self.coalesced = 0  # page changes folded into a later update (for tests and benchmarks)
+
+    def request(self, change: dict[str, Any] | None = None) -> None:
+        """Ask for an update after ``change`` (a traitlets change dict, or None for code)."""
+        loop = None
+        if change is not None and from_browser(change):
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:
+                loop = None
+        if loop is None:
+            self.run()
+            return
+        if self._scheduled:
+            self.coalesced += 1
+            return
+        self._scheduled = True
+        loop.call_later(max(0.0, self._next - time.monotonic()), self.run)
+
+    def run(self) -> None:
+        """Update now (and forget any scheduled update)."""
+        self._scheduled = False
+        try:
+            self.update()
+        finally:
+            self._next = time.monotonic() + self.gap
+
+
+def component_label(kind: str, name: str) -> str:
+    """A component as people read it: ``collect_wood (credit)``, ``stone (inventory rise)``;
+    the indicator (internally ``__indicator__``) as ``unlocking decision (consistent)``."""
+    if name == INDICATOR_COMPONENT_NAME or kind == "indicator":
+        return "unlocking decision (consistent)"
+    return f"{name} ({KIND_NAMES.get(kind, kind)})"
+
+
+def groups_of(corpus: Corpus, by: str) -> pd.Series:
+    """Episode id -> group (``corpus.groups``), with episodes that have none (e.g. no policy
+    recorded) in a group named "(none)" rather than NaN."""
+    return corpus.groups(by).astype(object).fillna("(none)").astype(str)
+
+
+def group_colors(groups: pd.Series) -> dict[str, str]:
+    """One colour per group (e.g. policy) in first-seen order, the same in every view."""
+    return {group: PALETTE[i % len(PALETTE)] for i, group in enumerate(dict.fromkeys(groups.astype(str)))}
+
+
+def counts_note(corpus: Corpus) -> str:
+    """HTML saying which episodes' count shaping is an estimate (``metadata["counts"]``), or ''."""
+    counts = corpus.index["counts"] if "counts" in corpus.index.columns else pd.Series(dtype=object)
+    estimated = int((counts == "estimated").sum())
+    if not estimated:
+        return ""
+    return (
+        f"<div style='color:#8a5a00'>&#9888; {estimated} of {len(corpus)} episodes have estimated "
+        "achievement counts (text observations carry none): their count shaping is a lower-bound "
+        "estimate.</div>"
+    )
+
+
+def error_html(message: str) -> str:
+    """A user error as a line of red text."""
+    return f"<span style='color:#D55E00'>{html.escape(message)}</span>"
+
+
+__all__ = [
+    "CONTROL_WIDTH",
+    "KIND_COLORS",
+    "LABEL_WIDTH",
+    "LINE_HEIGHT",
+    "LatestWins",
+    "component_label",
+    "counts_note",
+    "error_html",
+    "fixed",
+    "from_browser",
+    "group_colors",
+    "groups_of",
+    "lined",
+    "lines_box",
+    "scroll_box",
+    "slider_style",
+]

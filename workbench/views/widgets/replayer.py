@@ -1,0 +1,232 @@
+"""The Replayer: an episode played in the browser beside what each decision was paid.
+
+The frames (or, for text rollouts without frames, the model's map views drawn with Crafter's
+textures) go to the page once per episode as one zlib-compressed binary buffer; a small
+anywidget front end (``replayer.js``) plays them at the chosen speed and draws the state, the
+decision's components, the per-decision reward strip and its cursor in the same tick.
+"""
+
+from __future__ import annotations
+
+import zlib
+from pathlib import Path
+from typing import Any
+
+import anywidget
+import ipywidgets as w
+import numpy as np
+import traitlets
+
+from workbench.core.config import RewardConfig
+from workbench.core.crafter_facts import ACHIEVEMENTS, INVENTORY_ITEMS
+from workbench.data.episodes import Corpus, Episode
+from workbench.errors import CorpusError
+from workbench.scoring import Scores, score
+from workbench.views.plots import KIND_COLORS, KIND_LABELS
+from workbench.views.widgets.common import component_label, counts_note
+from workbench.views.widgets.map_view import render_views
+
+HERE = Path(__file__).parent
+#: A decision is a spike when it pays at least this many times the median paying decision.
+SPIKE_FACTOR = 3.0
+#: Inventory entries shown even at 0 (health 0 is how an episode ends).
+VITALS = ("health", "food", "drink", "energy")
+
+
+class ReplayView(anywidget.AnyWidget):
+    """The front end: ``frames`` (zlib of (n, H, W, 3) uint8, ``frame_shape`` = [n, H, W]), the
+    ``episode`` data (see ``episode_data``), the shown ``step`` (synced when paused or sought)
+    and the ``speed`` in steps per second."""
+
+    _esm = HERE / "replayer.js"
+    _css = HERE / "replayer.css"
+    frames = traitlets.Bytes(b"").tag(sync=True)
+    frame_shape = traitlets.List(traitlets.Int(), [0, 0, 0]).tag(sync=True)
+    episode = traitlets.Dict({}).tag(sync=True)
+    step = traitlets.Int(0).tag(sync=True)
+    speed = traitlets.Int(10).tag(sync=True)
+
+
+def picture(episode: Episode) -> tuple[np.ndarray | None, np.ndarray]:
+    """What the replay shows and the decision of every step: recorded frames (one per step
+    plus reset), else the map views drawn with Crafter's textures (one per state: a step per
+    decision), else no picture (a step per decision). Returns (images or None, step_decision)."""
+    if episode.has_frames:
+        frames = episode.load_frames(keep=False)  # only the shown episode's frames stay in memory
+        return frames.images, np.asarray(frames.step_decision)
+    per_decision = np.arange(1, episode.n_decisions + 1, dtype=np.int32)
+    if episode.views is not None:
+        return render_views(list(episode.views)), per_decision
+    return None, per_decision
+
+
+def episode_data(episode: Episode, config: RewardConfig, step_decision: np.ndarray) -> dict[str, Any]:
+    """Everything the front end draws for one episode under ``config`` (plain JSON): per state
+    inventory and first unlocks; per decision actions, Crafter's reward, shaped reward (total,
+    by component kind, each component), running return; paying decisions and spikes."""
+    scores = score(Corpus([episode]), config)
+    n = episode.n_decisions
+    reward = scores.reward.astype(float)
+    components = scores.components
+    by_kind = {}
+    for kind in KIND_COLORS:
+        rows = components[components["kind"] == kind]
+        if len(rows):
+            by_kind[kind] = (
+                np.bincount(rows["decision"].to_numpy() - 1, weights=rows["scaled"].to_numpy(), minlength=n)
+                .round(9)
+                .tolist()
+            )
+    listed: dict[str, list] = {}
+    for decision, kind, name, scaled in zip(
+        components["decision"], components["kind"], components["name"], components["scaled"]
+    ):
+        listed.setdefault(str(int(decision)), []).append([component_label(str(kind), str(name)), float(scaled)])
+    status = episode.achievement_status
+    assert status is not None  # filled from the counts when not given
+    first_unlock = {name: int(np.argmax(status[:, i])) for i, name in enumerate(ACHIEVEMENTS) if status[:, i].any()}
+    paying = (np.flatnonzero(reward != 0) + 1).tolist()
+    spikes: list[int] = []
+    if paying:
+        paid = np.abs(reward[np.array(paying) - 1])
+        spikes = [d for d, v in zip(paying, paid) if v >= SPIKE_FACTOR * float(np.median(paid))]
+    ends = np.cumsum([len(a) for a in episode.actions]) if len(step_decision) != n else np.arange(1, n + 1)
+    return {
+        "id": episode.id,
+        "n_decisions": n,
+        "n_steps": len(step_decision),
+        "step_per_decision": bool(len(step_decision) == n and not episode.has_frames),
+        "step_decision": np.asarray(step_decision).astype(int).tolist(),
+        "decision_end": np.asarray(ends).astype(int).tolist(),
+        "items": list(INVENTORY_ITEMS),
+        "inventory": episode.inventory.tolist(),
+        "first_unlock": first_unlock,
+        "actions": episode.actions,
+        "env_reward": episode.env_reward.astype(float).tolist(),
+        "reward": reward.tolist(),
+        "return": np.cumsum(reward).tolist(),
+        "by_kind": by_kind,
+        "kind_colors": {k: KIND_COLORS[k] for k in by_kind},
+        "kind_labels": {k: KIND_LABELS[k] for k in by_kind},
+        "components": listed,
+        "paying": paying,
+        "spikes": spikes,
+        "messages": list(episode.messages) if episode.messages is not None else None,
+        "config": f"{config.effective_strategy}, lambda x{config.effective_lambda:g}",
+    }
+
+
+class Replayer:
+    """Replay episodes beside their rewards under a config.
+
+    Pick an episode (``open``), play it in the page (Space, arrows, the buttons), jump to the
+    previous / next paying decision or the next spike, click the strip to go to a decision.
+    ``step`` is the step shown (set it to seek; the page reports it back when paused),
+    ``state_at(step)`` what the state panel shows there. Episodes with frames replay their
+    frames; imported text rollouts their map views drawn with Crafter's textures, beside the
+    model's message and tool call.
+    """
+
+    def __init__(self, corpus: Corpus, config: RewardConfig, *, episode: str | None = None) -> None:
+        if len(corpus) == 0:
+            raise CorpusError("the Replayer needs a corpus with at least one episode")
+        self.corpus, self.config = corpus, config
+        ids = corpus.ids
+        if episode is not None and episode not in ids:
+            raise CorpusError(f"no episode {episode!r} in this corpus")
+        self.view = ReplayView()
+        self.episode_picker = w.Dropdown(
+            options=ids, value=episode or ids[0], description="episode", layout=w.Layout(width="420px")
+        )
+        self.note = w.HTML(counts_note(corpus))
+        self.widget = w.VBox([w.HBox([self.episode_picker]), self.note, self.view])
+        self.widget.add_class("workbench-replayer")
+        self._load(self.episode_picker.value)
+        self.episode_picker.observe(lambda change: self._load(change["new"]), names="value")
+
+    # -- what is shown ---------------------------------------------------------------------
+    @property
+    def step(self) -> int:
+        """The step shown (0 = the reset frame); the page reports it when paused or sought."""
+        return self.view.step
+
+    @step.setter
+    def step(self, value: int) -> None:
+        """Show step ``value`` (clamped to the episode)."""
+        self.view.step = int(max(0, min(value, self.data["n_steps"])))
+
+    @property
+    def scores(self) -> Scores:
+        """The whole corpus scored under the Replayer's config (computed on first use per config)."""
+        cached: Scores | None = getattr(self, "_scores", None)
+        if cached is None or cached.config is not self.config:
+            cached = self._scores = score(self.corpus, self.config)
+        return cached
+
+    @property
+    def n_steps(self) -> int:
+        """Steps of the shown episode (environment steps with frames, else decisions)."""
+        return int(self.data["n_steps"])
+
+    def _load(self, episode_id: str, *, step: int | None = None) -> None:
+        self.episode = self.corpus[episode_id]
+        images, self.step_decision = picture(self.episode)
+        self.data = episode_data(self.episode, self.config, self.step_decision)
+        keep = self.view.step if step is None else step  # switching episodes keeps the step where it can
+        shape = [0, 0, 0] if images is None else list(images.shape[:3])
+        raw = b"" if images is None else zlib.compress(np.ascontiguousarray(images).tobytes(), 1)
+        with self.view.hold_sync():
+            self.view.frame_shape = shape
+            self.view.frames = raw
+            self.view.episode = self.data
+            self.view.step = int(max(0, min(keep, self.data["n_steps"])))
+        self.images = images
+
+    def open(self, episode: str, *, decision: int | str | None = None) -> None:
+        """Show ``episode``; at ``decision`` (1-based, or ``"best"``: its highest-paying one),
+        else at the step shown now where the episode has it. ``CorpusError`` for an unknown id."""
+        if episode not in self.corpus.ids:
+            raise CorpusError(f"no episode {episode!r} in this corpus")
+        if episode != self.episode_picker.value:
+            self.episode_picker.value = episode  # loads it
+        if decision == "best":
+            reward = np.asarray(self.data["reward"])
+            decision = int(np.argmax(reward)) + 1
+        if decision is not None:
+            self.step = self.data["decision_end"][int(decision) - 1]
+
+    def set_config(self, config: RewardConfig) -> None:
+        """Score the shown episode (and later ones) under ``config``."""
+        self.config = config
+        self.data = episode_data(self.episode, config, self.step_decision)
+        self.view.episode = self.data
+
+    def decision_at(self, step: int) -> int:
+        """The 1-based decision that step ``step`` belongs to (0 for the reset frame)."""
+        return 0 if step <= 0 else int(self.step_decision[step - 1])
+
+    def completed_at(self, step: int) -> int:
+        """How many decisions are complete once ``step`` steps have run."""
+        return int(np.searchsorted(self.data["decision_end"], step, side="right"))
+
+    def state_at(self, step: int) -> dict[str, Any]:
+        """What the page shows at ``step``: ``decision`` (0 = reset), ``completed`` decisions,
+        the ``inventory`` (the vitals always, other items when held) and ``achievements`` after them, the decision's
+        ``actions``, Crafter's ``env_reward`` and shaped ``reward``, and its ``components``."""
+        decision, completed = self.decision_at(step), self.completed_at(step)
+        inventory = dict(zip(INVENTORY_ITEMS, self.data["inventory"][completed]))
+        return {
+            "decision": decision,
+            "completed": completed,
+            "inventory": {k: v for k, v in inventory.items() if v or k in VITALS},
+            "achievements": [k for k, at in self.data["first_unlock"].items() if at <= completed],
+            "actions": self.episode.actions[decision - 1] if decision else [],
+            "env_reward": float(self.episode.env_reward[decision - 1]) if decision else 0.0,
+            "reward": self.data["reward"][decision - 1] if decision else 0.0,
+            "components": self.data["components"].get(str(decision), []),
+        }
+
+    def _ipython_display_(self) -> None:
+        from IPython.display import display
+
+        display(self.widget)
