@@ -266,7 +266,10 @@ def test_schema_version_mismatch_is_reported_as_such(tmp_path):
     _saved_part(tmp_path)
     marker = tmp_path / "corpus.json"
     marker.write_text(json.dumps({**json.loads(marker.read_text()), "schema_version": 99}))
-    with pytest.raises(CorpusFormatError, match=rf"^{marker}: schema_version 99; this workbench reads schema_version 2 \(the columnar layout\) only$"):
+    with pytest.raises(
+        CorpusFormatError,
+        match=rf"^{marker}: schema_version 99; this workbench reads schema_version 2 \(the columnar layout\) only$",
+    ):
         load_corpus(tmp_path)
 
 
