@@ -16,7 +16,10 @@ from workbench.views.app.common import COMPARE, Status, guarded, heading
 if TYPE_CHECKING:
     from workbench.views.app.session import AppSession
 
-WIDE = w.Layout(width="520px")
+#: Width of the path boxes. A Layout is a widget of its own, so each box gets a new one: a module-level
+#: Layout would belong to no page session (or to the first), and the boxes of every other session
+#: would fail to render ("widget model not found").
+WIDE = "520px"
 LEVEL_COLORS = {"error": "#B3261E", "warning": "#8A5A00", "info": "#0B4F8A"}
 
 
@@ -53,7 +56,7 @@ class ConfigsPage:
         )
         self.names.observe(lambda _c: self._show_selected(), names="value")
         self.open_path = w.Text(
-            placeholder="a config YAML or a synth-ai training TOML", description="file", layout=WIDE
+            placeholder="a config YAML or a synth-ai training TOML", description="file", layout=w.Layout(width=WIDE)
         )
         self.open_button = w.Button(description="Open", icon="folder-open")
         self.open_button.on_click(guarded(self.status, "opening the config", self.open_file))
@@ -61,10 +64,12 @@ class ConfigsPage:
         self.overwrite = w.Checkbox(value=False, description="replace if it exists", indent=False)
         self.keep_button = w.Button(description="Save in workspace", icon="save", layout=w.Layout(width="180px"))
         self.keep_button.on_click(guarded(self.status, "saving the config", self.keep))
-        self.save_path = w.Text(placeholder="/path/to/config.yaml", description="save as", layout=WIDE)
+        self.save_path = w.Text(placeholder="/path/to/config.yaml", description="save as", layout=w.Layout(width=WIDE))
         self.save_button = w.Button(description="Save as file", icon="save")
         self.save_button.on_click(guarded(self.status, "saving the config", self.save_as))
-        self.toml_path = w.Text(placeholder="an existing training TOML", description="TOML", layout=WIDE)
+        self.toml_path = w.Text(
+            placeholder="an existing training TOML", description="TOML", layout=w.Layout(width=WIDE)
+        )
         self.export_button = w.Button(description="Export into TOML", icon="upload", layout=w.Layout(width="180px"))
         self.export_button.on_click(guarded(self.status, "exporting the config", self.export))
         self.from_tuner_button = w.Button(

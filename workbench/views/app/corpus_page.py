@@ -26,7 +26,10 @@ IMPORTERS: dict[str, tuple[Callable[..., ImportResult], tuple[str, ...]]] = {
     "crafter.Recorder runs (.npz)": (import_crafter_recorder, ("*.npz",)),
     "task-app rollouts (.json, .jsonl)": (import_rollouts, ("*.json", "*.jsonl")),
 }
-WIDE = w.Layout(width="520px")
+#: Width of the path boxes. A Layout is a widget of its own, so each box gets a new one: a module-level
+#: Layout would belong to no page session (or to the first), and the boxes of every other session
+#: would fail to render ("widget model not found").
+WIDE = "520px"
 
 
 def import_with_progress(kind: str, source: str, on_file: Callable[[int, int], None]) -> ImportResult:
@@ -71,13 +74,15 @@ class CorpusPage:
         self.session = session
         self.status = Status()
         self.current = w.HTML("<div class='wb-app-corpus'>no corpus open</div>")
-        self.folder = w.Text(placeholder="/path/to/corpus-folder", description="folder", layout=WIDE)
+        self.folder = w.Text(placeholder="/path/to/corpus-folder", description="folder", layout=w.Layout(width=WIDE))
         self.open_button = w.Button(description="Open folder", icon="folder-open")
         self.sample_button = w.Button(description="Open the sample", icon="archive", layout=w.Layout(width="180px"))
         self.open_button.on_click(guarded(self.status, "opening the folder", lambda: self.open_spec(self.folder.value)))
         self.sample_button.on_click(guarded(self.status, "opening the sample", lambda: self.open_spec("sample")))
         self.import_kind = w.Dropdown(options=list(IMPORTERS), description="kind", layout=w.Layout(width="360px"))
-        self.import_source = w.Text(placeholder="a folder or file of runs", description="path", layout=WIDE)
+        self.import_source = w.Text(
+            placeholder="a folder or file of runs", description="path", layout=w.Layout(width=WIDE)
+        )
         self.import_button = w.Button(description="Import", icon="download")
         self.import_button.on_click(guarded(self.status, "importing", self.start_import))
         self.import_progress = w.IntProgress(
@@ -91,7 +96,9 @@ class CorpusPage:
         self.max_steps = w.BoundedIntText(
             value=300, min=1, max=10000, description="max steps", layout=w.Layout(width="200px")
         )
-        self.record_out = w.Text(placeholder="new folder for the recorded corpus", description="into", layout=WIDE)
+        self.record_out = w.Text(
+            placeholder="new folder for the recorded corpus", description="into", layout=w.Layout(width=WIDE)
+        )
         self.record_button = w.Button(description="Record", icon="circle")
         self.record_button.on_click(guarded(self.status, "recording", self.start_record))
         self.record_progress = w.IntProgress(
