@@ -8,7 +8,7 @@ import sys
 import tomllib
 
 import yaml
-from conftest import REPO
+from helpers import REPO
 
 PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())
 ENVIRONMENT = yaml.safe_load((REPO / "environment.yml").read_text())
