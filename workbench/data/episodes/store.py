@@ -37,7 +37,9 @@ class EpisodeExtras:
     def of(episode: Episode) -> EpisodeExtras:
         """An in-memory episode's extras (its frames loader reads without keeping them)."""
         loader = (lambda: episode.load_frames(keep=False)) if episode.has_frames else None
-        return EpisodeExtras(episode.id, episode.metadata, episode.logged, episode.views, episode.messages, loader, episode.calls)
+        return EpisodeExtras(
+            episode.id, episode.metadata, episode.logged, episode.views, episode.messages, loader, episode.calls
+        )
 
 
 class ColumnStore:

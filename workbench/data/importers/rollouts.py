@@ -158,5 +158,3 @@ def _trajectory_episodes(context: RolloutContext, t: int, path: str, trajectory:
             episode.metadata["ended"] = ended
         previous = episode
         yield episode
-
-

@@ -78,9 +78,7 @@ EPISODE_SCHEMA = pa.schema(
 )
 
 
-def decisions_table(
-    arrays: DecisionArrays, texts: Sequence[Texts] | None
-) -> pa.Table:
+def decisions_table(arrays: DecisionArrays, texts: Sequence[Texts] | None) -> pa.Table:
     """The decisions table of ``arrays`` (already checked and narrowed); ``texts`` gives each
     episode's (views, messages, calls) when any episode of the part has them."""
     lengths = arrays.lengths
