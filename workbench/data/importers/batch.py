@@ -52,6 +52,8 @@ class ImportResult:
     warnings: list[ImportIssue] = field(default_factory=list)
     #: Per file, the decisions whose tool calls were normalised by the task app's rules.
     normalised: dict[str, list[Normalised]] = field(default_factory=dict)
+    #: Other things the report says (e.g. sessions of a trace database already imported).
+    notes: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -65,7 +67,7 @@ class ImportResult:
         ]
         lines += [f"  - {issue}" for issue in self.errors]
         lines += [f"  warning: {issue}" for issue in self.warnings]
-        lines += [f"  note: {line}" for line in self.normalised_lines()]
+        lines += [f"  note: {line}" for line in self.normalised_lines() + self.notes]
         index = self.corpus.index
         estimated = estimated_counts_line(list(index["episode"]), list(index["counts"])) if len(index) else None
         if estimated:

@@ -69,6 +69,7 @@ class TraceBatch:
     episodes: list[Episode] = field(default_factory=list)
     errors: list[ImportIssue] = field(default_factory=list)
     running: list[str] = field(default_factory=list)
+    skipped: int = 0  # finished or running sessions left out because their id was in ``skip``
 
     @property
     def imported(self) -> list[str]:
@@ -113,7 +114,9 @@ def read_trace_sessions(
     Raises ``BadInput`` when ``db`` is not a trace database; a bad session is an error of its own."""
     db = Path(db)
     batch = TraceBatch()
-    sessions = [s for s in trace_sessions(db) if s.session_id not in skip]
+    every = trace_sessions(db)
+    sessions = [s for s in every if s.session_id not in skip]
+    batch.skipped = len(every) - len(sessions)
     batch.running = [s.session_id for s in sessions if not s.finished]
     todo = [s for s in sessions if s.finished]
     with closing(_connect(db)) as connection:
@@ -141,13 +144,16 @@ def import_traces(
     for episode in batch.episodes:
         collected.add(episode, str(db))
     collected.errors.extend(batch.errors)
+    result = collected.result(1)
+    if batch.skipped:
+        result.notes.append(f"{str(db)}: {batch.skipped} session(s) already imported (ids the corpus holds) skipped")
     for session_id in batch.running:
-        collected.warnings.append(
+        result.warnings.append(
             ImportIssue(
                 str(db), f"session {session_id}", "still running (no outcome row yet): not imported; import again later"
             )
         )
-    return collected.result(1)
+    return result
 
 
 def _session_episode(
