@@ -9,8 +9,8 @@ from pathlib import Path
 
 from workbench.cli.common import index_errors_named
 from workbench.cli.errors import UsageError
-from workbench.data.episodes import Corpus
 from workbench.core.config import RewardConfig
+from workbench.data.episodes import Corpus
 from workbench.data.importers import ImportResult, import_crafter_recorder, import_rollouts, import_traces
 from workbench.data.storage import read_index, save_corpus
 from workbench.data.storage.layout import MARKER
