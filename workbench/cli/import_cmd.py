@@ -27,8 +27,8 @@ examples:
   Episodes are added to --out (a new or existing corpus folder); an id already there is an error
   unless --overwrite. Bad files or lines are reported (file, line/step, problem) and skipped; the
   rest is saved. A save that fails (disk full, unwritable folder) leaves --out as it was.
-  A trace database imports incrementally: sessions --out already holds are skipped, and
-  sessions still running are left for a later import.
+  A trace database imports incrementally: sessions --out already holds are skipped (unless
+  --overwrite), and sessions still running are left for a later import.
 
 exit status: 0 everything imported, 1 some input could not be imported, 2 bad usage.
 """
@@ -89,12 +89,13 @@ def run(importer: Callable[..., ImportResult], args: argparse.Namespace) -> int:
 
 def _trace_options(importer: Callable[..., ImportResult], args: argparse.Namespace) -> dict:
     """The trace import's options: ``--config`` read as a step_rewards table, and the ids the
-    corpus already holds skipped (importing the same database again adds only new sessions)."""
+    corpus already holds skipped (importing the same database again adds only new sessions),
+    unless ``--overwrite`` asks to read them all again (e.g. with another ``--config``)."""
     if importer is not import_traces:
         return {}
     options: dict = {"config": RewardConfig.from_file(args.config).to_dict() if args.config else None}
     out = Path(args.out)
-    if (out / MARKER).exists():
+    if (out / MARKER).exists() and not args.overwrite:
         with index_errors_named(out):
             options["skip"] = {row["episode"] for row in read_index(out)}
     return options
