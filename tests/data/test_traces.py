@@ -156,7 +156,7 @@ def test_a_file_that_is_no_trace_database_is_one_error(tmp_path):
     result = import_traces(path, progress=False)
     assert len(result.corpus) == 0 and "not a synth-ai trace database" in result.errors[0].message
     missing = import_traces(tmp_path / "none.db", progress=False)
-    assert "no such trace database file" in missing.errors[0].message
+    assert "no such file or folder" in missing.errors[0].message
 
 
 def test_every_query_is_its_own_short_read_transaction(db, monkeypatch):

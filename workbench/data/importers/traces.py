@@ -40,7 +40,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from workbench.data.episodes import Episode
-from workbench.data.importers.batch import BadInput, Collector, ImportIssue, ImportResult, unexpected
+from workbench.data.importers.batch import BadInput, ImportIssue, ImportResult, batch_files, unexpected
 from workbench.data.importers.counts import estimated_counts
 from workbench.data.importers.decisions import calls_text, decision_actions, model_words
 from workbench.data.importers.observations import Observed, observation
@@ -133,26 +133,32 @@ def read_trace_sessions(
 def import_traces(
     db: str | Path, *, config: Mapping[str, Any] | None = None, skip: Collection[str] = (), progress: bool = True
 ) -> ImportResult:
-    """Import a synth-ai trace database: one episode per finished session not in ``skip``, as an
-    ``ImportResult`` (running sessions are warnings; a file that is no trace database an error)."""
-    collected = Collector()
-    try:
-        batch = read_trace_sessions(db, skip=skip, config=config, progress=progress)
-    except BadInput as error:
-        collected.errors.append(ImportIssue(str(db), error.location, error.message))
-        return collected.result(1)
-    for episode in batch.episodes:
-        collected.add(episode, str(db))
-    collected.errors.extend(batch.errors)
-    result = collected.result(1)
-    if batch.skipped:
-        result.notes.append(f"{str(db)}: {batch.skipped} session(s) already imported (ids the corpus holds) skipped")
-    for session_id in batch.running:
-        result.warnings.append(
-            ImportIssue(
-                str(db), f"session {session_id}", "still running (no outcome row yet): not imported; import again later"
+    """Import a synth-ai trace database (or a folder of ``*.db`` files): one episode per finished
+    session not in ``skip``, as an ``ImportResult`` (running sessions are warnings; a file that
+    is no trace database is an error and the other files still import)."""
+    files, collected = batch_files(Path(db), ("*.db",), "trace databases (.db)")
+    notes = []
+    for file in files:
+        try:
+            batch = read_trace_sessions(file, skip=skip, config=config, progress=progress)
+        except BadInput as error:
+            collected.errors.append(ImportIssue(str(file), error.location, error.message))
+            continue
+        for episode in batch.episodes:
+            collected.add(episode, str(file))
+        collected.errors.extend(batch.errors)
+        if batch.skipped:
+            notes.append(f"{file}: {batch.skipped} session(s) already imported (ids the corpus holds) skipped")
+        for session_id in batch.running:
+            collected.warnings.append(
+                ImportIssue(
+                    str(file),
+                    f"session {session_id}",
+                    "still running (no outcome row yet): not imported; import again later",
+                )
             )
-        )
+    result = collected.result(len(files))
+    result.notes.extend(notes)
     return result
 
 
