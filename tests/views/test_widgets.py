@@ -273,7 +273,7 @@ def test_compare_three_configs_raw_and_normalised(corpus):
     assert list(view.bars.colors) == [view.color(name) for name in ["recommended", "tuned", "shaped", "default"]]
     # The per-episode axes are equal and fitted to the returns shown (a 5% margin).
     view.scale.value = "raw"
-    ex, ey = view._episode_scales
+    ex, ey = view.figures._episode_scales
     shown = np.concatenate([view.points.x, view.points.y])
     assert (ex.min, ex.max) == (ey.min, ey.max)
     assert ex.min < shown.min() and ex.max > shown.max()

@@ -145,6 +145,42 @@ def counts_note(corpus: Corpus) -> str:
     )
 
 
+def short_label(name: str, chars: int) -> str:
+    """``name`` in at most ``chars`` characters: whole when it fits, else its start and end around
+    an ellipsis (ids and UUIDs differ at both ends), e.g. ``3f2c9a1b…0e7d4c``."""
+    if len(name) <= chars:
+        return name
+    keep = max(chars - 1, 2)
+    head = (keep + 1) // 2
+    return f"{name[:head]}…{name[len(name) - (keep - head) :]}"
+
+
+def short_labels(names: list[str], chars: int) -> list[str]:
+    """``short_label`` of each name, lengthened where two would read the same (up to whole names)."""
+    for limit in range(max(chars, 3), max((len(n) for n in names), default=0) + 1):
+        labels = [short_label(n, limit) for n in names]
+        if len(set(labels)) == len(set(names)):
+            return labels
+    return list(names)
+
+
+def fit_chars(width_px: float, slots: int, char_px: float = 7.5) -> int:
+    """How many characters of ``char_px`` fit in one of ``slots`` slots sharing ``width_px`` (at least 6)."""
+    return max(6, int(width_px / max(slots, 1) / char_px))
+
+
+def legend_html(groups: list[str], colors: dict[str, str], short: list[str]) -> str:
+    """The figure's groups in their colours, each whole (its tick label may be shortened)."""
+    items = []
+    for name, label in zip(groups, short):
+        shown = html.escape(name) if label == name else f"{html.escape(label)} = {html.escape(name)}"
+        items.append(
+            f"<span style='margin-right:12px;white-space:nowrap'><span style='color:{colors.get(name, '#555')}'>"
+            f"&#9679;</span> {shown}</span>"
+        )
+    return f"<div style='font-size:12px;line-height:18px;word-break:break-all'>{' '.join(items)}</div>"
+
+
 def error_html(message: str) -> str:
     """A user error as a line of red text."""
     return f"<span style='color:#D55E00'>{html.escape(message)}</span>"
@@ -159,12 +195,16 @@ __all__ = [
     "component_label",
     "counts_note",
     "error_html",
+    "fit_chars",
     "fixed",
     "from_browser",
     "group_colors",
     "groups_of",
+    "legend_html",
     "lined",
     "lines_box",
     "scroll_box",
+    "short_label",
+    "short_labels",
     "slider_style",
 ]
