@@ -189,13 +189,18 @@ def test_replayer_sends_frames_once_and_the_episode_data(corpus):
     assert "__indicator__" not in str(replayer.data["components"])
 
 
-def test_replayer_open_best_keeps_the_step_and_follows_a_config(corpus):
+def test_replayer_switching_episode_starts_it_at_its_start_and_follows_a_config(corpus):
     replayer = Replayer(corpus, SHAPED, episode="scripted-s2024-00000")
     replayer.step = 40
     replayer.episode_picker.value = "farmer-s2024-00000"
-    assert replayer.step == 40  # switching episodes keeps the step where it can
+    assert replayer.step == 0  # step 40 of one episode says nothing of another
+    replayer.step = 30
+    replayer.open("farmer-s2024-00000")  # the episode shown: it stays where it is
+    assert replayer.step == 30
     replayer.open("random-s2024-00000")
-    assert replayer.step == min(40, corpus["random-s2024-00000"].n_steps)
+    assert replayer.step == 0
+    replayer.open("random-s2024-00000", decision=3)
+    assert replayer.decision_at(replayer.step) == 3
     replayer.open("scripted-s2024-00001", decision="best")
     rewards = np.array(replayer.data["reward"])
     assert replayer.decision_at(replayer.step) == int(np.argmax(rewards)) + 1

@@ -69,7 +69,9 @@ class OriginMiddleware:
         if scope["type"] == "websocket":
             await send({"type": "websocket.close", "code": 4403})
             return
-        body = b"<!doctype html><title>foreign origin</title><p>Refused: this request came from a page of another origin."
+        body = (
+            b"<!doctype html><title>foreign origin</title><p>Refused: this request came from a page of another origin."
+        )
         await send(
             {"type": "http.response.start", "status": 403, "headers": [(b"content-type", b"text/html; charset=utf-8")]}
         )

@@ -172,7 +172,7 @@ class Replayer:
         self.episode = self.corpus[episode_id]
         images, self.step_decision = picture(self.episode)
         self.data = episode_data(self.episode, self.config, self.step_decision)
-        keep = self.view.step if step is None else step  # switching episodes keeps the step where it can
+        keep = 0 if step is None else step  # another episode starts at its start (its steps are other steps)
         shape = [0, 0, 0] if images is None else list(images.shape[:3])
         raw = b"" if images is None else zlib.compress(np.ascontiguousarray(images).tobytes(), 1)
         with self.view.hold_sync():
@@ -184,7 +184,8 @@ class Replayer:
 
     def open(self, episode: str, *, decision: int | str | None = None) -> None:
         """Show ``episode``; at ``decision`` (1-based, or ``"best"``: its highest-paying one),
-        else at the step shown now where the episode has it. ``CorpusError`` for an unknown id."""
+        else at its start (or the step shown now when it is the episode shown). ``CorpusError``
+        for an unknown id."""
         if episode not in self.corpus.ids:
             raise CorpusError(f"no episode {episode!r} in this corpus")
         if episode != self.episode_picker.value:
