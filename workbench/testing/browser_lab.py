@@ -150,3 +150,37 @@ def launch(playwright):
             f"{CHROMIUM} is missing: install Debian's chromium (`apt-get install -y chromium`; `make test` does)"
         )
     return playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+
+
+def collect_errors(page, errors: list[str]) -> None:
+    """Append to ``errors`` every uncaught page error and every console message of type error
+    (bqplot's and the widget manager's included) that ``page`` logs from now on."""
+    page.on("pageerror", lambda error: errors.append(f"pageerror: {error}"))
+    page.on("console", lambda message: errors.append(f"console: {message.text}") if message.type == "error" else None)
+
+
+#: Every figure's text (tick labels, category labels, titles) under ``root``: pairs of labels whose
+#: boxes overlap, and labels reaching outside their figure (cut off). Only shown text counts.
+LABELS_JS = """(root) => {
+  const overlaps = [], cut = [], counted = [];
+  for (const figure of root.querySelectorAll('.bqplot.figure, .bqplot > svg, svg.svg-figure')) {
+    const frame = figure.getBoundingClientRect();
+    if (!frame.width) continue;
+    const texts = [...figure.querySelectorAll('text')].filter(t => t.textContent.trim()
+        && getComputedStyle(t).display !== 'none' && getComputedStyle(t).visibility !== 'hidden'
+        && t.getBoundingClientRect().width > 0);
+    const boxes = texts.map(t => [t.textContent.trim(), t.getBoundingClientRect()]);
+    counted.push(boxes.length);
+    for (const [text, r] of boxes) {
+      if (r.left < frame.left - 1 || r.right > frame.right + 1 || r.top < frame.top - 1 || r.bottom > frame.bottom + 1)
+        cut.push(text);
+    }
+    for (let i = 0; i < boxes.length; i++) for (let j = i + 1; j < boxes.length; j++) {
+      const [a, p] = boxes[i], [b, q] = boxes[j];
+      const dx = Math.min(p.right, q.right) - Math.max(p.left, q.left);
+      const dy = Math.min(p.bottom, q.bottom) - Math.max(p.top, q.top);
+      if (dx > 1 && dy > 1) overlaps.push([a, b]);
+    }
+  }
+  return {overlaps, cut, counted};
+}"""

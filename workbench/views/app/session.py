@@ -96,10 +96,12 @@ class AppSession:
         ]
         self.tabs = w.Tab(children=pages, titles=TABS, layout=w.Layout(width="100%"))
         self.tabs.observe(lambda _change: self._tab_shown(), names="selected_index")
+        source = html.escape(self.sources[self.baseline_name], quote=True)
         header = w.HTML(
-            "<div style='font-size:18px;font-weight:600;margin:4px 0'>Crafter Reward Workbench "
-            "<span class='wb-app-baseline' style='font-size:13px;font-weight:normal;color:#444'>baseline: <b>"
-            f"{html.escape(self.baseline_name)}</b> ({html.escape(self.sources[self.baseline_name])})</span></div>"
+            "<div style='font-size:18px;font-weight:600;margin:4px 0;white-space:nowrap;overflow:hidden;"
+            "text-overflow:ellipsis'>Crafter Reward Workbench <span class='wb-app-baseline' "
+            f"title='{source}' style='font-size:13px;font-weight:normal;color:#444'>baseline (the Tuner's ghost "
+            f"and Reset): <b>{html.escape(self.baseline_name)}</b></span></div>"
         )
         self.widget = w.VBox([header, self.status.widget, self.tabs], layout=w.Layout(width="100%", padding="4px"))
         self.widget.add_class("wb-app")

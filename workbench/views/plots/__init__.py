@@ -8,14 +8,16 @@ axes with units, legends outside the data, and the Okabe-Ito palette (colour-bli
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
-from matplotlib.figure import Figure
-from matplotlib.ticker import MaxNLocator
 
 from workbench.core.crafter_facts import ACHIEVEMENTS
 from workbench.data.episodes import Corpus, Episode
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 #: Okabe & Ito (2008), distinguishable with the common colour-vision deficiencies.
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
@@ -38,7 +40,10 @@ SQUARE = (6.0, 5.0)
 
 def _figure(size: tuple[float, float] = WIDE, ncols: int = 1) -> tuple[Figure, np.ndarray]:
     # Figure() rather than plt.figure(): returned figures are not kept alive by pyplot's
-    # registry, so a notebook that draws hundreds of them does not leak.
+    # registry, so a notebook that draws hundreds of them does not leak. Imported here: the
+    # widgets and the app read this module's colours and never pay matplotlib's ~1 s import.
+    from matplotlib.figure import Figure
+
     fig = Figure(figsize=size, layout="constrained")
     axes = fig.subplots(1, ncols, squeeze=False)[0]
     return fig, axes
@@ -153,6 +158,8 @@ def cumulative_return(scores, episode: str, *, cursor: int | None = None) -> Fig
         label="achievements unlocked",
     )
     twin.set_ylabel("achievements unlocked (count)")
+    from matplotlib.ticker import MaxNLocator
+
     twin.yaxis.set_major_locator(MaxNLocator(integer=True))
     twin.set_ylim(0, len(ACHIEVEMENTS) + 0.5)  # the full scale: 22 achievements
     if cursor is not None:

@@ -164,13 +164,13 @@ def short_labels(names: list[str], chars: int) -> list[str]:
     return list(names)
 
 
-def fit_chars(width_px: float, slots: int, char_px: float = 7.5) -> int:
+def fit_chars(width_px: float, slots: int, char_px: float = 8.5) -> int:
     """How many characters of ``char_px`` fit in one of ``slots`` slots sharing ``width_px`` (at least 6)."""
     return max(6, int(width_px / max(slots, 1) / char_px))
 
 
-def legend_html(groups: list[str], colors: dict[str, str], short: list[str]) -> str:
-    """The figure's groups in their colours, each whole (its tick label may be shortened)."""
+def legend_html(groups: list[str], colors: dict[str, str], short: list[str], title: str = "") -> str:
+    """The figure's groups in their colours, each whole (its tick label may be shortened), after ``title``."""
     items = []
     for name, label in zip(groups, short):
         shown = html.escape(name) if label == name else f"{html.escape(label)} = {html.escape(name)}"
@@ -178,7 +178,8 @@ def legend_html(groups: list[str], colors: dict[str, str], short: list[str]) -> 
             f"<span style='margin-right:12px;white-space:nowrap'><span style='color:{colors.get(name, '#555')}'>"
             f"&#9679;</span> {shown}</span>"
         )
-    return f"<div style='font-size:12px;line-height:18px;word-break:break-all'>{' '.join(items)}</div>"
+    lead = f"<b>{html.escape(title)}</b>: " if title else ""
+    return f"<div style='font-size:12px;line-height:18px;word-break:break-all'>{lead}{' '.join(items)}</div>"
 
 
 def error_html(message: str) -> str:

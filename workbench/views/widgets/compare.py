@@ -3,7 +3,6 @@ Replayer (click an episode to replay it)."""
 
 from __future__ import annotations
 
-import html
 from typing import Any
 
 import ipywidgets as w
@@ -88,11 +87,7 @@ class Compare:
         self.groups_figure, self.episodes_figure = self.figures.groups_figure, self.figures.episodes_figure
         self._picked: list[int] = []
         group_names = w.HTML(
-            f"<div style='font-size:12px'>{html.escape(by)}: "
-            + legend_html(self._groups, {}, self.figures.short)
-            + "</div>"
-            if self.figures.short != self._groups
-            else ""
+            legend_html(self._groups, {}, self.figures.short, title=by) if self.figures.short != self._groups else ""
         )
         self.groups_view = w.HTML()
         self.components_view = w.HTML()

@@ -13,7 +13,7 @@ from workbench.views.plots import PALETTE
 from workbench.views.widgets.common import fit_chars, short_labels
 
 #: The bars' plot area at its narrowest (430 px figure less its margins): group labels fit it.
-BARS_PLOT_PX = 360
+BARS_PLOT_PX = 330
 #: The y label of the bars per returns scale.
 BAR_LABELS = {
     "raw": "mean shaped return",
