@@ -113,7 +113,7 @@ def test_the_baseline_is_the_config_given_and_a_draft_only_where_the_tuner_start
     tuner = later.tuner
     assert (
         later.baseline_name == "upstream_shaped"
-        and "baseline: <b>upstream_shaped</b>" in later.widget.children[0].value
+        and "and Reset): <b>upstream_shaped</b>" in later.widget.children[0].value
     )
     assert tuner.config.weights["collect_wood"] == 7.5  # the draft is where the Tuner starts ...
     assert tuner.baseline.weights == RewardConfig.from_file(shaped).weights  # ... never the baseline
