@@ -13,6 +13,7 @@ import pandas as pd
 
 from workbench.core.reward import INDICATOR_COMPONENT_NAME
 from workbench.data.episodes import Corpus
+from workbench.util.labels import short_label, short_labels
 from workbench.views.plots import KIND_COLORS, PALETTE
 
 #: Width of a control column: fixed, so controls never move when an output changes size.
@@ -143,25 +144,6 @@ def counts_note(corpus: Corpus) -> str:
         "achievement counts (text observations carry none): their count shaping is a lower-bound "
         "estimate.</div>"
     )
-
-
-def short_label(name: str, chars: int) -> str:
-    """``name`` in at most ``chars`` characters: whole when it fits, else its start and end around
-    an ellipsis (ids and UUIDs differ at both ends), e.g. ``3f2c9a1b…0e7d4c``."""
-    if len(name) <= chars:
-        return name
-    keep = max(chars - 1, 2)
-    head = (keep + 1) // 2
-    return f"{name[:head]}…{name[len(name) - (keep - head) :]}"
-
-
-def short_labels(names: list[str], chars: int) -> list[str]:
-    """``short_label`` of each name, lengthened where two would read the same (up to whole names)."""
-    for limit in range(max(chars, 3), max((len(n) for n in names), default=0) + 1):
-        labels = [short_label(n, limit) for n in names]
-        if len(set(labels)) == len(set(names)):
-            return labels
-    return list(names)
 
 
 def fit_chars(width_px: float, slots: int, char_px: float = 8.5) -> int:
