@@ -339,3 +339,15 @@ def test_an_episode_with_neither_frames_nor_views_still_replays_its_rewards(corp
     assert replayer.n_steps == bare.n_decisions
     expected = score(Corpus([bare]), SHAPED).reward
     assert replayer.data["reward"] == pytest.approx(expected.tolist(), abs=1e-12)
+
+
+def test_a_step_the_page_reports_for_the_episode_shown_before_is_not_taken(corpus):
+    replayer = Replayer(corpus, SHAPED, episode="scripted-s2024-00000")
+    replayer.view.set_state({"step": 15, "step_episode": "scripted-s2024-00000"})  # as the page reports it
+    assert replayer.step == 15
+    replayer.open("farmer-s2024-00000")
+    # the page's report of step 15 for the first episode arrives after the switch
+    replayer.view.set_state({"step": 15, "step_episode": "scripted-s2024-00000"})
+    assert replayer.step == 0
+    replayer.view.set_state({"step": 7, "step_episode": "farmer-s2024-00000"})
+    assert replayer.step == 7

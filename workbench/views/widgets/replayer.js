@@ -216,8 +216,12 @@ function render({ model, el }) {
 
   function scheduleSync() {
     clearTimeout(state.syncTimer);
-    state.syncTimer = setTimeout(() => { if (model.get("step") !== state.step) { model.set("step", state.step); model.save_changes(); } },
-                                 state.playing ? 500 : 120);
+    // the step goes with the id of its episode: the kernel can tell a report that crossed a switch
+    state.syncTimer = setTimeout(() => {
+      if (model.get("step") !== state.step) {
+        model.set({ step: state.step, step_episode: state.ep.id }); model.save_changes();
+      }
+    }, state.playing ? 500 : 120);
   }
 
   function seek(step) { if (state.playing) pause(); show(step); }
@@ -290,6 +294,7 @@ function render({ model, el }) {
 
   async function load() {
     const id = ++state.loadId;
+    clearTimeout(state.syncTimer);  // a step not yet reported belongs to the episode shown before
     const shape = model.get("frame_shape");
     const frames = await inflate(model.get("frames"));
     if (id !== state.loadId) return;
@@ -303,6 +308,7 @@ function render({ model, el }) {
 
   function episodeChanged() {
     const wasPlaying = state.playing; if (wasPlaying) pause();
+    clearTimeout(state.syncTimer);
     state.ep = model.get("episode"); state.shownDecision = -1;
     if (!state.ep || !state.ep.n_steps) return;
     slider.max = String(state.ep.n_steps);

@@ -37,28 +37,6 @@ UNDO_STEPS, MERGE_SECONDS = 50, 1.0
 #: Fixed heights of the text boxes in lines: two progress sentences (each wrapping over up to
 #: four lines of 12 px text in a narrow column), the returns table (header, top 5, bottom 5, the hint) and lint.
 PROGRESS_LINES, EXTREMES_LINES, LINT_LINES = 8, 14, 6
-#: The controls the Tuner shows as its own attributes (``tuner.weight_sliders`` ...).
-CONTROL_NAMES = (
-    "strategy",
-    "lam",
-    "reset_button",
-    "undo_button",
-    "policy_filter",
-    "episode_filter",
-    "weight_sliders",
-    "strategy_note",
-    "limit_boxes",
-    "limits_note",
-    "resource_sliders",
-    "path",
-    "overwrite",
-    "toml_path",
-    "save_button",
-    "export_button",
-    "compare_name",
-    "compare_button",
-    "file_status",
-)
 
 
 class Tuner:
@@ -103,8 +81,30 @@ class Tuner:
         self._updates = LatestWins(self.update)
         self._applying = False
         self.controls = TunerControls(self.initial, self._policies, int(self.prepared.unlock_ordinal.max(initial=0)))
-        for name in CONTROL_NAMES:
-            setattr(self, name, getattr(self.controls, name))
+        controls = self.controls  # its controls are the Tuner's own attributes (tuner.weight_sliders ...)
+        self.strategy, self.lam, self.reset_button = controls.strategy, controls.lam, controls.reset_button
+        self.undo_button, self.policy_filter, self.episode_filter = (
+            controls.undo_button,
+            controls.policy_filter,
+            controls.episode_filter,
+        )
+        self.weight_sliders, self.strategy_note, self.limit_boxes = (
+            controls.weight_sliders,
+            controls.strategy_note,
+            controls.limit_boxes,
+        )
+        self.limits_note, self.resource_sliders, self.path = (
+            controls.limits_note,
+            controls.resource_sliders,
+            controls.path,
+        )
+        self.overwrite, self.toml_path, self.save_button = controls.overwrite, controls.toml_path, controls.save_button
+        self.export_button, self.compare_name, self.compare_button = (
+            controls.export_button,
+            controls.compare_name,
+            controls.compare_button,
+        )
+        self.file_status = controls.file_status
         self._build_outputs()
         outputs = w.VBox(
             [
