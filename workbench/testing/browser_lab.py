@@ -110,10 +110,11 @@ def lab_server(root: Path) -> Iterator[tuple[str, str]]:
 
 def open_notebook(browser, base: str, token: str, name: str, *, width: int, height: int, file_browser: bool):
     """A page with notebook ``name`` open at a window of ``width`` x ``height``, the file browser
-    open or closed, and its kernel started. Page errors collect in ``page.errors``."""
-    page = browser.new_page(viewport={"width": width, "height": height})
+    open or closed, and its kernel started. Page errors and console errors collect in ``page.errors``."""
+    page = browser.new_page()  # ``browser`` may be a Browser or a BrowserContext (a second one)
+    page.set_viewport_size({"width": width, "height": height})
     page.errors = []
-    page.on("pageerror", lambda error: page.errors.append(str(error)))
+    collect_errors(page, page.errors)
     page.goto(f"{base}/lab/tree/{name}?token={token}&reset")
     page.wait_for_function(
         "() => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;"

@@ -94,7 +94,7 @@ class ReturnsFigure:
         self.points.on_element_click(lambda _mark, event: on_pick(int(event["data"]["index"])))
         # Labels fit their slot at the narrowest width (a 36-character policy id is shortened
         # around an ellipsis); ``legend`` names every group whole in its colour.
-        self.short = short_labels(groups, fit_chars(NARROWEST_PLOT_PX, n))
+        self.short = short_labels(groups, fit_chars(NARROWEST_PLOT_PX, n, char_px=10.0))  # 13 px bold
         self.labels = bq.Label(
             x=list(range(n)),
             y=[0.02] * n,

@@ -97,7 +97,7 @@ class TunerControls:
             name: w.IntText(
                 value=int(start.k_limits.get(name, DEFAULT_LIMIT)),
                 description=name,
-                style={"description_width": "130px"},
+                style={"description_width": "150px"},
                 layout=w.Layout(width="auto", min_width="0"),
             )
             for name in ACHIEVEMENTS
