@@ -351,3 +351,17 @@ def test_a_step_the_page_reports_for_the_episode_shown_before_is_not_taken(corpu
     assert replayer.step == 0
     replayer.view.set_state({"step": 7, "step_episode": "farmer-s2024-00000"})
     assert replayer.step == 7
+
+
+def test_reset_goes_to_the_baseline_not_to_where_the_tuner_started(corpus):
+    draft = SHAPED.with_changes(weights={"collect_wood": 2.0})  # drops SHAPED's other weights
+    tuner = Tuner(corpus, draft, baseline=SHAPED, baseline_name="shaped")
+    assert tuner.config.weights == {"collect_wood": 2.0}
+    assert "shaped" in tuner.header.value
+    np.testing.assert_array_equal(tuner.baseline_scores.reward_sum, score(corpus, SHAPED).reward_sum)
+    tuner.reset()
+    # every weight as the baseline has it, the one no slider covers (a misspelling) included
+    assert tuner.config.weights == SHAPED.weights
+    np.testing.assert_array_equal(tuner.scores.reward_sum, score(corpus, SHAPED).reward_sum)
+    tuner.undo()
+    assert tuner.weight_sliders["collect_wood"].value == 2.0

@@ -179,7 +179,11 @@ class Tuner:
         self._updates.run()
 
     def reset(self) -> None:
-        """Set every control to the baseline config (an undoable step)."""
+        """Make the config the baseline again: every control, and the entries the controls do
+        not cover, as the baseline has them (the controls' change is an undoable step)."""
+        self.initial = self.baseline
+        self._extra_weights = {k: v for k, v in self.initial.weights.items() if k not in ACHIEVEMENTS}
+        self._extra_limits = {k: v for k, v in self.initial.k_limits.items() if k not in ACHIEVEMENTS}
         self._apply(self.controls.values_of(self.baseline))
         snapshot = self.controls.values()  # as the controls hold it (clamped to their ranges)
         if snapshot != self.history[-1]:
