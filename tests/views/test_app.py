@@ -22,7 +22,7 @@ import yaml
 from workbench.data.sample import sample_corpus
 from workbench.data.storage import save_corpus
 from workbench.testing.browser_app import app_server, foreign_page, tab, upgrade_status, wait_text
-from workbench.testing.browser_lab import LABELS_JS, REPO, TIMEOUT_MS, collect_errors, launch
+from workbench.testing.browser_lab import LABELS_JS, REPLAY_BOXES_JS, REPO, TIMEOUT_MS, collect_errors, launch
 from workbench.testing.long_names import long_name, long_name_configs, policy_uuid, uuid_policies
 from workbench.views.app.server import COOKIE
 
@@ -30,10 +30,6 @@ pytestmark = pytest.mark.browser
 
 SOURCES = [REPO / "configs" / f"{name}.yaml" for name in ("upstream_shaped", "recommended", "task_app_default")]
 BASELINE, SECOND, THIRD = (long_name(path.stem) for path in SOURCES)
-#: Frame, toolbar and strip of the Replayer: their boxes (to check they are in the window together).
-REPLAY_BOXES_JS = """(root) => { root.scrollIntoView({block: 'start'});
-  return ['.wb-toolbar', '.wb-strip', '.wb-picture'].map(s => { const r = root.querySelector(s).getBoundingClientRect();
-    return [s, r.top, r.bottom]; }); }"""
 #: What a page of another origin tries with the token cookie set: the kernel websocket.
 FOREIGN_JS = """<!doctype html><title>another origin</title><script>
 window.result = new Promise(done => { const seen = {opened: false};

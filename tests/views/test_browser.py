@@ -5,8 +5,12 @@ layout at 1280x800 (file browser open) and 1920x1080 (every slider track >= 150 
 clipped, nothing moving when the lint text changes), that a small mouse drag changes a weight by
 a small amount and the figure follows while dragging, that clicking an episode replays it, that
 Play shows every step and pause pauses, the keyboard, a text rollout replayed without frames,
-and Compare re-picking. ``make test`` installs chromium (``apt-get``) and Playwright (the
-``dev`` extra); Playwright never downloads a browser of its own here.
+and Compare re-picking. Under real use: UUID policies and 60-character config names whose
+labels never overlap or leave their figure, the Replayer's frame, controls and strip in the
+1280x800 window together, a second browser context and a reload, and no console error (bqplot's
+and the widget manager's included) in any page. Screenshots of every view go to
+$WORKBENCH_LAB_SCREENSHOTS when set (docs/screenshots has them). ``make test`` installs chromium
+(``apt-get``) and Playwright (the ``dev`` extra); Playwright never downloads a browser of its own.
 """
 
 from __future__ import annotations
@@ -19,7 +23,10 @@ import pytest
 
 from workbench.testing.browser_lab import (
     LABELS_JS,
+    LAYOUT_JS,
+    REPLAY_BOXES_JS,
     REPO,
+    TEXT_BOXES_JS,
     TIMEOUT_MS,
     lab_server,
     launch,
@@ -67,19 +74,6 @@ CELLS = [
     "[('upstream_shaped', shaped), ('recommended', recommended), ('task_app_default', default)]})\nlong_compare",
 ]
 WIDGET_CELLS = [1, 2, 3, 4, 5, 6]
-#: Slider tracks, labels, buttons and boxes of the Tuner's control column, measured in the page.
-LAYOUT_JS = """(root) => {
-  const column = root.querySelector('.workbench-controls').getBoundingClientRect();
-  const tracks = [...root.querySelectorAll('.workbench-controls .widget-slider .slider-container')]
-      .filter(e => e.offsetParent !== null).map(e => e.getBoundingClientRect().width);
-  const clipped = [...root.querySelectorAll('.workbench-controls .widget-label, .workbench-controls button,'
-      + ' .workbench-controls .widget-readout, .workbench-controls input, .workbench-controls select')]
-    .filter(e => e.offsetParent !== null)
-    .filter(e => { const r = e.getBoundingClientRect();
-      return e.scrollWidth > e.clientWidth + 1 || r.left < column.left - 1 || r.right > column.right + 1; })
-    .map(e => e.className + ':' + (e.innerText || e.value || ''));
-  return {tracks, clipped, left: column.left, width: column.width};
-}"""
 
 
 @pytest.fixture(scope="module")
@@ -119,17 +113,6 @@ def page(browser, lab):
     page.close()
 
 
-#: The Tuner's fixed text boxes: height, content height, line height, and (returns table) the table's height.
-TEXT_BOXES_JS = """(root) => [...root.querySelectorAll('.widget-html')]
-  .filter(e => e.offsetParent !== null && getComputedStyle(e).overflowY === 'auto').map(e => {
-    const lined = e.querySelector('.widget-html-content > div'); const table = e.querySelector('table');
-    return {text: e.innerText.slice(0, 30), height: e.clientHeight, content: e.scrollHeight,
-            line: lined ? parseFloat(getComputedStyle(lined).lineHeight) : null,
-            table: table ? table.getBoundingClientRect().height : null}; })"""
-#: Frame, toolbar and strip of a Replayer scrolled to the top of the notebook: their vertical extents.
-REPLAY_BOXES_JS = """(root) => { root.scrollIntoView({block: 'start'});
-  return ['.wb-toolbar', '.wb-strip', '.wb-picture'].map(s => { const r = root.querySelector(s).getBoundingClientRect();
-    return [s, r.top, r.bottom]; }); }"""
 #: What must hold still while the Replayer plays: the toolbar's height and the strip's top.
 STILL_JS = (
     "(root) => [root.querySelector('.wb-toolbar').getBoundingClientRect().height,"

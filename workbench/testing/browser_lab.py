@@ -185,3 +185,32 @@ LABELS_JS = """(root) => {
   }
   return {overlaps, cut, counted};
 }"""
+
+
+#: A Replayer (``root``: its ``.wb-replay``) scrolled to the top of its scrolling parent: the
+#: vertical extents of its toolbar, reward strip and picture, to check they fit the window together.
+REPLAY_BOXES_JS = """(root) => { root.scrollIntoView({block: 'start'});
+  return ['.wb-toolbar', '.wb-strip', '.wb-picture'].map(s => { const r = root.querySelector(s).getBoundingClientRect();
+    return [s, r.top, r.bottom]; }); }"""
+
+#: Slider tracks, labels, buttons and boxes of the Tuner's control column, measured in the page.
+LAYOUT_JS = """(root) => {
+  const column = root.querySelector('.workbench-controls').getBoundingClientRect();
+  const tracks = [...root.querySelectorAll('.workbench-controls .widget-slider .slider-container')]
+      .filter(e => e.offsetParent !== null).map(e => e.getBoundingClientRect().width);
+  const clipped = [...root.querySelectorAll('.workbench-controls .widget-label, .workbench-controls button,'
+      + ' .workbench-controls .widget-readout, .workbench-controls input, .workbench-controls select')]
+    .filter(e => e.offsetParent !== null)
+    .filter(e => { const r = e.getBoundingClientRect();
+      return e.scrollWidth > e.clientWidth + 1 || r.left < column.left - 1 || r.right > column.right + 1; })
+    .map(e => e.className + ':' + (e.innerText || e.value || ''));
+  return {tracks, clipped, left: column.left, width: column.width};
+}"""
+
+#: The Tuner's fixed text boxes: height, content height, line height, and (returns table) the table's height.
+TEXT_BOXES_JS = """(root) => [...root.querySelectorAll('.widget-html')]
+  .filter(e => e.offsetParent !== null && getComputedStyle(e).overflowY === 'auto').map(e => {
+    const lined = e.querySelector('.widget-html-content > div'); const table = e.querySelector('table');
+    return {text: e.innerText.slice(0, 30), height: e.clientHeight, content: e.scrollHeight,
+            line: lined ? parseFloat(getComputedStyle(lined).lineHeight) : null,
+            table: table ? table.getBoundingClientRect().height : null}; })"""
