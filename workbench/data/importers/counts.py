@@ -1,6 +1,8 @@
-"""Achievement counts for observations that carry none (the task app's text): rebuilt exactly
-from the rises a per_achievement rollout logged, or estimated as lower bounds from what the
-observations show, and labelled so (``metadata["counts"]``: ``logged`` or ``estimated``)."""
+"""Achievement counts for observations that carry none (the task app's text).
+
+They are rebuilt exactly from the rises a per_achievement rollout logged, or estimated as lower
+bounds from what the observations show, and labelled so (``metadata["counts"]``: ``logged`` or
+``estimated``)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,7 @@
-"""The Corpus page: open a corpus folder or the sample, import runs recorded elsewhere, record a
-few episodes with a policy; each with progress and a report."""
+"""The Corpus page: open, import or record a corpus.
+
+Open a corpus folder or the sample, import runs recorded elsewhere, record a few episodes with a
+policy; each with progress and a report."""
 
 from __future__ import annotations
 
