@@ -1,5 +1,7 @@
-"""Real names at their longest, for the browser tests and screenshots: the sample corpus with
-task-app style policy ids (36-character UUIDs) and configs under 60-character names."""
+"""Real names at their longest for the browser tests: UUID policy ids and 60-character config names.
+
+The sample corpus with task-app style policy ids (36-character UUIDs) and configs copied under
+60-character names."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""Compare: three or more configs side by side over a corpus, raw or normalised, linked to the
-Replayer (click an episode to replay it)."""
+"""Compare: several configs side by side over a corpus, raw or normalised, linked to the Replayer.
+
+A click on an episode replays it."""
 
 from __future__ import annotations
 

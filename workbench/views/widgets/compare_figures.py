@@ -1,5 +1,6 @@
-"""Compare's two bqplot figures: mean return per group (grouped bars, a colour per config) and
-per-episode returns of each compared config against the reference (click to replay)."""
+"""Compare's two bqplot figures: mean return per group and per-episode returns against the reference.
+
+Grouped bars, a colour per config; the scatter's points replay their episode when clicked."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""Compare's text views as HTML: the legend, the summary (a line per config), the per-group
-table and the largest component changes."""
+"""Compare's text views as HTML: legend, summary, per-group table and largest component changes."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""The Tuner's control column: strategy, lambda, a slider per weight, k-limits, resource tables,
-filters and the file buttons, and the config the controls describe (and back)."""
+"""The Tuner's control column and the config its controls describe (and back).
+
+Strategy, lambda, a slider per weight, k-limits, resource tables, filters and the file buttons."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""The Tuner's text views as HTML: the header, the progress sentences, the top and bottom
-episodes table and the lint findings."""
+"""The Tuner's text views as HTML: header, progress sentences, top and bottom episodes, lint."""
 
 from __future__ import annotations
 
