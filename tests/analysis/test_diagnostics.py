@@ -13,9 +13,10 @@ from helpers.hand_episodes import HONEST, hand_episode
 from helpers.reference import episode_pay
 from matplotlib.figure import Figure
 
-from workbench.analysis.alignment import bootstrap_interval, kendall_tau, misranked_pairs, spearman_rho
+from workbench.analysis.alignment import misranked_pairs
 from workbench.analysis.diagnostics import TABLES, Diagnosis, diagnose
 from workbench.analysis.diagnostics.rank_intervals import progress_measures
+from workbench.analysis.rankstats import bootstrap_interval, kendall_tau, spearman_rho
 from workbench.core.config import RewardConfig
 from workbench.data.episodes import Corpus
 from workbench.data.sample import sample_corpus

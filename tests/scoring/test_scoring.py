@@ -364,7 +364,7 @@ def test_compare_lines_up_two_configs(sample):
     best = episodes.loc[episodes["return_b"].idxmax()]
     assert best["rank_b"] == 1
     assert (episodes["rank_change"] == episodes["rank_b"] - episodes["rank_a"]).all()
-    totals = comparison.achievements.set_index(["kind", "name"])
+    totals = comparison.components.set_index(["kind", "name"])
     want_b = comparison.b.components.groupby(["kind", "name"], observed=True)["scaled"].sum()
     np.testing.assert_allclose(totals.loc[want_b.index, "total_b"], want_b, atol=1e-9)
     assert totals.loc[("indicator", INDICATOR_COMPONENT_NAME), "total_b"] == 0.0  # only under a
@@ -372,7 +372,7 @@ def test_compare_lines_up_two_configs(sample):
     np.testing.assert_allclose(totals["difference"], totals["total_b"] - totals["total_a"])
     largest = comparison.largest_changes(3)
     assert len(largest) == 3
-    magnitudes = comparison.achievements["difference"].abs()
+    magnitudes = comparison.components["difference"].abs()
     assert list(largest["difference"].abs()) == sorted(magnitudes, reverse=True)[:3]
 
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from workbench.analysis.alignment import bootstrap_interval, kendall_tau, spearman_rho
+from workbench.analysis.rankstats import bootstrap_interval, kendall_tau, spearman_rho
 from workbench.analysis.search.objective import Objective, build_design, overpay
 from workbench.analysis.search.split import Split
 from workbench.core.config import RewardConfig
