@@ -231,14 +231,14 @@ def test_death_terminates_and_recording_keeps_frames_and_abandoned_episodes(tmp_
         _ = CrafterStepwiseEnv().recorded
 
 
-def test_readme_training_loop_runs_as_written(monkeypatch):
-    readme = (CONFIGS.parent / "README.md").read_text()
-    section = readme[readme.index("## Train with your reward: a gymnasium environment") :]
+def test_the_docs_training_loop_runs_as_written_and_learns(monkeypatch):
+    page = (CONFIGS.parent / "docs" / "env.md").read_text()
+    section = page[page.index("# The gymnasium environment: train with your reward") :]
     code = section[
         section.index("```python\n") + len("```python\n") : section.index("```\n", section.index("```python"))
     ]
     monkeypatch.chdir(CONFIGS.parent)  # the example names configs/recommended.yaml
     namespace: dict = {}
-    exec(compile(code, "README.md", "exec"), namespace)  # noqa: S102 - the README's own example
+    exec(compile(code, "docs/env.md", "exec"), namespace)  # noqa: S102 - the docs' own example
     assert namespace["episode"] == 2 and len(namespace["rewards"]) > 1
     assert np.isfinite(namespace["logits"]).all() and namespace["logits"].any()  # it learned something
