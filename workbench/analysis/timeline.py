@@ -40,9 +40,11 @@ from workbench.core.config import RewardConfig
 from workbench.core.crafter_facts import ACHIEVEMENTS
 from workbench.data.episodes import Corpus
 from workbench.errors import WorkbenchError
+from workbench.scoring.incremental import KIND_COLUMNS
 
 __all__ = [
     "COMPONENT_COLUMNS",
+    "WINDOW_SECTIONS",
     "X_CHOICES",
     "XAxis",
     "component_shares",
@@ -57,8 +59,10 @@ __all__ = [
 
 #: What the x axis can be.
 X_CHOICES = ("arrival", "training_step", "wall_time")
-#: The reward's components as ``LiveScores.episodes()`` totals them per episode (before lambda).
-COMPONENT_COLUMNS = ("indicator", "achievement", "inventory", "achievement_count")
+#: Component kind -> the ``LiveScores.episodes()`` column of its per-episode total (after lambda).
+COMPONENT_COLUMNS = dict(KIND_COLUMNS)
+#: The diagnostics' sections ``window_flags`` keeps by default.
+WINDOW_SECTIONS = ("farming", "dominance")
 _X_LABELS = {
     "arrival": "episode (arrival order)",
     "training_step": "training step",
@@ -175,20 +179,25 @@ def rolling_mean(
                 seed=seed,
                 confidence=confidence,
             )
-            rows.append((name, int(frame["arrival"].iloc[end]), frame["episode"].iloc[end], end - start + 1, point, low, high))
+            rows.append(
+                (name, int(frame["arrival"].iloc[end]), frame["episode"].iloc[end], end - start + 1, point, low, high)
+            )
     return pd.DataFrame(rows, columns=["config", "arrival", "episode", "n", "mean", "low", "high"])
 
 
 def component_shares(
-    table: pd.DataFrame, window: int = 20, *, components: Sequence[str] | None = None, since: int = 0
+    table: pd.DataFrame, window: int = 20, *, components: Mapping[str, str] | None = None, since: int = 0
 ) -> pd.DataFrame:
-    """Per config, arrival and component: the component's share of the reward its trailing
-    ``window`` episodes were paid (window total of the component / window total of all
-    ``components``, which default to the ``COMPONENT_COLUMNS`` the table has); NaN when the
-    window paid nothing. Columns: config, arrival, episode, component, total, share."""
-    names = [c for c in (components or COMPONENT_COLUMNS) if c in table.columns]
+    """Per config, arrival and component kind: the kind's share of the reward its trailing
+    ``window`` episodes were paid (window total of the kind / window total of every kind;
+    ``components`` maps kind -> column, default ``COMPONENT_COLUMNS``, kinds the table lacks are
+    left out); NaN when the window paid nothing. Columns: config, arrival, episode, component
+    (the kind), total, share."""
+    wanted = dict(components or COMPONENT_COLUMNS)
+    kinds = [k for k, c in wanted.items() if c in table.columns]
+    names = [wanted[k] for k in kinds]
     if not names:
-        raise TimelineError(f"no component columns among {list(components or COMPONENT_COLUMNS)} in the table")
+        raise TimelineError(f"no component columns among {list(wanted.values())} in the table")
     rows = []
     for name, frame in _config_frames(table, names[0]):
         sums = frame[names].to_numpy(dtype=np.float64).cumsum(axis=0)
@@ -197,9 +206,11 @@ def component_shares(
             start = max(0, end - window + 1)
             totals = sums[end + 1] - sums[start]
             whole = totals.sum()
-            for component, total in zip(names, totals):
+            for component, total in zip(kinds, totals):
                 share = total / whole if whole != 0 else np.nan
-                rows.append((name, int(frame["arrival"].iloc[end]), frame["episode"].iloc[end], component, total, share))
+                rows.append(
+                    (name, int(frame["arrival"].iloc[end]), frame["episode"].iloc[end], component, total, share)
+                )
     return pd.DataFrame(rows, columns=["config", "arrival", "episode", "component", "total", "share"])
 
 
@@ -256,7 +267,16 @@ def success_rates(
         low, high = wilson_interval(hits, np.full(len(hits), n), confidence)
         for name, k, lo, hi in zip(picked, hits, low, high):
             rows.append(
-                (int(episodes["arrival"].iloc[end]), episodes["episode"].iloc[end], name, n, int(k), 100 * k / n, 100 * lo, 100 * hi)
+                (
+                    int(episodes["arrival"].iloc[end]),
+                    episodes["episode"].iloc[end],
+                    name,
+                    n,
+                    int(k),
+                    100 * k / n,
+                    100 * lo,
+                    100 * hi,
+                )
             )
     return pd.DataFrame(rows, columns=["arrival", "episode", "achievement", "n", "successes", "rate", "low", "high"])
 
@@ -279,9 +299,7 @@ def crafter_score_series(
     for end in _window_starts(len(episodes), window, since):
         start = max(0, end - window + 1)
         block = unlocked[start : end + 1]
-        point, low, high = bootstrap_interval(
-            _score_rows, list(block.T), reps=reps, seed=seed, confidence=confidence
-        )
+        point, low, high = bootstrap_interval(_score_rows, list(block.T), reps=reps, seed=seed, confidence=confidence)
         rows.append((int(episodes["arrival"].iloc[end]), episodes["episode"].iloc[end], len(block), point, low, high))
     return pd.DataFrame(rows, columns=["arrival", "episode", "n", "score", "low", "high"])
 
@@ -310,11 +328,14 @@ def window_flags(
     *,
     since_window: int = 0,
     reps: int = 200,
+    sections: Sequence[str] = WINDOW_SECTIONS,
 ) -> pd.DataFrame:
     """The diagnostics' flags of each complete block of ``window`` episodes of ``corpus`` (arrival
     order: episodes 0..window-1, then window..2 window-1, ...) under each config, from block
     ``since_window`` on. Columns: config, window, first, last (arrivals), section, code, subject,
-    why; one row per flag (a clean block has none). ``reps`` sets the diagnosis's bootstrap."""
+    why; one row per flag of the ``sections`` kept (a clean block has none; the default keeps the
+    signs of hacking that can change over a run, farming and dominance: dead entries are facts of
+    the config, the same in every block). ``reps`` sets the diagnosis's bootstrap."""
     if window < 2:
         raise TimelineError(f"window must be at least 2 episodes to diagnose, not {window}")
     rows = []
@@ -323,6 +344,6 @@ def window_flags(
         part = corpus[first : last + 1]
         for name, config in configs.items():
             flags = diagnose(part, config, reps=reps, progress=("achievements",)).flags
-            for flag in flags.itertuples(index=False):
+            for flag in flags[flags["section"].isin(list(sections))].itertuples(index=False):
                 rows.append((name, block, first, last, flag.section, flag.code, flag.subject, flag.why))
     return pd.DataFrame(rows, columns=["config", "window", "first", "last", "section", "code", "subject", "why"])
