@@ -47,9 +47,11 @@ def test_follows_appends_with_the_same_marks(run, configs):
         assert timeline.points.y[mine].tolist() == pytest.approx(expected.tolist())
         assert timeline.points.x[mine].tolist() == list(range(48))
     # the rolling mean of the last window of 10, per config, as scoring pays it
-    for row, name in enumerate(configs):
-        tail = score(run[38:], configs[name]).episodes["reward_sum"].mean()
-        assert timeline.means.y[row][-1] == pytest.approx(tail)
+    for name, config in configs.items():
+        tail = score(run[38:], config).episodes["reward_sum"].mean()
+        assert timeline.means[name].y[-1] == pytest.approx(tail)
+        assert timeline.means[name].visible and timeline.bands[name].visible
+    assert not timeline.means[""].visible  # the every-config line is for Crafter's score
     # task_app_default pays progress: it falls where the farmer takes over (between 23 and 24)
     assert 23.5 in np.atleast_2d(timeline.change_lines.x)[:, 0].tolist()  # bqplot keeps one line 1-D
     assert "shifts at episode 24" in timeline.changes.value
@@ -62,9 +64,12 @@ def test_every_series_draws(run, configs):
     for y in Y_CHOICES:
         timeline.y_picker.value = y
         assert timeline.y_axis.label
-        assert np.isfinite(np.asarray(timeline.means.y, dtype=float)).any(), y
+        shown = [line for line in timeline.means.values() if line.visible]
+        assert shown and all(np.isfinite(np.asarray(line.y, dtype=float)).all() for line in shown), y
     # four complete windows of 12, flagged under each config: one value per window and config
-    assert np.asarray(timeline.means.y).shape == (2, 4)
+    assert [len(timeline.means[name].y) for name in configs] == [4, 4]
+    timeline.y_picker.value = "Crafter score (%)"
+    assert [name for name, line in timeline.means.items() if line.visible] == [""]
 
 
 def test_click_opens_the_episode(run, configs):

@@ -99,21 +99,22 @@ class Timeline:
         scales = {"x": self.x_scale, "y": self.y_scale}
         names = list(self.live.configs)
         self.colors = {**{name: PALETTE[i % len(PALETTE)] for i, name in enumerate(names)}, "": ALL_CONFIGS}
+        # One band and one mean line per config (and "" for series the same under every config):
+        # hidden while empty, never fed NaN (bqplot's SVG would log errors for it).
         self.bands = {
             name: bq.Lines(
-                x=[0.0],
-                y=[[0.0], [0.0]],
-                scales=scales,
-                fill="between",
-                colors=[self.colors[name]] * 2,
-                fill_colors=[self.colors[name]],
-                fill_opacities=[0.15],
-                opacities=[0.0, 0.0],
-                stroke_width=0,
+                x=[0.0, 1.0], y=[[0.0, 0.0], [0.0, 0.0]], scales=scales, fill="between",
+                colors=[self.colors[name]] * 2, fill_colors=[self.colors[name]], fill_opacities=[0.15],
+                opacities=[0.0, 0.0], stroke_width=0, visible=False,
             )
-            for name in [*names, ""]
+            for name in self.colors
+        }  # fmt: skip
+        self.means = {
+            name: bq.Lines(
+                x=[0.0, 1.0], y=[0.0, 0.0], scales=scales, stroke_width=2.5, colors=[self.colors[name]], visible=False
+            )
+            for name in self.colors
         }
-        self.means = bq.Lines(x=[0.0], y=[0.0], scales=scales, stroke_width=2.5, colors=[ALL_CONFIGS])
         self.points = bq.Scatter(
             x=np.zeros(0), y=np.zeros(0), scales=scales, default_size=22, stroke="white", names=[],
             display_names=False, colors=[PALETTE[0]], default_opacities=[0.75],
@@ -122,12 +123,13 @@ class Timeline:
         )  # fmt: skip
         self.points.on_element_click(lambda _mark, event: self.pick(int(event["data"]["index"])))
         self.change_lines = bq.Lines(
-            x=[[0.0, 0.0]], y=[[0.0, 0.0]], scales=scales, line_style="dashed", stroke_width=2, colors=["#B3261E"]
-        )
+            x=[[0.0, 0.0]], y=[[0.0, 1.0]], scales=scales, line_style="dashed", stroke_width=2, colors=["#B3261E"],
+            visible=False,
+        )  # fmt: skip
         self.x_axis = bq.Axis(scale=self.x_scale, label="episode (arrival order)", grid_lines="none")
         self.y_axis = bq.Axis(scale=self.y_scale, side="left", label="shaped return", grid_lines="dashed")
         self.figure = bq.Figure(
-            marks=[*self.bands.values(), self.change_lines, self.means, self.points],
+            marks=[*self.bands.values(), self.change_lines, *self.means.values(), self.points],
             axes=[self.x_axis, self.y_axis],
             animation_duration=0,
             fig_margin={"top": 10, "bottom": 45, "left": 65, "right": 15},
@@ -216,26 +218,21 @@ class Timeline:
         configs = [""] if kind == "crafter" else list(self.live.configs)
         colors = {**self.colors, "": ALL_CONFIGS}
         by_arrival = pd.Series(xs.to_numpy(), index=np.arange(len(xs)))
-        mean_x, mean_y, line_colors, found = [], [], [], []
         with self.figure.hold_sync():
             for name, band in self.bands.items():
                 rows = rolling[rolling["config"] == name] if name in configs else rolling.iloc[:0]
+                rows = rows[np.isfinite(rows["mean"].to_numpy(dtype=float))]
                 bx = by_arrival.reindex(rows["arrival"].to_numpy()).to_numpy(dtype=float)
-                if len(rows) and rows["low"].notna().any():
+                banded = len(rows) > 0 and bool(rows["low"].notna().all())
+                if banded:
                     band.x, band.y = bx, np.vstack([rows["low"].to_numpy(float), rows["high"].to_numpy(float)])
-                else:
-                    band.x, band.y = [0.0], [[np.nan], [np.nan]]
+                band.visible = banded
+                line = self.means[name]
                 if len(rows):
-                    mean_x.append(bx)
-                    mean_y.append(rows["mean"].to_numpy(dtype=float))
-                    line_colors.append(colors[name])
+                    line.x, line.y = bx, rows["mean"].to_numpy(dtype=float)
+                line.visible = len(rows) > 0
             self._draw_points(episodes, by_arrival, colors)
             found = self._draw_changes(episodes, by_arrival, kind)
-            if mean_x:
-                width = max(len(m) for m in mean_x)
-                self.means.x = np.vstack([np.pad(m, (0, width - len(m)), constant_values=np.nan) for m in mean_x])
-                self.means.y = np.vstack([np.pad(m, (0, width - len(m)), constant_values=np.nan) for m in mean_y])
-                self.means.colors = line_colors
             self.x_axis.label = axis.label
             self.y_axis.label = y if kind != "flags" else f"flags per window of {window} episodes"
         self._write_text(axis, configs, colors, found, len(table["episode"].unique()))
@@ -256,12 +253,13 @@ class Timeline:
         low = float(np.nanmin(self.points.y)) if len(self.points.y) else 0.0
         high = float(np.nanmax(self.points.y)) if len(self.points.y) else 1.0
         if found:
-            at = by_arrival.reindex([row.arrival for _, row in found]).to_numpy(dtype=float) - 0.5
+            # midway between the last episode before the shift and the first after it
+            arrivals = np.array([row.arrival for _, row in found])
+            at = (by_arrival.reindex(arrivals - 1).to_numpy(float) + by_arrival.reindex(arrivals).to_numpy(float)) / 2
             self.change_lines.x = np.vstack([at, at]).T
             self.change_lines.y = np.tile([low, high], (len(found), 1))
             self.change_lines.colors = [self.colors.get(name, ALL_CONFIGS) for name, _ in found]
-        else:
-            self.change_lines.x, self.change_lines.y = [[np.nan, np.nan]], [[np.nan, np.nan]]
+        self.change_lines.visible = bool(found)
         return found
 
     def _write_text(self, axis: tl.XAxis, configs: list[str], colors: dict[str, str], found: list, n: int) -> None:
