@@ -22,6 +22,7 @@ from workbench.views.app.common import (
 )
 from workbench.views.app.configs_page import ConfigsPage
 from workbench.views.app.corpus_page import CorpusPage
+from workbench.views.app.live_page import LivePage
 from workbench.views.app.options import AppOptions
 from workbench.views.app.views_pages import compare_page, replay_page, tune_page
 from workbench.views.app.workspace import Workspace
@@ -82,6 +83,7 @@ class AppSession:
         self.tune_page, self.replay_page, self.compare_page = tune_page(), replay_page(), compare_page()
         self.corpus_page = CorpusPage(self)
         self.configs_page = ConfigsPage(self)
+        self.live_page = LivePage(self)
         self._load_configs()
         pages = [
             self.corpus_page.widget,
@@ -89,6 +91,7 @@ class AppSession:
             self.replay_page.widget,
             self.compare_page.widget,
             self.configs_page.widget,
+            self.live_page.widget,
         ]
         self.tabs = w.Tab(children=pages, titles=TABS, layout=w.Layout(width="100%"))
         header = w.HTML("<div style='font-size:18px;font-weight:600;margin:4px 0'>Crafter Reward Workbench</div>")

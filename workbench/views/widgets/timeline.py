@@ -43,13 +43,21 @@ class Timeline:
 
     ``y_picker`` picks the series (``Y_CHOICES``). Follows ``live``: each append redraws by
     updating the marks' data (nothing is rebuilt); the rolling windows already drawn are kept and
-    only the new ones computed. A click opens the episode in the callbacks given to ``on_open``
+    only the new ones computed (``follow=False``: only when ``refresh()`` is called, e.g. from a
+    thread of the caller's so the appending thread never waits for a redraw). A click opens the episode in the callbacks given to ``on_open``
     (the app's Replay page), else in a Replayer below the figure. ``context`` is entered around
     redraws made from the appending thread (the app sets its session's). ``widget`` is the view.
     """
 
     def __init__(
-        self, live: LiveScores, *, x: str = "arrival", y: str = "shaped return", window: int = 20, reps: int = 400
+        self,
+        live: LiveScores,
+        *,
+        x: str = "arrival",
+        y: str = "shaped return",
+        window: int = 20,
+        reps: int = 400,
+        follow: bool = True,
     ) -> None:
         if y not in Y_CHOICES:
             raise KeyError(f"y={y!r} is not one of {list(Y_CHOICES)}")
@@ -65,7 +73,10 @@ class Timeline:
         self.replayer: Any = None
         self.redraws = 0
         self.x_picker = w.ToggleButtons(
-            options=[(X_LABELS[c], c) for c in tl.X_CHOICES], value=x, description="x", style={"button_width": "90px"}
+            options=[(X_LABELS[c], c) for c in tl.X_CHOICES],
+            value=x,
+            description="x",
+            style={"button_width": "110px", "description_width": "20px"},
         )
         self.y_picker = w.Dropdown(options=list(Y_CHOICES), value=y, description="y", layout=w.Layout(width="260px"))
         self.window_picker = w.Dropdown(
@@ -90,7 +101,8 @@ class Timeline:
         self.widget.add_class("workbench-timeline")
         for control in (self.x_picker, self.y_picker, self.window_picker):
             control.observe(lambda _change: self.refresh(), names="value")
-        live.on_append(self._appended)
+        if follow:
+            live.on_append(self._appended)
         self.refresh()
 
     # -- figure ------------------------------------------------------------------------------
@@ -218,7 +230,13 @@ class Timeline:
         configs = [""] if kind == "crafter" else list(self.live.configs)
         colors = {**self.colors, "": ALL_CONFIGS}
         by_arrival = pd.Series(xs.to_numpy(), index=np.arange(len(xs)))
-        with self.figure.hold_sync():
+        with contextlib.ExitStack() as held:
+            # every mark's and scale's changes go as one message each: x and y of a mark arriving
+            # apart would be drawn with different lengths in between
+            for part in (*self.bands.values(), *self.means.values(), self.points, self.change_lines):
+                held.enter_context(part.hold_sync())
+            for part in (self.x_scale, self.y_scale, self.x_axis, self.y_axis):
+                held.enter_context(part.hold_sync())
             for name, band in self.bands.items():
                 rows = rolling[rolling["config"] == name] if name in configs else rolling.iloc[:0]
                 rows = rows[np.isfinite(rows["mean"].to_numpy(dtype=float))]
@@ -232,6 +250,7 @@ class Timeline:
                     line.x, line.y = bx, rows["mean"].to_numpy(dtype=float)
                 line.visible = len(rows) > 0
             self._draw_points(episodes, by_arrival, colors)
+            self._fit_scales(by_arrival.to_numpy(dtype=float))
             found = self._draw_changes(episodes, by_arrival, kind)
             self.x_axis.label = axis.label
             self.y_axis.label = y if kind != "flags" else f"flags per window of {window} episodes"
@@ -244,14 +263,26 @@ class Timeline:
         self.points.names = [f"{e} ({c})" if c else e for e, c in self._shown]
         self.points.colors = [colors.get(c, ALL_CONFIGS) for _, c in self._shown]
 
+    def _fit_scales(self, xs: np.ndarray) -> None:
+        """Set both scales' ranges from what is shown, padded, never empty (one episode, or equal
+        values, would give d3 a zero-width domain and the marks undefined positions)."""
+        ys = [np.asarray(self.points.y, dtype=float)]
+        ys += [np.asarray(m.y, dtype=float).ravel() for m in self.means.values() if m.visible]
+        ys += [np.asarray(b.y, dtype=float).ravel() for b in self.bands.values() if b.visible]
+        for scale, values in ((self.x_scale, xs), (self.y_scale, np.concatenate(ys))):
+            values = values[np.isfinite(values)]
+            low, high = (float(values.min()), float(values.max())) if len(values) else (0.0, 1.0)
+            pad = max((high - low) * 0.04, 0.5 if scale is self.x_scale else max(abs(high) * 0.05, 0.05))
+            if (scale.min, scale.max) != (low - pad, high + pad):
+                scale.min, scale.max = low - pad, high + pad
+
     def _draw_changes(self, episodes: pd.DataFrame, by_arrival: pd.Series, kind: str) -> list[tuple[str, Any]]:
         """Dashed verticals where each config's per-episode series shifts; returns what was found."""
         found: list[tuple[str, Any]] = []
         if kind != "flags" and len(episodes):
             shifts = tl.series_change_points(episodes.rename(columns={"value": "_v"}), "_v")
             found = [(row.config, row) for row in shifts.itertuples(index=False)]
-        low = float(np.nanmin(self.points.y)) if len(self.points.y) else 0.0
-        high = float(np.nanmax(self.points.y)) if len(self.points.y) else 1.0
+        low, high = float(self.y_scale.min), float(self.y_scale.max)
         if found:
             # midway between the last episode before the shift and the first after it
             arrivals = np.array([row.arrival for _, row in found])
