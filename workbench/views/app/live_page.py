@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import ipywidgets as w
 import pandas as pd
 
-from workbench.analysis.timeline import window_flags
+from workbench.analysis.audit import audit
 from workbench.data.episodes import Corpus
 from workbench.data.storage import load_corpus
 from workbench.data.watch import KINDS, Watcher, WatchReport, open_source
@@ -200,13 +200,14 @@ class LivePage:
         )
 
     def _audit(self) -> None:
-        """The diagnostics' farming and dominance flags of the latest ``AUDIT_WINDOW`` episodes, per config."""
+        """``workbench audit``'s checks (farming, dominance, dead entries, estimated counts) on the
+        latest ``AUDIT_WINDOW`` episodes, per config."""
         live = self.live
         if live is None or len(live) < 2:
             return
         corpus = live.corpus
         first = max(0, len(corpus) - AUDIT_WINDOW)
-        flags = window_flags(corpus[first:], live.configs, len(corpus) - first, reps=100)
+        flags = audit(corpus[first:], live.configs).flags
         rows = []
         for name in live.configs:
             mine = flags[flags["config"] == name]
@@ -216,7 +217,7 @@ class LivePage:
             rows.append(f"<li><b>{html.escape(name)}</b>: <span style='color:{colour}'>{state}</span></li>")
         self.audit.value = (
             f"<div style='word-break:break-word'><b>audit</b> of the latest episodes ({first}-{len(corpus) - 1}; "
-            f"farming and dominance flags):<ul style='margin:2px 0'>{''.join(rows)}</ul></div>"
+            f"workbench audit's checks):<ul style='margin:2px 0'>{''.join(rows)}</ul></div>"
         )
 
     def _open(self, episode: str, config: str) -> None:
