@@ -160,3 +160,49 @@ def test_live_page_follows_a_folder(tmp_path):
     assert errors == [], errors
     # the target corpus holds every episode followed, once
     assert sorted(load_corpus(target).ids) == sorted([*ids, between, half_id, after])
+
+
+LAB_CELLS = [
+    "from workbench import RewardConfig\nfrom workbench.data.episodes import Corpus\n"
+    "from workbench.data.sample import search_corpus\nfrom workbench.scoring.incremental import LiveScores\n"
+    "from workbench.views.widgets import Timeline\n"
+    "corpus = search_corpus()\n"
+    "run = Corpus.concat([corpus.select(policy='scripted'), corpus.select(policy='farmer')])\n"
+    f"configs = {{'3f2b9c1e-8d4a-4b7e-9a61-0c5d2e7f8a90': RewardConfig.from_file({str(REPO / 'configs' / 'upstream_shaped.yaml')!r}),\n"
+    f"           'task_app_default': RewardConfig.from_file({str(REPO / 'configs' / 'task_app_default.yaml')!r})}}\n"
+    "live = LiveScores(run[:10], configs)\nview = Timeline(live, window=10, reps=100)",
+    "view",
+]
+
+
+def test_timeline_widget_in_jupyterlab(tmp_path):
+    """The notebook widget: episodes appended in the kernel are drawn, the takeover's change point
+    is listed, a click opens the Replayer below; screenshots at both sizes."""
+    from playwright.sync_api import sync_playwright
+
+    from workbench.testing.browser_lab import lab_server, open_notebook, output, run_all, write_notebook
+
+    write_notebook(tmp_path / "timeline.ipynb", [*LAB_CELLS, "live.append(run[10:])"])
+    with lab_server(tmp_path) as (base, token), sync_playwright() as playwright:
+        browser = launch(playwright)
+        page = open_notebook(browser, base, token, "timeline.ipynb", width=1280, height=800, file_browser=False)
+        run_all(page, [1])
+        view = output(page, 1)
+        page.wait_for_function(
+            "(r) => r.innerText.includes('shifts at episode 24')", arg=view.element_handle(), timeout=TIMEOUT_MS
+        )
+        assert view.locator(".bqplot .dot").count() == 96  # 48 episodes x 2 configs, all drawn
+        legend = view.locator(".wb-timeline-legend").inner_text()
+        assert "3f2b9c1e-8d4a-4b7e-9a61-0c5d2e7f8a90" in legend and "task_app_default" in legend
+        view.locator(".workbench-timeline").scroll_into_view_if_needed()
+        folder = os.environ.get("WORKBENCH_APP_SCREENSHOTS")
+        for width, height in ((1280, 800), (1920, 1080)):
+            page.set_viewport_size({"width": width, "height": height})
+            view.locator(".workbench-timeline .bqplot").first.scroll_into_view_if_needed()
+            page.wait_for_timeout(500)
+            if folder:
+                page.screenshot(path=str(Path(folder) / f"timeline-notebook-{width}.png"))
+        view.locator(".bqplot .dot").nth(60).click(force=True)
+        view.locator(".wb-replay").wait_for(state="visible", timeout=TIMEOUT_MS)
+        assert page.errors == [], page.errors
+        browser.close()

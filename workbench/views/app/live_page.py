@@ -18,7 +18,7 @@ import pandas as pd
 from workbench.analysis.audit import audit
 from workbench.data.episodes import Corpus
 from workbench.data.storage import load_corpus
-from workbench.data.watch import KINDS, Watcher, WatchReport, open_source
+from workbench.data.watch import KINDS, Watcher, WatchReport, open_source, origin_of
 from workbench.errors import WorkbenchError
 from workbench.scoring.incremental import LiveScores
 from workbench.views.app.common import REPLAY, Status, _kernel_context, guarded, heading
@@ -80,6 +80,8 @@ class LivePage:
         self.live: LiveScores | None = None
         self.timeline: Timeline | None = None
         self.problems: list[str] = []
+        self._problems: list[tuple[str, str]] = []  # (file, message) of each problem shown
+        self._resolved = 0
         self._watcher: Watcher | None = None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -116,7 +118,8 @@ class LivePage:
         self.timeline.context = lambda: context
         self.timeline.on_open(self._open)
         self._watcher = Watcher(watched, into, on_append=self.live.append)
-        self.problems = []
+        self.problems, self._problems, self._resolved = [], [], 0
+        self.report.value = ""
         self.body.children = [self.timeline.widget]
         self._stop = threading.Event()
         self._show_count(None)
@@ -156,18 +159,43 @@ class LivePage:
 
     # -- what the page shows ------------------------------------------------------------------
     def _reported(self, report: WatchReport) -> None:
-        """After each poll: the count, new problems, and the audit of new complete windows."""
-        fresh = [str(problem) for problem in report.problems if str(problem) not in self.problems]
-        if fresh:
-            self.problems += fresh
-            shown = "".join(f"<li><code>{html.escape(p)}</code></li>" for p in self.problems[-MAX_PROBLEMS:])
-            self.report.value = (
-                f"<div style='color:#B3261E'><b>{len(self.problems)} problem(s)</b>, the watcher goes on:"
-                f"<ul style='margin:2px 0'>{shown}</ul></div>"
-            )
+        """After each poll: new problems (and those a file read since has resolved), the count,
+        and a redraw of the timeline and the audit when episodes came."""
+        fresh = [(problem.file, str(problem)) for problem in report.problems]
+        fresh = [(file, text) for file, text in fresh if (file, text) not in self._problems]
+        read = self._files_read(report.appended)
+        kept = [(file, text) for file, text in self._problems if _resolved(file) not in read]
+        if fresh or len(kept) < len(self._problems):
+            self._resolved += len(self._problems) - len(kept)
+            self._problems = kept + fresh
+            self.problems = [text for _, text in self._problems]
+            self._show_problems()
         if len(report.appended):
             self._show_count(report)
             self._due.set()
+
+    def _files_read(self, episodes: Corpus) -> set[Path]:
+        """The source files the ``episodes`` were read from (a file first reported as a problem,
+        e.g. half-written, then read whole, resolves its problem)."""
+        watcher = self._watcher
+        root = watcher.source.path if watcher is not None else Path(".")
+        files = set()
+        for position in range(len(episodes)):
+            origin = origin_of(episodes.episode_extras(position).metadata)
+            if origin is not None:
+                files.add(_resolved(str(root / origin[1].split("|")[0])))
+        return files
+
+    def _show_problems(self) -> None:
+        resolved = f" ({self._resolved} resolved: the file was read whole later)" if self._resolved else ""
+        if not self._problems:
+            self.report.value = f"<div style='color:#555'>no problems{resolved}</div>" if resolved else ""
+            return
+        shown = "".join(f"<li><code>{html.escape(p)}</code></li>" for p in self.problems[-MAX_PROBLEMS:])
+        self.report.value = (
+            f"<div style='color:#B3261E'><b>{len(self.problems)} problem(s)</b>, the watcher goes on{resolved}:"
+            f"<ul style='margin:2px 0'>{shown}</ul></div>"
+        )
 
     def _redraw(self, context: Any) -> None:
         """Redraw the timeline and the audit whenever episodes came, the latest state winning
@@ -226,3 +254,8 @@ class LivePage:
         replayer = Replayer(self.live.corpus, self.live.configs[config], episode=episode)
         self.session.replay_page.show(replayer)
         self.session.tabs.selected_index = REPLAY
+
+
+def _resolved(file: str) -> Path:
+    """A problem's or an episode's file as one comparable path."""
+    return Path(file).expanduser().resolve()

@@ -75,8 +75,7 @@ class Timeline:
         self.x_picker = w.ToggleButtons(
             options=[(X_LABELS[c], c) for c in tl.X_CHOICES],
             value=x,
-            description="x",
-            style={"button_width": "110px", "description_width": "20px"},
+            style={"button_width": "110px"},
         )
         self.y_picker = w.Dropdown(options=list(Y_CHOICES), value=y, description="y", layout=w.Layout(width="260px"))
         self.window_picker = w.Dropdown(
@@ -92,7 +91,8 @@ class Timeline:
         self._build_figure()
         self.replay_area = w.VBox()
         controls = w.HBox(
-            [self.x_picker, self.y_picker, self.window_picker], layout=w.Layout(flex_flow="row wrap", width="100%")
+            [w.Label("x"), self.x_picker, self.y_picker, self.window_picker],
+            layout=w.Layout(flex_flow="row wrap", width="100%", align_items="center"),
         )
         self.widget = w.VBox(
             [controls, self.note, self.figure, self.legend, self.changes, self.replay_area],
