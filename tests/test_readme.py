@@ -5,7 +5,7 @@ Each page's ``python`` blocks run in order in one namespace of their own (a bloc
 earlier block's names on the same page, as a reader runs them), beside a copy of ``configs/`` in
 a temporary folder, so files they write never land in the checkout. ``console`` blocks run their
 ``$ workbench ...`` lines and must print every line shown under them. ``bash``, ``sh`` and
-``text`` blocks are shown, not run. A block that cannot run here is fenced ``python notest`` and
+``text`` blocks are shown, not run. A block that cannot run here is fenced ``python {.notest}`` and
 says why in a comment on its first line (docs/contributing.md).
 """
 
@@ -23,8 +23,8 @@ from helpers import REPO
 
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]
 WORKBENCH = Path(sys.executable).with_name("workbench")
-#: Fence languages a page may use: run (python, console), opted out (python notest), or shown.
-RUN, OPTED_OUT, SHOWN = {"python", "console"}, {"python notest"}, {"bash", "sh", "text"}
+#: Fence languages a page may use: run (python, console), opted out (python {.notest}), or shown.
+RUN, OPTED_OUT, SHOWN = {"python", "console"}, {"python {.notest}"}, {"bash", "sh", "text"}
 #: The README is the five-minute page; the rest belongs in the site.
 README_MAX_LINES = 250
 
@@ -40,7 +40,8 @@ class Block:
 
     @property
     def where(self) -> str:
-        return f"{self.page.relative_to(REPO)}:{self.line}"
+        page = self.page.relative_to(REPO) if self.page.is_relative_to(REPO) else self.page
+        return f"{page}:{self.line}"
 
 
 def fenced_blocks(page: Path) -> list[Block]:
@@ -59,7 +60,7 @@ def fenced_blocks(page: Path) -> list[Block]:
             opening = None
         else:
             body.append(line)
-    assert opening is None, f"{page.relative_to(REPO)}:{opening[0]}: a fence that never closes"
+    assert opening is None, f"{page}:{opening[0]}: a fence that never closes"
     return blocks
 
 
@@ -129,3 +130,19 @@ def test_console_examples_print_what_the_page_shows(block, tmp_path):
         printed = run.stdout.splitlines()
         for line in shown:
             assert line in printed, f"{block.where}: {command}: the page shows {line!r}, which it does not print"
+
+
+def test_fences_are_read_as_a_reader_sees_them(tmp_path):
+    # A longer fence shows a shorter one inside it (docs/contributing.md does); the info string
+    # is kept whole, so `python {.notest}` is never taken for a block to run.
+    page = tmp_path / "page.md"
+    page.write_text(
+        "text\n\n````text\n```python\nnot run\n```\n````\n\n```python {.notest}\n# needs a server\nx = 1\n```\n"
+        "\n```python\ny = 2\n```\n"
+    )
+    blocks = fenced_blocks(page)
+    assert [(b.line, b.info, b.text) for b in blocks] == [
+        (3, "text", "```python\nnot run\n```\n"),
+        (9, "python {.notest}", "# needs a server\nx = 1\n"),
+        (14, "python", "y = 2\n"),
+    ]

@@ -25,6 +25,7 @@ from workbench.cli import (
     watch_cmd,
 )
 from workbench.errors import WorkbenchError
+from workbench.util.memory import retain_freed_memory
 
 #: Command groups, in the order ``--help`` lists them.
 COMMAND_MODULES = [
@@ -55,7 +56,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the exit status (0 ok, 1 a finding, 2 a user's mistake)."""
+    """Run the command line; returns the exit status (0 ok, 1 a finding, 2 a user's mistake).
+    The command line owns its process, so it opts into keeping freed memory for re-scoring
+    (``workbench.util.memory``; ``WORKBENCH_RETAIN_FREED_MB=0`` declines)."""
+    retain_freed_memory()
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

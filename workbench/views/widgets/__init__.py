@@ -1,4 +1,5 @@
 """Interactive views (ipywidgets 8, bqplot figures, an anywidget player) over the scoring engine.
+
 They hold controls, not logic: every number comes from ``workbench.scoring`` and
 ``workbench.analysis.alignment``, every file from ``RewardConfig`` methods. One view per module:
 
@@ -14,7 +15,13 @@ They hold controls, not logic: every number comes from ``workbench.scoring`` and
 ``link(tuner, replayer, compare)`` wires them together.
 """
 
+# ruff: noqa: E402
+# (the imports below need the optional packages checked first)
 from __future__ import annotations
+
+from workbench.util.extras import require_extra
+
+require_extra("lab", "the widgets (workbench.views.widgets)", "ipywidgets", "anywidget", "bqplot", "matplotlib")
 
 from typing import Any
 
