@@ -35,10 +35,10 @@ COMMAND_MODULES = [
     corpus_cmd,
     score_cmd,
     diagnose_cmd,
+    audit_cmd,
     watch_cmd,
     search_cmd,
     app_cmd,
-    audit_cmd,
 ]
 
 

@@ -26,6 +26,7 @@ from workbench.core.config import RewardConfig
 from workbench.data.episodes import Corpus
 from workbench.errors import EnvError
 from workbench.scoring import KIND_COLUMNS, LiveScores
+from workbench.util.extras import require_extra
 
 #: Per-episode columns written under ``episode/`` (config-independent).
 EPISODE_TAGS = {
@@ -36,17 +37,16 @@ EPISODE_TAGS = {
 
 
 def _writer_class() -> Any:
-    try:
-        from tensorboardX import SummaryWriter  # the ``train`` extra
-    except ImportError:
-        raise EnvError("TensorBoard series need tensorboardX: pip install 'crafter-reward-workbench[train]'") from None
+    require_extra("train", "TensorBoard series (workbench.env.TensorBoardSeries)", "tensorboardX")
+    from tensorboardX import SummaryWriter  # the ``train`` extra, checked above
+
     return SummaryWriter
 
 
 class TensorBoardSeries:
     """Writes each added episode's per-component series into ``logdir`` (see the module).
 
-    Raises ``EnvError`` without tensorboardX, ``CorpusError`` without configs."""
+    Raises ``MissingExtraError`` without tensorboardX, ``CorpusError`` without configs."""
 
     def __init__(self, logdir: str | Path, configs: Mapping[str, RewardConfig], *, flush_secs: int = 5) -> None:
         self.logdir = Path(logdir)
@@ -84,10 +84,9 @@ def read_scalars(logdir: str | Path) -> pd.DataFrame:
     """Every scalar in the event files under ``logdir``: a tidy table ``tag``, ``step``,
     ``value``, ``wall_time``, ``file`` (relative to ``logdir``; files in name order, records in file order). Raises
     ``EnvError`` for a file whose records are cut short (a crc or length that does not fit)."""
-    try:
-        from tensorboardX.proto.event_pb2 import Event
-    except ImportError:
-        raise EnvError("reading TensorBoard event files needs tensorboardX (the train extra)") from None
+    require_extra("train", "reading TensorBoard event files (workbench.env.read_scalars)", "tensorboardX")
+    from tensorboardX.proto.event_pb2 import Event  # the ``train`` extra, checked above
+
     rows = []
     root = Path(logdir)
     for file in sorted(root.rglob("events.out.tfevents.*")):

@@ -58,10 +58,10 @@ class LiveScores:
         self._lock = threading.RLock()
         self._configs = dict(configs)
         self._chunks: list[Corpus] = []
-        self._tables: list[dict[str, pd.DataFrame]] = []  # per chunk: config name -> its rows
+        self._tables: list[dict[str, Columns]] = []  # per chunk: config name -> its rows, as columns
         self._ids: set[str] = set()
         self._n_episodes = 0
-        self._table: pd.DataFrame | None = None  # the rows of chunks[: self._table_chunks]
+        self._joined: Columns | None = None  # the rows of chunks[: self._table_chunks], joined
         self._table_chunks = 0
         self._corpus: Corpus | None = None
         self._callbacks: list[Callable[[Corpus], None]] = []
@@ -103,10 +103,10 @@ class LiveScores:
             if name in self._configs:
                 raise CorpusError(f"config {name!r} is already in this LiveScores; pick another name")
             for chunk, tables in zip(self._chunks, self._tables):
-                facts = tables[next(iter(self._configs))].iloc[:, : len(_FACT_COLUMNS)]
-                tables[name] = _rows(score(prepare(chunk), config), name, facts.reset_index(drop=True))
+                first = tables[next(iter(self._configs))]
+                tables[name] = _rows(score(prepare(chunk), config), name, {c: first[c] for c in _FACT_COLUMNS})
             self._configs[name] = config
-            self._table, self._table_chunks = None, 0
+            self._joined, self._table_chunks = None, 0
 
     def on_append(self, callback: Callable[[Corpus], None]) -> None:
         """Call ``callback(new_episodes)`` after each ``append`` that added episodes."""
@@ -143,49 +143,55 @@ class LiveScores:
         (metadata ``training_step``; NA without)."""
         with self._lock:
             names = list(self._configs)
-            pending = [frame for tables in self._tables[self._table_chunks :] for frame in _interleave(tables, names)]
+            pending = [_interleave(tables, names) for tables in self._tables[self._table_chunks :]]
             if pending:
-                pieces = ([self._table] if self._table is not None else []) + pending
-                self._table = pd.concat(pieces, ignore_index=True)
+                pieces = ([self._joined] if self._joined is not None else []) + pending
+                self._joined = {column: np.concatenate([p[column] for p in pieces]) for column in pieces[0]}
                 self._table_chunks = len(self._tables)
-            if self._table is None:
+            if self._joined is None:
                 return _empty_table()
-            return self._table.copy()
+            table = pd.DataFrame(self._joined)  # copies: the caller may edit it
+            table["training_step"] = pd.array(table["training_step"].tolist(), dtype="Int64")
+            return table
 
 
 #: Columns every config's rows share (computed once per chunk).
 _FACT_COLUMNS = ("episode", "arrival", *_INDEX_COLUMNS, "wall_time", "training_step")
 
 
-def _episode_facts(episodes: Corpus, first_arrival: int) -> pd.DataFrame:
+#: A chunk's rows as named columns of equal length (tables are built when ``episodes()`` asks).
+Columns = dict[str, np.ndarray]
+
+
+def _episode_facts(episodes: Corpus, first_arrival: int) -> Columns:
     """The config-independent columns of ``episodes``' rows."""
     index = episodes.index
     metadata = [episodes.episode_extras(i).metadata for i in range(len(episodes))]
-    return pd.DataFrame(
-        {
-            "episode": index["episode"].astype(str).to_numpy(dtype=object),
-            "arrival": np.arange(first_arrival, first_arrival + len(episodes), dtype=np.int64),
-            "policy": index["policy"].to_numpy(dtype=object),
-            "source": index["source"].to_numpy(dtype=object),
-            "seed": index["seed"].to_numpy(dtype=object),
-            "n_unlocked": index["n_unlocked"].to_numpy(dtype=np.int64),
-            "wall_time": np.array([_epoch_seconds(m.get("wall_time", m.get("created"))) for m in metadata]),
-            "training_step": pd.array([_integer(m.get("training_step")) for m in metadata], dtype="Int64"),
-        }
-    )
+    steps = np.empty(len(episodes), dtype=object)
+    steps[:] = [_integer(m.get("training_step")) for m in metadata]
+    return {
+        "episode": index["episode"].astype(str).to_numpy(dtype=object),
+        "arrival": np.arange(first_arrival, first_arrival + len(episodes), dtype=np.int64),
+        "policy": index["policy"].to_numpy(dtype=object),
+        "source": index["source"].to_numpy(dtype=object),
+        "seed": index["seed"].to_numpy(dtype=object),
+        "n_unlocked": index["n_unlocked"].to_numpy(dtype=np.int64),
+        "wall_time": np.array([_epoch_seconds(m.get("wall_time", m.get("created"))) for m in metadata]),
+        "training_step": steps,
+    }
 
 
-def _rows(scores: Scores, name: str, facts: pd.DataFrame) -> pd.DataFrame:
+def _rows(scores: Scores, name: str, facts: Columns) -> Columns:
     """One config's rows for a chunk: the shared facts, the config's name, its scores."""
     table = scores.episodes
-    columns: dict[str, Any] = {column: facts[column] for column in _FACT_COLUMNS}
-    columns["config"] = name
+    columns: Columns = {column: facts[column] for column in _FACT_COLUMNS}
+    columns["config"] = np.full(len(table), name, dtype=object)
     columns["return"] = table["reward_sum"].to_numpy()
     for column in table.columns:
         if column != "episode":
             columns[column] = table[column].to_numpy()
     columns.update(kind_totals(scores))
-    return pd.DataFrame(columns)
+    return columns
 
 
 def kind_totals(scores: Scores) -> dict[str, np.ndarray]:
@@ -219,13 +225,13 @@ def kind_totals(scores: Scores) -> dict[str, np.ndarray]:
     }
 
 
-def _interleave(tables: dict[str, pd.DataFrame], names: list[str]) -> list[pd.DataFrame]:
+def _interleave(tables: dict[str, Columns], names: list[str]) -> Columns:
     """A chunk's rows ordered by arrival, then config in session order."""
-    if len(names) == 1 or len(tables[names[0]]) == 1:
-        return [tables[name] for name in names]
-    joined = pd.concat([tables[name] for name in names], ignore_index=True)
-    order = np.argsort(joined["arrival"].to_numpy(), kind="stable")
-    return [joined.iloc[order].reset_index(drop=True)]
+    joined = {column: np.concatenate([tables[name][column] for name in names]) for column in tables[names[0]]}
+    if len(names) > 1 and len(tables[names[0]]["arrival"]) > 1:
+        order = np.argsort(joined["arrival"], kind="stable")
+        joined = {column: values[order] for column, values in joined.items()}
+    return joined
 
 
 def _empty_table() -> pd.DataFrame:

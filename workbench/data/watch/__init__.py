@@ -1,5 +1,6 @@
-"""Live sources: episodes that keep arriving (rollout files, crafter.Recorder files, a corpus being
-recorded, a synth-ai trace database) polled into a corpus folder, each appended once.
+"""Live sources: episodes that keep arriving, polled into a corpus folder, each appended once.
+
+Sources: a folder rollout files land in, a crafter.Recorder folder, a corpus being recorded.
 
 ``open_source(path, kind=None)`` gives a ``Source`` whose ``poll()`` returns a ``Poll`` (the
 episodes new since the last poll and the problems met: a bad file is named and the source goes

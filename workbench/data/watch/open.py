@@ -13,7 +13,7 @@ from workbench.errors import WatchError
 KINDS = {
     "rollouts": "a folder task-app rollout responses (.json, .jsonl) keep landing in",
     "recorder": "a folder crafter.Recorder writes its .npz episode files into",
-    "corpus": "a workbench corpus folder being written (workbench record, EpisodeRecorder)",
+    "corpus": "a workbench corpus folder being written (workbench record, workbench.env.RecordEpisodes)",
 }
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
