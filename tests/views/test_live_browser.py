@@ -31,10 +31,18 @@ CONFIGS = [
     str(REPO / "configs" / "recommended.yaml"),
 ]
 #: Records, in the page, when each episode id first shows as the latest one (after the frame
-#: that paints it): window.__painted[id] = epoch milliseconds.
+#: that paints it): window.__painted[id] = epoch milliseconds; and when the timeline first shows
+#: N episodes: window.__drawn[N].
 WATCH_PAINT = """() => {
   window.__painted = {};
+  window.__drawn = {};
   const seen = () => {
+    const count = document.querySelector('.wb-timeline-count');
+    const n = count ? parseInt(count.textContent, 10) : NaN;
+    if (n > 0 && !(n in window.__drawn)) {
+      window.__drawn[n] = -1;
+      requestAnimationFrame(() => { window.__drawn[n] = performance.timeOrigin + performance.now(); });
+    }
     const el = document.querySelector('.wb-live-latest');
     if (!el) return;
     const id = el.textContent.trim();
@@ -103,11 +111,13 @@ def test_live_page_follows_a_folder(tmp_path):
         wait_text(page, live, "waiting for the first episode")
 
         # Files land one at a time; each is painted within 2 s of landing.
-        latencies = []
+        latencies, drawn = [], []
         ids = [str(uuid.uuid4()) for _ in range(10)]
-        for run_id in ids:
+        for n, run_id in enumerate(ids, start=1):
             landed = _land(run, run_id)
             latencies.append((_painted(page, run_id) - landed) / 1000.0)
+            page.wait_for_function("(n) => (window.__drawn[n] || -1) > 0", arg=n, timeout=TIMEOUT_MS)
+            drawn.append((float(page.evaluate("(n) => window.__drawn[n]", n)) - landed) / 1000.0)
         wait_text(page, live, f"following: {len(ids)} episodes")
         wait_text(page, live.locator(".wb-live-audit"), "audit of the latest episodes")
         live.locator(".workbench-timeline .bqplot").first.wait_for(timeout=TIMEOUT_MS)
@@ -154,7 +164,8 @@ def test_live_page_follows_a_folder(tmp_path):
     load = os.getloadavg()[0]
     print(
         f"\nfile landed -> painted: median {statistics.median(latencies):.3f} s, max {max(latencies):.3f} s "
-        f"over {len(latencies)} files (load average {load:.2f})"
+        f"over {len(latencies)} files; -> timeline redrawn: median {statistics.median(drawn):.3f} s, "
+        f"max {max(drawn):.3f} s (load average {load:.2f}); each: {[round(d, 2) for d in drawn]}"
     )
     assert max(latencies) < 2.0, latencies
     assert errors == [], errors
