@@ -17,7 +17,8 @@ examples:
   workbench watch runs/rollouts --into corpora/live            # a folder rollout JSON files land in
   workbench watch logdir --kind recorder --into corpora/ppo    # crafter.Recorder's .npz files
   workbench watch corpora/recording --into corpora/live --config configs/recommended.yaml
-  workbench watch runs/rollouts --into corpora/live --once     # one poll, e.g. from cron or CI
+  workbench watch runs/rollouts --into corpora/live --once     # what is complete now, e.g. from cron
+  workbench watch traces/synth_ai.db --into corpora/live       # a task app's trace database
 
   A file is taken once complete: its size and mtime unchanged across two polls, and it reads
   cleanly; one that stays unchanged and unreadable is reported (file, line, problem) and the
@@ -35,7 +36,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "watch",
         help="follow a run while it trains: append each new episode of a live source into a corpus",
-        description="Follow a live source (rollout files, crafter.Recorder files, a corpus being recorded) "
+        description="Follow a live source (rollout files, crafter.Recorder files, a corpus being recorded, "
+        "a synth-ai trace database) "
         "and append each new episode into a corpus folder, once.",
         epilog=EXAMPLE,
         formatter_class=argparse.RawDescriptionHelpFormatter,

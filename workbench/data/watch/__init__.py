@@ -1,6 +1,7 @@
 """Live sources: episodes that keep arriving, polled into a corpus folder, each appended once.
 
-Sources: a folder rollout files land in, a crafter.Recorder folder, a corpus being recorded.
+Sources: a folder rollout files land in, a crafter.Recorder folder, a corpus being recorded, a
+synth-ai trace database a task app is writing (read in short transactions).
 
 ``open_source(path, kind=None)`` gives a ``Source`` whose ``poll()`` returns a ``Poll`` (the
 episodes new since the last poll and the problems met: a bad file is named and the source goes

@@ -7,6 +7,7 @@ from pathlib import Path
 from workbench.data.storage.layout import MARKER
 from workbench.data.watch.folders import CorpusFolder, RecorderFolder, RolloutFolder
 from workbench.data.watch.source import Source
+from workbench.data.watch.traces import TraceDatabase
 from workbench.errors import WatchError
 
 #: The kinds of live source, and what each is.
@@ -14,6 +15,7 @@ KINDS = {
     "rollouts": "a folder task-app rollout responses (.json, .jsonl) keep landing in",
     "recorder": "a folder crafter.Recorder writes its .npz episode files into",
     "corpus": "a workbench corpus folder being written (workbench record, workbench.env.RecordEpisodes)",
+    "traces": "a synth-ai trace database (task-app serve --trace-db) a server is writing",
 }
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -41,7 +43,8 @@ def detect_kind(path: str | Path) -> str | None:
 def open_source(path: str | Path, kind: str | None = None) -> Source:
     """The live source at ``path`` (``kind`` one of ``KINDS``; told from the path when None).
 
-    A folder that does not exist yet is fine with a ``kind`` (it is read once it appears).
+    A folder (or trace database) that does not exist yet is fine with a ``kind`` (it is read
+    once it appears).
     Raises ``WatchError`` for an unknown kind or one that cannot be told (naming the path)."""
     path = Path(path)
     if kind is None:
@@ -51,6 +54,10 @@ def open_source(path: str | Path, kind: str | None = None) -> Source:
             raise WatchError(f"{path}: {what}; say what it is with kind= (--kind): one of {', '.join(KINDS)}")
     if kind not in KINDS:
         raise WatchError(f"{path}: unknown source kind {kind!r}; kinds are {', '.join(KINDS)}")
+    if kind == "traces":
+        if path.is_dir():
+            raise WatchError(f"{path}: a traces source is the database file, this is a folder")
+        return TraceDatabase(path)
     if path.exists() and not path.is_dir():
         raise WatchError(f"{path}: a {kind} source is a folder, this is a file")
     if kind == "rollouts":
