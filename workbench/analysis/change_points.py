@@ -21,11 +21,14 @@ moves the estimate, while the standard deviation of the series would count the s
 
 from __future__ import annotations
 
-import importlib.util
-
 import numpy as np
 
 from workbench.errors import WorkbenchError
+
+try:  # imported with the module, not at the first series long enough (1-2 s under load, mid-run)
+    import ruptures
+except ImportError:  # the live extra is not installed: CUSUM
+    ruptures = None
 
 __all__ = ["CUSUM_THRESHOLD", "METHODS", "PELT_PENALTY", "change_points", "noise_scale"]
 
@@ -75,7 +78,7 @@ def change_points(
         raise WorkbenchError("change points: the series holds NaN or infinite values")
     if len(x) < 2 * min_size:
         return []
-    has_ruptures = importlib.util.find_spec("ruptures") is not None
+    has_ruptures = ruptures is not None
     if method == "pelt" and not has_ruptures:
         raise WorkbenchError(
             "change points: method 'pelt' needs ruptures (pip install 'crafter-reward-workbench[live]'); "
@@ -89,8 +92,7 @@ def change_points(
 
 def _pelt(x: np.ndarray, sigma: float, min_size: int, penalty: float) -> list[int]:
     """ruptures' PELT with the mean-shift cost; its breakpoints end with len(x), dropped."""
-    import ruptures
-
+    assert ruptures is not None
     algo = ruptures.KernelCPD(kernel="linear", min_size=min_size).fit(x)
     ends = algo.predict(pen=penalty * sigma**2 * np.log(len(x)))
     return [int(b) for b in ends[:-1]]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import html
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -85,8 +86,8 @@ class LivePage:
         self._watcher: Watcher | None = None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self._redrawer: threading.Thread | None = None
-        self._due = threading.Event()
+        self._redrawers: list[threading.Thread] = []
+        self._due: list[threading.Event] = []  # one per redrawer: set when episodes came
 
     # -- the switch ---------------------------------------------------------------------------
     def _switched(self, on: bool) -> None:
@@ -111,8 +112,9 @@ class LivePage:
         held = load_corpus(into) if (into / "corpus.json").exists() else Corpus()
         configs = dict(self.session.configs)
         self.live = LiveScores(held, configs)
-        # The timeline and the audit redraw in a thread of their own (``_redraw``), so the watcher
-        # never waits for them: the count of a new episode is painted first.
+        # The timeline and the audit each redraw in a thread of their own (``_redraw``), so the
+        # watcher never waits for them (the count of a new episode is painted first) and a slow
+        # audit never holds the timeline back.
         self.timeline = Timeline(self.live, reps=200, follow=False)
         context = _kernel_context()
         self.timeline.context = lambda: context
@@ -123,23 +125,29 @@ class LivePage:
         self.body.children = [self.timeline.widget]
         self._stop = threading.Event()
         self._show_count(None)
-        self._due = threading.Event()
         self._thread = threading.Thread(target=self._run, args=(context,), name="workbench-app: live", daemon=True)
         self._thread.start()
-        self._redrawer = threading.Thread(
-            target=self._redraw, args=(context,), name="workbench-app: live view", daemon=True
-        )
-        self._redrawer.start()
+        timeline = self.timeline
+        self._due = [threading.Event(), threading.Event()]
+        self._redrawers = [
+            threading.Thread(
+                target=self._redraw, args=(context, due, work), name=f"workbench-app: live {what}", daemon=True
+            )
+            for due, work, what in zip(self._due, (timeline.refresh, self._audit), ("timeline", "audit"))
+        ]
+        for redrawer in self._redrawers:
+            redrawer.start()
         self.follow.description, self.follow.icon = "Following", "stop"
         self.status.show(f"following {watched.path} into {into}", "ok")
 
     def stop(self) -> None:
         """Stop watching (the timeline stays as it is); nothing happens when not following."""
         self._stop.set()
-        self._due.set()  # wakes the redrawer to see the stop
+        for due in self._due:
+            due.set()  # wakes the redrawers to see the stop
         thread, watcher = self._thread, self._watcher
         self._thread = self._watcher = None
-        for running in (thread, self._redrawer):
+        for running in (thread, *self._redrawers):
             if running is not None and running is not threading.current_thread():
                 running.join(timeout=10)
         if watcher is not None:
@@ -172,7 +180,8 @@ class LivePage:
             self._show_problems()
         if len(report.appended):
             self._show_count(report)
-            self._due.set()
+            for due in self._due:
+                due.set()
 
     def _files_read(self, episodes: Corpus) -> set[Path]:
         """The source files the ``episodes`` were read from (a file first reported as a problem,
@@ -197,10 +206,10 @@ class LivePage:
             f"<ul style='margin:2px 0'>{shown}</ul></div>"
         )
 
-    def _redraw(self, context: Any) -> None:
-        """Redraw the timeline and the audit whenever episodes came, the latest state winning
-        (episodes that arrive meanwhile are drawn by the next round, not queued one by one)."""
-        stop, due = self._stop, self._due
+    def _redraw(self, context: Any, due: threading.Event, work: Callable[[], None]) -> None:
+        """Run ``work`` (redraw the timeline, or the audit) whenever episodes came, the latest
+        state winning (episodes that arrive meanwhile are drawn by the next round, not queued)."""
+        stop = self._stop
         with context:
             while True:
                 due.wait()
@@ -208,11 +217,9 @@ class LivePage:
                     return
                 due.clear()
                 try:
-                    if self.timeline is not None:
-                        self.timeline.refresh()
-                    self._audit()
+                    work()
                 except Exception as error:  # shown in the page, traceback in the server log
-                    self.status.error(error, "drawing the timeline")
+                    self.status.error(error, "drawing the timeline and the audit")
 
     def _show_count(self, report: WatchReport | None) -> None:
         live = self.live
