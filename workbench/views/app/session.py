@@ -40,6 +40,8 @@ class _ReplayerLink:
 
     def open(self, episode: str, *, decision: int | str | None = None) -> None:
         """Show the Replay page and open ``episode`` in its Replayer (at ``decision``)."""
+        if self._session.replay_page.view is not self._replayer:  # the Live page showed its own
+            self._session.replay_page.show(self._replayer)
         self._session.tabs.selected_index = REPLAY
         self._replayer.open(episode, decision=decision)
 
