@@ -122,8 +122,8 @@ def heading(text: str, note: str = "") -> w.HTML:
     return w.HTML(f"<h3 style='margin:4px 0 8px 0'>{html.escape(text)}{extra}</h3>")
 
 
-TABS = ("Corpus", "Tune", "Replay", "Compare", "Configs")
-CORPUS, TUNE, REPLAY, COMPARE, CONFIGS = range(len(TABS))
+TABS = ("Corpus", "Tune", "Replay", "Compare", "Configs", "Live")
+CORPUS, TUNE, REPLAY, COMPARE, CONFIGS, LIVE = range(len(TABS))
 #: The config a session starts from when it is given none and the workspace holds none.
 DEFAULT_NAME = "task-app default"
 

@@ -23,6 +23,7 @@ from workbench.views.app.common import (
 )
 from workbench.views.app.configs_page import ConfigsPage
 from workbench.views.app.corpus_page import CorpusPage
+from workbench.views.app.live_page import LivePage
 from workbench.views.app.options import AppOptions
 from workbench.views.app.views_pages import compare_page, replay_page, tune_page
 from workbench.views.app.workspace import Workspace
@@ -39,6 +40,8 @@ class _ReplayerLink:
 
     def open(self, episode: str, *, decision: int | str | None = None) -> None:
         """Show the Replay page and open ``episode`` in its Replayer (at ``decision``)."""
+        if self._session.replay_page.view is not self._replayer:  # the Live page showed its own
+            self._session.replay_page.show(self._replayer)
         self._session.tabs.selected_index = REPLAY
         self._replayer.open(episode, decision=decision)
 
@@ -86,6 +89,7 @@ class AppSession:
         self.tune_page, self.replay_page, self.compare_page = tune_page(), replay_page(), compare_page()
         self.corpus_page = CorpusPage(self)
         self.configs_page = ConfigsPage(self)
+        self.live_page = LivePage(self)
         self.baseline_name, self.baseline = self._load_configs()
         pages = [
             self.corpus_page.widget,
@@ -93,6 +97,7 @@ class AppSession:
             self.replay_page.widget,
             self.compare_page.widget,
             self.configs_page.widget,
+            self.live_page.widget,
         ]
         self.tabs = w.Tab(children=pages, titles=TABS, layout=w.Layout(width="100%"))
         self.tabs.observe(lambda _change: self._tab_shown(), names="selected_index")

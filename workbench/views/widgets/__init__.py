@@ -12,6 +12,8 @@ They hold controls, not logic: every number comes from ``workbench.scoring`` and
   map views drawn with Crafter's textures) beside its state, components and reward strip.
 - ``Compare`` (``compare.py``; figures in ``compare_figures.py``, text in ``compare_text.py``):
   several configs side by side, raw or normalised, a legend naming each in its colour.
+- ``Timeline`` (``timeline.py``): a growing run (a ``LiveScores``) over time under every config,
+  rolling intervals and change points; redraws on each append; click an episode to replay it.
 
 ``link(tuner, replayer, compare)`` wires them together.
 """
@@ -28,9 +30,10 @@ from typing import Any
 
 from workbench.views.widgets.compare import Compare
 from workbench.views.widgets.replayer import Replayer
+from workbench.views.widgets.timeline import Timeline
 from workbench.views.widgets.tuner import Tuner
 
-__all__ = ["Compare", "Replayer", "Tuner", "link"]
+__all__ = ["Compare", "Replayer", "Timeline", "Tuner", "link"]
 
 
 def link(

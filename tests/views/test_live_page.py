@@ -1,0 +1,85 @@
+"""The app's Live page without a browser: the follow switch watches a folder into a target corpus,
+scores each new episode under the session's configs, names a corrupt file and goes on, refuses a
+missing source with a message, and stops."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+from helpers import REPO
+
+from workbench.data.storage import load_corpus
+from workbench.views.app.options import AppOptions
+from workbench.views.app.session import AppSession
+
+TASKAPP = REPO / "workbench" / "data" / "shipped" / "sample_imports" / "taskapp"
+DEADLINE = 60.0
+
+
+def _until(condition, what: str) -> None:
+    deadline = time.monotonic() + DEADLINE
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.05)
+
+
+def _write(folder: Path, run_id: str) -> None:
+    document = json.loads((TASKAPP / "per_achievement_env_lambda_half.json").read_text())
+    document["run_id"] = run_id
+    (folder / f".{run_id}").write_text(json.dumps(document))
+    (folder / f".{run_id}").rename(folder / f"{run_id}.json")
+
+
+def test_follow_switch_watches_scores_and_reports(tmp_path):
+    run, target = tmp_path / "run", tmp_path / "corpus"
+    run.mkdir()
+    session = AppSession(AppOptions(corpus=None, workspace=tmp_path / "ws"))
+    page = session.live_page
+    page.source.value, page.target.value, page.kind.value = str(run), str(target), "rollouts"
+    page.follow.value = True
+    try:
+        assert page.follow.description == "Following" and page.live is not None
+        _write(run, "first-run")
+        _until(lambda: page.live is not None and len(page.live) == 1, "the first episode")
+        (run / "broken.json").write_text("{ not json")
+        _write(run, "second-run")
+        _until(lambda: len(page.live) == 2 and page.problems, "the second episode and the problem")
+        assert "broken.json" in page.problems[0] and "broken.json" in page.report.value
+        table = page.live.episodes()
+        assert set(table["config"]) == set(session.configs) and len(table) == 2 * len(session.configs)
+        _until(lambda: "second-run" in page.counter.value and page.timeline.redraws >= 2, "the redraw")
+    finally:
+        page.follow.value = False
+    assert page.follow.description == "Follow"
+    assert sorted(load_corpus(target).ids) == ["first-run", "second-run"]
+
+
+def test_a_bad_source_is_a_message_and_nothing_follows(tmp_path):
+    session = AppSession(AppOptions(corpus=None, workspace=tmp_path / "ws"))
+    page = session.live_page
+    page.source.value, page.target.value = str(tmp_path / "no-such-run"), str(tmp_path / "corpus")
+    page.follow.value = True
+    assert page.follow.value is False and page.live is None
+    assert "no-such-run" in page.status.text
+    page.source.value = ""
+    page.follow.value = True
+    assert "give a source folder" in page.status.text
+
+
+def test_replay_page_goes_back_to_the_session_replayer(tmp_path):
+    """A click in the Live timeline shows a Replayer of the followed corpus; a click in the Tuner
+    afterwards brings the session's own Replayer back to the Replay page."""
+    from workbench.data.sample import sample_corpus
+    from workbench.views.app.session import _ReplayerLink
+    from workbench.views.widgets import Replayer
+
+    session = AppSession(AppOptions(corpus=None, workspace=tmp_path / "ws"))
+    corpus = sample_corpus()
+    own = Replayer(corpus, next(iter(session.configs.values())))
+    session.replay_page.show(own)
+    followed = Replayer(corpus[:2], next(iter(session.configs.values())))
+    session.replay_page.show(followed)  # what LivePage._open does
+    _ReplayerLink(session, own).open(corpus.ids[3])
+    assert session.replay_page.view is own and own.episode.id == corpus.ids[3]

@@ -1,0 +1,347 @@
+"""Timeline: a run over time under every config of a ``LiveScores``, side by side on the same
+episodes, with rolling intervals and change points; follows the run (redraws on each append)."""
+
+from __future__ import annotations
+
+import contextlib
+import html
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import bqplot as bq
+import ipywidgets as w
+import numpy as np
+import pandas as pd
+
+from workbench.analysis import timeline as tl
+from workbench.data.episodes import Corpus
+from workbench.scoring.incremental import LiveScores
+from workbench.views.plots import PALETTE
+from workbench.views.widgets.common import lined, lines_box
+from workbench.views.widgets.replayer import Replayer
+
+#: What the y axis can show: label -> (kind of series, the column or component kind).
+Y_CHOICES: dict[str, tuple[str, str]] = {
+    "shaped return": ("mean", "return"),
+    "credit share": ("share", "achievement"),
+    "inventory-rise share": ("share", "inventory"),
+    "count-rise share": ("share", "achievement_count"),
+    "indicator share": ("share", "indicator"),
+    "Crafter score (%)": ("crafter", "unique_achievements_total"),
+    "flags per window": ("flags", ""),
+}
+X_LABELS = {"arrival": "arrival", "training_step": "training step", "wall_time": "wall time"}
+#: The colour of series that are the same under every config (Crafter's score).
+ALL_CONFIGS = "#444444"
+
+
+class Timeline:
+    """A run over time: per config of ``live``, the per-episode values (points: click one to
+    replay it), the trailing ``window``'s mean with its interval (a band) and the change points
+    (dashed verticals), on x = arrival order, training step or wall time (``x_picker``).
+
+    ``y_picker`` picks the series (``Y_CHOICES``). Follows ``live``: each append redraws by
+    updating the marks' data (nothing is rebuilt); the rolling windows already drawn are kept and
+    only the new ones computed (``follow=False``: only when ``refresh()`` is called, e.g. from a
+    thread of the caller's so the appending thread never waits for a redraw). A click opens the episode in the callbacks given to ``on_open``
+    (the app's Replay page), else in a Replayer below the figure. ``context`` is entered around
+    redraws made from the appending thread (the app sets its session's). ``widget`` is the view.
+    """
+
+    def __init__(
+        self,
+        live: LiveScores,
+        *,
+        x: str = "arrival",
+        y: str = "shaped return",
+        window: int = 20,
+        reps: int = 400,
+        follow: bool = True,
+    ) -> None:
+        if y not in Y_CHOICES:
+            raise KeyError(f"y={y!r} is not one of {list(Y_CHOICES)}")
+        if x not in tl.X_CHOICES:
+            raise KeyError(f"x={x!r} is not one of {list(tl.X_CHOICES)}")
+        self.live, self.reps = live, reps
+        self.context: Callable[[], Any] = contextlib.nullcontext
+        self._open_callbacks: list[Callable[[str, str], None]] = []
+        self._lock = threading.RLock()
+        self._cache: dict[tuple[str, int], pd.DataFrame] = {}  # (y, window) -> rolling rows so far
+        self._flags = pd.DataFrame()
+        self._flag_windows = (0, 0)  # (window, complete windows diagnosed)
+        self.replayer: Any = None
+        self.redraws = 0
+        self.x_picker = w.ToggleButtons(
+            options=[(X_LABELS[c], c) for c in tl.X_CHOICES],
+            value=x,
+            style={"button_width": "110px"},
+        )
+        self.y_picker = w.Dropdown(options=list(Y_CHOICES), value=y, description="y", layout=w.Layout(width="260px"))
+        self.window_picker = w.Dropdown(
+            options=sorted({5, 10, 20, 50, 100, int(window)}),
+            value=int(window),
+            description="window",
+            layout=w.Layout(width="160px"),
+        )
+        self.note = w.HTML()
+        self.legend = w.HTML(layout=w.Layout(width="100%"))
+        self.changes = w.HTML(layout=lines_box(4))
+        self.changes.add_class("wb-timeline-changes")
+        self._build_figure()
+        self.replay_area = w.VBox()
+        controls = w.HBox(
+            [w.Label("x"), self.x_picker, self.y_picker, self.window_picker],
+            layout=w.Layout(flex_flow="row wrap", width="100%", align_items="center"),
+        )
+        self.widget = w.VBox(
+            [controls, self.note, self.figure, self.legend, self.changes, self.replay_area],
+            layout=w.Layout(width="100%"),
+        )
+        self.widget.add_class("workbench-timeline")
+        for control in (self.x_picker, self.y_picker, self.window_picker):
+            control.observe(lambda _change: self.refresh(), names="value")
+        if follow:
+            live.on_append(self._appended)
+        self.refresh()
+
+    # -- figure ------------------------------------------------------------------------------
+    def _build_figure(self) -> None:
+        self.x_scale, self.y_scale = bq.LinearScale(), bq.LinearScale()
+        scales = {"x": self.x_scale, "y": self.y_scale}
+        names = list(self.live.configs)
+        self.colors = {**{name: PALETTE[i % len(PALETTE)] for i, name in enumerate(names)}, "": ALL_CONFIGS}
+        # One band and one mean line per config (and "" for series the same under every config):
+        # hidden while empty, never fed NaN (bqplot's SVG would log errors for it).
+        self.bands = {
+            name: bq.Lines(
+                x=[0.0, 1.0], y=[[0.0, 0.0], [0.0, 0.0]], scales=scales, fill="between",
+                colors=[self.colors[name]] * 2, fill_colors=[self.colors[name]], fill_opacities=[0.15],
+                opacities=[0.0, 0.0], stroke_width=0, visible=False,
+            )
+            for name in self.colors
+        }  # fmt: skip
+        self.means = {
+            name: bq.Lines(
+                x=[0.0, 1.0], y=[0.0, 0.0], scales=scales, stroke_width=2.5, colors=[self.colors[name]], visible=False
+            )
+            for name in self.colors
+        }
+        self.points = bq.Scatter(
+            x=np.zeros(0), y=np.zeros(0), scales=scales, default_size=22, stroke="white", names=[],
+            display_names=False, colors=[PALETTE[0]], default_opacities=[0.75],
+            tooltip=bq.Tooltip(fields=["name"], labels=["episode"], show_labels=False),
+            interactions={"click": "select", "hover": "tooltip"},
+        )  # fmt: skip
+        self.points.on_element_click(lambda _mark, event: self.pick(int(event["data"]["index"])))
+        self.change_lines = bq.Lines(
+            x=[[0.0, 0.0]], y=[[0.0, 1.0]], scales=scales, line_style="dashed", stroke_width=2, colors=["#B3261E"],
+            visible=False,
+        )  # fmt: skip
+        self.x_axis = bq.Axis(scale=self.x_scale, label="episode (arrival order)", grid_lines="none")
+        self.y_axis = bq.Axis(scale=self.y_scale, side="left", label="shaped return", grid_lines="dashed")
+        self.figure = bq.Figure(
+            marks=[*self.bands.values(), self.change_lines, *self.means.values(), self.points],
+            axes=[self.x_axis, self.y_axis],
+            animation_duration=0,
+            fig_margin={"top": 10, "bottom": 45, "left": 65, "right": 15},
+            layout=w.Layout(width="100%", height="360px"),
+        )
+        self.figure.add_class("wb-timeline-figure")
+        self._shown: list[tuple[str, str]] = []  # (episode, config) of each drawn point
+
+    # -- following ---------------------------------------------------------------------------
+    def _appended(self, _episodes: Corpus) -> None:
+        with self.context():
+            self.refresh()
+
+    def refresh(self) -> None:
+        """Redraw from ``live`` as it is now: new windows computed, marks' data replaced."""
+        with self._lock:
+            table = self.live.episodes()
+            if not len(table):
+                self.note.value = lined("<span style='color:#555'>waiting for the first episode ...</span>")
+                return
+            self._draw(table)
+            self.redraws += 1
+
+    def _rolling(self, table: pd.DataFrame, y: str, window: int) -> pd.DataFrame:
+        """The rolling rows of ``y`` for every arrival, computing only windows not cached."""
+        kind, column = Y_CHOICES[y]
+        cached = self._cache.get((y, window))
+        since = 0 if cached is None or not len(cached) else int(cached["arrival"].max()) + 1
+        if kind == "mean":
+            new = tl.rolling_mean(table, column, window, reps=self.reps, since=since)
+        elif kind == "share":
+            new = tl.component_shares(table, window, since=since)
+            new = new[new["component"] == column].rename(columns={"share": "mean"})
+            new = new.assign(low=np.nan, high=np.nan)
+        elif kind == "crafter":
+            new = tl.crafter_score_series(table, window, reps=self.reps, since=since)
+            new = new.rename(columns={"score": "mean"}).assign(config="")
+        else:
+            return self._window_flag_counts(window)
+        rows = new if cached is None else pd.concat([cached, new], ignore_index=True)
+        self._cache[(y, window)] = rows
+        return rows
+
+    def _window_flag_counts(self, window: int) -> pd.DataFrame:
+        """Per config and complete window: how many flags the diagnostics raised (at its last arrival)."""
+        corpus, configs = self.live.corpus, self.live.configs
+        done_window, done = self._flag_windows
+        if done_window != window:
+            self._flags, done = pd.DataFrame(), 0
+        new = tl.window_flags(corpus, configs, window, since_window=done, reps=100)
+        self._flags = pd.concat([self._flags, new], ignore_index=True) if len(self._flags) else new
+        self._flag_windows = (window, len(corpus) // window)
+        rows = []
+        for name in configs:
+            for block in range(len(corpus) // window):
+                mine = (
+                    self._flags[(self._flags["config"] == name) & (self._flags["window"] == block)]
+                    if len(self._flags)
+                    else []
+                )
+                rows.append((name, (block + 1) * window - 1, len(mine)))
+        return pd.DataFrame(rows, columns=["config", "arrival", "mean"]).assign(low=np.nan, high=np.nan)
+
+    def _per_episode(self, table: pd.DataFrame, y: str) -> pd.DataFrame:
+        """The per-episode values drawn as points (and searched for change points)."""
+        kind, column = Y_CHOICES[y]
+        if kind == "mean":
+            return table[["episode", "config", "arrival", column]].rename(columns={column: "value"})
+        if kind == "share":
+            kinds = [c for c in tl.COMPONENT_COLUMNS.values() if c in table.columns]
+            total = table[kinds].sum(axis=1)
+            share = table[tl.COMPONENT_COLUMNS[column]] / total.where(total != 0)
+            return table[["episode", "config", "arrival"]].assign(value=share).dropna(subset=["value"])
+        if kind == "crafter":
+            first = table.drop_duplicates("episode")
+            return first[["episode", "arrival", column]].rename(columns={column: "value"}).assign(config="")
+        return pd.DataFrame(columns=["episode", "config", "arrival", "value"])
+
+    def _draw(self, table: pd.DataFrame) -> None:
+        y, window = self.y_picker.value, int(self.window_picker.value)
+        axis = tl.x_axis(table, self.x_picker.value)
+        xs = axis.values
+        rolling = self._rolling(table, y, window)
+        episodes = self._per_episode(table, y)
+        kind = Y_CHOICES[y][0]
+        configs = [""] if kind == "crafter" else list(self.live.configs)
+        colors = {**self.colors, "": ALL_CONFIGS}
+        by_arrival = pd.Series(xs.to_numpy(), index=np.arange(len(xs)))
+        with contextlib.ExitStack() as held:
+            # every mark's and scale's changes go as one message each: x and y of a mark arriving
+            # apart would be drawn with different lengths in between
+            for part in (*self.bands.values(), *self.means.values(), self.points, self.change_lines):
+                held.enter_context(part.hold_sync())
+            for part in (self.x_scale, self.y_scale, self.x_axis, self.y_axis):
+                held.enter_context(part.hold_sync())
+            for name, band in self.bands.items():
+                rows = rolling[rolling["config"] == name] if name in configs else rolling.iloc[:0]
+                rows = rows[np.isfinite(rows["mean"].to_numpy(dtype=float))]
+                bx = by_arrival.reindex(rows["arrival"].to_numpy()).to_numpy(dtype=float)
+                banded = len(rows) > 0 and bool(rows["low"].notna().all())
+                if banded:
+                    band.x, band.y = bx, np.vstack([rows["low"].to_numpy(float), rows["high"].to_numpy(float)])
+                band.visible = banded
+                line = self.means[name]
+                if len(rows):
+                    line.x, line.y = bx, rows["mean"].to_numpy(dtype=float)
+                line.visible = len(rows) > 0
+            self._draw_points(episodes, by_arrival, colors)
+            self._fit_scales(by_arrival.to_numpy(dtype=float))
+            found = self._draw_changes(episodes, by_arrival, kind)
+            self.x_axis.label = axis.label
+            self.y_axis.label = y if kind != "flags" else f"flags per window of {window} episodes"
+        self._write_text(axis, configs, colors, found, len(table["episode"].unique()))
+
+    def _draw_points(self, episodes: pd.DataFrame, by_arrival: pd.Series, colors: dict[str, str]) -> None:
+        px = by_arrival.reindex(episodes["arrival"].to_numpy()).to_numpy(dtype=float)
+        self.points.x, self.points.y = px, episodes["value"].to_numpy(dtype=float)
+        self._shown = list(zip(episodes["episode"].astype(str), episodes["config"].astype(str)))
+        self.points.names = [f"{e} ({c})" if c else e for e, c in self._shown]
+        self.points.colors = [colors.get(c, ALL_CONFIGS) for _, c in self._shown]
+
+    def _fit_scales(self, xs: np.ndarray) -> None:
+        """Set both scales' ranges from what is shown, padded, never empty (one episode, or equal
+        values, would give d3 a zero-width domain and the marks undefined positions)."""
+        ys = [np.asarray(self.points.y, dtype=float)]
+        ys += [np.asarray(m.y, dtype=float).ravel() for m in self.means.values() if m.visible]
+        ys += [np.asarray(b.y, dtype=float).ravel() for b in self.bands.values() if b.visible]
+        for scale, values in ((self.x_scale, xs), (self.y_scale, np.concatenate(ys))):
+            values = values[np.isfinite(values)]
+            low, high = (float(values.min()), float(values.max())) if len(values) else (0.0, 1.0)
+            pad = max((high - low) * 0.04, 0.5 if scale is self.x_scale else max(abs(high) * 0.05, 0.05))
+            if (scale.min, scale.max) != (low - pad, high + pad):
+                scale.min, scale.max = low - pad, high + pad
+
+    def _draw_changes(self, episodes: pd.DataFrame, by_arrival: pd.Series, kind: str) -> list[tuple[str, Any]]:
+        """Dashed verticals where each config's per-episode series shifts; returns what was found."""
+        found: list[tuple[str, Any]] = []
+        if kind != "flags" and len(episodes):
+            shifts = tl.series_change_points(episodes.rename(columns={"value": "_v"}), "_v")
+            found = [(row.config, row) for row in shifts.itertuples(index=False)]
+        low, high = float(self.y_scale.min), float(self.y_scale.max)
+        if found:
+            # midway between the last episode before the shift and the first after it
+            arrivals = np.array([row.arrival for _, row in found])
+            at = (by_arrival.reindex(arrivals - 1).to_numpy(float) + by_arrival.reindex(arrivals).to_numpy(float)) / 2
+            self.change_lines.x = np.vstack([at, at]).T
+            self.change_lines.y = np.tile([low, high], (len(found), 1))
+            self.change_lines.colors = [self.colors.get(name, ALL_CONFIGS) for name, _ in found]
+        self.change_lines.visible = bool(found)
+        return found
+
+    def _write_text(self, axis: tl.XAxis, configs: list[str], colors: dict[str, str], found: list, n: int) -> None:
+        note = f"{n} episodes"
+        if axis.note:
+            note += f" &middot; <span style='color:#8A5A00'>{html.escape(axis.note)}</span>"
+        self.note.value = lined(f"<span class='wb-timeline-count'>{note}</span>")
+        swatches = [
+            f"<span style='display:inline-block;margin-right:14px;word-break:break-all'>"
+            f"<span style='display:inline-block;width:14px;height:4px;background:{colors[name]};vertical-align:middle;"
+            f"margin-right:4px'></span>{html.escape(name or 'every config (Crafter score)')}</span>"
+            for name in configs
+        ]
+        self.legend.value = f"<div class='wb-timeline-legend' style='line-height:20px'>{''.join(swatches)}</div>"
+        if not found:
+            self.changes.value = lined("<span style='color:#555'>no change point yet</span>")
+            return
+        items = [
+            f"<b>{html.escape(name or 'every config')}</b>: shifts at episode {row.arrival} "
+            f"(<code>{html.escape(str(row.episode))}</code>), mean {row.before:.3g} &rarr; {row.after:.3g}"
+            for name, row in found
+        ]
+        self.changes.value = lined("<br>".join(items))
+
+    # -- replay ------------------------------------------------------------------------------
+    def on_open(self, callback: Callable[[str, str], None]) -> None:
+        """Open clicked episodes with ``callback(episode, config_name)`` instead of the timeline's
+        own Replayer (config_name is '' for series the same under every config)."""
+        self._open_callbacks.append(callback)
+
+    def pick(self, index: int) -> None:
+        """Open the ``index``-th drawn point's episode (what a click does)."""
+        episode, config = self._shown[index]
+        self.open(episode, config)
+
+    def open(self, episode: str, config: str = "") -> None:
+        """Replay ``episode`` under ``config`` (the first config when '')."""
+        name = config or next(iter(self.live.configs))
+        if self._open_callbacks:
+            for callback in self._open_callbacks:
+                callback(episode, name)
+            return
+        corpus = self.live.corpus
+        if self.replayer is None or episode not in self.replayer.corpus.ids:
+            self.replayer = Replayer(corpus, self.live.configs[name], episode=episode)
+            self.replay_area.children = [self.replayer.widget]
+        else:
+            self.replayer.set_config(self.live.configs[name])
+            self.replayer.open(episode)
+
+    def _ipython_display_(self) -> None:
+        from IPython.display import display
+
+        display(self.widget)
