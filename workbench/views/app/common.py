@@ -70,7 +70,7 @@ def guarded(status: Status, doing: str, action: Callable[[], Any]) -> Callable[.
     return callback
 
 
-def _kernel_context() -> Any:
+def kernel_context_of_session() -> Any:
     """Solara's virtual-kernel context of this session (widgets changed from another thread must
     be changed inside it), or a do-nothing context outside Solara."""
     try:
@@ -94,7 +94,7 @@ def in_background(
     """Run ``work`` in a thread (the page stays live), then ``done(result)``; ``busy`` widgets are
     disabled meanwhile and ``after()`` runs at the end either way. An error becomes a message on
     ``status``. Returns the started thread."""
-    context = _kernel_context()
+    context = kernel_context_of_session()
     busy = busy or []
     for widget in busy:
         widget.disabled = True

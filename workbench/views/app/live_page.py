@@ -22,7 +22,7 @@ from workbench.data.storage import load_corpus
 from workbench.data.watch import KINDS, Watcher, WatchReport, open_source, origin_of
 from workbench.errors import WorkbenchError
 from workbench.scoring.incremental import LiveScores
-from workbench.views.app.common import REPLAY, Status, _kernel_context, guarded, heading
+from workbench.views.app.common import REPLAY, Status, guarded, heading, kernel_context_of_session
 from workbench.views.widgets import Replayer, Timeline
 
 if TYPE_CHECKING:
@@ -116,7 +116,7 @@ class LivePage:
         # watcher never waits for them (the count of a new episode is painted first) and a slow
         # audit never holds the timeline back.
         self.timeline = Timeline(self.live, reps=200, follow=False)
-        context = _kernel_context()
+        context = kernel_context_of_session()
         self.timeline.context = lambda: context
         self.timeline.on_open(self._open)
         self._watcher = Watcher(watched, into, on_append=self.live.append)
