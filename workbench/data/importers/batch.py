@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from workbench.data.episodes import Corpus, Episode, _unique_id
-from workbench.errors import WorkbenchError
+from workbench.data.storage.rows import check_storable
+from workbench.errors import EpisodeError, WorkbenchError
 
 #: The longest episode id an importer keeps whole; longer ones are shortened with a hash (a
 #: file name past 255 bytes cannot be created: ENAMETOOLONG).
@@ -73,8 +74,17 @@ class Collector:
         self._seen: set[str] = set()
         self._renamed: dict[str, str] = {}
 
-    def add(self, episode: Episode) -> None:
-        """Keep ``episode`` under an id unique in the batch."""
+    def add(self, episode: Episode, file: str = "") -> bool:
+        """Keep ``episode`` under an id unique in the batch, if it can be stored (else it is
+        an issue of ``file`` at the episode's ``metadata["location"]`` and the batch goes on).
+        Returns whether it was kept."""
+        try:
+            check_storable(episode)
+        except EpisodeError as error:
+            self.errors.append(
+                ImportIssue(file, str(episode.metadata.get("location", "")), f"cannot be stored: {error}")
+            )
+            return False
         unique = _unique_id(safe_id(episode.id), self._seen)
         self._seen.add(unique)
         # An episode's predecessor in its trajectory arrived just before it: map to its new id.
@@ -83,6 +93,7 @@ class Collector:
         self._renamed[episode.id] = unique
         episode.id = unique
         self.episodes.append(episode)
+        return True
 
     def result(self, files: int) -> ImportResult:
         """The batch's outcome."""

@@ -19,11 +19,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, BinaryIO
 
-import numpy as np
 import pyarrow as pa
 from filelock import FileLock
 
-from workbench.errors import CorpusFormatError, EpisodeValueError, OutputError, UnsafeCorpusPathError
+from workbench.errors import CorpusFormatError, OutputError, UnsafeCorpusPathError
 from workbench.util.atomic import atomic_write_text
 
 FORMAT = "crafter-workbench-corpus"
@@ -302,23 +301,3 @@ def clean_leftovers(root: Path) -> list[Path]:
             Path(entry.path).unlink(missing_ok=True)
             removed.append(Path(entry.path))
     return removed
-
-
-def jsonable(value: Any, where: str, name: str) -> Any:
-    """Plain JSON types for metadata that may hold numpy scalars or arrays; NaN and infinity are
-    refused (``EpisodeValueError`` naming ``where`` and the key path from ``name``)."""
-
-    def convert(item: Any, path: str) -> Any:
-        if isinstance(item, dict):
-            return {str(k): convert(v, f"{path}.{k}") for k, v in item.items()}
-        if isinstance(item, (list, tuple)):
-            return [convert(v, f"{path}[{i}]") for i, v in enumerate(item)]
-        if isinstance(item, np.ndarray):
-            return convert(item.tolist(), path)
-        if isinstance(item, np.generic):
-            item = item.item()
-        if isinstance(item, float) and not np.isfinite(item):
-            raise EpisodeValueError(f"{where}: {path} is {item!r}; NaN and infinity are not stored")
-        return item
-
-    return convert(value, name)
