@@ -241,7 +241,9 @@ class _Extras:
     def _text(self, part: Part, row: int) -> tuple[list[str], list[str]]:
         path = part_file(self.root, "decisions", part.name)
         if part.name not in self._texts:
-            self._texts[part.name] = read_table(path, columns=["view", "message"])
+            texts = read_table(path, columns=["view", "message"])
+            checked(partial(texts.validate, full=True), path)  # valid UTF-8 in every text
+            self._texts[part.name] = texts
         lengths = part.episodes.column("decisions").to_numpy().astype(np.int64)
         first = int((lengths[:row] + 1).sum())
         block = self._texts[part.name].slice(first, int(lengths[row]) + 1)

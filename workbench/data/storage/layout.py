@@ -106,9 +106,12 @@ def committed_parts(root: Path) -> list[str]:
     folder = root / "episodes"
     if not folder.is_dir():
         return []
-    names = [
-        m.group(1) for e in _entries(folder) if (m := _FILE_RE.fullmatch(e.name)) and e.is_file(follow_symlinks=False)
-    ]
+    names = []
+    for entry in _entries(folder):
+        if match := _FILE_RE.fullmatch(entry.name):
+            if not entry.is_file(follow_symlinks=False):  # never skipped: its part would vanish silently
+                raise CorpusFormatError(f"{entry.path}: not a regular file (a part's commit record must be one)")
+            names.append(match.group(1))
     return sorted(names)
 
 
@@ -148,6 +151,10 @@ def read_marker(root: Path) -> dict[str, Any]:
         raise CorpusFormatError(f"{path}: not UTF-8 text") from None
     except json.JSONDecodeError as error:
         raise CorpusFormatError(f"{path}: line {error.lineno}: not valid JSON ({error.msg})") from None
+    except RecursionError:
+        raise CorpusFormatError(f"{path}: JSON nested too deeply to be a corpus marker") from None
+    except ValueError as error:  # an integer of thousands of digits
+        raise CorpusFormatError(f"{path}: not valid JSON ({str(error)[:120]})") from None
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         raise CorpusFormatError(f"{path}: not a workbench corpus index (format should be {FORMAT!r})")
     if document.get("schema_version") != SCHEMA_VERSION:
