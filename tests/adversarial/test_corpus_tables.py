@@ -211,3 +211,11 @@ def test_invalid_utf8_in_a_view_is_a_named_error(tmp_path):
     corpus = load_corpus(root)
     with pytest.raises(CorpusFormatError, match=str(path)):
         corpus["a"].views
+
+
+@pytest.mark.parametrize("column, value, words", [("steps", 5, "took 6 actions"), ("env_return", 7.5, "sum to")])
+def test_totals_that_disagree_with_the_decisions_are_refused(tmp_path, column, value, words):
+    root = _saved(tmp_path)
+    path = edit_episodes(root, column, value, row=1)
+    with pytest.raises(CorpusValueError, match=rf"{path}: row 1, column '{column}': .*{words}"):
+        load_corpus(root)
