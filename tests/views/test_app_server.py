@@ -25,10 +25,11 @@ async def _page(scope, receive, send) -> None:
     await send({"type": "http.response.body", "body": b"the page"})
 
 
-def _call(kind: str, query: str = "", cookie: str | None = None) -> list[dict]:
+def _call(kind: str, query: str | bytes = "", cookie: str | bytes | None = None) -> list[dict]:
     sent: list[dict] = []
-    headers = [(b"cookie", cookie.encode())] if cookie is not None else []
-    scope = {"type": kind, "path": "/", "query_string": query.encode(), "headers": headers}
+    as_bytes = lambda v: v if isinstance(v, bytes) else v.encode()  # noqa: E731
+    headers = [(b"cookie", as_bytes(cookie))] if cookie is not None else []
+    scope = {"type": kind, "path": "/", "query_string": as_bytes(query), "headers": headers}
 
     async def receive():
         return {"type": "http.request", "body": b""}
@@ -51,6 +52,25 @@ def test_the_token_lets_in_and_sets_a_cookie_the_rest_is_refused():
         assert refused[0]["status"] == 403 and b"token" in refused[1]["body"]
     assert _call("websocket")[0] == {"type": "websocket.close", "code": 4403}
     assert _call("websocket", cookie=f"{COOKIE}={TOKEN}")[0]["type"] == "websocket.accept"
+
+
+@pytest.mark.parametrize(
+    "query, cookie",
+    [
+        ("token=%C3%A9" + "f" * 46, None),  # a non-ASCII character, percent-encoded
+        (b"token=\xe9\xff", None),  # raw bytes that are not UTF-8
+        ("token=%ED%A0%80", None),  # an encoded lone surrogate
+        ("", f"{COOKIE}=\u00e9t\u00e9".encode("latin-1")),
+        ("", b"workbench-app-token=\xff\xfe"),
+        ("token=" + "f" * 10_000, None),
+        ("token", None),
+        (b"\x00token=\x00", b"\x00"),
+    ],
+)
+def test_an_odd_token_is_refused_never_an_error(query, cookie):
+    for kind in ("http", "websocket"):
+        sent = _call(kind, query, cookie)  # raises nothing: an ASGI traceback is a 500
+        assert sent[0].get("status") == 403 or sent[0] == {"type": "websocket.close", "code": 4403}
 
 
 def test_only_loopback_hosts_unless_asked():
