@@ -117,6 +117,55 @@ def test_the_workspace_keeps_configs_and_never_overwrites_unasked(tmp_path):
 
 
 @pytest.mark.parametrize(
+    "planted",
+    [
+        "drafts",  # .workbench-app/drafts -> outside
+        "drafts/tuner-draft.yaml",  # the draft file itself
+        "my_config.yaml",  # a kept config's file
+        "",  # the workspace folder itself (e.g. a corpus's .workbench-app -> outside)
+    ],
+)
+def test_a_symlink_below_the_workspace_is_refused_and_nothing_is_written_outside(tmp_path, planted):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "tuner-draft.yaml").write_text("keep: me\n")
+    folder = tmp_path / "corpus" / ".workbench-app"
+    link = folder / planted if planted else folder
+    link.parent.mkdir(parents=True, exist_ok=True)
+    link.symlink_to(outside / "tuner-draft.yaml" if planted.endswith(".yaml") else outside)
+    space = Workspace(folder)
+    config = RewardConfig(strategy="per_achievement", weights={"collect_wood": 2.0})
+    crossing = {"drafts": ["draft"], "drafts/tuner-draft.yaml": ["draft"], "my_config.yaml": ["save"]}
+    for write, action in (
+        ("draft", lambda: space.save_draft(config)),
+        ("save", lambda: space.save("my config", config)),
+    ):
+        if write in crossing.get(planted, ["draft", "save"]):
+            with pytest.raises(WorkspaceError, match="is a symlink"):
+                action()
+        else:
+            assert outside not in action().parents
+    if "draft" in crossing.get(planted, ["draft"]):
+        assert space.draft() is None  # never read through it either
+    assert [p.name for p in outside.iterdir()] == ["tuner-draft.yaml"]
+    assert (outside / "tuner-draft.yaml").read_text() == "keep: me\n"
+
+
+def test_the_session_keeps_its_draft_through_the_checked_path(tmp_path):
+    folder = tmp_path / "ws"
+    space = Workspace(folder)
+    path = space.save_draft(RewardConfig(strategy="consistent"))
+    assert path == space.inside("drafts", "tuner-draft.yaml") == folder / "drafts" / "tuner-draft.yaml"
+    with pytest.raises(WorkspaceError, match="leave the workspace"):
+        space.inside("..", "x.yaml")
+    (folder / "sub").symlink_to(tmp_path)
+    with pytest.raises(WorkspaceError, match="is a symlink"):  # what the Tuner's save box checks
+        space.checked(folder / "sub" / "my_reward.yaml")
+    assert space.checked(folder / "new" / "my_reward.yaml") == folder / "new" / "my_reward.yaml"
+    assert space.checked(tmp_path / "elsewhere.yaml") == tmp_path / "elsewhere.yaml"
+
+
+@pytest.mark.parametrize(
     "arguments,message",
     [
         (["--host", "0.0.0.0"], "not a loopback address"),

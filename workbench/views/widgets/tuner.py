@@ -252,6 +252,8 @@ class Tuner:
             titles=("advanced: resource tables",),
         )
         self.path = w.Text(value="my_reward.yaml", description="save as", layout=inside)
+        #: Checks (and may refuse) the file Save writes: the app points it at its workspace's check.
+        self.path_check: Callable[[Path], Path] = lambda path: path
         self.overwrite = w.Checkbox(value=False, description="overwrite", indent=False, layout=w.Layout(width="100px"))
         self.toml_path = w.Text(value="", placeholder="training.toml", description="export to", layout=inside)
         self.save_button = w.Button(description="Save YAML", icon="save", layout=w.Layout(width="140px"))
@@ -505,7 +507,8 @@ class Tuner:
     def save(self, path: str | Path | None = None, *, overwrite: bool = False) -> Path:
         """Write the current config as YAML (atomic; an existing file needs ``overwrite``);
         returns the absolute path written."""
-        return Path(self.config.to_file(path or self.path.value, overwrite=overwrite)).resolve()
+        target = self.path_check(Path(path or self.path.value).expanduser())
+        return Path(self.config.to_file(target, overwrite=overwrite)).resolve()
 
     def export(self, toml_path: str | Path | None = None) -> Path:
         """Write the current config's step_rewards into an existing training TOML; returns its
