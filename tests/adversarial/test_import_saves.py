@@ -125,3 +125,43 @@ def test_a_seed_past_int64_is_kept_in_the_metadata(tmp_path, capsys):
     assert sorted(corpus.ids) == ["good1", "good2", "huge"]
     assert corpus["huge"].metadata["seed"] == 2**70
     assert corpus.index.set_index("episode").loc["huge", "seed"] == 2**70
+
+
+def test_a_failed_import_never_removes_what_another_writer_saved_meanwhile(tmp_path, capsys, monkeypatch):
+    import errno
+
+    from helpers.episodes import make_episode
+
+    from workbench.cli import import_cmd
+    from workbench.data.episodes import Corpus
+    from workbench.data.storage import save_corpus
+
+    out = tmp_path / "out"
+    save_corpus(Corpus([make_episode("before")]), out)
+    real = import_cmd.save_corpus
+
+    def another_writer_then_a_full_disk(corpus, root, **kwargs):
+        real(Corpus([make_episode("other")]), root)  # lands between the import's snapshot and its save
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(import_cmd, "save_corpus", another_writer_then_a_full_disk)
+    source = write_json(tmp_path / "r.json", good_rollout("mine"))
+    code, _, err = cli("import", "rollouts", source, "--out", out, "--quiet", capsys=capsys)
+    assert code == 2
+    one_line_error(err, out, "No space left")
+    assert sorted(saved_ids(out)) == ["before", "other"]
+
+
+def test_a_failed_import_into_a_new_folder_leaves_no_folder(tmp_path, capsys, monkeypatch):
+    import errno
+
+    from workbench.data.storage import columnar
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(columnar, "_write_frames", full)
+    out = tmp_path / "new" / "corpus"
+    source = write_json(tmp_path / "r.json", good_rollout("mine"))
+    assert cli("import", "rollouts", source, "--out", out, "--quiet", capsys=capsys)[0] == 2
+    assert not out.exists()

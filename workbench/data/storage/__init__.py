@@ -45,9 +45,13 @@ from workbench.data.episodes import INDEX_COLUMNS, Corpus, Episode, register_wri
 from workbench.data.storage import columnar
 from workbench.data.storage.layout import (
     FORMAT,
+    LOCK,
     MARKER,
     SCHEMA_VERSION,
+    TABLES,
+    clean_leftovers,
     committed_parts,
+    folder_lock,
     writing,
 )
 from workbench.errors import (
@@ -69,6 +73,7 @@ __all__ = [
     "holds_episodes",
     "load_corpus",
     "read_index",
+    "remove_empty_corpus",
     "save_corpus",
     "save_episode",
 ]
@@ -114,6 +119,30 @@ def read_index(root: str | Path) -> list[dict[str, Any]]:
     """The corpus index of ``root`` as plain rows (``Corpus.index`` columns), in corpus order."""
     index = load_corpus(root).index
     return [{column: row[column] for column in INDEX_COLUMNS} for row in index.to_dict("records")]
+
+
+def remove_empty_corpus(root: str | Path) -> bool:
+    """Remove the folder ``root`` if it is a corpus folder no write has committed to (its
+    marker, lock, empty table folders and leftovers; under the folder lock, so never while a
+    writer is mid-write); anything else in it keeps it. Returns whether it was removed."""
+    root = Path(root)
+    if root.is_symlink() or not root.is_dir():
+        return False
+    try:
+        with folder_lock(root):
+            if committed_parts(root):
+                return False
+            clean_leftovers(root)
+            for table in TABLES:
+                if (root / table).is_dir() and not (root / table).is_symlink():
+                    (root / table).rmdir()
+            for name in (MARKER, LOCK):
+                if (root / name).is_file() and not (root / name).is_symlink():
+                    (root / name).unlink()
+            root.rmdir()  # fails (and keeps the folder) when anything else is in it
+    except OSError:  # something else is in there (or the folder went away): leave it
+        return False
+    return True
 
 
 def holds_episodes(root: str | Path) -> bool:
