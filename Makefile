@@ -8,7 +8,7 @@ CHROMIUM := /usr/bin/chromium
 # JupyterLab refuses to run as root unless told (containers and CI machines often are root).
 ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
 
-.PHONY: lab app test test-fast lint install clean
+.PHONY: lab app test test-fast lint docs install clean
 
 # Re-install only when the dependency list changes, so the second run is quick.
 $(STAMP): pyproject.toml
@@ -39,15 +39,20 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check workbench tests benchmarks scripts
 	$(BIN)/mypy
 
+## make docs: the documentation site (docs/, mkdocs.yml) built strictly into site/ (gitignored):
+## a broken link, a missing page or a docstring mkdocstrings cannot read fails it.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet --site-dir site
+
 ## make test-fast: the unit tier, for the quick loop (no real Crafter runs, browser, task app
 ## server or notebooks).
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest tests -m "not crafter and not slow and not browser and not taskapp" -q
 
-## make test: lint, then every test: unit, property, CLI, real Crafter, the real task-app
+## make test: the docs site and lint, then every test: unit, property, CLI, real Crafter, the real task-app
 ## server, the widgets in JupyterLab in chromium, and the notebooks under nbval.
-test: lint $(CHROMIUM)
+test: docs lint $(CHROMIUM)
 	$(BIN)/python -m pytest tests notebooks --nbval --nbval-current-env --nbval-sanitize-with notebooks/nbval_sanitize.cfg
 
 clean:
-	rm -rf $(VENV) .pytest_cache build *.egg-info
+	rm -rf $(VENV) .pytest_cache build site *.egg-info

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import json
+import os
 import re
+import shutil
 import subprocess
 import sys
 import tomllib
 
+import pytest
 import yaml
 from helpers import REPO
 
@@ -39,10 +43,33 @@ def test_environment_installs_this_checkout_with_existing_extras():
     assert all(e.startswith("-e ") for e in entries)
 
 
-def test_dev_extra_has_the_test_tools():
-    dev = " ".join(PYPROJECT["project"]["optional-dependencies"]["dev"])
-    for tool in ("pytest", "hypothesis", "nbval", "playwright", "jupyterlab"):
-        assert tool in dev
+def _extra(name: str) -> list[str]:
+    """The requirements of an extra with the package's own extras it names expanded."""
+    own = PYPROJECT["project"]["name"]
+    requirements: list[str] = []
+    for requirement in PYPROJECT["project"]["optional-dependencies"][name]:
+        nested = re.fullmatch(re.escape(own) + r"\[([^\]]+)\]", requirement)
+        if nested:
+            requirements += [r for extra in nested.group(1).split(",") for r in _extra(extra.strip())]
+        else:
+            requirements.append(requirement)
+    return requirements
+
+
+def test_dev_extra_has_every_extra_and_the_test_tools():
+    extras = PYPROJECT["project"]["optional-dependencies"]
+    dev = _extra("dev")
+    for name in extras:
+        assert set(_extra(name)) <= set(dev), f"make install (.[dev]) misses the {name} extra"
+    for tool in ("pytest", "hypothesis", "nbval", "playwright", "jupyterlab", "mkdocs-material", "pre-commit"):
+        assert any(r.startswith(tool) for r in dev), tool
+
+
+def test_the_core_needs_none_of_the_extras():
+    core = {re.split(r"[<>=!\[ ]", r)[0].lower() for r in PYPROJECT["project"]["dependencies"]}
+    for name in ("lab", "app", "search", "cluster", "train", "docs"):
+        extra = {re.split(r"[<>=!\[ ]", r)[0].lower() for r in _extra(name)}
+        assert not core & extra, f"{sorted(core & extra)} is in the core and the {name} extra"
 
 
 def test_console_script_and_module_entry_point():
@@ -63,3 +90,103 @@ def test_top_level_api_scores_the_sample_corpus():
     scores = workbench.score(corpus, workbench.RewardConfig.from_file(REPO / "configs" / "recommended.yaml"))
     assert len(scores.episodes) == len(corpus)
     assert set(workbench.__all__) <= set(dir(workbench))
+
+
+# What `pip install .` must not bring: the packages of the extras (lab, app, search, cluster).
+EXTRAS_ONLY = (
+    "jupyter",
+    "jupyterlab",
+    "solara",
+    "bqplot",
+    "matplotlib",
+    "ipywidgets",
+    "anywidget",
+    "optuna",
+    "scipy",
+    "dask",
+    "distributed",
+)
+
+CORE_CHECK = r"""
+import importlib.metadata, importlib.util, json, subprocess, sys
+from pathlib import Path
+
+import workbench, workbench.core.reward, workbench.env, workbench.scoring
+from workbench.core.config import RewardConfig
+from workbench.core.reward import compute_stepwise_reward
+from workbench.data.sample import sample_corpus
+
+corpus = sample_corpus()
+scores = workbench.scoring.score(corpus, RewardConfig(strategy="consistent"))
+# Under `consistent` with lambda 1 a decision pays 1.0 when it unlocks something, so an episode's
+# return is the number of its unlocking decisions, counted here from the stored states alone.
+unlocking = {
+    episode.id: sum(
+        any(after["achievements_status"][a] and not before["achievements_status"][a] for a in after["achievements_status"])
+        for before, after in zip(episode.states(), episode.states()[1:])
+    )
+    for episode in corpus
+}
+returns = dict(zip(scores.episodes["episode"], scores.episodes["reward_sum"]))
+assert returns == unlocking, (returns, unlocking)
+info, _, stats = compute_stepwise_reward({"collect_wood": False}, {"collect_wood": True}, 1, [], 0.0)
+assert stats["reward"] == 1.0  # consistent, lambda 0 means 1.0 (quirk 2)
+
+installed = sorted(d.metadata["Name"].lower() for d in importlib.metadata.distributions())
+found = {name: importlib.util.find_spec(name) is not None for name in sys.argv[1:]}
+try:
+    import workbench.analysis.search
+    search_error = None
+except ImportError as error:
+    search_error = (type(error).__name__, str(error))
+cli = subprocess.run([str(Path(sys.executable).with_name("workbench")), "search", "sample"], capture_output=True, text=True)
+print(json.dumps({
+    "version": workbench.__version__, "file": workbench.__file__, "installed": installed, "importable": found,
+    "search_error": search_error, "cli": [cli.returncode, cli.stderr.strip()],
+}))
+"""
+
+
+@pytest.mark.slow
+def test_pip_install_without_extras_is_the_lean_core(tmp_path):
+    # A fresh venv (no system site-packages) and `pip install` of a copy of the checkout (pip
+    # would otherwise write build/ and *.egg-info into it), with the registry pip is set up for.
+    source = tmp_path / "source"
+    source.mkdir()
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
+        shutil.copy2(REPO / name, source / name)
+    shutil.copytree(REPO / "workbench", source / "workbench", ignore=shutil.ignore_patterns("__pycache__"))
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
+    python = venv / "bin" / "python"
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
+    install = subprocess.run(
+        [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", str(source)],
+        capture_output=True,
+        text=True,
+        timeout=1200,
+        env=env,
+        cwd=tmp_path,
+    )
+    assert install.returncode == 0, install.stderr[-4000:]
+    run = subprocess.run(
+        [str(python), "-c", CORE_CHECK, *EXTRAS_ONLY],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+        cwd=tmp_path,
+    )
+    assert run.returncode == 0, run.stderr[-4000:]
+    report = json.loads(run.stdout.strip().splitlines()[-1])
+    assert report["version"] == PYPROJECT["project"]["version"]
+    assert report["file"].startswith(str(venv)), report["file"]  # the installed copy, not the checkout
+    assert not any(report["importable"].values()), report["importable"]
+    brought = [name for name in report["installed"] if name.startswith("jupyter") or name in EXTRAS_ONLY]
+    assert not brought, f"pip install . (no extras) brought {brought}"
+    # A feature whose extra is missing says which extra to install, in one line.
+    assert report["search_error"][0] == "MissingExtraError" and "[search]" in report["search_error"][1]
+    code, stderr = report["cli"]
+    assert (
+        code == 2 and stderr.startswith("workbench: error:") and "[search]" in stderr and len(stderr.splitlines()) == 1
+    )

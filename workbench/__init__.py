@@ -8,6 +8,9 @@ The names most sessions need, importable from the top level::
     scores = workbench.score(corpus, config)
 """
 
+from importlib.metadata import PackageNotFoundError
+from importlib.metadata import version as _installed_version
+
 from workbench.core.config import ConfigError, RewardConfig
 from workbench.core.episode_reward import score_episode
 from workbench.core.reward import compute_stepwise_reward
@@ -16,7 +19,13 @@ from workbench.data.sample import sample_corpus
 from workbench.data.storage import load_corpus
 from workbench.scoring import compare, crafter_score, score, verify, verify_logged
 
+try:
+    __version__ = _installed_version("crafter-reward-workbench")
+except PackageNotFoundError:  # a source checkout on sys.path that pip never installed
+    __version__ = "0+unknown"
+
 __all__ = [
+    "__version__",
     "ConfigError",
     "Corpus",
     "Episode",

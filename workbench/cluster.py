@@ -36,6 +36,7 @@ from workbench.core.config import RewardConfig
 from workbench.data.recording import Finish, play_episode
 from workbench.errors import ClusterError
 from workbench.scoring.partitioned import PartitionedScores, combine_parts, corpus_tasks
+from workbench.util.extras import require_extra
 
 __all__ = ["DaskScheduler", "connect", "parse_cluster", "score_on_cluster", "trial_mapper"]
 
@@ -69,6 +70,7 @@ def connect(
     """A ``distributed.Client`` on the cluster ``spec`` names (see ``parse_cluster``), closed on
     exit; a local cluster is started here (its dashboard link printed to ``stream``, stderr by
     default) and stopped on exit. Raises ``ClusterError`` when no scheduler answers."""
+    require_extra("cluster", "--cluster (Dask)", "distributed", "dask")
     from distributed import Client, LocalCluster  # only when a cluster is asked for
 
     kind, value = parse_cluster(spec)

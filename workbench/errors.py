@@ -37,6 +37,12 @@ class OutputError(WorkbenchError, OSError):
     is left behind."""
 
 
+class MissingExtraError(WorkbenchError, ImportError):
+    """A feature whose optional dependencies (an extra of the package) are not installed; the
+    message names the packages and the ``pip install`` command that brings them. It is an
+    ``ImportError`` too, so ``except ImportError`` around an optional import still catches it."""
+
+
 class RecordingError(WorkbenchError):
     """Recording settings or a policy that cannot be used; the message names the setting."""
 

@@ -8,7 +8,6 @@ from typing import Any
 
 import pandas as pd
 
-from workbench.analysis.search import search
 from workbench.cli.common import CORPUS_HELP, add_cluster_argument, cluster_client, open_corpus, read_config
 from workbench.cli.errors import UsageError
 from workbench.util.atomic import atomic_path
@@ -158,6 +157,8 @@ def run_search(args: argparse.Namespace) -> int:
 
 def _search(args: argparse.Namespace, corpus: Any, base: Any, evaluate_on: Any, batch_size: int) -> Any:
     """``search`` with the command line's settings."""
+    from workbench.analysis.search import search  # the search extra: imported when a search runs
+
     try:
         return search(
             corpus,

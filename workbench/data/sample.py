@@ -7,9 +7,9 @@ Recorded (from the repository root) with::
 which runs ``workbench.data.recording.record`` with corpus seed 2024 for 4 scripted episodes of at
 most 600 steps, 3 farmer episodes of at most 400 and 3 random episodes of at most 200, all with
 frames, and saves them as one corpus in ``workbench/data/shipped/sample/`` (package data). Crafter is not
-reproducible from seed and actions, so the recording is shipped, not regenerated on install; the
-shipped folder was recorded in the old npz layout and converted with ``workbench corpus upgrade``
-(every value and frame identical, so every number computed from it is unchanged).
+reproducible from seed and actions, so the recording is shipped, not regenerated on install
+(a re-run records different episodes, and every number the notebooks and tests derive from the
+sample would change).
 
 ``search_corpus()`` is larger and has no frames, for searching and diagnosing (tutorial 07).
 Recorded with::

@@ -36,7 +36,7 @@ def state_from_row(inventory: Sequence[int], counts: Sequence[int]) -> State:
 
 
 class DecisionScorer:
-    """Scores one episode decision by decision, as a rollout does (``rollout.score_episode``)."""
+    """Scores one episode decision by decision, as a rollout does (``workbench.core.episode_reward.score_episode``)."""
 
     def __init__(self, config: RewardConfig) -> None:
         self.config = config

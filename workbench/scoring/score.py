@@ -16,7 +16,7 @@ from workbench.scoring.weights import achievement_limits, achievement_weights, c
 def score(corpus: Corpus | PreparedCorpus, config: RewardConfig) -> Scores:
     """What ``config`` pays on every decision of ``corpus`` (a ``Corpus`` or ``prepare(corpus)``).
 
-    Equal, decision by decision and component by component, to ``rollout.score_episode`` on
+    Equal, decision by decision and component by component, to ``workbench.core.episode_reward.score_episode`` on
     each episode. Raises ``CorpusError`` for an empty corpus and ``ConfigError`` naming the
     config's largest value when the rewards would not be finite (e.g. a weight of 1e308).
     """

@@ -10,10 +10,16 @@ lint-clean ``RewardConfig``, and scored once, with ``workbench.scoring.score``, 
 episodes, which no fit and no trial has seen, with a stratified bootstrap interval.
 
 Modules: ``split`` (held-out split and folds), ``objective`` (per-episode design arrays and the
-objective), ``linear`` (the exact fit), ``tuner`` (Optuna). Figures: ``workbench.views.plots.search``.
+objective), ``linear`` (the exact fit), ``study`` (Optuna). Figures: ``workbench.views.plots.search``.
 """
 
+# ruff: noqa: E402
+# (the imports below need the optional packages checked first)
 from __future__ import annotations
+
+from workbench.util.extras import require_extra
+
+require_extra("search", "the weight search (workbench.analysis.search)", "optuna", "scipy", "threadpoolctl")
 
 import math
 from collections.abc import Callable, Mapping
@@ -84,7 +90,7 @@ class SearchResult:
     - ``cross_validated``: the best trial's objective on out-of-fold returns of the fit episodes
       (what chose it: optimistic, as any selection score); ``fitted``: agreement of the final
       config on the fit episodes themselves (in-sample, never a held-out score).
-    - ``trials``: one row per trial (``tuner.trials_table``); ``importance``: per achievement,
+    - ``trials``: one row per trial (``study.trials_table``); ``importance``: per achievement,
       its weight, share of the fit episodes' returns and the in-sample agreement lost when it
       is set to 0; ``split``; ``warnings``: what to keep in mind (few episodes, wide interval).
     """
@@ -161,7 +167,7 @@ def search(
     resume the study. ``trials=0`` runs the exact fit with default settings only.
     ``evaluate_on(evaluator)``: a function evaluating a batch of trials elsewhere (e.g.
     ``workbench.cluster.trial_mapper(client, ...)``), ``batch_size`` trials at a time (see
-    ``tuner.run_study``); with ``batch_size=1`` the result is that of a serial search.
+    ``study.run_study``); with ``batch_size=1`` the result is that of a serial search.
 
     Raises ``CorpusError`` for a corpus too small to split, ``WorkbenchError`` for an unknown
     metric, progress measure or group to penalise, ``ValueError`` for bad ranges.

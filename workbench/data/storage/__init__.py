@@ -31,9 +31,8 @@ episode, decision and column.
 Opening reads the episodes tables and streams the decisions tables, checking every value and
 keeping only the episodes' events for scoring (``workbench.data.storage.decode``); the state columns
 are decoded whole, column-major, when first asked for (an ``Episode``, ``decision_arrays``), and
-an episode's frames are read when touched. Folders of the old layout (schema_version 1, one ``.npz`` per episode,
-``workbench.data.storage.legacy``) open read-only; ``upgrade_corpus`` (``workbench corpus upgrade
-OLD NEW``) converts them.
+an episode's frames are read when touched. A ``corpus.json`` that is not exactly this layout's
+marker (another format or schema version) is a ``CorpusFormatError`` naming it.
 """
 
 from __future__ import annotations

@@ -9,6 +9,12 @@ and Configs (the session's configs, kept in a workspace folder across restarts).
 - ``corpus_page``, ``views_pages``, ``configs_page``: the pages; ``workspace``: the kept configs.
 """
 
+# ruff: noqa: E402
+# (the imports below need the optional packages checked first)
+from workbench.util.extras import require_extra
+
+require_extra("app", "the dashboard (workbench app)", "solara", "ipywidgets", "anywidget", "bqplot", "matplotlib")
+
 from workbench.views.app.options import AppOptions
 
 __all__ = ["AppOptions"]

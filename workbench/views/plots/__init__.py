@@ -5,7 +5,13 @@ reward itself. Defaults aim at reading well without tweaking: fixed sizes, title
 axes with units, legends outside the data, and the Okabe-Ito palette (colour-blind safe).
 """
 
+# ruff: noqa: E402
+# (the imports below need the optional packages checked first)
 from __future__ import annotations
+
+from workbench.util.extras import require_extra
+
+require_extra("lab", "the figures (workbench.views.plots)", "matplotlib")
 
 from collections.abc import Sequence
 

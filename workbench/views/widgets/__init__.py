@@ -12,7 +12,13 @@ They hold controls, not logic: every number comes from ``workbench.scoring`` and
 ``link(tuner, replayer, compare)`` wires them together.
 """
 
+# ruff: noqa: E402
+# (the imports below need the optional packages checked first)
 from __future__ import annotations
+
+from workbench.util.extras import require_extra
+
+require_extra("lab", "the widgets (workbench.views.widgets)", "ipywidgets", "anywidget", "bqplot", "matplotlib")
 
 from typing import Any
 
