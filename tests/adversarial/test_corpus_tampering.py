@@ -118,3 +118,11 @@ def test_a_leftover_of_a_live_writer_is_kept_and_a_dead_ones_removed(tmp_path):
         assert sorted(load_corpus(root).ids) == ["first", "second"]
     finally:
         sleeper.communicate(input="", timeout=60)
+
+
+def test_a_corpus_reached_through_a_symlinked_folder_path_is_written(tmp_path):
+    real = tmp_path / "real"
+    save_corpus(Corpus([make_episode("first")]), real)
+    (tmp_path / "link").symlink_to(real)
+    save_corpus(Corpus([make_episode("second")]), tmp_path / "link")
+    assert sorted(load_corpus(real).ids) == ["first", "second"]

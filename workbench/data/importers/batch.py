@@ -81,9 +81,12 @@ class Collector:
         try:
             check_storable(episode)
         except EpisodeError as error:
-            self.errors.append(
-                ImportIssue(file, str(episode.metadata.get("location", "")), f"cannot be stored: {error}")
-            )
+            # Where the counts came from explains most disagreements (estimated from a text
+            # inventory that gained an item whose unlock the Achievements line does not show).
+            note = episode.metadata.get("counts_note")
+            why = f"; counts {episode.metadata.get('counts')}: {note}" if "status_" in str(error) and note else ""
+            location = str(episode.metadata.get("location", ""))
+            self.errors.append(ImportIssue(file, location, f"cannot be stored: {error}{why}"))
             return False
         unique = _unique_id(safe_id(episode.id), self._seen)
         self._seen.add(unique)

@@ -239,7 +239,8 @@ def folder_lock(root: Path) -> Iterator[None]:
     except ImportError:  # Windows
         yield
         return
-    fd = os.open(root, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0))
+    # The folder itself may be a symlink (the user's choice of path); only what is inside it is checked.
+    fd = os.open(root, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
     try:
         deadline = time.monotonic() + _LOCK_TIMEOUT
         while True:
@@ -271,6 +272,8 @@ def _writer_alive(part: str) -> bool:
     pid = int(part.split("-")[2])
     if pid == os.getpid():
         return False
+    if os.name == "nt":  # os.kill would terminate the process there: keep the leftover
+        return True
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
