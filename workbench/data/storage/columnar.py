@@ -182,12 +182,12 @@ def _live_episodes(root: Path, parts: list[Part]) -> tuple[list[int], list[dict[
     for part in parts:
         table = part.episodes
         records = table.select([*INDEX_COLUMNS, "replaces"]).to_pylist()
+        texts = table.column("metadata").to_pylist()
+        path = part_file(root, "episodes", part.name)
         for offset, record in enumerate(records):
             episode_id = record["episode"]
             replaces = record.pop("replaces")
-            metadata = parse_json(
-                table.column("metadata")[offset].as_py(), part_file(root, "episodes", part.name), offset, "metadata"
-            )
+            metadata = parse_json(texts[offset], path, offset, "metadata")  # checked on every open
             if record["seed"] is None:
                 record["seed"] = metadata.get("seed") if metadata is not None else None
             if episode_id in position:

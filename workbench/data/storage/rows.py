@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -213,17 +214,33 @@ def parse_json(text: Any, path: Path, row: int, column: str) -> dict[str, Any] |
     if not isinstance(text, str):
         raise CorpusValueError(f"{where}: {_show(text)} is not JSON text")
     try:
-        value = json.loads(text)
+        value = json.loads(text, parse_constant=_no_constant)
+    except _Constant as error:
+        raise CorpusValueError(f"{where}: holds {error}; NaN and infinity are not stored") from None
     except RecursionError:
         raise CorpusValueError(f"{where}: JSON nested more than {MAX_JSON_DEPTH} deep") from None
     except ValueError as error:  # JSONDecodeError, or an integer of thousands of digits
         raise CorpusValueError(f"{where}: not valid JSON ({str(error)[:120]})") from None
     if not isinstance(value, dict):
         raise CorpusValueError(f"{where}: a JSON {type(value).__name__}, expected an object")
-    problem = _problem(value, 1)
+    # The walk only where it can find something: deep enough to nest past the limit, or a
+    # surrogate escape (parsing caught NaN and infinity; the text itself is valid UTF-8).
+    deep = text.count("{") + text.count("[") > MAX_JSON_DEPTH
+    problem = _problem(value, 1) if deep or _SURROGATE_ESCAPE.search(text) else None
     if problem:
         raise CorpusValueError(f"{where}: {problem}")
     return value
+
+
+class _Constant(ValueError):
+    """NaN, Infinity or -Infinity met while parsing."""
+
+
+def _no_constant(name: str) -> Any:
+    raise _Constant(name)
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
 def _problem(value: Any, depth: int) -> str | None:
