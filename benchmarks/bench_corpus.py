@@ -46,6 +46,7 @@ from workbench.data.episodes import ColumnStore, Corpus, DecisionArrays, Episode
 from workbench.data.sample import sample_corpus
 from workbench.data.storage import load_corpus, save_corpus
 from workbench.scoring import prepare, score
+from workbench.util.memory import retain_freed_memory
 
 CONFIG = RewardConfig.from_file(Path(__file__).resolve().parent.parent / "configs" / "upstream_shaped.yaml")
 N_ACH = len(ACHIEVEMENTS)
@@ -93,10 +94,13 @@ def folder_bytes(root: Path, table: str) -> int:
 
 
 # -- one size, in a fresh process -----------------------------------------------------------------
-def child(path: str, episode_path: bool) -> dict[str, float]:
+def child(path: str, episode_path: bool, untouched: bool = False) -> dict[str, float]:
     """Measurements of one corpus folder (run in a fresh interpreter). The baseline is taken
     after opening and scoring the 10-episode sample, so the libraries' code pages (pyarrow's
-    Parquet reader is tens of MB) count as the interpreter's, not as the corpus's."""
+    Parquet reader is tens of MB) count as the interpreter's, not as the corpus's. The child
+    opts into keeping freed memory as ``workbench.cli.main`` does, unless ``untouched``."""
+    if not untouched:
+        retain_freed_memory()
     score(prepare(sample_corpus()), CONFIG).episodes
     base_rss = _status_kb("VmRSS")
     started = time.perf_counter()
@@ -164,9 +168,14 @@ def main() -> None:
     parser.add_argument("--work", default=None, help="folder for the corpora (default: a temporary one, removed)")
     parser.add_argument("--child", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--episode-path", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--untouched-allocator",
+        action="store_true",
+        help="measure without the CLI's opt-in to keeping freed memory (workbench.util.memory)",
+    )
     args = parser.parse_args()
     if args.child:
-        print(json.dumps(child(args.child, args.episode_path)))
+        print(json.dumps(child(args.child, args.episode_path, args.untouched_allocator)))
         return
     work = Path(args.work or tempfile.mkdtemp(prefix="bench_corpus_"))
     load = os.getloadavg()
@@ -185,6 +194,8 @@ def main() -> None:
                 command = [sys.executable, __file__, "--child", str(root)]
                 if size <= args.episode_path_limit:
                     command.append("--episode-path")
+                if args.untouched_allocator:
+                    command.append("--untouched-allocator")
                 out = subprocess.run(command, capture_output=True, text=True, check=True).stdout
                 runs.append(json.loads(out.strip().splitlines()[-1]))
             row = {key: statistics.median(r[key] for r in runs) for key in runs[0]}

@@ -34,7 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
-from workbench.analysis.alignment import spearman_rho
+from workbench.analysis.rankstats import spearman_rho
 from workbench.analysis.search import search
 from workbench.analysis.search.linear import fit_weights, single_threaded
 from workbench.analysis.search.objective import build_design, resource_slot_weights

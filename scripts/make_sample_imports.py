@@ -6,7 +6,8 @@ Usage, from the repository root::
 
 - ``recorder/``: two short random-action episodes written by ``crafter.Recorder`` itself (the
   ``.npz`` files a Crafter user already has).
-(``taskapp/``, four responses of the real task-app server, is made by ``tests/taskapp/produce.py``.)
+(``taskapp/``, four responses of the real task-app server, is made by ``tests/taskapp/produce.py``;
+``traces/``, a trace database of that server, by ``scripts/make_sample_traces.py``.)
 
 - ``rollouts/shaped_raw.json``: one task-app rollout response with raw observation dicts,
   per_achievement shaping on, 5 actions per decision and ``on_done = "reset"``, so it holds two

@@ -177,14 +177,14 @@ def test_any_exception_of_one_file_becomes_its_problem(tmp_path, monkeypatch):
     batch goes on and says what broke."""
     import workbench.data.importers.rollouts as rollouts
 
-    real = rollouts._episode
+    real = rollouts.rollout_episode
 
     def breaks(context, *args, **kwargs):
         if context.file.name == "b.json":
             raise RecursionError("maximum recursion depth exceeded")
         return real(context, *args, **kwargs)
 
-    monkeypatch.setattr(rollouts, "_episode", breaks)
+    monkeypatch.setattr(rollouts, "rollout_episode", breaks)
     folder = tmp_path / "in"
     folder.mkdir()
     write_json(folder / "a.json", good_rollout("a"))

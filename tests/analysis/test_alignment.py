@@ -210,7 +210,7 @@ def brute_force_tau_b(x, y) -> float:
 
 
 def test_kendall_tau_is_tau_b_with_ties():
-    from workbench.analysis.alignment import kendall_tau
+    from workbench.analysis.rankstats import kendall_tau
 
     assert kendall_tau([1, 2, 3, 4], [10, 20, 30, 40]) == pytest.approx(1.0)
     assert kendall_tau([1, 2, 3, 4], [4, 3, 2, 1]) == pytest.approx(-1.0)
@@ -228,7 +228,7 @@ def test_kendall_tau_is_tau_b_with_ties():
 
 
 def test_discordant_pairs_count_misranked_pairs():
-    from workbench.analysis.alignment import discordant_pairs
+    from workbench.analysis.rankstats import discordant_pairs
 
     rng = np.random.default_rng(5)
     returns, achievements = rng.integers(0, 6, (30, 45)).astype(float), rng.integers(0, 6, (30, 45))
@@ -239,7 +239,7 @@ def test_discordant_pairs_count_misranked_pairs():
 
 
 def test_rank_correlations_by_rows_equal_one_call_per_row():
-    from workbench.analysis.alignment import kendall_tau, spearman_rho
+    from workbench.analysis.rankstats import kendall_tau, spearman_rho
 
     rng = np.random.default_rng(3)
     x, y = rng.integers(0, 6, (40, 33)).astype(float), rng.normal(size=(40, 33))
@@ -257,7 +257,7 @@ def test_rank_correlations_by_rows_equal_one_call_per_row():
 
 
 def test_spearman_rho_is_progress_agreement_on_the_sample_corpus():
-    from workbench.analysis.alignment import spearman_rho
+    from workbench.analysis.rankstats import spearman_rho
 
     episodes = score(sample_corpus(), SHAPED).episodes
     rho = spearman_rho(episodes["reward_sum"].to_numpy(), episodes["unique_achievements_total"].to_numpy())
@@ -265,7 +265,7 @@ def test_spearman_rho_is_progress_agreement_on_the_sample_corpus():
 
 
 def test_bootstrap_resamples_within_strata_only():
-    from workbench.analysis.alignment import bootstrap_interval
+    from workbench.analysis.rankstats import bootstrap_interval
 
     strata = np.array(["farmer"] * 3 + ["scripted"] * 5 + ["random"] * 2)
     stratum_of = pd.Series(strata)
@@ -287,7 +287,7 @@ def test_bootstrap_resamples_within_strata_only():
 
 
 def test_stratified_bootstrap_keeps_the_mix_a_plain_one_does_not():
-    from workbench.analysis.alignment import bootstrap_interval
+    from workbench.analysis.rankstats import bootstrap_interval
 
     # Constant within each stratum: every stratified resample has the same mean; a plain
     # bootstrap changes the mix of strata and so the mean.
@@ -303,7 +303,7 @@ def test_stratified_bootstrap_keeps_the_mix_a_plain_one_does_not():
 
 
 def test_bootstrap_interval_of_a_mean_matches_the_normal_approximation():
-    from workbench.analysis.alignment import bootstrap_interval
+    from workbench.analysis.rankstats import bootstrap_interval
 
     rng = np.random.default_rng(11)
     values = rng.normal(2.0, 3.0, 400)
@@ -312,7 +312,7 @@ def test_bootstrap_interval_of_a_mean_matches_the_normal_approximation():
     assert point == pytest.approx(values.mean())
     assert low == pytest.approx(point - half, abs=0.1 * half) and high == pytest.approx(point + half, abs=0.1 * half)
     # Same seed, same interval; several arrays are resampled together (paired items).
-    from workbench.analysis.alignment import kendall_tau
+    from workbench.analysis.rankstats import kendall_tau
 
     x, y = rng.integers(0, 5, 30), rng.normal(size=30)
     strata = rng.integers(0, 3, 30)
@@ -323,7 +323,7 @@ def test_bootstrap_interval_of_a_mean_matches_the_normal_approximation():
 
 
 def test_bootstrap_interval_nan_resamples_and_errors():
-    from workbench.analysis.alignment import bootstrap_interval, kendall_tau
+    from workbench.analysis.rankstats import bootstrap_interval, kendall_tau
 
     # Two strata of one item each: a stratum of one item always draws that item, so every
     # resample is the data itself and the interval is the point.

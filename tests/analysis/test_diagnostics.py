@@ -10,11 +10,13 @@ import pandas as pd
 import pytest
 from helpers import REPO
 from helpers.hand_episodes import HONEST, hand_episode
+from helpers.reference import episode_pay
 from matplotlib.figure import Figure
 
-from workbench.analysis.alignment import bootstrap_interval, kendall_tau, misranked_pairs, spearman_rho
+from workbench.analysis.alignment import misranked_pairs
 from workbench.analysis.diagnostics import TABLES, Diagnosis, diagnose
 from workbench.analysis.diagnostics.rank_intervals import progress_measures
+from workbench.analysis.rankstats import bootstrap_interval, kendall_tau, spearman_rho
 from workbench.core.config import RewardConfig
 from workbench.data.episodes import Corpus
 from workbench.data.sample import sample_corpus
@@ -112,7 +114,11 @@ def test_estimated_counts_are_labelled(hand):
     assert text.set_index(["kind", "name"]).loc[("achievement_count", "collect_stone"), "times_paid"] == 1
     assert hand.estimated_episodes == ["text"]
     assert hand.cycles.loc[hand.cycles["episode"] == "text", "estimated"].all()
-    assert hand.farming_episodes.set_index("episode").loc["text", "return"] == pytest.approx(2.055)
+    # The honest episode's 2.18 less the count shaping the text cannot show: collect_stone's count
+    # pays once, not 3 times (2 x 0.10), place_stone's once, not twice (0.05); after lambda 0.5.
+    assert hand.farming_episodes.set_index("episode").loc["text", "return"] == pytest.approx(
+        2.18 - 0.5 * (2 * 0.10 + 0.05)
+    )
 
 
 def test_farming_parts_add_up_to_the_return(shaped):
@@ -260,7 +266,13 @@ def test_crafter_score_progress_is_each_episodes_contribution(sample):
 def test_misranked_flag_names_a_fix_that_works(sample, shaped):
     flag = shaped.flags[shaped.flags["code"] == "misranked-pairs"].iloc[0]
     assert flag["subject"] == "farmer-s2024-00001 / scripted-s2024-00000"
-    assert "raising weights.defeat_skeleton from 1 past 2.11 (+1.11)" in flag["why"]
+    # The scripted episode defeated a skeleton and the farmer did not, so each unit of that weight
+    # pays the scripted one lambda more: the gap in returns (plain loops) over lambda closes it.
+    farmer, scripted = sample["farmer-s2024-00001"], sample["scripted-s2024-00000"]
+    assert "defeat_skeleton" in scripted.unlocked and "defeat_skeleton" not in farmer.unlocked
+    gap = sum(episode_pay(farmer, SHAPED).rewards) - sum(episode_pay(scripted, SHAPED).rewards)
+    change = gap / SHAPED.indicator_lambda
+    assert f"raising weights.defeat_skeleton from 1 past {1 + change:.4g} ({change:+.4g})" in flag["why"]
     fixed = score(sample, SHAPED.with_changes(weights={**SHAPED.weights, "defeat_skeleton": 2.12}))
     assert misranked_pairs(fixed).empty
 

@@ -10,7 +10,7 @@ import pytest
 from helpers import REPO
 from matplotlib.figure import Figure
 
-from workbench.analysis.alignment import spearman_rho
+from workbench.analysis.rankstats import spearman_rho
 from workbench.analysis.search import search
 from workbench.analysis.search.linear import fit_weights
 from workbench.analysis.search.objective import Objective, build_design, resource_slot_weights

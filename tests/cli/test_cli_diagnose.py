@@ -2,20 +2,78 @@
 
 from __future__ import annotations
 
+import math
 import os
 import subprocess
 import sys
 
 import pandas as pd
+from crafter import constants
 from helpers import REPO
 from helpers.hand_episodes import HONEST, hand_episode
+from helpers.reference import episode_pay
 
 from workbench.analysis.diagnostics import TABLES
 from workbench.cli import main
+from workbench.core.config import RewardConfig
 from workbench.data.episodes import Corpus
 from workbench.data.sample import sample_corpus
 
 SHAPED = REPO / "configs" / "upstream_shaped.yaml"
+
+#: The task app's resource tables, copied from the spec (reward.md), not from the package.
+SPEC_INVENTORY = {
+    **dict(wood=0.10, sapling=0.08, stone=0.15, coal=0.18, iron=0.22, plant=0.06, meat=0.12, drink=0.07),
+    **dict(food=0.07, water=0.07, energy=0.04, wood_pickaxe=0.40, stone_pickaxe=0.55, iron_pickaxe=0.75),
+    **dict(wood_sword=0.35, stone_sword=0.50, iron_sword=0.70, furnace=0.45, table=0.30, bow=0.45),
+}
+SPEC_COUNTS = ("collect_wood", "collect_sapling", "collect_stone", "collect_coal", "collect_iron", "collect_drink")
+SPEC_COUNTS += ("collect_food", "collect_plant")
+
+
+def expected_flags(corpus: Corpus, config: RewardConfig) -> dict[str, int]:
+    """How many flags each section of ``diagnose`` (default thresholds) must raise, counted from
+    its inputs by plain loops: the task app's function per decision (``helpers.reference``),
+    Crafter's own item and achievement names, and the spec's resource tables."""
+    pays = {episode.id: episode_pay(episode, config) for episode in corpus}
+    policy = dict(zip(corpus.index["episode"], corpus.index["policy"]))
+    # farming: an episode whose resource pay beyond each event's first rise outweighs its credits.
+    farming = sum(abs(pay.repeats) > abs(pay.credits) for pay in pays.values())
+    # dominance: per policy, one flag per component past 25% of the summed |pay|, and one when
+    # the resource kinds together pass 50%.
+    dominance = 0
+    for group in dict.fromkeys(policy.values()):
+        paid: dict[tuple[str, str], float] = {}
+        for episode_id, pay in pays.items():
+            if policy[episode_id] == group:
+                for key, value in pay.components.items():
+                    paid[key] = paid.get(key, 0.0) + value
+        total = sum(abs(value) for value in paid.values())
+        dominance += sum(abs(value) / total > 0.25 for value in paid.values())
+        dominance += sum(abs(v) for (kind, _), v in paid.items() if kind != "achievement") / total > 0.5
+    # alignment: one flag if some episode is paid more than one with more achievements, one if
+    # Kendall's tau-b of return against achievements is below 0.5.
+    returns = {episode.id: sum(pays[episode.id].rewards) for episode in corpus}
+    unlocked = {episode.id: len(episode.unlocked) for episode in corpus}
+    ids = list(returns)
+    pairs = [(a, b) for a in ids for b in ids if a < b]
+    misranked = any((returns[a] - returns[b]) * (unlocked[a] - unlocked[b]) < 0 for a, b in pairs)
+    concordant = sum((returns[a] - returns[b]) * (unlocked[a] - unlocked[b]) > 0 for a, b in pairs)
+    discordant = sum((returns[a] - returns[b]) * (unlocked[a] - unlocked[b]) < 0 for a, b in pairs)
+    untied_returns = sum(returns[a] != returns[b] for a, b in pairs)
+    untied_unlocked = sum(unlocked[a] != unlocked[b] for a, b in pairs)
+    tau = (concordant - discordant) / math.sqrt(untied_returns * untied_unlocked)
+    alignment = int(misranked) + int(tau < 0.5)
+    # dead entries: names Crafter does not have, k-limits above 1 (an achievement unlocks once),
+    # and resource-table entries for items and counts Crafter never has.
+    unknown = [
+        name for table in (config.weights, config.k_limits) for name in table if name not in constants.achievements
+    ]
+    above_one = [name for name, limit in config.k_limits.items() if name in constants.achievements and limit > 1]
+    never = [item for item in SPEC_INVENTORY if item not in constants.items]
+    never += [name for name in SPEC_COUNTS if name not in constants.achievements]
+    dead = len(unknown) + len(above_one) + len(never)
+    return {"farming": farming, "dominance": dominance, "alignment": alignment, "dead entries": dead}
 
 
 def run(capsys, *argv) -> tuple[int, str, str]:
@@ -24,13 +82,32 @@ def run(capsys, *argv) -> tuple[int, str, str]:
     return code, out, err
 
 
+def test_the_expected_flags_are_counted_by_hand_too():
+    # The counts above, checked against a reading of the sample by hand: the three farmer
+    # episodes farm, the farmer's resource shaping dominates and one component dominates the
+    # random policy's return, one pair is misranked; the config has collect_food (not a Crafter
+    # achievement) in weights and k_limits, five k-limits above 1, and the task app's tables 6
+    # items (plant, meat, water, furnace, table, bow) and 2 counts Crafter never produces.
+    config = RewardConfig.from_file(SHAPED)
+    assert expected_flags(sample_corpus(), config) == {"farming": 3, "dominance": 2, "alignment": 1, "dead entries": 15}
+
+
 def test_prints_flags_with_why_and_tables(capsys):
     code, out, err = run(capsys, SHAPED, "sample", "--reps", "200")
     assert code == 0 and err == ""
+    config = RewardConfig.from_file(SHAPED)
+    counted = expected_flags(sample_corpus(), config)
+    for section, count in counted.items():
+        assert out.count(f"\n  [{section}] ") == count, section
     assert out.startswith(
-        f"diagnosis of {SHAPED} (per_achievement, lambda x0.5) on 10 episode(s), grouped by policy: 21 flag(s)"
+        f"diagnosis of {SHAPED} (per_achievement, lambda x{config.indicator_lambda:g}) on 10 episode(s), "
+        f"grouped by policy: {sum(counted.values())} flag(s)"
     )
-    assert "[farming] repeats-outweigh-credits farmer-s2024-00001: repeated resource events paid 6.765" in out
+    farmer = episode_pay(sample_corpus()["farmer-s2024-00001"], config)
+    assert (
+        f"[farming] repeats-outweigh-credits farmer-s2024-00001: repeated resource events paid {farmer.repeats:.3f}"
+        in out
+    )
     assert "[dominance] resource-shaping-dominates policy farmer: resource shaping is 59%" in out
     assert "[alignment] misranked-pairs farmer-s2024-00001 / scripted-s2024-00000" in out
     assert "[dead entries] never-produced resource_weights.inventory.bow" in out
@@ -56,7 +133,8 @@ def test_out_writes_every_table_and_refuses_to_overwrite(capsys, tmp_path):
     assert all(p.exists() for p in paths.values()) and figure.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert f"wrote {figure}" in stdout
     flags = pd.read_parquet(paths["flags"])
-    assert len(flags) == 21 and list(flags.columns) == ["section", "code", "subject", "why"]
+    assert len(flags) == sum(expected_flags(sample_corpus(), RewardConfig.from_file(SHAPED)).values())
+    assert list(flags.columns) == ["section", "code", "subject", "why"]
     sensitivity = pd.read_parquet(paths["sensitivity"])
     assert len(sensitivity) == 22 and sensitivity["misranked_after_fix"].dtype == "Int64"
     before = {p: p.stat().st_mtime_ns for p in [*paths.values(), figure]}
@@ -113,4 +191,5 @@ def test_a_real_process_runs_it(tmp_path):
         cwd=tmp_path,
         env=env,
     )
-    assert result.returncode == 0 and "21 flag(s)" in result.stdout
+    count = sum(expected_flags(sample_corpus(), RewardConfig.from_file(SHAPED)).values())
+    assert result.returncode == 0 and f"{count} flag(s)" in result.stdout

@@ -123,14 +123,19 @@ def test_a_killed_worker_still_records_every_episode_once(client, tmp_path):
     killed: list[int] = []
 
     def kill_a_busy_worker() -> None:
+        # Polls the workers' call stacks until one is playing an episode (inside
+        # ``_record_episode``), then kills that worker mid-episode.
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and not killed:
-            busy = [address for address, keys in dask_client.processing().items() if keys]
-            if busy:
-                time.sleep(0.5)  # let it get into the episode
-                os.kill(worker_pids[busy[0]], signal.SIGKILL)
-                killed.append(worker_pids[busy[0]])
-            time.sleep(0.05)
+            stacks = dask_client.call_stack()  # worker -> {task key -> frames} of what runs now
+            playing = [
+                address for address, tasks in stacks.items() if any("_record_episode" in str(f) for f in tasks.values())
+            ]
+            if playing:
+                os.kill(worker_pids[playing[0]], signal.SIGKILL)
+                killed.append(worker_pids[playing[0]])
+            else:
+                time.sleep(0.05)  # a poll interval, not a wait for something to happen
 
     killer = threading.Thread(target=kill_a_busy_worker)
     killer.start()

@@ -329,7 +329,7 @@ def test_jsonl_batch_goes_on_past_bad_lines_and_names_file_and_line(tmp_path):
     good = raw_variant(play_rollout(seed=8, decisions=4, run_id="good"))
     bad_action = json.loads(json.dumps(good))
     bad_action["run_id"] = "bad-action"
-    bad_action["trajectories"][0]["steps"][2]["tool_calls"][0]["arguments"]["actions"] = ["jump"]
+    bad_action["trajectories"][0]["steps"][2]["tool_calls"] = [{"arguments": {"actions": ["do"]}}]  # no name
     bad_text = text_variant(play_rollout(seed=9, decisions=3, run_id="bad-text"))
     bad_text["trajectories"][0]["steps"][1]["obs"]["text"] = "Step: 1/10000\nHealth: 9\n"
     empty = {"run_id": "empty", "trajectories": [{"steps": [], "final": {"observation": {}}}]}
@@ -349,7 +349,7 @@ def test_jsonl_batch_goes_on_past_bad_lines_and_names_file_and_line(tmp_path):
     messages = [str(issue) for issue in result.errors]
     assert len(messages) == 5
     assert all(m.startswith(f"{path}: line ") for m in messages)
-    assert "line 2, trajectories[0].steps[2].tool_calls: unknown action name(s) ['jump']" in messages[0]
+    assert "line 2, trajectories[0].steps[2].tool_calls: a tool call with neither 'tool' nor 'tool_name'" in messages[0]
     assert "line 3: not valid JSON" in messages[1]
     assert (
         "line 4, trajectories[0].steps[1].obs: text observation without a 'Inventory:', 'Achievements:' line"
@@ -361,11 +361,11 @@ def test_jsonl_batch_goes_on_past_bad_lines_and_names_file_and_line(tmp_path):
 
 def test_bad_action_fails_only_its_episode_of_a_split_trajectory(reset_rollout, tmp_path):
     response = text_variant(reset_rollout)
-    response["trajectories"][0]["steps"][9]["tool_calls"][0]["arguments"]["actions"][0] = "fly"
+    response["trajectories"][0]["steps"][9]["tool_calls"][0] = {"tool": "", "arguments": {"actions": ["fly"]}}
     result = import_rollouts(write_json(tmp_path / "r.json", response), progress=False)
     assert result.corpus.ids == ["reset-run-e1"]
     (issue,) = result.errors
-    assert issue.location == "trajectories[0].steps[9].tool_calls" and "'fly'" in issue.message
+    assert issue.location == "trajectories[0].steps[9].tool_calls" and "neither 'tool' nor 'tool_name'" in issue.message
 
 
 def test_truncated_json_file_names_the_line(reset_rollout, tmp_path):

@@ -30,6 +30,7 @@ def _python(code: str) -> subprocess.Popen:
     return subprocess.Popen(
         [sys.executable, "-c", textwrap.dedent(code)],
         env=env,
+        stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -38,12 +39,12 @@ def _python(code: str) -> subprocess.Popen:
 
 def test_two_processes_appending_at_once_both_land(tmp_path):
     writer = """
-        import time
+        import sys
         from helpers.episodes import make_episode
         from workbench.data.storage import save_episode
-        name, start = "{name}", {start}
-        while time.time() < start:
-            time.sleep(0.001)
+        name = "{name}"
+        print("ready", flush=True)
+        assert sys.stdin.readline() == "go\\n"  # both interpreters are up: their writes overlap
         for i in range(15):
             save_episode("{root}", make_episode(f"{name}-{{i:02d}}", seed=i))
         try:
@@ -52,8 +53,11 @@ def test_two_processes_appending_at_once_both_land(tmp_path):
         except FileExistsError:
             print("shared was taken")
     """
-    start = time.time() + 3  # both interpreters are up by then: their writes overlap
-    procs = [_python(writer.format(name=name, start=start, root=tmp_path)) for name in ("left", "right")]
+    procs = [_python(writer.format(name=name, root=tmp_path)) for name in ("left", "right")]
+    assert [p.stdout.readline() for p in procs] == ["ready\n", "ready\n"]  # both imported and waiting
+    for p in procs:  # released together
+        p.stdin.write("go\n")
+        p.stdin.flush()
     outputs = [p.communicate(timeout=120) for p in procs]
     assert all(p.returncode == 0 for p in procs), outputs
     corpus = load_corpus(tmp_path)

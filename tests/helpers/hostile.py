@@ -69,7 +69,12 @@ def raw_obs(**inventory: object) -> dict:
 def rollout(run_id: str, observations: list[dict], **step_fields: object) -> dict:
     """A minimal task-app rollout response: one decision per observation but the last (the final state)."""
     steps = [
-        {"obs": obs, "tool_calls": [{"args": {"actions": ["noop"]}}], "reward": 0.0, "done": False}
+        {
+            "obs": obs,
+            "tool_calls": [{"tool": "interact_many", "args": {"actions": ["noop"]}}],
+            "reward": 0.0,
+            "done": False,
+        }
         for obs in observations[:-1]
     ]
     steps[-1].update(step_fields)

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from helpers import REPO, VECTORS, read_jsonl
+from helpers.reference import progress_agreement
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -363,7 +364,7 @@ def test_compare_lines_up_two_configs(sample):
     best = episodes.loc[episodes["return_b"].idxmax()]
     assert best["rank_b"] == 1
     assert (episodes["rank_change"] == episodes["rank_b"] - episodes["rank_a"]).all()
-    totals = comparison.achievements.set_index(["kind", "name"])
+    totals = comparison.components.set_index(["kind", "name"])
     want_b = comparison.b.components.groupby(["kind", "name"], observed=True)["scaled"].sum()
     np.testing.assert_allclose(totals.loc[want_b.index, "total_b"], want_b, atol=1e-9)
     assert totals.loc[("indicator", INDICATOR_COMPONENT_NAME), "total_b"] == 0.0  # only under a
@@ -371,7 +372,7 @@ def test_compare_lines_up_two_configs(sample):
     np.testing.assert_allclose(totals["difference"], totals["total_b"] - totals["total_a"])
     largest = comparison.largest_changes(3)
     assert len(largest) == 3
-    magnitudes = comparison.achievements["difference"].abs()
+    magnitudes = comparison.components["difference"].abs()
     assert list(largest["difference"].abs()) == sorted(magnitudes, reverse=True)[:3]
 
 
@@ -535,7 +536,9 @@ def test_cli_compare_prints_both_configs_side_by_side(sample, capsys):
     first = comparison.episodes.iloc[0]
     assert f"{first.episode} scripted     {first.env_return:.4f}   {first.return_a:.4f}   {first.return_b:.4f}" in text
     assert "per policy:" in text and "return_per_achievement_b" in text
-    assert "A: rank agreement with progress 0.973" in text and "B: rank agreement with progress 0.991" in text
+    for label, path in (("A", shaped), ("B", recommended)):
+        rho = progress_agreement(sample, RewardConfig.from_file(path))  # by plain loops, not the package's
+        assert f"{label}: rank agreement with progress {rho:.3f}" in text
     assert "top 3" in text
     for component in comparison.largest_changes(3)["component"]:
         assert component in text

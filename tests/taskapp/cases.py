@@ -3,7 +3,8 @@
 Each case is one ``mode: "rl"`` rollout of the ``crafter-react`` policy with a step_rewards table
 either under ``policy.config`` (which the task app reads first) or under ``env.config``. Between
 them they cover both strategies, a misspelled weight name (``craft_wood_pickaxe``), a k-limit of
-0 (unlimited), lambda 0.5 and lambda omitted (the task app then scales by 1.0).
+0 (unlimited), lambda 0.5 and lambda omitted (the task app then scales by 1.0). Cases named ``loose_...`` are
+answered loosely by the stand-in (``standin.LOOSE_FORMS``).
 """
 
 from __future__ import annotations
@@ -92,6 +93,20 @@ CASES: tuple[Case, ...] = (
             },
             k_limits={"collect_wood": 2, "craft_wood_pickaxe": 2},
         ),
+    ),
+    Case(
+        "loose_consistent_policy",
+        seed=15,
+        decisions=40,
+        table_under="policy",
+        step_rewards=_table("consistent", indicator_lambda=1.0),
+    ),
+    Case(
+        "loose_per_achievement_env",
+        seed=16,
+        decisions=40,
+        table_under="env",
+        step_rewards=_table("per_achievement", weights={"collect_wood": 0.5, "place_table": 2.0}, k_limits={}),
     ),
     Case(
         "per_achievement_policy_k0_lambda_omitted",

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from taskapp.cases import CASES, Case, post_rollout, save_json
-from taskapp.server import TaskAppServer, lay_out_app_folder, start_task_app
+from taskapp.server import TRACE_DB, TaskAppServer, lay_out_app_folder, start_task_app
 from taskapp.standin import StandIn
 from taskapp.venv import TaskAppVenv, ensure_venv
 
@@ -34,23 +34,32 @@ class Produced:
     seconds: dict[str, float]  # "venv_build", "server_start", "rollout:<case>"
     standin_calls: list[dict]
     server_log: str  # what ``synth-ai task-app serve`` printed
+    trace_db: Path | None = None  # the server's trace database, when it ran with tracing
 
 
 @contextmanager
-def running_task_app(venv: TaskAppVenv, folder: Path) -> Iterator[TaskAppServer]:
-    """The task app served from ``folder``; stopped (with its children) on exit, also on error."""
+def running_task_app(venv: TaskAppVenv, folder: Path, trace: Path | None = None) -> Iterator[TaskAppServer]:
+    """The task app served from ``folder`` (tracing into ``trace`` when given); stopped (with its
+    children) on exit, also on error."""
     lay_out_app_folder(venv, folder)
-    server = start_task_app(venv, folder)
+    server = start_task_app(venv, folder, trace=trace)
     try:
         yield server
     finally:
         server.stop()
 
 
-def produce(out_dir: Path, work_dir: Path, cases: Sequence[Case] = CASES, venv: TaskAppVenv | None = None) -> Produced:
+def produce(
+    out_dir: Path,
+    work_dir: Path,
+    cases: Sequence[Case] = CASES,
+    venv: TaskAppVenv | None = None,
+    trace: Path | None = None,
+) -> Produced:
     """Serve the task app (from ``venv``, else the cached one, built when missing) from
-    ``work_dir``, post every case with the stand-in answering the policy's calls, and save the
-    responses into ``out_dir``. Raises what ``ensure_venv`` and ``start_task_app`` raise."""
+    ``work_dir`` (tracing into ``trace`` when given), post every case with the stand-in answering
+    the policy's calls, and save the responses into ``out_dir``. Raises what ``ensure_venv`` and
+    ``start_task_app`` raise."""
     seconds: dict[str, float] = {}
     venv = venv or ensure_venv()
     if venv.build_seconds is not None:
@@ -60,7 +69,7 @@ def produce(out_dir: Path, work_dir: Path, cases: Sequence[Case] = CASES, venv: 
     requests: dict[str, dict] = {}
     try:
         started = time.monotonic()
-        with running_task_app(venv, work_dir) as server:
+        with running_task_app(venv, work_dir, trace) as server:
             seconds["server_start"] = time.monotonic() - started
             for case in cases:
                 request = case.request(standin.inference_url(f"trace_{case.name}"))
@@ -71,7 +80,8 @@ def produce(out_dir: Path, work_dir: Path, cases: Sequence[Case] = CASES, venv: 
     finally:
         standin.stop()
     log = (work_dir / "task_app.log").read_text(encoding="utf-8", errors="replace")
-    return Produced(files, requests, seconds, list(standin.calls), log)
+    trace_db = trace / TRACE_DB if trace is not None else None
+    return Produced(files, requests, seconds, list(standin.calls), log, trace_db)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -51,6 +51,8 @@ _DROPPED = (
     "SYNTH_FAKE_INFERENCE",
 )
 HEALTH_TIMEOUT_S = 120.0
+#: The trace database's file name inside the ``trace`` folder.
+TRACE_DB = "synth_ai.db"
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -125,10 +127,12 @@ def _group_alive(pgid: int) -> bool:
 
 
 def start_task_app(
-    venv: TaskAppVenv, folder: Path, *, host: str = "127.0.0.1", port: int | None = None
+    venv: TaskAppVenv, folder: Path, *, host: str = "127.0.0.1", port: int | None = None, trace: Path | None = None
 ) -> TaskAppServer:
     """Run ``synth-ai task-app serve grpo-crafter-task-app --host H --port P`` from ``folder``
-    (laid out by ``lay_out_app_folder``) and wait until ``/health`` answers healthy.
+    (laid out by ``lay_out_app_folder``) and wait until ``/health`` answers healthy. With
+    ``trace``, tracing is on (``--trace DIR --trace-db DIR/synth_ai.db``: the trace database and
+    one SFT JSONL file per rollout go there).
 
     Raises ``RuntimeError`` with the server's log when it exits or does not get healthy in time
     (the process is stopped first).
@@ -140,6 +144,9 @@ def start_task_app(
     # The console script's shebang names the folder the venv was built in (it is renamed after
     # the build), so the script is run by the venv's interpreter.
     command = [str(venv.python), str(venv.synth_ai), "task-app", "serve", APP_ID, "--host", host, "--port", str(port)]
+    if trace is not None:
+        trace.mkdir(parents=True, exist_ok=True)
+        command += ["--trace", str(trace), "--trace-db", str(trace / TRACE_DB)]
     log_path = folder / "task_app.log"
     log = log_path.open("wb")
     process = subprocess.Popen(
@@ -152,7 +159,7 @@ def start_task_app(
         start_new_session=True,
     )
     assert process.stdin is not None
-    process.stdin.write(b"n\n")  # "Enable tracing? [Y/n]"
+    process.stdin.write(b"n\n")  # "Enable tracing? [Y/n]" (asked only without --trace)
     process.stdin.close()
     server = TaskAppServer(process, f"http://{host}:{port}", log_path, command, log)
     try:

@@ -15,6 +15,11 @@ actions come from a seeded rule that reads the Crafter text observation in the l
 
 The random draws are seeded by (seed, ``cid`` query parameter, call number of that cid), so a
 rollout's decisions are a function of its states. Every call is recorded in ``calls``.
+
+A rollout whose ``cid`` contains ``loose`` is answered as real models answer loosely
+(``LOOSE_FORMS``, in turn by call number, every third call answered properly): tool calls named
+after an action with JSON-string arguments, an empty action list, unknown names (``jump``,
+``Move_Left``), integer ids (one out of range), more than 20 actions, and two calls at once.
 """
 
 from __future__ import annotations
@@ -30,6 +35,8 @@ from typing import Any
 from urllib.parse import parse_qs, urlparse
 
 P_MOVE_RIGHT_DO = 0.15
+#: The loose answers, in turn: what the model's message carries as ``tool_calls`` (name, arguments JSON text).
+LOOSE_FORMS = ("named_after_action", "empty", "unknown_names", "integer_ids", "too_many", "two_calls")
 #: Crafter's moves as (dx, dy) on the world grid (x right, y down).
 MOVES = {"move_left": (-1, 0), "move_right": (1, 0), "move_up": (0, -1), "move_down": (0, 1)}
 TARGETS = ("tree", "water")
@@ -112,6 +119,24 @@ def choose_actions(text: str, rng: random.Random) -> list[str]:
     return [rng.choice(list(MOVES)) for _ in range(rng.randint(2, 3))] + ["do"]
 
 
+def loose_calls(actions: list[str], number: int) -> list[tuple[str, Any]]:
+    """The (name, arguments) tool calls of a loose answer to call ``number`` (see ``LOOSE_FORMS``)."""
+    if number % 3 == 2:
+        return [("interact_many", {"actions": actions})]
+    form = LOOSE_FORMS[(number - number // 3) % len(LOOSE_FORMS)]
+    if form == "named_after_action":
+        return [(actions[0], {})]
+    if form == "empty":
+        return [("interact_many", {"actions": []})]
+    if form == "unknown_names":
+        return [("interact_many", {"actions": ["jump", *actions, "Move_Left"]})]
+    if form == "integer_ids":
+        return [("interact_many", {"actions": [5, 3, 99, *actions]})]  # 99: past Crafter's 0..16
+    if form == "too_many":
+        return [("interact_many", {"actions": (actions * 30)[:25]})]
+    return [("move_left", {"action": "do"}), ("interact_many", {"actions": actions})]
+
+
 def _last_user_text(messages: Any) -> str:
     """The text of the last user message (content as a string or a list of text parts)."""
     if not isinstance(messages, list):
@@ -157,7 +182,8 @@ class StandIn:
             number = sum(1 for call in self.calls if call["cid"] == cid)
             rng = random.Random(f"{self.seed}|{cid}|{number}")
             actions = choose_actions(_last_user_text(body.get("messages")), rng)
-            self.calls.append({"cid": cid, "call": number, "actions": actions})
+            calls = loose_calls(actions, number) if "loose" in cid else [("interact_many", {"actions": actions})]
+            self.calls.append({"cid": cid, "call": number, "actions": actions, "tool_calls": calls})
         created = int(time.time())
         return {
             "id": f"chatcmpl-standin-{cid}-{number}",
@@ -172,10 +198,11 @@ class StandIn:
                         "content": "",
                         "tool_calls": [
                             {
-                                "id": f"call_{number}",
+                                "id": f"call_{number}_{k}",
                                 "type": "function",
-                                "function": {"name": "interact_many", "arguments": json.dumps({"actions": actions})},
+                                "function": {"name": name, "arguments": json.dumps(arguments)},
                             }
+                            for k, (name, arguments) in enumerate(calls)
                         ],
                     },
                     "finish_reason": "tool_calls",

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from workbench.data.importers import import_crafter_recorder, import_rollouts
+from workbench.data.importers import import_crafter_recorder, import_rollouts, import_traces
 from workbench.data.sample import sample_imports_path
 from workbench.views.app.common import guarded
 from workbench.views.app.corpus_page import import_with_progress
@@ -34,6 +34,7 @@ def test_import_one_file_at_a_time_gives_what_one_call_gives():
     for kind, importer, folder in (
         ("crafter.Recorder runs (.npz)", import_crafter_recorder, "recorder"),
         ("task-app rollouts (.json, .jsonl)", import_rollouts, "rollouts"),
+        ("synth-ai trace database (.db)", import_traces, "traces"),
     ):
         seen: list[tuple[int, int]] = []
 

@@ -33,6 +33,7 @@ RECOMMENDED = REPO / "configs" / "recommended.yaml"
 DEFAULT = REPO / "configs" / "task_app_default.yaml"
 #: A text rollout without frames: map views (material names) and the model's messages.
 TEXT_EPISODE = """
+import json
 from workbench.data.episodes import Corpus, Episode
 source = corpus["scripted-s2024-00000"]
 n = 40
@@ -44,6 +45,9 @@ def view(i):
 text = Episode.from_states("text-run-0", source.states()[: n + 1], source.actions[:n])
 text.views = [view(i) for i in range(n + 1)]
 text.messages = [f"I see a tree, going for wood ({i + 1}).\\ntool: interact_many {source.actions[i]}" for i in range(n)]
+# Decision 2's calls as the model gave them hold a name that is no action (the task app skipped it).
+loose = [list(a) + (["jump"] if i == 1 else []) for i, a in enumerate(source.actions[:n])]
+text.calls = [json.dumps([{"tool_name": "interact_many", "arguments": {"actions": a}}]) for a in loose]
 """
 CELLS = [
     "import workbench\nfrom workbench.views.widgets import Compare, Replayer, Tuner, link\n"
@@ -314,6 +318,12 @@ def test_a_text_rollout_replays_its_map_views_and_messages(page):
     assert "health 9" in view.locator(".wb-state").inner_text()
     page.keyboard.press("ArrowRight")
     assert "going for wood (1)" in view.locator(".wb-message").inner_text()
+    assert "calls as given" not in view.locator(".wb-message").inner_text()  # played as written
+    page.keyboard.press("ArrowRight")
+    message = view.locator(".wb-message").inner_text()
+    assert "going for wood (2)" in message and "calls as given: " in message and '"jump"' in message
+    assert "\nplayed: " in message
+    page.keyboard.press("ArrowLeft")
     # A step is a whole decision here: all of its actions are marked as now, not the first one.
     now = view.locator(".wb-state .wb-now")
     actions = re.search(r"actions: (.*)", view.locator(".wb-state").inner_text()).group(1)

@@ -9,6 +9,7 @@ import zlib
 import numpy as np
 import pytest
 from helpers import REPO
+from helpers.reference import episode_pay
 
 from workbench.analysis.alignment import misranked_pairs, progress_summary
 from workbench.core.config import RewardConfig
@@ -41,7 +42,10 @@ def test_tuner_starts_from_a_config_and_matches_score(corpus):
     # Ten episodes: one point each, hover names episode, policy, return and achievements.
     assert len(tuner.figure.points.y) == 10
     first = tuner.figure.points.names[0]
-    assert "scripted-s2024-00000 · scripted · return 12.02" in first and "14 achievements" in first
+    episode = corpus["scripted-s2024-00000"]
+    shaped_return = sum(episode_pay(episode, SHAPED).rewards)  # by plain loops, not the package's scoring
+    assert f"scripted-s2024-00000 · scripted · return {shaped_return:.2f}" in first
+    assert f"{len(episode.unlocked)} achievements" in first
 
 
 def test_moving_a_slider_rescores_and_the_ghost_stays(corpus):

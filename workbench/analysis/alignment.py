@@ -4,8 +4,7 @@ A shaped reward should rank behaviour the way the task does: an episode that unl
 achievements should earn more. Where it does not, a policy can raise its shaped return without
 progressing (a reward hacker, such as the sample corpus's farmer). These functions measure that
 per corpus, per pair of episodes and per group of episodes. The rank statistics and the
-stratified bootstrap they build on (``kendall_tau``, ``spearman_rho``, ``discordant_pairs``,
-``bootstrap_interval``) live in ``workbench.analysis.rankstats`` and are importable from here. "Achievements" is the number of
+stratified bootstrap they build on live in ``workbench.analysis.rankstats``. "Achievements" is the number of
 distinct achievements an episode unlocked (``Scores.episodes["unique_achievements_total"]``).
 """
 
@@ -16,21 +15,16 @@ import math
 import numpy as np
 import pandas as pd
 
-from workbench.analysis.rankstats import bootstrap_interval, discordant_pairs, kendall_tau, spearman_rho
 from workbench.data.episodes import Corpus
 from workbench.scoring import Comparison, Scores
 
 __all__ = [
-    "bootstrap_interval",
-    "discordant_pairs",
     "group_comparison",
-    "kendall_tau",
     "misranked_overview",
     "misranked_pairs",
     "progress_agreement",
     "progress_summary",
     "returns_by_group",
-    "spearman_rho",
 ]
 
 #: Comparisons held in memory at once by ``misranked_pairs`` (rows x episodes).

@@ -1,5 +1,7 @@
-"""Several configs on one corpus: each episode's return under each, and a scorecard of how well
-each config pays for progress (rank agreement, misranked pairs, what a hacker earns)."""
+"""Several configs on one corpus: each episode's return under each, and a scorecard.
+
+The scorecard says how well each config pays for progress (rank agreement, misranked pairs,
+what a hacker earns)."""
 
 from __future__ import annotations
 

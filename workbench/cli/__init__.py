@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from workbench.cli import app_cmd, config_cmd, corpus_cmd, diagnose_cmd, import_cmd, record_cmd, score_cmd, search_cmd
 from workbench.errors import WorkbenchError
+from workbench.util.memory import retain_freed_memory
 
 #: Command groups, in the order ``--help`` lists them.
 COMMAND_MODULES = [config_cmd, record_cmd, import_cmd, corpus_cmd, score_cmd, diagnose_cmd, search_cmd, app_cmd]
@@ -33,7 +34,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the exit status (0 ok, 1 a finding, 2 a user's mistake)."""
+    """Run the command line; returns the exit status (0 ok, 1 a finding, 2 a user's mistake).
+    The command line owns its process, so it opts into keeping freed memory for re-scoring
+    (``workbench.util.memory``; ``WORKBENCH_RETAIN_FREED_MB=0`` declines)."""
+    retain_freed_memory()
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

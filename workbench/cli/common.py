@@ -1,5 +1,7 @@
-"""What the command modules share: reading a config or a corpus named on the command line, and
-writing result tables atomically."""
+"""What the command modules share: reading named configs and corpora, writing tables.
+
+A config or a corpus named on the command line is read here, and result tables are written
+atomically."""
 
 from __future__ import annotations
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from workbench.data.importers.counts import estimated_counts_line
 from workbench.data.storage import load_corpus
 
 EXAMPLE = """\
@@ -31,7 +32,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_info(args: argparse.Namespace) -> int:
-    """Print a corpus folder's size and episodes; exit status 0."""
+    """Print a corpus folder's size and episodes (and which have estimated counts); exit status 0."""
     corpus = load_corpus(args.path)  # a CorpusFormatError is a WorkbenchError: one line, exit 2
     size = sum(f.stat().st_size for f in Path(args.path).rglob("*") if f.is_file())
     print(f"{args.path}: columnar corpus (schema_version 2)")
@@ -39,4 +40,10 @@ def run_info(args: argparse.Namespace) -> int:
         f"{len(corpus)} episodes, {corpus.n_decisions} decisions, {int(corpus.index['steps'].sum())} steps, "
         f"{int(corpus.index['has_frames'].sum())} with frames, {size / 1e6:.1f} MB on disk"
     )
+    index = corpus.index
+    counts = index["counts"].value_counts()
+    print("achievement counts: " + ", ".join(f"{source} {n}" for source, n in counts.items()))
+    estimated = estimated_counts_line(list(index["episode"]), list(index["counts"])) if len(index) else None
+    if estimated:
+        print(f"note: {estimated}")
     return 0

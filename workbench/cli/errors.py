@@ -1,5 +1,7 @@
-"""The command line's own error type, in its own module so command modules can import it
-while ``workbench.cli`` is still initialising (it imports them)."""
+"""The command line's own error type.
+
+It lives in its own module so command modules can import it while ``workbench.cli`` is still
+initialising (it imports them)."""
 
 from workbench.errors import WorkbenchError
 

@@ -1,5 +1,7 @@
-"""``workbench score``, ``compare`` and ``verify``: a config's rewards over a corpus, two configs
-side by side, and a check of imported rollouts against what the task app logged."""
+"""``workbench score``, ``compare`` and ``verify``: rewards, configs side by side, checks.
+
+``score`` gives a config's rewards over a corpus, ``compare`` two configs side by side, and
+``verify`` checks imported rollouts against what the task app logged."""
 
 from __future__ import annotations
 

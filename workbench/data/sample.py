@@ -23,7 +23,9 @@ the search's held-out split (30% per policy) keeps 7 episodes of each policy.
 
 ``sample_imports_path()`` holds files in the formats people already have, for tutorial 05:
 ``crafter.Recorder`` runs and rollout responses made by ``scripts/make_sample_imports.py``, and
-four responses of the real synth-ai 0.2.14 task-app server (``taskapp/``, see its README).
+four responses of the real synth-ai 0.2.14 task-app server (``taskapp/``, see its README), and a
+small trace database of that server with the same rollouts' responses (``traces/``, made by
+``scripts/make_sample_traces.py``).
 """
 
 from __future__ import annotations

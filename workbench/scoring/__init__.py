@@ -21,7 +21,9 @@ The work splits in two:
 Like ``score_episode``, scoring ignores ``config.active``: it answers "what would this table
 pay", and lint says when the task app would not shape at all.
 
-Importing this package asks glibc to keep freed memory for reuse (``workbench.util.memory``).
+Re-scoring is fastest when glibc keeps the last score's freed memory for reuse; importing this
+package does not change the allocator: a program opts in with
+``workbench.util.memory.retain_freed_memory()`` (the CLI and the dashboard do).
 """
 
 from workbench.scoring.comparison import Comparison, compare
@@ -32,9 +34,6 @@ from workbench.scoring.score import score
 from workbench.scoring.scores import Scores
 from workbench.scoring.verify import VERIFY_TOLERANCE, Verification, verify, verify_logged
 from workbench.scoring.weights import achievement_limits, achievement_weights, credited_unlocks, slot_weights
-from workbench.util.memory import retain_freed_memory
-
-retain_freed_memory()  # re-scoring reuses the last score's memory instead of faulting it in (workbench.util.memory)
 
 __all__ = [
     "COMPONENT_NAMES",

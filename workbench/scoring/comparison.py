@@ -34,11 +34,6 @@ class Comparison:
     a: Scores
     b: Scores
 
-    @property
-    def achievements(self) -> pd.DataFrame:
-        """The former name of ``components`` (it always held components of every kind)."""
-        return self.components
-
     def largest_changes(self, top: int = 12) -> pd.DataFrame:
         """The ``top`` rows of ``components`` with the largest absolute ``difference``,
         largest first (ties in component order)."""

@@ -70,95 +70,111 @@ def verify(corpus: Corpus) -> Verification:
     achievement counts are estimates, ``metadata["counts"] == "estimated"``); empty when
     everything matches. The other fields say what was checked (see ``Verification``).
     """
-    skipped: dict[str, str] = {}
-    unchecked: list[tuple[str, int, str]] = []
-    carried_over: list[str] = []
-    predecessor_missing: dict[str, str] = {}
-    notes: dict[str, str] = {}  # episode -> why its first decision may not reproduce
-    groups: dict[str, tuple[RewardConfig, list[Episode]]] = {}
-    ids = set(corpus.ids)
-    has_log = corpus.index["has_logged"].to_numpy(dtype=bool)
-    skipped.update({episode_id: "no task-app log" for episode_id in corpus.index["episode"][~has_log]})
-    for episode in corpus[has_log]:  # only the logged episodes are read
-        logged = episode.logged
-        if not logged:
-            skipped[episode.id] = "no task-app log"
-            continue
-        if not isinstance(logged.get("config"), dict):
-            skipped[episode.id] = "the log holds no step_rewards config"
-            continue
-        follows = episode.metadata.get("follows")
-        if follows in ids:
-            previous = corpus[follows]
-            assert isinstance(previous, Episode)  # an id indexes one episode
-            episode = episode.following(previous)
-            carried_over.append(episode.id)
-            rebuilt = previous.metadata.get("terminal_state")
-            if rebuilt:
-                notes[episode.id] = f"scored against the end of {follows!r}, not stored by the rollout: {rebuilt}"
-        elif follows is not None:
-            predecessor_missing[episode.id] = follows
-        config = RewardConfig.from_dict(logged["config"])
-        key = json.dumps(config.to_dict(), sort_keys=True, default=str)
-        groups.setdefault(key, (config, []))[1].append(episode)
-
-    rows: list[dict[str, Any]] = []
-    decisions_checked = 0
-    for config, episodes in groups.values():
+    plan = _Plan()
+    plan.group(corpus)
+    for config, episodes in plan.groups.values():
         scores = score(Corpus(episodes), config)
         names = _unlock_names(scores)
         for position, episode in enumerate(episodes):
-            start = int(scores.prepared.starts[position])
-            stepwise_log = list((episode.logged or {}).get("stepwise") or [])
-            for i in range(episode.n_decisions):
-                stepwise = stepwise_log[i] if i < len(stepwise_log) else None
-                if not isinstance(stepwise, dict):
-                    unchecked.append((episode.id, i + 1, "no info.stepwise logged"))
-                    continue
-                if i == 0 and episode.id in predecessor_missing:
-                    unchecked.append(
-                        (
-                            episode.id,
-                            1,
-                            f"scored by the task app against the end of "
-                            f"{predecessor_missing[episode.id]!r}, not in this corpus",
-                        )
-                    )
-                    continue
-                decisions_checked += 1
-                mine: dict[str, Any] = {
-                    "reward": float(scores.reward[start + i]),
-                    "base_reward": float(scores.base[start + i]),
-                    "indicator": int(scores.indicator[start + i]),
-                    "resource_reward": float(scores.resource[start + i]),
-                    **names.get(start + i, {"new_achievements": [], "credited_achievements": []}),
-                }
-                differing = [f for f in VERIFIED_FIELDS if not _same(stepwise.get(f, _LOGGED_DEFAULTS.get(f)), mine[f])]
-                if differing:
-                    logged_reward = _number(stepwise.get("reward"))
-                    rows.append(
-                        {
-                            "episode": episode.id,
-                            "decision": i + 1,
-                            "logged": logged_reward,
-                            "recomputed": mine["reward"],
-                            "difference": mine["reward"] - logged_reward,
-                            "fields": ", ".join(differing),
-                            "note": _note(episode, i, notes),
-                        }
-                    )
-    table = pd.DataFrame(rows, columns=["episode", "decision", "logged", "recomputed", "difference", "fields", "note"])
+            plan.check(episode, scores, int(scores.prepared.starts[position]), names)
+    table = pd.DataFrame(
+        plan.rows, columns=["episode", "decision", "logged", "recomputed", "difference", "fields", "note"]
+    )
     table = table.astype(
         {"decision": np.int64, "logged": np.float64, "recomputed": np.float64, "difference": np.float64}
     )
     return Verification(
         mismatches=table,
-        episodes_checked=sum(len(e) for _, e in groups.values()),
-        decisions_checked=decisions_checked,
-        skipped=skipped,
-        unchecked=unchecked,
-        carried_over=carried_over,
+        episodes_checked=sum(len(e) for _, e in plan.groups.values()),
+        decisions_checked=plan.decisions_checked,
+        skipped=plan.skipped,
+        unchecked=plan.unchecked,
+        carried_over=plan.carried_over,
     )
+
+
+@dataclass
+class _Plan:
+    """What ``verify`` collects: the logged episodes grouped by the config they ran with, the
+    ones skipped or carried over, and, as decisions are checked, the mismatches and the
+    decisions left unchecked."""
+
+    groups: dict[str, tuple[RewardConfig, list[Episode]]] = field(default_factory=dict)
+    skipped: dict[str, str] = field(default_factory=dict)
+    unchecked: list[tuple[str, int, str]] = field(default_factory=list)
+    carried_over: list[str] = field(default_factory=list)
+    predecessor_missing: dict[str, str] = field(default_factory=dict)
+    notes: dict[str, str] = field(default_factory=dict)  # episode -> why its first decision may not reproduce
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    decisions_checked: int = 0
+
+    def group(self, corpus: Corpus) -> None:
+        """Sort ``corpus``'s episodes: skipped (no log, no config in it) or grouped by config,
+        an episode that follows another in the corpus joined to it (quirk 7)."""
+        ids = set(corpus.ids)
+        has_log = corpus.index["has_logged"].to_numpy(dtype=bool)
+        self.skipped.update({episode_id: "no task-app log" for episode_id in corpus.index["episode"][~has_log]})
+        for episode in corpus[has_log]:  # only the logged episodes are read
+            logged = episode.logged
+            if not logged:
+                self.skipped[episode.id] = "no task-app log"
+                continue
+            if not isinstance(logged.get("config"), dict):
+                self.skipped[episode.id] = "the log holds no step_rewards config"
+                continue
+            follows = episode.metadata.get("follows")
+            if follows in ids:
+                previous = corpus[follows]
+                assert isinstance(previous, Episode)  # an id indexes one episode
+                episode = episode.following(previous)
+                self.carried_over.append(episode.id)
+                rebuilt = previous.metadata.get("terminal_state")
+                if rebuilt:
+                    self.notes[episode.id] = (
+                        f"scored against the end of {follows!r}, not stored by the rollout: {rebuilt}"
+                    )
+            elif follows is not None:
+                self.predecessor_missing[episode.id] = follows
+            config = RewardConfig.from_dict(logged["config"])
+            key = json.dumps(config.to_dict(), sort_keys=True, default=str)
+            self.groups.setdefault(key, (config, []))[1].append(episode)
+
+    def check(self, episode: Episode, scores: Scores, start: int, names: dict[int, dict[str, list[str]]]) -> None:
+        """Compare each decision ``episode`` logged with ``scores`` (its decisions from row
+        ``start``; ``names``: the unlocks per row), recording mismatches and unchecked decisions."""
+        stepwise_log = list((episode.logged or {}).get("stepwise") or [])
+        for i in range(episode.n_decisions):
+            stepwise = stepwise_log[i] if i < len(stepwise_log) else None
+            if not isinstance(stepwise, dict):
+                self.unchecked.append((episode.id, i + 1, "no info.stepwise logged"))
+                continue
+            if i == 0 and episode.id in self.predecessor_missing:
+                follows = self.predecessor_missing[episode.id]
+                reason = f"scored by the task app against the end of {follows!r}, not in this corpus"
+                self.unchecked.append((episode.id, 1, reason))
+                continue
+            self.decisions_checked += 1
+            mine: dict[str, Any] = {
+                "reward": float(scores.reward[start + i]),
+                "base_reward": float(scores.base[start + i]),
+                "indicator": int(scores.indicator[start + i]),
+                "resource_reward": float(scores.resource[start + i]),
+                **names.get(start + i, {"new_achievements": [], "credited_achievements": []}),
+            }
+            differing = [f for f in VERIFIED_FIELDS if not _same(stepwise.get(f, _LOGGED_DEFAULTS.get(f)), mine[f])]
+            if differing:
+                logged_reward = _number(stepwise.get("reward"))
+                self.rows.append(
+                    {
+                        "episode": episode.id,
+                        "decision": i + 1,
+                        "logged": logged_reward,
+                        "recomputed": mine["reward"],
+                        "difference": mine["reward"] - logged_reward,
+                        "fields": ", ".join(differing),
+                        "note": _note(episode, i, self.notes),
+                    }
+                )
 
 
 def verify_logged(corpus: Corpus) -> pd.DataFrame:

@@ -1,5 +1,7 @@
-"""The dashboard (``workbench app``) as a real server process on a free loopback port, for
-tests/test_app.py and ``benchmarks/bench_browser.py --app`` (a helper, not a test module)."""
+"""The dashboard (``workbench app``) as a real server process on a free loopback port.
+
+For the app's browser tests and ``benchmarks/bench_browser.py --app`` (a helper, not a test
+module)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""A JupyterLab on loopback and Debian's chromium driven by Playwright, for the browser tests
-and ``benchmarks/bench_browser.py`` (a helper, not a test module)."""
+"""A JupyterLab on loopback and Debian's chromium driven by Playwright.
+
+For the browser tests and ``benchmarks/bench_browser.py`` (a helper, not a test module)."""
 
 from __future__ import annotations
 

@@ -163,14 +163,10 @@ def play_rollout(
     rng = np.random.default_rng(seed)
     env = crafter.Env(seed=seed, length=episode_length)
     env.reset()
-    config = RewardConfig.from_dict(table) if table else None
+    shaping = _Shaping(RewardConfig.from_dict(table)) if table else None
     current = raw_observation(env, 0, episode_length, 0.0, 0.0, False)
     previous_state = current  # the task app's snapshots: not reset at on_done (quirk 7)
-    credit_counts: dict[str, int] = {}
-    seen: set[str] = set()
-    sums = {"indicator_sum": 0.0, "reward_sum": 0.0, "resource_reward": 0.0, "new_achievements_total": 0}
-    unique_all: set[str] = set()
-    steps, samples, returns = [], [], 0.0
+    steps, returns = [], 0.0
     episode_steps = total = 0.0
     for decision_index in range(1, decisions + 1):
         said = [str(a) for a in rng.choice(_PLAY, size=actions_per_decision)]
@@ -185,44 +181,7 @@ def play_rollout(
                 break
         total += reward
         after = raw_observation(env, int(episode_steps), episode_length, reward, total, done)
-        info: dict[str, Any] = {}
-        if config is not None:
-            stepwise, sample, stats = compute_stepwise_reward(
-                previous_state["achievements_status"],
-                after["achievements_status"],
-                decision_index,
-                actions_summary(actions),
-                config.indicator_lambda,
-                strategy=config.strategy,
-                weights=dict(config.weights),
-                k_limits=dict(config.k_limits),
-                episode_counts=credit_counts,
-                prev_inventory=previous_state["inventory"],
-                new_inventory=after["inventory"],
-                prev_counts=previous_state["achievements_counts"],
-                new_counts=after["achievements_counts"],
-            )
-            unlocked = set(stepwise["new_achievements"])
-            unique = unlocked - seen
-            seen |= unlocked
-            unique_all |= unlocked
-            sums["indicator_sum"] += stats["indicator"]
-            sums["reward_sum"] += stats["reward"]
-            sums["resource_reward"] += stats.get("resource_reward", 0.0)
-            sums["new_achievements_total"] += int(stats["new_achievements_count"])
-            decision_rewards = {
-                "turn": decision_index,
-                "ach_delta": len(unlocked),
-                "unique_delta": len(unique),
-                "all": sorted(unlocked),
-                "unique": sorted(unique),
-            }
-            info = {
-                "stepwise": stepwise,
-                "meta": {"decision_rewards": decision_rewards},
-                "achievements_added": stepwise["new_achievements"],
-            }
-            samples.append(sample)
+        info = shaping.decision_info(previous_state, after, decision_index, actions) if shaping else {}
         info.setdefault("meta", {})["raw_response"] = _chat_response(said)
         unlocked_any = any(
             after["achievements_status"][a] and not previous_state["achievements_status"][a] for a in ACHIEVEMENTS
@@ -244,10 +203,103 @@ def play_rollout(
             if on_done != "reset":
                 break
             env.reset()
-            credit_counts.clear()
-            seen.clear()
+            if shaping:
+                shaping.new_episode()
             episode_steps, total = 0, 0.0
             current = raw_observation(env, 0, episode_length, 0.0, 0.0, False)
+    response = _response(seed, run_id, steps, current, returns, shaping)
+    if include_request:
+        response["request"] = {
+            "run_id": response["run_id"],
+            "on_done": on_done,
+            "env": {"env_name": "crafter", "seed": seed, "config": {"step_rewards": table or {}}},
+            "policy": {"policy_name": "fixture-random", "config": {}},
+        }
+    return response
+
+
+class _Shaping:
+    """The task app's stepwise bookkeeping over a rollout under ``config``: the credit counts and
+    achievements seen this episode, every unlock, the sums and decision samples it reports."""
+
+    def __init__(self, config: RewardConfig) -> None:
+        self.config = config
+        self.credit_counts: dict[str, int] = {}
+        self.seen: set[str] = set()
+        self.unique_all: set[str] = set()
+        self.sums = {"indicator_sum": 0.0, "reward_sum": 0.0, "resource_reward": 0.0, "new_achievements_total": 0}
+        self.samples: list[Any] = []
+
+    def new_episode(self) -> None:
+        """Forget this episode's credits and unlocks (the rollout reset the env)."""
+        self.credit_counts.clear()
+        self.seen.clear()
+
+    def decision_info(
+        self, previous: dict[str, Any], after: dict[str, Any], decision_index: int, actions: list[str]
+    ) -> dict[str, Any]:
+        """The step's ``info`` (``stepwise``, ``meta.decision_rewards``, ``achievements_added``)
+        for the decision from observation ``previous`` to ``after``; the sums and samples grow."""
+        config = self.config
+        stepwise, sample, stats = compute_stepwise_reward(
+            previous["achievements_status"],
+            after["achievements_status"],
+            decision_index,
+            actions_summary(actions),
+            config.indicator_lambda,
+            strategy=config.strategy,
+            weights=dict(config.weights),
+            k_limits=dict(config.k_limits),
+            episode_counts=self.credit_counts,
+            prev_inventory=previous["inventory"],
+            new_inventory=after["inventory"],
+            prev_counts=previous["achievements_counts"],
+            new_counts=after["achievements_counts"],
+        )
+        unlocked = set(stepwise["new_achievements"])
+        unique = unlocked - self.seen
+        self.seen |= unlocked
+        self.unique_all |= unlocked
+        self.sums["indicator_sum"] += stats["indicator"]
+        self.sums["reward_sum"] += stats["reward"]
+        self.sums["resource_reward"] += stats.get("resource_reward", 0.0)
+        self.sums["new_achievements_total"] += int(stats["new_achievements_count"])
+        self.samples.append(sample)
+        decision_rewards = {
+            "turn": decision_index,
+            "ach_delta": len(unlocked),
+            "unique_delta": len(unique),
+            "all": sorted(unlocked),
+            "unique": sorted(unique),
+        }
+        return {
+            "stepwise": stepwise,
+            "meta": {"decision_rewards": decision_rewards},
+            "achievements_added": stepwise["new_achievements"],
+        }
+
+    def summary(self, final: dict[str, Any]) -> dict[str, Any]:
+        """The rollout's ``metrics.details.stepwise``, ending at observation ``final``."""
+        return stepwise_summary(
+            self.config,
+            indicator_sum=self.sums["indicator_sum"],
+            reward_sum=self.sums["reward_sum"],
+            resource_reward=self.sums["resource_reward"],
+            new_achievements_total=int(self.sums["new_achievements_total"]),
+            unique_achievements=self.unique_all,
+            final_achievements=[name for name, on in final["achievements_status"].items() if on],
+        )
+
+
+def _response(
+    seed: int,
+    run_id: str | None,
+    steps: list[dict[str, Any]],
+    current: dict[str, Any],
+    returns: float,
+    shaping: _Shaping | None,
+) -> dict[str, Any]:
+    """The rollout response of one trajectory of ``steps`` ending at observation ``current``."""
     response: dict[str, Any] = {
         "run_id": run_id or f"run-{seed}",
         "trajectories": [
@@ -257,7 +309,7 @@ def play_rollout(
                 "steps": steps,
                 "final": {"observation": current},
                 "length": len(steps),
-                "decision_samples": samples if config is not None else None,
+                "decision_samples": shaping.samples if shaping is not None else None,
             }
         ],
         "branches": {},
@@ -276,23 +328,8 @@ def play_rollout(
         "trace": None,
         "pipeline_metadata": {"inference_url": f"http://127.0.0.1:8000/v1/chat/completions?cid=trace_{seed}"},
     }
-    if config is not None:
-        response["metrics"]["details"]["stepwise"] = stepwise_summary(
-            config,
-            indicator_sum=sums["indicator_sum"],
-            reward_sum=sums["reward_sum"],
-            resource_reward=sums["resource_reward"],
-            new_achievements_total=int(sums["new_achievements_total"]),
-            unique_achievements=unique_all,
-            final_achievements=[name for name, on in current["achievements_status"].items() if on],
-        )
-    if include_request:
-        response["request"] = {
-            "run_id": response["run_id"],
-            "on_done": on_done,
-            "env": {"env_name": "crafter", "seed": seed, "config": {"step_rewards": table or {}}},
-            "policy": {"policy_name": "fixture-random", "config": {}},
-        }
+    if shaping is not None:
+        response["metrics"]["details"]["stepwise"] = shaping.summary(current)
     return response
 
 

@@ -1,5 +1,7 @@
-"""Process control for long runs: a time limit on a call, SIGTERM stopping a run as Ctrl-C does
-(never in the middle of a save), and worker processes that exit when their parent dies."""
+"""Process control for long runs: time limits, SIGTERM as Ctrl-C, workers that follow.
+
+A time limit on a call, SIGTERM stopping a run as Ctrl-C does (never in the middle of a save),
+and worker processes that exit when their parent dies."""
 
 from __future__ import annotations
 

@@ -140,26 +140,18 @@ def diagnose(
     unknown progress measure, a threshold or confidence outside (0, 1), or ``scores`` of another
     corpus or config.
     """
-    if len(corpus) == 0:
-        raise DiagnosisError("cannot diagnose an empty corpus: it has no episodes")
-    if by not in corpus.index.columns:
-        raise DiagnosisError(f"by: no corpus index column {by!r}; columns are {list(corpus.index.columns)}")
-    if reps < 1:
-        raise DiagnosisError(f"reps must be at least 1, not {reps}")
-    for name, value in (
-        ("confidence", confidence),
-        ("dominance_threshold", dominance_threshold),
-        ("component_threshold", component_threshold),
-    ):
-        if not 0.0 < value < 1.0:
-            raise DiagnosisError(f"{name} must be between 0 and 1 (exclusive), not {value}")
-    unknown = [name for name in progress if name not in PROGRESS_MEASURES]
-    if unknown or not progress:
-        raise DiagnosisError(f"progress: {unknown or 'nothing'} given; choose from {list(PROGRESS_MEASURES)}")
-    if scores is None:
-        scores = score(corpus, config)
-    elif scores.config != config or list(scores.prepared.ids) != corpus.ids:
-        raise DiagnosisError("scores: pass score(corpus, config) of this corpus and config, or leave it out")
+    settings = {
+        "by": by,
+        "reps": reps,
+        "seed": seed,
+        "confidence": confidence,
+        "dominance_threshold": dominance_threshold,
+        "component_threshold": component_threshold,
+        "agreement_threshold": agreement_threshold,
+        "progress": tuple(progress),
+    }
+    _check_settings(corpus, settings)
+    scores = _checked_scores(corpus, config, scores)
     facts = episode_facts(scores, corpus, by)
     totals = component_totals(scores)
 
@@ -180,16 +172,6 @@ def diagnose(
         *alignment_flags(table, pairs, weights, threshold=agreement_threshold),
         *dead_flags,
     ]
-    settings = {
-        "by": by,
-        "reps": reps,
-        "seed": seed,
-        "confidence": confidence,
-        "dominance_threshold": dominance_threshold,
-        "component_threshold": component_threshold,
-        "agreement_threshold": agreement_threshold,
-        "progress": tuple(progress),
-    }
     return Diagnosis(
         config=config,
         scores=scores,
@@ -206,3 +188,33 @@ def diagnose(
         sensitivity=weights,
         settings=settings,
     )
+
+
+def _check_settings(corpus: Corpus, settings: dict[str, Any]) -> None:
+    """``DiagnosisError`` for an empty ``corpus`` or ``diagnose``'s ``settings`` (name -> value)
+    with an unknown ``by`` column, ``reps < 1``, a confidence or threshold outside (0, 1), or
+    an unknown or empty ``progress``."""
+    by, reps, progress = settings["by"], settings["reps"], settings["progress"]
+    if len(corpus) == 0:
+        raise DiagnosisError("cannot diagnose an empty corpus: it has no episodes")
+    if by not in corpus.index.columns:
+        raise DiagnosisError(f"by: no corpus index column {by!r}; columns are {list(corpus.index.columns)}")
+    if reps < 1:
+        raise DiagnosisError(f"reps must be at least 1, not {reps}")
+    for name in ("confidence", "dominance_threshold", "component_threshold"):
+        value = settings[name]
+        if not 0.0 < value < 1.0:
+            raise DiagnosisError(f"{name} must be between 0 and 1 (exclusive), not {value}")
+    unknown = [name for name in progress if name not in PROGRESS_MEASURES]
+    if unknown or not progress:
+        raise DiagnosisError(f"progress: {unknown or 'nothing'} given; choose from {list(PROGRESS_MEASURES)}")
+
+
+def _checked_scores(corpus: Corpus, config: RewardConfig, scores: Scores | None) -> Scores:
+    """``scores``, or ``score(corpus, config)`` when None; ``DiagnosisError`` when ``scores``
+    are of another corpus or config."""
+    if scores is None:
+        return score(corpus, config)
+    if scores.config != config or list(scores.prepared.ids) != corpus.ids:
+        raise DiagnosisError("scores: pass score(corpus, config) of this corpus and config, or leave it out")
+    return scores

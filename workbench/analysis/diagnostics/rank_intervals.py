@@ -12,8 +12,9 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from workbench.analysis.alignment import bootstrap_interval, kendall_tau, misranked_pairs, spearman_rho
+from workbench.analysis.alignment import misranked_pairs
 from workbench.analysis.diagnostics.flags import Flag
+from workbench.analysis.rankstats import bootstrap_interval, kendall_tau, spearman_rho
 from workbench.scoring import Scores
 
 __all__ = ["PROGRESS_MEASURES", "STATISTICS", "agreement", "misranked", "progress_measures"]

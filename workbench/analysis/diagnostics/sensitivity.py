@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from workbench.analysis.alignment import discordant_pairs
+from workbench.analysis.rankstats import discordant_pairs
 from workbench.core.config import RewardConfig
 from workbench.core.crafter_facts import ACHIEVEMENTS
 from workbench.core.reward import PER_ACHIEVEMENT, coerce_weights

@@ -30,13 +30,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from workbench.analysis.alignment import bootstrap_interval, kendall_tau, spearman_rho
+from workbench.analysis.search.held_out import HeldOutScore, few_held_out_note, held_out_score
 from workbench.analysis.search.objective import (
     Design,
     Objective,
     agreement,
     build_design,
-    overpay,
     resource_slot_weights,
 )
 from workbench.analysis.search.split import Split, split_episodes, stratified_folds
@@ -46,7 +45,7 @@ from workbench.core.crafter_facts import ACHIEVEMENTS, INVENTORY_ITEMS
 from workbench.core.reward import coerce_weights
 from workbench.data.episodes import Corpus
 from workbench.errors import SearchError, WorkbenchError
-from workbench.scoring import prepare, score
+from workbench.scoring import PreparedCorpus, prepare, score
 
 __all__ = ["HeldOutScore", "SearchResult", "search"]
 
@@ -54,29 +53,6 @@ __all__ = ["HeldOutScore", "SearchResult", "search"]
 FEW_HELD_OUT = 20
 #: Decimal places of written weights (the reported scores are those of the rounded config).
 WEIGHT_DECIMALS = 4
-
-
-@dataclass(frozen=True)
-class HeldOutScore:
-    """A score on episodes nothing was fitted on: ``metric`` (spearman / kendall), ``value`` with
-    its stratified-bootstrap percentile interval ``low`` .. ``high`` at ``confidence``, over
-    ``episodes`` episodes; ``overpay`` of the penalised policy among them (NaN if none)."""
-
-    metric: str
-    value: float
-    low: float
-    high: float
-    confidence: float
-    episodes: int
-    overpay: float = float("nan")
-
-    def __str__(self) -> str:
-        interval = (
-            "no interval"
-            if math.isnan(self.low)
-            else f"{self.confidence:.0%} interval {self.low:.3f} to {self.high:.3f}"
-        )
-        return f"{self.metric} {self.value:.3f} ({interval}; {self.episodes} held-out episodes)"
 
 
 @dataclass
@@ -175,104 +151,147 @@ def search(
     if trials < 0:
         raise SearchError(f"trials must be >= 0, got {trials}")
     base = base or RewardConfig(strategy="per_achievement")
+    objective = Objective(metric=metric, penalize=penalize, penalty=penalty if penalize is not None else 0.0)
+    problem = _Problem.build(corpus, base, progress, objective, (held_out, folds, stratify, seed), weight_range)
+    space = SearchSpace(
+        strategies=tuple(strategies),
+        repeating=problem.repeating,
+        resource_overrides=resource_overrides,
+        lambda_range=lambda_range,
+    )
+    study, params, cross_validated, table = _run_trials(
+        problem.evaluator, space, trials, evaluate_on, seed, storage, study_name, show_progress, batch_size
+    )
+    config, weights = _config_of(problem.evaluator, params, base, problem.lam)
+    returns = score(problem.prepared, config).reward_sum
+    baseline_returns = score(problem.prepared, _lint_clean_base(base, problem.lam)).reward_sum
+    held = problem.held_out_score(returns, bootstrap_reps, seed)
+    baseline = problem.held_out_score(baseline_returns, bootstrap_reps, seed)
+    fitted = agreement(returns[problem.fit_rows], problem.design.progress[problem.fit_rows], metric)
+    notes = problem.notes
+    if len(problem.held_rows) < FEW_HELD_OUT:
+        notes.append(few_held_out_note(held, problem.design.groups[problem.held_rows]))
+    if problem.split.unsplit_groups:
+        notes.append(f"group(s) with one episode, fitted but never held out: {', '.join(problem.split.unsplit_groups)}")
+    importance = _importance(problem.evaluator, config, weights, problem.fit_rows, metric)
+    return SearchResult(
+        config, params, weights, held, baseline, cross_validated, fitted, table, importance, problem.split, notes, study
+    )
+
+
+@dataclass
+class _Problem:
+    """What a search fits on: the prepared corpus and its design, the split (row positions of
+    the fit and held-out episodes), the evaluator of trials, the lambda used and the notes so
+    far."""
+
+    prepared: PreparedCorpus
+    design: Design
+    split: Split
+    fit_rows: np.ndarray
+    held_rows: np.ndarray
+    objective: Objective
+    evaluator: TrialEvaluator
+    lam: float
+    notes: list[str]
+
+    @classmethod
+    def build(
+        cls,
+        corpus: Corpus,
+        base: RewardConfig,
+        progress: str | Mapping[str, float],
+        objective: Objective,
+        splitting: tuple[float, int, str, int],
+        weight_range: tuple[float, float],
+    ) -> _Problem:
+        """The problem of ranking ``corpus`` by ``progress`` from ``base``, split as
+        ``splitting`` = (held-out fraction, folds, stratify by, seed) says. Raises as ``search``."""
+        held_out, folds, stratify, seed = splitting
+        ids = list(corpus.ids)
+        group_list = _groups_to_split(corpus, stratify, objective.penalize)
+        prepared = prepare(corpus)
+        design = build_design(prepared, group_list, progress)
+        split = split_episodes(ids, group_list, held_out=held_out, seed=seed, stratify=stratify)
+        fit_rows = np.flatnonzero(split.mask(ids, "fit"))
+        held_rows = np.flatnonzero(split.mask(ids, "held_out"))
+        notes: list[str] = []
+        fold_of = _folds(design.groups[fit_rows], folds, seed, notes)
+        lam = base.effective_lambda if base.effective_lambda > 0 else 1.0
+        if base.effective_lambda <= 0:
+            notes.append(f"the base lambda {base.indicator_lambda} is not positive; the result uses 1.0")
+        prior = np.array([coerce_weights(dict(base.weights)).get(name, 1.0) for name in ACHIEVEMENTS])
+        resources = resource_slot_weights(base.resource_weights)
+        evaluator = TrialEvaluator(design, fit_rows, fold_of, objective, weight_range, prior, resources, lam)
+        return cls(prepared, design, split, fit_rows, held_rows, objective, evaluator, lam, notes)
+
+    @property
+    def repeating(self) -> tuple[str, ...]:
+        """The achievements some episode unlocks more than once (their k-limits are searched)."""
+        return tuple(name for name, repeats in zip(ACHIEVEMENTS, self.design.repeating) if repeats)
+
+    def held_out_score(self, returns: np.ndarray, bootstrap_reps: int, seed: int) -> HeldOutScore:
+        """The objective of every episode's ``returns`` on the held-out episodes, with its interval."""
+        rows, design, objective = self.held_rows, self.design, self.objective
+        return held_out_score(
+            returns[rows], design.progress[rows], design.groups[rows], objective, bootstrap_reps, seed
+        )
+
+
+def _groups_to_split(corpus: Corpus, stratify: str, penalize: str | None) -> list[str]:
+    """Each episode's ``stratify`` group, in ``corpus`` order; ``WorkbenchError`` when the group
+    to ``penalize`` has no episode."""
     groups = corpus.groups(stratify)
-    ids = list(corpus.ids)
-    group_list = [groups[i] for i in ids]
+    group_list = [groups[i] for i in corpus.ids]
     if penalize is not None and penalize not in set(group_list):
         raise WorkbenchError(
             f"cannot penalise {penalize!r}: no episode has {stratify} {penalize!r} "
             f"(there are {sorted(set(group_list))})"
         )
-    objective = Objective(metric=metric, penalize=penalize, penalty=penalty if penalize is not None else 0.0)
-    prepared = prepare(corpus)
-    design = build_design(prepared, group_list, progress)
-    split = split_episodes(ids, group_list, held_out=held_out, seed=seed, stratify=stratify)
-    fit_rows = np.flatnonzero(split.mask(ids, "fit"))
-    held_rows = np.flatnonzero(split.mask(ids, "held_out"))
-    notes: list[str] = []
-    fold_of = None
-    if len(fit_rows) >= 4 and folds >= 2:
-        fold_of = stratified_folds(list(design.groups[fit_rows]), folds, seed=seed)
-    else:
-        notes.append(f"only {len(fit_rows)} fit episodes: trials are scored in-sample, without cross-validation")
-    lam = base.effective_lambda if base.effective_lambda > 0 else 1.0
-    if base.effective_lambda <= 0:
-        notes.append(f"the base lambda {base.indicator_lambda} is not positive; the result uses 1.0")
-    repeating = tuple(name for name, repeats in zip(ACHIEVEMENTS, design.repeating) if repeats)
-    space = SearchSpace(
-        strategies=tuple(strategies),
-        repeating=repeating,
-        resource_overrides=resource_overrides,
-        lambda_range=lambda_range,
-    )
-    prior = np.array([coerce_weights(dict(base.weights)).get(name, 1.0) for name in ACHIEVEMENTS])
-    evaluator = TrialEvaluator(
-        design, fit_rows, fold_of, objective, weight_range, prior, resource_slot_weights(base.resource_weights), lam
-    )
+    return group_list
 
-    study = None
-    if trials > 0:
-        study = run_study(
-            evaluator,
-            space,
-            trials,
-            seed=seed,
-            storage=storage,
-            study_name=study_name,
-            show_progress=show_progress,
-            evaluate_batch=None if evaluate_on is None else evaluate_on(evaluator),
-            batch_size=batch_size,
-        )
-        params = dict(study.best_trial.params)
-        cross_validated = float(study.best_value)
-        table = trials_table(study)
-    else:
+
+def _folds(fit_groups: np.ndarray, folds: int, seed: int, notes: list[str]) -> np.ndarray | None:
+    """The cross-validation fold of each fit episode (stratified by its group), or None (with a
+    note added to ``notes``) when there are too few fit episodes or folds to cross-validate."""
+    if len(fit_groups) >= 4 and folds >= 2:
+        return stratified_folds(list(fit_groups), folds, seed=seed)
+    notes.append(f"only {len(fit_groups)} fit episodes: trials are scored in-sample, without cross-validation")
+    return None
+
+
+def _run_trials(
+    evaluator: TrialEvaluator,
+    space: SearchSpace,
+    trials: int,
+    evaluate_on: Callable[[TrialEvaluator], Callable[[list[dict[str, Any]]], list[dict[str, float]]]] | None,
+    seed: int,
+    storage: str | Path | None,
+    study_name: str,
+    show_progress: bool,
+    batch_size: int,
+) -> tuple[Any, dict[str, Any], float, pd.DataFrame]:
+    """The search's trials: an Optuna study of ``trials`` (batches evaluated by
+    ``evaluate_on(evaluator)`` when given; the other arguments as ``run_study`` takes them), or
+    for 0 the default settings evaluated once here. Returns the study (None for 0), the best
+    parameters, their cross-validated objective and the table of trials."""
+    if trials == 0:
         params = default_params(space)
-        cross_validated = evaluator(params)["value"]
-        table = trials_table_from([params], [cross_validated])
-    config, weights = _config_of(evaluator, params, base, lam)
-    scores = score(prepared, config)
-    returns = scores.reward_sum
-    held = _held_out_score(returns[held_rows], design, held_rows, objective, bootstrap_reps, seed)
-    baseline_returns = score(prepared, _lint_clean_base(base, lam)).reward_sum
-    baseline = _held_out_score(baseline_returns[held_rows], design, held_rows, objective, bootstrap_reps, seed)
-    fitted = agreement(returns[fit_rows], design.progress[fit_rows], metric)
-    if len(held_rows) < FEW_HELD_OUT:
-        counts = pd.Series(design.groups[held_rows]).value_counts(sort=False)
-        per_group = ", ".join(f"{n} {g}" for g, n in counts.items())
-        interval = f"({held.low:.2f} to {held.high:.2f})"
-        if counts.min() <= 2:
-            why = (
-                f"a score on so few is uncertain whatever its interval {interval} says, since resampling within a "
-                "policy of one or two episodes can barely vary it"
-            )
-        elif held.high - held.low < 0.05:
-            why = (
-                f"the interval {interval} is narrow, but it only resamples these {len(held_rows)} episodes, and so "
-                "few can look more certain than they are"
-            )
-        else:
-            why = f"the interval {interval} is wide"
-        notes.append(
-            f"only {len(held_rows)} held-out episodes ({per_group}): {why}; record more episodes per policy "
-            "for a score you can rely on"
-        )
-    if split.unsplit_groups:
-        notes.append(f"group(s) with one episode, fitted but never held out: {', '.join(split.unsplit_groups)}")
-    return SearchResult(
-        config,
-        params,
-        weights,
-        held,
-        baseline,
-        cross_validated,
-        fitted,
-        table,
-        _importance(evaluator, config, weights, fit_rows, metric),
-        split,
-        notes,
-        study,
+        value = evaluator(params)["value"]
+        return None, params, value, trials_table_from([params], [value])
+    evaluate_batch = None if evaluate_on is None else evaluate_on(evaluator)
+    study = run_study(
+        evaluator,
+        space,
+        trials,
+        seed=seed,
+        storage=storage,
+        study_name=study_name,
+        show_progress=show_progress,
+        evaluate_batch=evaluate_batch,
+        batch_size=batch_size,
     )
+    return study, dict(study.best_trial.params), float(study.best_value), trials_table(study)
 
 
 def trials_table_from(params: list[dict[str, Any]], values: list[float]) -> pd.DataFrame:
@@ -319,20 +338,6 @@ def _config_of(
 def _lint_clean_base(base: RewardConfig, lam: float) -> RewardConfig:
     """The base config as scored for the baseline (its lambda made positive, shaping on)."""
     return base.with_changes(enabled=True, mode=STEPWISE_MODE, indicator_lambda=lam)
-
-
-def _held_out_score(
-    returns: np.ndarray, design: Design, rows: np.ndarray, objective: Objective, reps: int, seed: int
-) -> HeldOutScore:
-    progress, groups = design.progress[rows], design.groups[rows]
-    rank = spearman_rho if objective.metric == "spearman" else kendall_tau
-
-    def statistic(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-        return np.asarray(rank(x, y))
-
-    value, low, high = bootstrap_interval(statistic, [returns, progress], strata=list(groups), reps=reps, seed=seed)
-    paid = overpay(returns, progress, groups == objective.penalize) if objective.penalize else float("nan")
-    return HeldOutScore(objective.metric, value, low, high, 0.95, len(rows), paid)
 
 
 def _importance(

@@ -2,23 +2,89 @@
 
 from __future__ import annotations
 
+import dataclasses
+import math
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from workbench.analysis.alignment import bootstrap_interval, kendall_tau, spearman_rho
-from workbench.analysis.search.objective import build_design, overpay
+from workbench.analysis.rankstats import bootstrap_interval, kendall_tau, spearman_rho
+from workbench.analysis.search.objective import Objective, build_design, overpay
 from workbench.analysis.search.split import Split
 from workbench.core.config import RewardConfig
 from workbench.data.episodes import Corpus
 from workbench.errors import SearchError
 from workbench.scoring import prepare, score
 
-__all__ = ["held_out_scores"]
+__all__ = ["HeldOutScore", "few_held_out_note", "held_out_score", "held_out_scores"]
 
 #: Matches ``search``'s default ``bootstrap_reps``.
 DEFAULT_REPS = 2000
+
+
+@dataclass(frozen=True)
+class HeldOutScore:
+    """A score on episodes nothing was fitted on: ``metric`` (spearman / kendall), ``value`` with
+    its stratified-bootstrap percentile interval ``low`` .. ``high`` at ``confidence``, over
+    ``episodes`` episodes; ``overpay`` of the penalised policy among them (NaN if none)."""
+
+    metric: str
+    value: float
+    low: float
+    high: float
+    confidence: float
+    episodes: int
+    overpay: float = float("nan")
+
+    def __str__(self) -> str:
+        interval = (
+            "no interval"
+            if math.isnan(self.low)
+            else f"{self.confidence:.0%} interval {self.low:.3f} to {self.high:.3f}"
+        )
+        return f"{self.metric} {self.value:.3f} ({interval}; {self.episodes} held-out episodes)"
+
+
+def held_out_score(
+    returns: np.ndarray, progress: np.ndarray, groups: np.ndarray, objective: Objective, reps: int, seed: int
+) -> HeldOutScore:
+    """How well ``returns`` rank the held-out episodes by ``progress`` (``objective.metric``),
+    with the 95% interval of ``reps`` bootstrap resamples within ``groups`` (seeded), and the
+    ``objective.penalize`` group's overpay (NaN without one)."""
+    rank = spearman_rho if objective.metric == "spearman" else kendall_tau
+
+    def statistic(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        return np.asarray(rank(x, y))
+
+    value, low, high = bootstrap_interval(statistic, [returns, progress], strata=list(groups), reps=reps, seed=seed)
+    paid = overpay(returns, progress, groups == objective.penalize) if objective.penalize is not None else float("nan")
+    return HeldOutScore(objective.metric, value, low, high, 0.95, len(returns), paid)
+
+
+def few_held_out_note(held: HeldOutScore, held_groups: np.ndarray) -> str:
+    """The note for a held-out set too small to trust: how many episodes of each group, and why
+    its interval (``held``) does not settle it."""
+    counts = pd.Series(held_groups).value_counts(sort=False)
+    per_group = ", ".join(f"{n} {g}" for g, n in counts.items())
+    interval = f"({held.low:.2f} to {held.high:.2f})"
+    if counts.min() <= 2:
+        why = (
+            f"a score on so few is uncertain whatever its interval {interval} says, since resampling within a "
+            "policy of one or two episodes can barely vary it"
+        )
+    elif held.high - held.low < 0.05:
+        why = (
+            f"the interval {interval} is narrow, but it only resamples these {len(held_groups)} episodes, and so "
+            "few can look more certain than they are"
+        )
+    else:
+        why = f"the interval {interval} is wide"
+    return (
+        f"only {len(held_groups)} held-out episodes ({per_group}): {why}; record more episodes per policy "
+        "for a score you can rely on"
+    )
 
 
 def held_out_scores(
@@ -54,25 +120,9 @@ def held_out_scores(
     design = build_design(prepared, [groups[i] for i in ids], progress)
     rows = np.flatnonzero(split.mask(ids, "held_out"))
     values, strata = design.progress[rows], design.groups[rows]
-    rank = spearman_rho if metric == "spearman" else kendall_tau
-
-    def statistic(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-        return np.asarray(rank(x, y))
-
+    objective = Objective(metric=metric, penalize=penalize)
     table = {}
     for name, config in configs.items():
         returns = score(prepared, config).reward_sum[rows]
-        value, low, high = bootstrap_interval(
-            statistic, [returns, values], strata=list(strata), reps=reps, seed=split.seed
-        )
-        paid = overpay(returns, values, strata == penalize) if penalize is not None else float("nan")
-        table[name] = {
-            "metric": metric,
-            "value": value,
-            "low": low,
-            "high": high,
-            "confidence": 0.95,
-            "episodes": len(rows),
-            "overpay": paid,
-        }
+        table[name] = dataclasses.asdict(held_out_score(returns, values, strata, objective, reps, split.seed))
     return pd.DataFrame.from_dict(table, orient="index")

@@ -19,6 +19,7 @@ that of the other episodes.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -64,6 +65,76 @@ class LinearFit:
     seconds: float
 
 
+def _checked_range(weight_range: tuple[float, float], temperature: float) -> tuple[float, float]:
+    """``weight_range`` as two floats; ``SearchError`` unless they are finite and ordered and
+    ``temperature`` is positive."""
+    low, high = float(weight_range[0]), float(weight_range[1])
+    if not (np.isfinite(low) and np.isfinite(high) and low <= high):
+        raise SearchError(f"weight_range must be two finite numbers low <= high, got {weight_range}")
+    if not temperature > 0:
+        raise SearchError(f"temperature must be > 0, got {temperature}")
+    return low, high
+
+
+def _minimize(
+    loss_and_gradient: Callable[[np.ndarray], tuple[float, np.ndarray]],
+    theta0: np.ndarray,
+    bounds: Sequence[tuple[float | None, float | None]],
+    max_iter: int,
+) -> Any:
+    """SciPy's L-BFGS-B result for ``loss_and_gradient`` from ``theta0`` within ``bounds``."""
+    # OpenBLAS threads cost far more than they save on vectors this small (measured 7x slower
+    # on this 2-core machine under load), so the solver runs on one.
+    with single_threaded():
+        return minimize(
+            loss_and_gradient,
+            theta0,
+            jac=True,
+            method="L-BFGS-B",
+            bounds=bounds,
+            options={"maxiter": max_iter, "ftol": FTOL, "gtol": GTOL},
+        )
+
+
+def _margins(
+    credited: np.ndarray, resource: np.ndarray, level: np.ndarray, k: int, scale: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The fit's margins, each linear in theta = (weights, thresholds): ``margins = A @ theta +
+    offset``. An episode at progress level ``j`` has a margin above threshold ``j - 1`` (if
+    ``j > 0``) and below threshold ``j`` (if ``j < k - 1``), in units of ``scale``. Returns A,
+    offset and each margin's weight (every level weighs the same whatever its size, so a
+    common level cannot drown a rare one)."""
+    has_low, has_high = level > 0, level < k - 1
+    below, above = level[has_low] - 1, level[has_high]  # the threshold each margin is measured against
+    per_episode = 1.0 / (k * np.bincount(level, minlength=k)[level])
+    m_low, m_high = int(has_low.sum()), int(has_high.sum())
+    a = np.zeros((m_low + m_high, N_ACHIEVEMENTS + k - 1))
+    a[:m_low, :N_ACHIEVEMENTS] = credited[has_low]
+    a[np.arange(m_low), N_ACHIEVEMENTS + below] = -1.0
+    a[m_low:, :N_ACHIEVEMENTS] = -credited[has_high]
+    a[m_low + np.arange(m_high), N_ACHIEVEMENTS + above] = 1.0
+    a /= scale
+    offset = np.concatenate([resource[has_low], -resource[has_high]]) / scale
+    return a, offset, np.concatenate([per_episode[has_low], per_episode[has_high]])
+
+
+def _excess_rate(
+    marked: np.ndarray, progress: np.ndarray, credited: np.ndarray, resource: np.ndarray, initial: np.ndarray
+) -> tuple[np.ndarray, float] | None:
+    """How much more the ``marked`` rows are paid per unit of progress than the others, as a
+    linear function of the weights: (row, offset) with ``excess = row @ weights + offset``, in
+    units of the others' rate under the initial weights (``initial`` returns). None when the
+    contrast is undefined (no marked or no other row, or a group without progress)."""
+    if not (marked.any() and (~marked).any() and progress[marked].mean() > 0 and progress[~marked].mean() > 0):
+        return None
+    # Linear in the returns: (mean return / mean progress) of the named rows minus the others'.
+    contrast = np.where(
+        marked, 1.0 / (marked.sum() * progress[marked].mean()), -1.0 / ((~marked).sum() * progress[~marked].mean())
+    )
+    rate_scale = max(abs(float(initial[~marked].mean() / progress[~marked].mean())), 1e-6)
+    return (credited.T @ contrast) / rate_scale, float(contrast @ resource) / rate_scale
+
+
 def fit_weights(
     design: Design,
     rows: np.ndarray,
@@ -90,11 +161,7 @@ def fit_weights(
     temperature.
     """
     start = time.perf_counter()
-    low, high = float(weight_range[0]), float(weight_range[1])
-    if not (np.isfinite(low) and np.isfinite(high) and low <= high):
-        raise SearchError(f"weight_range must be two finite numbers low <= high, got {weight_range}")
-    if not temperature > 0:
-        raise SearchError(f"temperature must be > 0, got {temperature}")
+    low, high = _checked_range(weight_range, temperature)
     rows = np.asarray(rows, dtype=np.int64)
     if len(rows) == 0:
         raise SearchError("fit_weights needs at least one episode")
@@ -109,35 +176,10 @@ def fit_weights(
 
     initial = credited @ w0 + resource
     scale = temperature * max(float(initial.std()), 1e-6)
-    has_low, has_high = level > 0, level < k - 1
-    below, above = level[has_low] - 1, level[has_high]  # the threshold each margin is measured against
-    # Each level weighs the same whatever its size, so a common level cannot drown a rare one.
-    per_episode = 1.0 / (k * np.bincount(level, minlength=k)[level])
-    low_weight, high_weight = per_episode[has_low], per_episode[has_high]
+    a, offset, margin_weight = _margins(credited, resource, level, k, scale)
     ridge_weight = ridge / max((high - low) ** 2, 1e-12)
-
     marked = np.zeros(len(rows), dtype=bool) if named is None or penalty <= 0 else np.asarray(named, dtype=bool)
-    hacker = bool(marked.any() and (~marked).any() and progress[marked].mean() > 0 and progress[~marked].mean() > 0)
-    if hacker:
-        # Linear in the returns: (mean return / mean progress) of the named rows minus the others'.
-        contrast = np.where(
-            marked, 1.0 / (marked.sum() * progress[marked].mean()), -1.0 / ((~marked).sum() * progress[~marked].mean())
-        )
-        rate_scale = max(abs(float(initial[~marked].mean() / progress[~marked].mean())), 1e-6)
-
-    # Every margin is linear in theta = (weights, thresholds): margins = A @ theta + offset.
-    m_low, m_high = int(has_low.sum()), int(has_high.sum())
-    a = np.zeros((m_low + m_high, N_ACHIEVEMENTS + k - 1))
-    a[:m_low, :N_ACHIEVEMENTS] = credited[has_low]
-    a[np.arange(m_low), N_ACHIEVEMENTS + below] = -1.0
-    a[m_low:, :N_ACHIEVEMENTS] = -credited[has_high]
-    a[m_low + np.arange(m_high), N_ACHIEVEMENTS + above] = 1.0
-    a /= scale
-    offset = np.concatenate([resource[has_low], -resource[has_high]]) / scale
-    margin_weight = np.concatenate([low_weight, high_weight])
-    if hacker:
-        penalty_row = (credited.T @ contrast) / rate_scale
-        penalty_offset = float(contrast @ resource) / rate_scale
+    excess_of = _excess_rate(marked, progress, credited, resource, initial)
 
     def loss_and_gradient(theta: np.ndarray) -> tuple[float, np.ndarray]:
         z = a @ theta + offset
@@ -146,7 +188,8 @@ def fit_weights(
         delta = theta[:N_ACHIEVEMENTS] - w0
         loss += ridge_weight * float(delta @ delta)
         gradient[:N_ACHIEVEMENTS] += 2.0 * ridge_weight * delta
-        if hacker:
+        if excess_of is not None:
+            penalty_row, penalty_offset = excess_of
             excess = float(penalty_row @ theta[:N_ACHIEVEMENTS]) + penalty_offset
             if excess > 0:
                 loss += penalty * excess * excess
@@ -157,24 +200,9 @@ def fit_weights(
     thresholds0 = np.maximum.accumulate((means[:-1] + means[1:]) / 2.0)
     theta0 = np.concatenate([w0, thresholds0])
     bounds = [(low, high)] * N_ACHIEVEMENTS + [(None, None)] * (k - 1)
-    # OpenBLAS threads cost far more than they save on vectors this small (measured 7x slower
-    # on this 2-core machine under load), so the solver runs on one.
-    with single_threaded():
-        result = minimize(
-            loss_and_gradient,
-            theta0,
-            jac=True,
-            method="L-BFGS-B",
-            bounds=bounds,
-            options={"maxiter": max_iter, "ftol": FTOL, "gtol": GTOL},
-        )
+    result = _minimize(loss_and_gradient, theta0, bounds, max_iter)
     weights = np.clip(result.x[:N_ACHIEVEMENTS], low, high)
+    elapsed = time.perf_counter() - start
     return LinearFit(
-        weights,
-        result.x[N_ACHIEVEMENTS:],
-        float(result.fun),
-        int(result.nit),
-        bool(result.success),
-        k,
-        time.perf_counter() - start,
+        weights, result.x[N_ACHIEVEMENTS:], float(result.fun), int(result.nit), bool(result.success), k, elapsed
     )

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from workbench.analysis.alignment import kendall_tau, spearman_rho
+from workbench.analysis.rankstats import kendall_tau, spearman_rho
 from workbench.core.crafter_facts import ACHIEVEMENTS, INVENTORY_ITEMS
 from workbench.core.resource_weights import ResourceWeights
 from workbench.errors import SearchError, WorkbenchError

@@ -1,5 +1,7 @@
-"""Reward configs on disk: our YAML, synth-ai training TOMLs (both styles) and a standalone TOML,
-read into and written from plain step_rewards tables (``RewardConfig`` builds on these).
+"""Reward configs on disk: our YAML, synth-ai training TOMLs and a standalone TOML.
+
+Each is read into and written from plain step_rewards tables (``RewardConfig`` builds on these);
+training TOMLs come in both styles.
 
 Formats read (``read_table``):
 

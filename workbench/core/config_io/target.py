@@ -1,5 +1,7 @@
-"""The training TOML ``export`` rewrites: only a regular file, only a writable one (unless
-forced), its hard links kept, its line endings kept, and a failed write named and harmless."""
+"""The training TOML ``export`` rewrites: checked before, kept intact, failing harmlessly.
+
+Only a regular file, only a writable one (unless forced), its hard links kept, its line endings
+kept, and a failed write named and harmless."""
 
 from __future__ import annotations
 

@@ -193,7 +193,13 @@ class Corpus:
         episode_id = self.index["episode"].iat[position]
         if extras.id != episode_id:
             extras = EpisodeExtras(
-                episode_id, extras.metadata, extras.logged, extras.views, extras.messages, extras.frames_loader
+                episode_id,
+                extras.metadata,
+                extras.logged,
+                extras.views,
+                extras.messages,
+                extras.frames_loader,
+                extras.calls,
             )
         return extras
 

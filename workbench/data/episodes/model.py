@@ -74,6 +74,9 @@ class Episode:
     ``views[i]`` the text map view of state i (n+1 strings, index 0 = after reset) and
     ``messages[i]`` what the model said for decision i+1 (n strings: its text, then its tool
     call), each bounded in size; both are None when the source had none.
+    ``calls[i]`` holds decision i+1's tool calls as the policy handed them to the environment
+    (JSON text, before the task app's normalisation; ``actions[i]`` is what it played), None
+    when the source had none.
     """
 
     id: str
@@ -88,6 +91,7 @@ class Episode:
     logged: dict[str, Any] | None = None
     views: list[str] | None = None
     messages: list[str] | None = None
+    calls: list[str] | None = None
     frames_loader: Callable[[], Frames] | None = field(default=None, repr=False)
     _frames: Frames | None = field(default=None, repr=False)
 
@@ -125,7 +129,7 @@ class Episode:
                 raise EpisodeError(
                     f"episode {self.id!r}: {name} has shape {actual}, expected {shape} for {n} decisions"
                 )
-        for name, length in (("views", n + 1), ("messages", n)):
+        for name, length in (("views", n + 1), ("messages", n), ("calls", n)):
             texts = getattr(self, name)
             if texts is not None and (len(texts) != length or not all(isinstance(t, str) for t in texts)):
                 raise EpisodeError(f"episode {self.id!r}: {name} must be {length} strings for {n} decisions")
@@ -250,6 +254,7 @@ class Episode:
             logged=self.logged,
             views=self.views,
             messages=self.messages,
+            calls=self.calls,
         )
 
     def index_row(self) -> dict[str, Any]:

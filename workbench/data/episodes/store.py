@@ -23,7 +23,7 @@ from workbench.data.episodes.model import Episode, Frames
 @dataclass(frozen=True)
 class EpisodeExtras:
     """What an episode holds besides its state columns (see ``Episode``): its id, ``metadata``,
-    ``logged``, ``views``, ``messages`` and a ``frames_loader`` (None without frames)."""
+    ``logged``, ``views``, ``messages``, a ``frames_loader`` (None without frames) and ``calls``."""
 
     id: str
     metadata: dict[str, Any]
@@ -31,12 +31,15 @@ class EpisodeExtras:
     views: list[str] | None = None
     messages: list[str] | None = None
     frames_loader: Callable[[], Frames] | None = None
+    calls: list[str] | None = None
 
     @staticmethod
     def of(episode: Episode) -> EpisodeExtras:
         """An in-memory episode's extras (its frames loader reads without keeping them)."""
         loader = (lambda: episode.load_frames(keep=False)) if episode.has_frames else None
-        return EpisodeExtras(episode.id, episode.metadata, episode.logged, episode.views, episode.messages, loader)
+        return EpisodeExtras(
+            episode.id, episode.metadata, episode.logged, episode.views, episode.messages, loader, episode.calls
+        )
 
 
 class ColumnStore:
@@ -107,6 +110,7 @@ class ColumnStore:
                 logged=extras.logged,
                 views=extras.views,
                 messages=extras.messages,
+                calls=extras.calls,
                 frames_loader=extras.frames_loader,
                 **self.episode_arrays(k),
             )

@@ -8,12 +8,25 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from workbench.data.episodes import Corpus, Episode, _unique_id
+from workbench.data.importers.counts import estimated_counts_line
+from workbench.data.importers.toolcalls import NORMALISATIONS
 from workbench.data.storage.rows import check_storable
 from workbench.errors import EpisodeError, WorkbenchError
 
 #: The longest episode id an importer keeps whole; longer ones are shortened with a hash (a
 #: file name past 255 bytes cannot be created: ENAMETOOLONG).
 MAX_ID_CHARS = 120
+#: How many normalised decisions the report names per file.
+NAMED_NORMALISED = 3
+
+
+@dataclass(frozen=True)
+class Normalised:
+    """One decision whose tool calls the task app partly ignored or changed (``NORMALISATIONS`` keys)."""
+
+    episode: str
+    decision: int
+    notes: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -38,6 +51,10 @@ class ImportResult:
     errors: list[ImportIssue] = field(default_factory=list)
     files: int = 0
     warnings: list[ImportIssue] = field(default_factory=list)
+    #: Per file, the decisions whose tool calls were normalised by the task app's rules.
+    normalised: dict[str, list[Normalised]] = field(default_factory=dict)
+    #: Other things the report says (e.g. sessions of a trace database already imported).
+    notes: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -51,7 +68,34 @@ class ImportResult:
         ]
         lines += [f"  - {issue}" for issue in self.errors]
         lines += [f"  warning: {issue}" for issue in self.warnings]
+        lines += [f"  note: {line}" for line in self.normalised_lines() + self.notes]
+        index = self.corpus.index
+        estimated = estimated_counts_line(list(index["episode"]), list(index["counts"])) if len(index) else None
+        if estimated:
+            lines.append(f"  note: {estimated}")
         return "\n".join(lines)
+
+    @property
+    def n_normalised(self) -> int:
+        """How many imported decisions had tool calls the task app partly ignored or changed."""
+        return sum(len(decisions) for decisions in self.normalised.values())
+
+    def normalised_lines(self) -> list[str]:
+        """A line per file: how many decisions were normalised, how, and the first few by name."""
+        lines = []
+        for file, decisions in self.normalised.items():
+            tally: dict[str, int] = {}
+            for decision in decisions:
+                for note in decision.notes:
+                    tally[note] = tally.get(note, 0) + 1
+            how = "; ".join(f"{NORMALISATIONS[note]}: {n}" for note, n in tally.items())
+            named = ", ".join(f"{d.episode} decision {d.decision}" for d in decisions[:NAMED_NORMALISED])
+            more = ", ..." if len(decisions) > NAMED_NORMALISED else ""
+            lines.append(
+                f"{file}: {len(decisions)} decision(s) played by the task app's tool-call rules ({how}); "
+                f"e.g. {named}{more}"
+            )
+        return lines
 
 
 class BadInput(WorkbenchError):
@@ -71,13 +115,15 @@ class Collector:
         self.episodes: list[Episode] = []
         self.errors: list[ImportIssue] = []
         self.warnings: list[ImportIssue] = []
+        self.normalised: dict[str, list[Normalised]] = {}
         self._seen: set[str] = set()
         self._renamed: dict[str, str] = {}
 
-    def add(self, episode: Episode, file: str = "") -> bool:
+    def add(self, episode: Episode, file: str | None = None) -> bool:
         """Keep ``episode`` under an id unique in the batch, if it can be stored (else it is
-        an issue of ``file`` at the episode's ``metadata["location"]`` and the batch goes on).
-        Returns whether it was kept."""
+        an issue of ``file`` at the episode's ``metadata["location"]`` and the batch goes on),
+        noting (under ``file``) the decisions whose calls were normalised
+        (``metadata["normalised_calls"]``). Returns whether it was kept."""
         try:
             check_storable(episode)
         except EpisodeError as error:
@@ -86,7 +132,7 @@ class Collector:
             note = episode.metadata.get("counts_note")
             why = f"; counts {episode.metadata.get('counts')}: {note}" if "status_" in str(error) and note else ""
             location = str(episode.metadata.get("location", ""))
-            self.errors.append(ImportIssue(file, location, f"cannot be stored: {error}{why}"))
+            self.errors.append(ImportIssue(file or "", location, f"cannot be stored: {error}{why}"))
             return False
         unique = _unique_id(safe_id(episode.id), self._seen)
         self._seen.add(unique)
@@ -96,11 +142,13 @@ class Collector:
         self._renamed[episode.id] = unique
         episode.id = unique
         self.episodes.append(episode)
+        for decision, notes in episode.metadata.get("normalised_calls") or []:
+            self.normalised.setdefault(file or "", []).append(Normalised(unique, int(decision), tuple(notes)))
         return True
 
     def result(self, files: int) -> ImportResult:
         """The batch's outcome."""
-        return ImportResult(Corpus(self.episodes), self.errors, files, self.warnings)
+        return ImportResult(Corpus(self.episodes), self.errors, files, self.warnings, self.normalised)
 
 
 def batch_files(path: Path, patterns: Sequence[str], what: str) -> tuple[list[Path], Collector]:

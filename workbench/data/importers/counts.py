@@ -1,6 +1,8 @@
-"""Achievement counts for observations that carry none (the task app's text): rebuilt exactly
-from the rises a per_achievement rollout logged, or estimated as lower bounds from what the
-observations show, and labelled so (``metadata["counts"]``: ``logged`` or ``estimated``)."""
+"""Achievement counts for observations that carry none (the task app's text).
+
+They are rebuilt exactly from the rises a per_achievement rollout logged, or estimated as lower
+bounds from what the observations show, and labelled so (``metadata["counts"]``: ``logged`` or
+``estimated``)."""
 
 from __future__ import annotations
 
@@ -136,3 +138,21 @@ def inventory_disagreements(inventory: np.ndarray, stepwise: Sequence[Mapping[st
         if logged_rises != seen:
             bad.append(i)
     return bad
+
+
+#: What estimated counts mean for re-scoring, as the import report, ``corpus info`` and the app say it.
+ESTIMATED_MEANING = (
+    "their achievement counts are lower bounds (text observations show unlocks, not repeats): "
+    "re-scoring under per_achievement under-pays their achievement-count resource shaping; "
+    "consistent, the achievement credits and the inventory shaping are exact"
+)
+
+
+def estimated_counts_line(ids: Sequence[str], counts: Sequence[Any]) -> str | None:
+    """One line saying which episodes (of ``ids``, with ``counts`` sources) have estimated
+    counts and what that means, or None when every count is exact."""
+    estimated = [i for i, source in zip(ids, counts) if source == "estimated"]
+    if not estimated:
+        return None
+    named = ", ".join(map(str, estimated[:3])) + (", ..." if len(estimated) > 3 else "")
+    return f"{len(estimated)} of {len(ids)} episode(s) have estimated counts ({named}): {ESTIMATED_MEANING}"

@@ -1,4 +1,4 @@
-"""One decision of a rollout: the actions its tool calls hold, the ones that ran, and what the model said."""
+"""One decision of a rollout: the actions its tool calls played, the ones that ran, its calls and what the model said."""
 
 from __future__ import annotations
 
@@ -6,38 +6,34 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from workbench.core.crafter_facts import ACTIONS
-from workbench.data.episodes import ACTION_IDS
 from workbench.data.importers.batch import BadInput
 from workbench.data.importers.jsonfiles import dig
 from workbench.data.importers.observations import Observed
+from workbench.data.importers.toolcalls import PlayedActions, RefusedToolCall, played_actions
 
 #: The most characters of the model's words kept per decision.
 MAX_MESSAGE_CHARS = 2000
+#: The most characters of a decision's tool calls (as JSON) kept.
+MAX_CALLS_CHARS = 4000
 
 
-def decision_actions(tool_calls: Any, where: str) -> list[str]:
-    """The Crafter action names of one decision's ``interact_many`` tool calls, in order."""
-    if not isinstance(tool_calls, list) or not tool_calls:
-        raise BadInput(where, "no tool calls: a decision needs at least one action")
-    actions: list[Any] = []
-    for call in tool_calls:
-        args = call.get("args", call.get("arguments")) if isinstance(call, Mapping) else None
-        if isinstance(args, str):
-            try:
-                args = json.loads(args)
-            except json.JSONDecodeError:
-                args = None
-        if not isinstance(args, Mapping) or not ("actions" in args or "action" in args):
-            raise BadInput(where, f"a tool call without args.actions: {json.dumps(call)[:120]}")
-        listed = args.get("actions", [args.get("action")])
-        actions.extend(listed if isinstance(listed, list) else [listed])
-    unknown = [a for a in actions if a not in ACTION_IDS]
-    if unknown:
-        raise BadInput(where, f"unknown action name(s) {unknown}; Crafter's are {', '.join(ACTIONS)}")
-    if not actions:
-        raise BadInput(where, "the tool calls hold no actions: a decision needs at least one")
-    return actions
+def decision_actions(tool_calls: Any, where: str) -> PlayedActions:
+    """The Crafter actions one decision played, by the task app's own rules (``played_actions``).
+
+    Raises ``BadInput`` at ``where`` for calls the task app refuses too (it raises on them)."""
+    try:
+        return played_actions(tool_calls)
+    except RefusedToolCall as error:
+        raise BadInput(where, f"{error} (the task app refuses it too: its step raises)") from None
+
+
+def calls_text(tool_calls: Any) -> str:
+    """One decision's tool calls as JSON text, as the policy gave them, bounded in size."""
+    try:
+        text = json.dumps(tool_calls, default=str, ensure_ascii=False)
+    except ValueError:
+        text = repr(tool_calls)
+    return text[:MAX_CALLS_CHARS]
 
 
 def executed_actions(actions: list[str], before: Observed) -> list[str]:

@@ -1,6 +1,7 @@
-"""Task-app observations read into the reward's state form: raw observation dicts, or the text
-the real task app stores for Crafter (``Step:``, ``Health:``, ``Inventory:``, ``Achievements:``
-lines and a local map view)."""
+"""Task-app observations read into the reward's state form.
+
+Either raw observation dicts, or the text the real task app stores for Crafter (``Step:``,
+``Health:``, ``Inventory:``, ``Achievements:`` lines and a local map view)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,7 @@
-"""Strict checks of the numbers and flags an importer reads: every value lands in the episode's
-int32 / bool / float64 arrays exactly as the file meant it, or the item is refused naming it.
+"""Strict checks of the numbers and flags an importer reads.
+
+Every value lands in the episode's int32 / bool / float64 arrays exactly as the file meant it,
+or the item is refused naming it.
 
 NaN, infinities, fractions where a count is meant, negative counts, values past int32 and
 booleans written as strings (``"false"`` is truthy in Python) are all refused: casting them

@@ -32,9 +32,9 @@ from workbench.data.policies.navigation import (
     add,
     approach_open,
     daylight,
-    enclosed,
 )
 from workbench.data.policies.scripted import ScriptedPolicy, defend, drink, eat, make_first, safe_walls
+from workbench.data.policies.shelter import enclosed
 
 #: Steps at the start of each 300-step Crafter day spent outdoors picking and planting saplings.
 DAY_LENGTH = 300

@@ -25,18 +25,14 @@ from workbench.data.policies.navigation import (
     Cell,
     Grid,
     Plan,
-    Shelter,
     Situation,
     add,
     approach_open,
     daylight,
-    enclosed,
-    find_shelter,
-    is_shelter,
-    shelter_plan,
     shortest_path,
     walk,
 )
+from workbench.data.policies.shelter import Shelter, enclosed, find_shelter, is_shelter, shelter_plan
 from workbench.data.policies.skills import collect, obtain, place, use_stations
 
 #: Drink or eat below these levels, then keep going while still facing water / a cow. In the

@@ -1,5 +1,7 @@
-"""How the scripted player gets things: plans to obtain an item, recursive over Crafter's own
-recipes (``make``), collect rules and placements (``crafter.constants``)."""
+"""How the scripted player gets things: plans to obtain an item.
+
+Plans are recursive over Crafter's own recipes (``make``), collect rules and placements
+(``crafter.constants``)."""
 
 from __future__ import annotations
 

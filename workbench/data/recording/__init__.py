@@ -170,11 +170,7 @@ def record(
     ``workbench.cluster`` gives a Dask cluster's, on whose worker threads ``decision_timeout``
     cannot act); this process writes every episode whatever plays it.
     """
-    _check_arguments(episodes, actions_per_decision, max_steps, workers)
-    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
-        raise RecordingError(f"seed must be an integer in 0..{MAX_SEED} (2**63 - 1), got {str(seed)[:40]}")
-    if decision_timeout is not None and not decision_timeout >= 0:
-        raise RecordingError(f"decision_timeout must be a number of seconds >= 0 (0: no limit), got {decision_timeout}")
+    _check_arguments(episodes, actions_per_decision, max_steps, workers, seed, decision_timeout)
     name, policy = _policy_name(policy, workers if scheduler is None else 2)
     out = Path(out)
     held = _existing_ids(out, resume)
@@ -221,7 +217,10 @@ def record(
     return report
 
 
-def _check_arguments(episodes: int, actions_per_decision: int, max_steps: int, workers: int) -> None:
+def _check_arguments(
+    episodes: int, actions_per_decision: int, max_steps: int, workers: int, seed: int, decision_timeout: float | None
+) -> None:
+    """``RecordingError`` naming the first of ``record``'s numeric arguments out of range."""
     if episodes < 1:
         raise RecordingError(f"episodes must be at least 1, got {episodes}")
     if actions_per_decision < 1:
@@ -231,6 +230,10 @@ def _check_arguments(episodes: int, actions_per_decision: int, max_steps: int, w
         raise RecordingError(f"max_steps must be at least 1 (an episode needs at least one decision), got {max_steps}")
     if workers < 1:
         raise RecordingError(f"workers must be at least 1, got {workers}")
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
+        raise RecordingError(f"seed must be an integer in 0..{MAX_SEED} (2**63 - 1), got {str(seed)[:40]}")
+    if decision_timeout is not None and not decision_timeout >= 0:
+        raise RecordingError(f"decision_timeout must be a number of seconds >= 0 (0: no limit), got {decision_timeout}")
 
 
 def _policy_name(policy: str | PolicyFactory, workers: int) -> tuple[str, str | PolicyFactory]:

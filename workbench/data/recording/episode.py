@@ -1,5 +1,7 @@
-"""One episode of a recording, played where a scheduler puts it (in process, a worker process or a
-Dask worker): seeds, one Crafter env reused per process, the policy's decisions under a time limit."""
+"""One episode of a recording, played where a scheduler puts it.
+
+In process, a worker process or a Dask worker: seeds, one Crafter env reused per process, the
+policy's decisions under a time limit."""
 
 from __future__ import annotations
 

@@ -42,7 +42,7 @@ from workbench.data.storage.layout import (
     refuse_symlinks,
 )
 from workbench.data.storage.rows import check_episodes_table, episode_row, parse_json
-from workbench.data.storage.schema import EPISODE_SCHEMA, check_schema, decisions_table, episodes_table
+from workbench.data.storage.schema import EPISODE_SCHEMA, Texts, check_schema, decisions_table, episodes_table
 from workbench.data.storage.stream import read_events
 from workbench.errors import CorpusFormatError
 from workbench.util.atomic import atomic_path
@@ -114,10 +114,10 @@ def append(root: Path, corpus: Corpus, replaces: set[str], *, progress: bool = F
     return part
 
 
-def _texts(extras: list[EpisodeExtras]) -> list[tuple[list[str] | None, list[str] | None]] | None:
-    if all(e.views is None and e.messages is None for e in extras):
+def _texts(extras: list[EpisodeExtras]) -> list[Texts] | None:
+    if all(e.views is None and e.messages is None and e.calls is None for e in extras):
         return None
-    return [(e.views, e.messages) for e in extras]
+    return [(e.views, e.messages, e.calls) for e in extras]
 
 
 def _write_frames(root: Path, part: str, extras: list[EpisodeExtras], written: list[Path], progress: bool) -> list[int]:
@@ -213,6 +213,7 @@ class _Extras:
         self.root, self.parts = root, parts
         self._firsts = np.array([p.first_episode for p in parts])
         self._texts: dict[str, pa.Table] = {}
+        self._calls_column: dict[str, bool] = {}
 
     def get(self, k: int) -> EpisodeExtras:
         part = self.parts[int(np.searchsorted(self._firsts, k, side="right")) - 1]
@@ -222,9 +223,9 @@ class _Extras:
             name: table.column(name)[row].as_py()
             for name in ("episode", "metadata", "logged", "has_views", "has_messages", "frames_group")
         }
-        views = messages = None
-        if value["has_views"] or value["has_messages"]:
-            views, messages = self._text(part, row)
+        views = messages = calls = None
+        if value["has_views"] or value["has_messages"] or self._has_calls(part):
+            views, messages, calls = self._text(part, row)
             views = views if value["has_views"] else None
             messages = messages if value["has_messages"] else None
         group = value["frames_group"]
@@ -236,18 +237,31 @@ class _Extras:
         path = part_file(self.root, "episodes", part.name)
         metadata = parse_json(value["metadata"], path, row, "metadata")
         logged = parse_json(value["logged"], path, row, "logged")
-        return EpisodeExtras(value["episode"], metadata or {}, logged, views, messages, loader)
+        return EpisodeExtras(value["episode"], metadata or {}, logged, views, messages, loader, calls)
 
-    def _text(self, part: Part, row: int) -> tuple[list[str], list[str]]:
+    def _has_calls(self, part: Part) -> bool:
+        """Whether the part's decisions table has a ``calls`` column (parts written before it have none)."""
+        if part.name not in self._calls_column:
+            path = part_file(self.root, "decisions", part.name)
+            with open_file(path) as handle:
+                names = checked(lambda: pq.read_schema(handle).names, path)
+            self._calls_column[part.name] = "calls" in names
+        return self._calls_column[part.name]
+
+    def _text(self, part: Part, row: int) -> tuple[list[str], list[str], list[str] | None]:
+        """Episode ``row`` of ``part``: its views, messages and calls (None when it has no calls)."""
         path = part_file(self.root, "decisions", part.name)
         if part.name not in self._texts:
-            texts = read_table(path, columns=["view", "message"])
+            columns = ["view", "message"] + (["calls"] if self._has_calls(part) else [])
+            texts = read_table(path, columns=columns)
             checked(partial(texts.validate, full=True), path)  # valid UTF-8 in every text
             self._texts[part.name] = texts
         lengths = part.episodes.column("decisions").to_numpy().astype(np.int64)
         first = int((lengths[:row] + 1).sum())
         block = self._texts[part.name].slice(first, int(lengths[row]) + 1)
-        return block.column("view").to_pylist(), block.column("message").to_pylist()[1:]
+        calls = block.column("calls").to_pylist()[1:] if "calls" in block.column_names else []
+        has_calls = bool(calls) and all(isinstance(c, str) for c in calls)
+        return block.column("view").to_pylist(), block.column("message").to_pylist()[1:], calls if has_calls else None
 
 
 class _FramesLoader:

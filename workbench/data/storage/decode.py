@@ -21,7 +21,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from workbench.data.episodes import STATE_DTYPES, DecisionArrays, check_values
-from workbench.data.storage.layout import READ_POOL, arrow_reads, open_file, part_file
+from workbench.data.storage.layout import READ_POOL, open_file, parquet_file, part_file
 from workbench.data.storage.schema import COUNT_COLUMNS, DECISION_SCHEMA, STATE_GROUPS, STATUS_COLUMNS, check_schema
 from workbench.errors import CorpusFormatError, CorpusValueError, EpisodeError, EpisodeValueError, UnsafeCorpusPathError
 
@@ -172,10 +172,7 @@ def check_batch(batch: pa.RecordBatch, path: Path, first_row: int, episodes: _Ep
 
 def _parquet_file(handle: Any, path: Path) -> pq.ParquetFile:
     """A reader of an open decisions table (allocating from the storage's read pool)."""
-    with arrow_reads():
-        return checked(
-            lambda: pq.ParquetFile(handle, read_dictionary=["episode"], page_checksum_verification=True), path
-        )
+    return checked(lambda: parquet_file(handle, read_dictionary=["episode"], page_checksum_verification=True), path)
 
 
 def copy_columns(target: np.ndarray, first_row: int, batch: pa.RecordBatch, names: Sequence[str]) -> None:
@@ -323,11 +320,10 @@ def read_table(path: Path, columns: list[str] | None = None) -> pa.Table:
     pool (the suspect in a writer's rare abort at exit: "terminate called without an active
     exception")."""
     with open_file(path) as handle:
-        with arrow_reads():
-            return checked(
-                lambda: pq.read_table(handle, columns=columns, use_threads=False, page_checksum_verification=True),
-                path,
-            )
+        return checked(
+            lambda: parquet_file(handle, page_checksum_verification=True).read(columns=columns, use_threads=False),
+            path,
+        )
 
 
 def checked(action: Any, path: Path) -> Any:

@@ -20,7 +20,9 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 from filelock import FileLock
+from pyarrow._parquet import ParquetReader
 
 from workbench.errors import CorpusFormatError, OutputError, UnsafeCorpusPathError
 from workbench.util.atomic import atomic_write_text
@@ -53,16 +55,26 @@ def _read_pool() -> pa.MemoryPool:
 READ_POOL = _read_pool()
 
 
-@contextmanager
-def arrow_reads() -> Iterator[None]:
-    """Parquet readers opened inside allocate from ``READ_POOL`` (a reader keeps the pool that
-    is the default when it opens; the process's default is restored on leaving)."""
-    previous = pa.default_memory_pool()
-    pa.set_memory_pool(READ_POOL)
-    try:
-        yield
-    finally:
-        pa.set_memory_pool(previous)
+def parquet_file(handle: Any, **options: Any) -> pq.ParquetFile:
+    """A ``pyarrow.parquet.ParquetFile`` of the open file ``handle`` (``options`` as that takes
+    them) whose reads allocate from ``READ_POOL``; pyarrow's default pool is never changed, so
+    other threads' reads and allocations are left alone.
+
+    pyarrow's ``read_table``, ``ParquetFile`` and ``iter_batches`` take no memory pool (checked
+    up to pyarrow 26); the ``ParquetReader`` a ``ParquetFile`` delegates every read to does. So
+    the file is opened as usual (its footer read once) and given a reader on ``READ_POOL``
+    opened with that footer. Raises what ``ParquetFile`` raises."""
+    file = pq.ParquetFile(handle, **options)
+    reader = ParquetReader(memory_pool=READ_POOL)
+    reader.open(
+        handle,
+        metadata=file.metadata,
+        read_dictionary=options.get("read_dictionary"),
+        page_checksum_verification=options.get("page_checksum_verification", False),
+        arrow_extensions_enabled=options.get("arrow_extensions_enabled", True),
+    )
+    file.reader = reader
+    return file
 
 
 def new_part_name() -> str:

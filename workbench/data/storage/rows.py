@@ -121,7 +121,7 @@ def episode_row(index_row: dict[str, Any], extras: EpisodeExtras, group: int, re
         if not isinstance(value, str):
             raise EpisodeValueError(f"{where}: {column} is {_show(value)}, not a string")
         _utf8(value, where, column)
-    for name in ("views", "messages"):
+    for name in ("views", "messages", "calls"):
         for i, text in enumerate(getattr(extras, name) or []):
             _utf8(text, where, f"{name}[{i}]")
     return row

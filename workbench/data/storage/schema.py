@@ -5,7 +5,8 @@ reset, which has no actions, reward 0 and done false), ``inventory_<item>`` (uin
 in Crafter's order), ``count_<achievement>`` (uint16, 22), ``status_<achievement>`` (bool, 22),
 ``pos_x`` / ``pos_y`` (int16, -1 = unknown), ``actions`` (list of uint8 Crafter action ids, in
 ``workbench.core.crafter_facts.ACTIONS`` order), ``env_reward`` (float64), ``done`` (bool), and in parts of
-text rollouts ``view`` / ``message`` (string, null where the episode has none).
+text rollouts ``view`` / ``message`` / ``calls`` (string, null where the episode has none;
+``calls`` is each decision's tool calls as JSON text, absent in parts written before it).
 
 Episodes: the ``Corpus.index`` columns plus ``metadata`` and ``logged`` (JSON text),
 ``has_views``, ``has_messages``, ``frames_group`` (row group in the part's frames table, -1 =
@@ -50,7 +51,9 @@ DECISION_SCHEMA = pa.schema(
         ]
     ]
 )
-TEXT_FIELDS = (("view", pa.string()), ("message", pa.string()))
+TEXT_FIELDS = (("view", pa.string()), ("message", pa.string()), ("calls", pa.string()))
+#: An episode's texts as a part stores them: (views, messages, calls), each None when it has none.
+Texts = tuple[list[str] | None, list[str] | None, list[str] | None]
 EPISODE_SCHEMA = pa.schema(
     [
         ("episode", pa.string()),
@@ -75,11 +78,9 @@ EPISODE_SCHEMA = pa.schema(
 )
 
 
-def decisions_table(
-    arrays: DecisionArrays, texts: Sequence[tuple[list[str] | None, list[str] | None]] | None
-) -> pa.Table:
+def decisions_table(arrays: DecisionArrays, texts: Sequence[Texts] | None) -> pa.Table:
     """The decisions table of ``arrays`` (already checked and narrowed); ``texts`` gives each
-    episode's (views, messages) when any episode of the part has them."""
+    episode's (views, messages, calls) when any episode of the part has them."""
     lengths = arrays.lengths
     rows = lengths + 1
     starts = arrays.row_starts
@@ -101,11 +102,14 @@ def decisions_table(
     if texts is not None:
         views: list[str | None] = []
         messages: list[str | None] = []
-        for (episode_views, episode_messages), n in zip(texts, lengths.tolist()):
+        calls: list[str | None] = []
+        for (episode_views, episode_messages, episode_calls), n in zip(texts, lengths.tolist()):
             views.extend(episode_views if episode_views is not None else [None] * (n + 1))
-            messages.append(None)
-            messages.extend(episode_messages if episode_messages is not None else [None] * n)
+            for column, values in ((messages, episode_messages), (calls, episode_calls)):
+                column.append(None)  # row 0 is the state after reset: no decision
+                column.extend(values if values is not None else [None] * n)
         columns["view"], columns["message"] = pa.array(views, pa.string()), pa.array(messages, pa.string())
+        columns["calls"] = pa.array(calls, pa.string())
         schema = pa.schema(list(DECISION_SCHEMA) + [pa.field(n, t) for n, t in TEXT_FIELDS])
     return pa.table(columns, schema=schema)
 

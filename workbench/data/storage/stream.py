@@ -1,6 +1,7 @@
-"""Opening a corpus: each decisions table streamed in batches of whole episodes, checked, and
-kept only as the episodes' ``decision_events``, so opening and scoring never hold the state
-columns (``workbench.data.storage.decode`` reads them whole when they are asked for).
+"""Opening a corpus: each decisions table streamed in batches of whole episodes, checked.
+
+Each batch is kept only as the episodes' ``decision_events``, so opening and scoring never hold
+the state columns (``workbench.data.storage.decode`` reads them whole when they are asked for).
 
 Arrow decodes the next batch on a second thread (``read_ahead``) while this one checks the last
 and computes its events; the decoded rows go into one block whose buffers are reused batch

@@ -1,6 +1,8 @@
-"""What the app's pages share: the tabs, opening a corpus by name, a status line for messages,
-guarded callbacks (an error becomes a message in the page, its traceback goes to the server log)
-and work in a background thread."""
+"""What the app's pages share: tabs, opening corpora, a status line, guarded callbacks.
+
+The tabs, opening a corpus by name, a status line for messages, guarded callbacks (an error
+becomes a message in the page, its traceback goes to the server log) and work in a background
+thread."""
 
 from __future__ import annotations
 

@@ -1,5 +1,7 @@
-"""The Configs page: the session's configs; open one from a file, keep it in the workspace, save
-it as a file, export it into a training TOML, lint it, tune it or send it to Compare."""
+"""The Configs page: the session's configs.
+
+Open one from a file, keep it in the workspace, save it as a file, export it into a training
+TOML, lint it, tune it or send it to Compare."""
 
 from __future__ import annotations
 

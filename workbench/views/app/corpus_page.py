@@ -1,5 +1,7 @@
-"""The Corpus page: open a corpus folder or the sample, import runs recorded elsewhere, record a
-few episodes with a policy; each with progress and a report."""
+"""The Corpus page: open, import or record a corpus.
+
+Open a corpus folder or the sample, import runs recorded elsewhere, record a few episodes with a
+policy; each with progress and a report."""
 
 from __future__ import annotations
 
@@ -12,11 +14,12 @@ from typing import TYPE_CHECKING
 import ipywidgets as w
 
 from workbench.data.episodes import Corpus
-from workbench.data.importers import ImportResult, import_crafter_recorder, import_rollouts
+from workbench.data.importers import ImportResult, import_crafter_recorder, import_rollouts, import_traces
 from workbench.data.policies import BUILTIN_POLICIES
 from workbench.data.recording import record
 from workbench.errors import RecordingError
 from workbench.views.app.common import Status, guarded, heading, in_background, open_corpus_spec
+from workbench.views.widgets.common import counts_note
 
 if TYPE_CHECKING:
     from workbench.views.app.session import AppSession
@@ -25,6 +28,7 @@ if TYPE_CHECKING:
 IMPORTERS: dict[str, tuple[Callable[..., ImportResult], tuple[str, ...]]] = {
     "crafter.Recorder runs (.npz)": (import_crafter_recorder, ("*.npz",)),
     "task-app rollouts (.json, .jsonl)": (import_rollouts, ("*.json", "*.jsonl")),
+    "synth-ai trace database (.db)": (import_traces, ("*.db",)),
 }
 #: Width of the path boxes. A Layout is a widget of its own, so each box gets a new one: a module-level
 #: Layout would belong to no page session (or to the first), and the boxes of every other session
@@ -54,16 +58,19 @@ def import_with_progress(kind: str, source: str, on_file: Callable[[int, int], N
         errors=[e for r in results for e in r.errors],
         files=len(files),
         warnings=[x for r in results for x in r.warnings],
+        normalised={file: d for r in results for file, d in r.normalised.items()},
+        notes=[n for r in results for n in r.notes],
     )
 
 
 def corpus_summary(corpus: Corpus, label: str) -> str:
-    """HTML: which corpus is open, with its episodes, decisions and policies."""
+    """HTML: which corpus is open, with its episodes, decisions and policies, and a line on
+    estimated achievement counts when some episodes have them."""
     policies = corpus.groups("policy").astype(str).value_counts()
     by_policy = ", ".join(f"{html.escape(p)} ({n})" for p, n in policies.items())
     return (
         f"<div class='wb-app-corpus'><b>open:</b> {html.escape(label)}: {len(corpus)} episodes, "
-        f"{corpus.n_decisions:,} decisions; policies: {by_policy}</div>"
+        f"{corpus.n_decisions:,} decisions; policies: {by_policy}{counts_note(corpus)}</div>"
     )
 
 

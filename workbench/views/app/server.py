@@ -14,6 +14,7 @@ from typing import Any
 from urllib.parse import parse_qs
 
 from workbench.errors import WorkbenchError
+from workbench.util.memory import retain_freed_memory
 from workbench.views.app import options as app_options
 
 log = logging.getLogger("workbench.views.app")
@@ -154,8 +155,11 @@ def serve(
     announce: Callable[[str], None] = print,
 ) -> None:
     """Serve the dashboard until interrupted: checks ``host`` (``HostError``), sets the options
-    every page session starts from, prints the URL through ``announce`` and runs uvicorn."""
+    every page session starts from, prints the URL through ``announce`` and runs uvicorn. The
+    server owns its process, so it opts into keeping freed memory for re-scoring
+    (``workbench.util.memory``)."""
     check_host(host, allow_remote=allow_remote)
+    retain_freed_memory()
     import uvicorn
 
     app_options.current = options

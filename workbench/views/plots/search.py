@@ -1,5 +1,7 @@
-"""Figures of a weight search (``workbench.analysis.search.SearchResult``): objective over trials, and
-which achievement weights the found config leans on. Each returns a matplotlib Figure."""
+"""Figures of a weight search (``workbench.analysis.search.SearchResult``).
+
+The objective over trials, and which achievement weights the found config leans on. Each
+returns a matplotlib Figure."""
 
 from __future__ import annotations
 

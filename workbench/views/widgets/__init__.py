@@ -1,4 +1,5 @@
 """Interactive views (ipywidgets 8, bqplot figures, an anywidget player) over the scoring engine.
+
 They hold controls, not logic: every number comes from ``workbench.scoring`` and
 ``workbench.analysis.alignment``, every file from ``RewardConfig`` methods. One view per module:
 

@@ -13,6 +13,7 @@ import pandas as pd
 
 from workbench.core.reward import INDICATOR_COMPONENT_NAME
 from workbench.data.episodes import Corpus
+from workbench.data.importers.counts import ESTIMATED_MEANING
 from workbench.views.plots import KIND_COLORS, PALETTE
 
 #: Width of a control column: fixed, so controls never move when an output changes size.
@@ -140,8 +141,7 @@ def counts_note(corpus: Corpus) -> str:
         return ""
     return (
         f"<div style='color:#8a5a00'>&#9888; {estimated} of {len(corpus)} episodes have estimated "
-        "achievement counts (text observations carry none): their count shaping is a lower-bound "
-        "estimate.</div>"
+        f"achievement counts: {html.escape(ESTIMATED_MEANING)}.</div>"
     )
 
 

@@ -1,5 +1,7 @@
-"""What a text-observation model saw, drawn with Crafter's own textures: the local map view of
-a task-app text observation (a grid of material names or semantic ids) as an RGB image."""
+"""What a text-observation model saw, drawn with Crafter's own textures.
+
+The local map view of a task-app text observation (a grid of material names or semantic ids) as
+an RGB image."""
 
 from __future__ import annotations
 

@@ -165,8 +165,11 @@ function render({ model, el }) {
     if (d !== state.shownDecision) {  // the components and the message change with the decision only
       state.shownDecision = d;
       componentsPanel.innerHTML = componentsHtml(step);
-      if (state.ep.messages) {
-        messagePanel.textContent = d > 0 ? state.ep.messages[d - 1] : "(reset: the model has not answered yet)";
+      if (state.ep.messages || state.ep.calls_given) {
+        const said = d > 0 ? (state.ep.messages ? state.ep.messages[d - 1] : "") : "(reset: the model has not answered yet)";
+        const given = d > 0 && state.ep.calls_given ? state.ep.calls_given[d - 1] : null;
+        // the task app normalised this decision's calls: show them beside what it played
+        messagePanel.textContent = said + (given ? `\n\ncalls as given: ${given}\nplayed: ${state.ep.actions[d - 1].join(", ")}` : "");
       }
     }
     drawStrip(step);
@@ -267,7 +270,7 @@ function render({ model, el }) {
     state.ep = model.get("episode"); state.shownDecision = -1;
     if (!state.ep || !state.ep.n_steps) return;
     slider.max = String(state.ep.n_steps);
-    messagePanel.style.display = state.ep.messages ? "" : "none";
+    messagePanel.style.display = state.ep.messages || state.ep.calls_given ? "" : "none";
     prepareStrip();
     show(model.get("step"), { sync: false });
   }

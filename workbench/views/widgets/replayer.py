@@ -8,6 +8,7 @@ decision's components, the per-decision reward strip and its cursor in the same 
 
 from __future__ import annotations
 
+import json
 import zlib
 from pathlib import Path
 from typing import Any
@@ -112,8 +113,32 @@ def episode_data(episode: Episode, config: RewardConfig, step_decision: np.ndarr
         "paying": paying,
         "spikes": spikes,
         "messages": list(episode.messages) if episode.messages is not None else None,
+        "calls_given": calls_given(episode),
         "config": f"{config.effective_strategy}, lambda x{config.effective_lambda:g}",
     }
+
+
+def calls_given(episode: Episode) -> list[str | None] | None:
+    """Per decision, its tool calls as the policy gave them where they differ from the actions
+    played (the task app skipped, parsed, cut or filled in something), else None; None for an
+    episode without calls or where every decision played its one ``interact_many`` list as written."""
+    if episode.calls is None:
+        return None
+    given = [None if _listed(call) == played else call for call, played in zip(episode.calls, episode.actions)]
+    return given if any(given) else None
+
+
+def _listed(call: str) -> list[Any] | None:
+    """The action list of a decision's calls when they are exactly one ``interact_many`` call, else None."""
+    try:
+        calls = json.loads(call)
+    except ValueError:
+        return None
+    if not (isinstance(calls, list) and len(calls) == 1 and isinstance(calls[0], dict)):
+        return None
+    name = calls[0].get("tool") or calls[0].get("tool_name")
+    args = calls[0].get("arguments") or calls[0].get("args")
+    return args.get("actions") if name == "interact_many" and isinstance(args, dict) else None
 
 
 class Replayer:

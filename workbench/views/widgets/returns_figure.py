@@ -1,5 +1,7 @@
-"""The Tuner's figure: shaped return per policy as boxes (live beside the ghost baseline) and
-clickable episode points, drawn with bqplot; an update sends only box corners and point heights."""
+"""The Tuner's figure: shaped return per policy as boxes and clickable episode points.
+
+Live boxes beside the ghost baseline, drawn with bqplot; an update sends only box corners and
+point heights."""
 
 from __future__ import annotations
 

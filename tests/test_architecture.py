@@ -1,0 +1,194 @@
+"""The package's layout keeps its promises: no import circle, small modules and functions, a
+one-line summary atop every module, and nothing loose at the top besides the layer packages.
+
+The import graph is grimp's (installed with import-linter), lazy imports inside functions
+included and ``if TYPE_CHECKING:`` imports excluded (they never run); its circles are found
+here with Tarjan's strongly connected components, so the check does not depend on a contract
+someone has to remember to extend.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+import grimp
+import pytest
+from helpers import REPO
+
+PACKAGE = REPO / "workbench"
+MAX_MODULE_LINES = 400
+MAX_FUNCTION_LINES = 80
+
+#: Functions allowed over ``MAX_FUNCTION_LINES``, each with the reason.
+LONG_FUNCTIONS = {
+    # A line-for-line mirror of synth-ai's Crafter task-app function: exactness is checked by
+    # reading it beside the original, which splitting it into helpers would defeat.
+    "workbench.core.reward.compute_stepwise_reward",
+}
+
+#: The only modules allowed directly in ``workbench/``; everything else lives in a layer package.
+TOP_LEVEL_MODULES = {"__init__", "__main__", "errors", "cluster"}
+
+
+def _sources() -> list[tuple[str, Path]]:
+    """Every module of the package as (dotted name, file), in a stable order."""
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = path.relative_to(REPO).with_suffix("").parts
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        found.append((".".join(parts), path))
+    return found
+
+
+def strongly_connected_components(edges: Mapping[str, Iterable[str]]) -> list[list[str]]:
+    """Tarjan's strongly connected components of a directed graph given as node -> successors,
+    iterative (no recursion limit). Returns each component of more than one node, or of one node
+    with an edge to itself: exactly the import circles, each component sorted."""
+    successors = {node: sorted(targets) for node, targets in edges.items()}
+    for targets in list(successors.values()):
+        for target in targets:
+            successors.setdefault(target, [])
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    circles: list[list[str]] = []
+    for start in sorted(successors):
+        if start in index:
+            continue
+        work = [(start, iter(successors[start]))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, pending = work[-1]
+            for target in pending:
+                if target not in index:
+                    index[target] = low[target] = len(index)
+                    stack.append(target)
+                    on_stack.add(target)
+                    work.append((target, iter(successors[target])))
+                    break
+                if target in on_stack:
+                    low[node] = min(low[node], index[target])
+            else:
+                work.pop()
+                if work:
+                    parent = work[-1][0]
+                    low[parent] = min(low[parent], low[node])
+                if low[node] == index[node]:
+                    component = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        component.append(member)
+                        if member == node:
+                            break
+                    if len(component) > 1 or node in successors[node]:
+                        circles.append(sorted(component))
+    return sorted(circles)
+
+
+def test_the_circle_finder_finds_circles_and_only_circles():
+    # Drawn by hand: a -> b -> c -> a is one circle, d imports itself, e -> a is not in a
+    # circle, f -> g -> f is a second; a chain and an isolated node are none.
+    edges = {"a": ["b"], "b": ["c"], "c": ["a", "d"], "d": ["d"], "e": ["a"], "f": ["g"], "g": ["f"], "h": []}
+    assert strongly_connected_components(edges) == [["a", "b", "c"], ["d"], ["f", "g"]]
+    assert strongly_connected_components({"x": ["y"], "y": ["z"]}) == []
+    # Deep chains do not hit a recursion limit.
+    chain = {str(i): [str(i + 1)] for i in range(5000)}
+    assert strongly_connected_components(chain) == []
+    chain["5000"] = ["0"]
+    assert strongly_connected_components(chain) == [sorted(str(i) for i in range(5001))]
+
+
+def _lazy_imports() -> Iterable[tuple[str, str]]:
+    """(importer, imported module) for every ``from workbench... import`` or ``import
+    workbench...`` inside a function body whose target is a module of the package."""
+    modules = {name for name, _ in _sources()}
+    for name, path in _sources():
+        for _, function in _functions(ast.parse(path.read_text(encoding="utf-8")), name):
+            for node in ast.walk(function):
+                targets = []
+                if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                    targets = [f"{node.module}.{alias.name}" for alias in node.names] + [node.module]
+                elif isinstance(node, ast.Import):
+                    targets = [alias.name for alias in node.names]
+                # The most specific module named: ``from a.b import c`` imports a.b.c if that is one.
+                found = next((target for target in targets if target in modules), None)
+                if found and found != name:
+                    yield name, found
+
+
+def test_no_import_circle_anywhere_in_the_package():
+    graph = grimp.build_graph("workbench", exclude_type_checking_imports=True)
+    edges = {module: graph.find_modules_directly_imported_by(module) for module in graph.modules}
+    # The graph must see lazy imports: every import inside a function body found by reading the
+    # sources is an edge of it (a grimp that stopped reading function bodies fails here).
+    lazy = list(_lazy_imports())
+    assert lazy, "no function-level import of workbench found to check the graph against"
+    missing = [(importer, imported) for importer, imported in lazy if imported not in edges.get(importer, ())]
+    assert not missing, f"lazy imports the graph does not see: {missing}"
+    circles = strongly_connected_components(edges)
+    assert not circles, "import circles:\n" + "\n".join(" <-> ".join(circle) for circle in circles)
+
+
+def test_every_module_is_at_most_400_lines():
+    long = {}
+    for name, path in _sources():
+        lines = len(path.read_text(encoding="utf-8").splitlines())
+        if lines > MAX_MODULE_LINES:
+            long[name] = lines
+    assert not long, f"modules over {MAX_MODULE_LINES} lines: {long}"
+
+
+def _functions(tree: ast.Module, prefix: str) -> Iterable[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]:
+    """Every function and method in ``tree`` (nested ones included) with its dotted name."""
+    todo: list[tuple[str, ast.AST]] = [(prefix, tree)]
+    while todo:
+        scope, node = todo.pop()
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                name = f"{scope}.{child.name}"
+                if not isinstance(child, ast.ClassDef):
+                    yield name, child
+                todo.append((name, child))
+            else:
+                todo.append((scope, child))
+
+
+def test_every_function_is_at_most_80_lines():
+    long = {}
+    allowed_seen = set()
+    for name, path in _sources():
+        for qualified, function in _functions(ast.parse(path.read_text(encoding="utf-8")), name):
+            lines = (function.end_lineno or function.lineno) - function.lineno + 1
+            if qualified in LONG_FUNCTIONS:
+                allowed_seen.add(qualified)
+            elif lines > MAX_FUNCTION_LINES:
+                long[qualified] = lines
+    assert allowed_seen == LONG_FUNCTIONS, (
+        f"allow-listed functions that no longer exist: {LONG_FUNCTIONS - allowed_seen}"
+    )
+    assert not long, f"functions over {MAX_FUNCTION_LINES} lines: {long}"
+
+
+@pytest.mark.parametrize(("name", "path"), _sources(), ids=[name for name, _ in _sources()])
+def test_every_module_opens_with_a_one_line_summary(name, path):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    docstring = ast.get_docstring(tree, clean=False)
+    assert docstring, f"{name}: no module docstring"
+    lines = docstring.splitlines()
+    assert lines[0].strip(), f"{name}: the docstring's first line is blank"
+    # One line: the summary ends where the line does (a blank line or the end follows).
+    assert len(lines) == 1 or not lines[1].strip(), f"{name}: the summary runs onto a second line"
+
+
+def test_nothing_loose_at_the_top_of_the_package_besides_the_layers():
+    loose = {path.stem for path in PACKAGE.glob("*.py")} - TOP_LEVEL_MODULES
+    assert not loose, f"modules at the top of workbench/ that belong in a layer package: {sorted(loose)}"
+    packages = {path.parent.name for path in PACKAGE.glob("*/__init__.py")}
+    assert {"util", "core", "data", "scoring", "analysis", "env", "views", "cli"} <= packages

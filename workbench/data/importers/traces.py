@@ -1,0 +1,330 @@
+"""synth-ai's SQLite trace database (``task-app serve --trace``) read into episodes, one per finished session.
+
+API (for ``workbench import traces`` and a live follower such as ``workbench watch``):
+
+- ``trace_sessions(db) -> list[TraceSession]``: every session with whether it has finished
+  (an ``outcome_rewards`` row: the server writes it when the rollout ends). One query.
+- ``read_trace_sessions(db, skip=ids, config=None) -> TraceBatch``: the episodes of the
+  finished sessions whose id is not in ``skip``, the problems of those that cannot be read,
+  and the ids still running. Cheap to call repeatedly: sessions in ``skip`` and running ones
+  cost nothing beyond the one listing query, so a follower passes the ids it already holds
+  (``batch.imported`` + earlier ones) and calls again.
+- ``import_traces(db, config=None, skip=(), progress=True) -> ImportResult``: the same as an
+  import report (running sessions are warnings: import again once they end).
+
+How it reads: read-only (``file:...?mode=ro``), in autocommit mode with every query fetched at
+once, so each query is its own short read transaction and none is held across Python work: the
+server's writer waits at most 5 s for a lock and drops tracing rows silently after that.
+
+What an episode holds: the text states (each decision's ``system_state_before``, then the last
+one's ``system_state_after``), the actions played (the task app's rules,
+``toolcalls.played_actions``, over the assistant message's tool calls, kept in
+``episode.calls``), Crafter's reward per decision, the model's words (from the LLM call record)
+and the map views. Every event and message row is stored twice (during the rollout and again at
+its end): rows are deduplicated by content. The database holds no step_rewards config and no
+stepwise numbers, so counts are estimated (``metadata["counts"] == "estimated"``) and the
+config is the user's to give (``config``: kept in ``metadata["step_rewards"]``).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Collection, Mapping
+from contextlib import closing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from workbench.data.episodes import Episode
+from workbench.data.importers.batch import BadInput, ImportIssue, ImportResult, batch_files, unexpected
+from workbench.data.importers.counts import estimated_counts
+from workbench.data.importers.decisions import calls_text, decision_actions, model_words
+from workbench.data.importers.observations import Observed, observation
+from workbench.data.importers.rollout_episode import normalised_decisions, state_arrays, views_of
+from workbench.errors import EpisodeError
+
+#: Seconds a query waits for the server's write lock before giving up (a reader never holds one).
+READ_TIMEOUT_S = 10.0
+
+
+@dataclass(frozen=True)
+class TraceSession:
+    """One row of ``session_traces``: its id (the rollout's run id), when it began, its metadata
+    (the seed among others) and whether it has ended (an outcome row exists)."""
+
+    session_id: str
+    created_at: str | None
+    metadata: dict[str, Any]
+    finished: bool
+
+
+@dataclass
+class TraceBatch:
+    """What one read of the database gave: episodes of finished sessions, problems, running ids."""
+
+    episodes: list[Episode] = field(default_factory=list)
+    errors: list[ImportIssue] = field(default_factory=list)
+    running: list[str] = field(default_factory=list)
+    skipped: int = 0  # finished or running sessions left out because their id was in ``skip``
+
+    @property
+    def imported(self) -> list[str]:
+        """The session ids read into episodes (a follower adds them to its ``skip``)."""
+        return [e.id for e in self.episodes]
+
+
+def _connect(db: Path) -> sqlite3.Connection:
+    """A read-only, autocommit connection (each statement its own transaction)."""
+    if not db.is_file():
+        raise BadInput("", "no such trace database file")
+    uri = f"{db.resolve().as_uri()}?mode=ro"
+    return sqlite3.connect(uri, uri=True, timeout=READ_TIMEOUT_S, isolation_level=None)
+
+
+def _rows(connection: sqlite3.Connection, sql: str, *params: Any) -> list[tuple[Any, ...]]:
+    """All rows of one query, fetched at once so its read transaction ends here."""
+    return connection.execute(sql, params).fetchall()
+
+
+def trace_sessions(db: str | Path) -> list[TraceSession]:
+    """Every session of the trace database ``db``, oldest first. Raises ``BadInput`` when it is
+    not a synth-ai trace database."""
+    with closing(_connect(Path(db))) as connection:
+        try:
+            rows = _rows(
+                connection,
+                "SELECT s.session_id, s.created_at, s.metadata, "
+                "EXISTS (SELECT 1 FROM outcome_rewards o WHERE o.session_id = s.session_id) "
+                "FROM session_traces s ORDER BY s.created_at, s.session_id",
+            )
+        except sqlite3.DatabaseError as error:
+            raise BadInput("", f"not a synth-ai trace database ({error})") from None
+    return [TraceSession(str(r[0]), r[1], _json_object(r[2]), bool(r[3])) for r in rows]
+
+
+def read_trace_sessions(
+    db: str | Path, *, skip: Collection[str] = (), config: Mapping[str, Any] | None = None, progress: bool = False
+) -> TraceBatch:
+    """The episodes of ``db``'s finished sessions whose id is not in ``skip`` (see the module
+    docstring); ``config`` is the step_rewards table the rollouts ran with, if the user knows it.
+    Raises ``BadInput`` when ``db`` is not a trace database; a bad session is an error of its own."""
+    db = Path(db)
+    batch = TraceBatch()
+    every = trace_sessions(db)
+    sessions = [s for s in every if s.session_id not in skip]
+    batch.skipped = len(every) - len(sessions)
+    batch.running = [s.session_id for s in sessions if not s.finished]
+    todo = [s for s in sessions if s.finished]
+    with closing(_connect(db)) as connection:
+        for session in tqdm(todo, desc="sessions", unit="session", disable=not progress or len(todo) < 2):
+            try:
+                batch.episodes.append(_session_episode(connection, db, session, config))
+            except BadInput as error:
+                batch.errors.append(ImportIssue(str(db), f"session {session.session_id}", error.message))
+            except Exception as error:  # noqa: BLE001 - one bad session never costs the others
+                batch.errors.append(ImportIssue(str(db), f"session {session.session_id}", unexpected(error)))
+    return batch
+
+
+def import_traces(
+    db: str | Path, *, config: Mapping[str, Any] | None = None, skip: Collection[str] = (), progress: bool = True
+) -> ImportResult:
+    """Import a synth-ai trace database (or a folder of ``*.db`` files): one episode per finished
+    session not in ``skip``, as an ``ImportResult`` (running sessions are warnings; a file that
+    is no trace database is an error and the other files still import)."""
+    files, collected = batch_files(Path(db), ("*.db",), "trace databases (.db)")
+    notes = []
+    for file in files:
+        try:
+            batch = read_trace_sessions(file, skip=skip, config=config, progress=progress)
+        except BadInput as error:
+            collected.errors.append(ImportIssue(str(file), error.location, error.message))
+            continue
+        for episode in batch.episodes:
+            collected.add(episode, str(file))
+        collected.errors.extend(batch.errors)
+        if batch.skipped:
+            notes.append(f"{file}: {batch.skipped} session(s) already imported (ids the corpus holds) skipped")
+        for session_id in batch.running:
+            collected.warnings.append(
+                ImportIssue(
+                    str(file),
+                    f"session {session_id}",
+                    "still running (no outcome row yet): not imported; import again later",
+                )
+            )
+    result = collected.result(len(files))
+    result.notes.extend(notes)
+    return result
+
+
+def _session_episode(
+    connection: sqlite3.Connection, db: Path, session: TraceSession, config: Mapping[str, Any] | None
+) -> Episode:
+    """One finished session as an episode (``BadInput`` naming the decision when rows are missing)."""
+    sid = session.session_id
+    turns = {
+        int(r[0]): int(r[1] if r[1] is not None else r[2])
+        for r in _rows(
+            connection, "SELECT id, turn_number, step_index FROM session_timesteps WHERE session_id = ?", sid
+        )
+    }
+    environment = _per_turn(
+        turns,
+        _rows(
+            connection,
+            "SELECT id, timestep_id, reward, system_state_before, system_state_after, metadata FROM events "
+            "WHERE session_id = ? AND event_type = 'environment' ORDER BY id",
+            sid,
+        ),
+        "environment event",
+    )
+    assistant = _per_turn(
+        turns,
+        _rows(
+            connection,
+            "SELECT id, timestep_id, content FROM messages WHERE session_id = ? AND message_type = 'assistant' "
+            "ORDER BY id",
+            sid,
+        ),
+        "assistant message",
+    )
+    llm = _per_turn(
+        turns,
+        _rows(
+            connection,
+            "SELECT id, timestep_id, call_records FROM events WHERE session_id = ? AND event_type = 'cais' ORDER BY id",
+            sid,
+        ),
+        "LLM call event",
+        required=False,
+    )
+    n = len(environment)
+    if n == 0:
+        raise BadInput("", "has no environment events: an episode needs at least one decision")
+    missing = [t + 1 for t in range(n) if t not in assistant]
+    if missing:
+        raise BadInput("", f"decision(s) {missing[:5]} have no assistant message (rows lost while tracing?)")
+    return _build(db, session, environment, assistant, llm, config)
+
+
+def _per_turn(
+    turns: Mapping[int, int], rows: list[tuple[Any, ...]], what: str, *, required: bool = True
+) -> dict[int, tuple[Any, ...]]:
+    """The rows by decision (0-based), duplicates (same content, stored twice) dropped; a turn
+    with two different rows is an error; turns must run 0..n-1 when ``required``."""
+    by_turn: dict[int, tuple[Any, ...]] = {}
+    for row in rows:
+        turn = turns.get(int(row[1])) if row[1] is not None else None
+        if turn is None:
+            raise BadInput("", f"a {what} (row {row[0]}) belongs to no decision")
+        if turn in by_turn:
+            if by_turn[turn][2:] != row[2:]:
+                raise BadInput("", f"decision {turn + 1} has two different {what}s (rows {by_turn[turn][0]}, {row[0]})")
+            continue  # the copy written when the session ended
+        by_turn[turn] = row
+    if required and sorted(by_turn) != list(range(len(by_turn))):
+        gaps = sorted(set(range(max(by_turn, default=-1) + 1)) - set(by_turn))
+        raise BadInput("", f"decision(s) {[g + 1 for g in gaps[:5]]} have no {what} (rows lost while tracing?)")
+    return by_turn
+
+
+def _build(
+    db: Path,
+    session: TraceSession,
+    environment: dict[int, tuple[Any, ...]],
+    assistant: dict[int, tuple[Any, ...]],
+    llm: dict[int, tuple[Any, ...]],
+    config: Mapping[str, Any] | None,
+) -> Episode:
+    """The episode of one session's deduplicated rows, by decision."""
+    n = len(environment)
+    states: list[Observed] = [
+        observation(_json_object(environment[t][3]), f"decision {t + 1}.system_state_before") for t in range(n)
+    ]
+    states.append(observation(_json_object(environment[n - 1][4]), f"decision {n}.system_state_after"))
+    calls = [_json_value(assistant[t][2], f"decision {t + 1} assistant message") for t in range(n)]
+    played = [decision_actions(c, f"decision {t + 1} tool calls") for t, c in enumerate(calls)]
+    actions = [p.actions for p in played]
+    inventory, status, positions = state_arrays(states)
+    metadata: dict[str, Any] = {
+        "source": "trace",
+        "file": db.name,
+        "location": f"session {session.session_id}",
+        "run_id": session.metadata.get("run_id", session.session_id),
+        "policy": session.metadata.get("policy_id") or session.metadata.get("policy_name") or "unknown",
+        "seed": session.metadata.get("seed"),
+        "observations": "text",
+        "counts": "estimated",
+        "counts_note": "lower bounds from inventory changes, actions and unlocks (the trace database logs no counts)",
+    }
+    if states[0].max_steps:
+        metadata["max_steps"] = states[0].max_steps
+    if config is not None:
+        metadata["step_rewards"] = dict(config)
+    normalised = normalised_decisions([p.notes for p in played])
+    if normalised:
+        metadata["normalised_calls"] = normalised
+    try:
+        return Episode(
+            id=session.session_id,
+            inventory=inventory,
+            achievement_counts=estimated_counts(status, inventory, actions),
+            achievement_status=status,
+            actions=actions,
+            env_reward=np.array([float(environment[t][2] or 0.0) for t in range(n)], dtype=np.float64),
+            done=np.zeros(n, dtype=bool),  # the server never ends a rollout (its JSON's done stays false too)
+            player_pos=positions,
+            metadata=metadata,
+            views=views_of(states),
+            messages=[_model_words(llm.get(t)) for t in range(n)],
+            calls=[calls_text(c) for c in calls],
+        )
+    except (EpisodeError, ValueError, TypeError) as error:
+        raise BadInput("", str(error)) from None
+
+
+def _model_words(row: tuple[Any, ...] | None) -> str:
+    """What the model said in one LLM call event, as the rollout import says it (``model_words``):
+    its raw completion when the record kept one, else its text and ``output_tool_calls``."""
+    records = _json_value(row[2], "call_records") if row is not None else None
+    record = records[0] if isinstance(records, list) and records and isinstance(records[0], Mapping) else {}
+    text = record.get("output_text")
+    try:
+        raw = json.loads(text) if isinstance(text, str) else None
+    except ValueError:
+        raw = None
+    if isinstance(raw, Mapping) and isinstance(raw.get("choices"), list):
+        return model_words(raw)
+    message = {
+        "content": text or "",
+        "tool_calls": [
+            {"function": {"name": c.get("name"), "arguments": c.get("arguments_json")}}
+            for c in record.get("output_tool_calls") or []
+            if isinstance(c, Mapping)
+        ],
+    }
+    return model_words({"choices": [{"message": message}]})
+
+
+def _json_value(text: Any, where: str) -> Any:
+    """A JSON column's value (``BadInput`` naming ``where`` when it is not JSON)."""
+    if not isinstance(text, str):
+        return text
+    try:
+        return json.loads(text)
+    except ValueError:
+        raise BadInput("", f"{where} is not JSON") from None
+
+
+def _json_object(text: Any) -> dict[str, Any]:
+    """A JSON object column, or {} when it is empty or not an object."""
+    try:
+        value = json.loads(text) if isinstance(text, str) else text
+    except ValueError:
+        return {}
+    return dict(value) if isinstance(value, Mapping) else {}
