@@ -25,7 +25,7 @@ from workbench.data.storage.layout import READ_POOL, open_file, parquet_file, pa
 from workbench.data.storage.schema import COUNT_COLUMNS, DECISION_SCHEMA, STATE_GROUPS, STATUS_COLUMNS, check_schema
 from workbench.errors import CorpusFormatError, CorpusValueError, EpisodeError, EpisodeValueError, UnsafeCorpusPathError
 
-_READ_ERRORS = (pa.ArrowException, OSError, ValueError)
+_READ_ERRORS = (pa.ArrowException, OSError, ValueError, KeyError)  # KeyError: a column the table lacks
 
 
 @dataclass
