@@ -1,5 +1,8 @@
-"""One episode of a task-app rollout trajectory: its states, the actions its decisions played,
-its counts (observed, logged or estimated), what the task app logged, and what the model said."""
+"""One episode of a task-app rollout trajectory, built from its steps.
+
+Its states, the actions its decisions played, its counts (observed, logged or estimated), what
+the task app logged, and what the model said.
+"""
 
 from __future__ import annotations
 
