@@ -219,3 +219,11 @@ def test_totals_that_disagree_with_the_decisions_are_refused(tmp_path, column, v
     path = edit_episodes(root, column, value, row=1)
     with pytest.raises(CorpusValueError, match=rf"{path}: row 1, column '{column}': .*{words}"):
         load_corpus(root)
+
+
+def test_texts_the_decisions_table_does_not_hold_are_a_named_error(tmp_path):
+    root = _saved(tmp_path)  # no episode has views: the decisions table has no view column
+    path = edit_episodes(root, "has_views", True)
+    corpus = load_corpus(root)
+    with pytest.raises(CorpusFormatError, match=rf"has no 'view' column, but {path} row 0 says episode 'a'"):
+        corpus["a"].views

@@ -254,6 +254,12 @@ class _Extras:
         if part.name not in self._texts:
             columns = ["view", "message"] + (["calls"] if self._has_calls(part) else [])
             texts = read_table(path, columns=columns)
+            missing = [name for name in ("view", "message") if name not in texts.column_names]
+            if missing:  # the episodes table says the episode has texts: the table must hold them
+                raise CorpusFormatError(
+                    f"{path}: has no {missing[0]!r} column, but {part_file(self.root, 'episodes', part.name)} "
+                    f"row {row} says episode {part.episodes.column('episode')[row].as_py()!r} has texts"
+                )
             checked(partial(texts.validate, full=True), path)  # valid UTF-8 in every text
             self._texts[part.name] = texts
         lengths = part.episodes.column("decisions").to_numpy().astype(np.int64)
