@@ -104,6 +104,26 @@ def _first_load(browser, url: str, episodes: int) -> tuple[float, object]:
     return (time.perf_counter() - started) * 1000, page
 
 
+def _first_views(browser, url: str, repeat: int) -> tuple[list[float], list[float]]:
+    """Seconds from navigation to the first interactive view (the Corpus page's boxes drawn):
+    ``repeat`` loads in fresh browser contexts (nothing cached) and ``repeat`` reloads of one page."""
+    cold, warm = [], []
+    for _ in range(repeat):
+        context = browser.new_context(viewport={"width": 1280, "height": 800})
+        page = context.new_page()
+        started = time.perf_counter()
+        page.goto(url)
+        page.locator(".wb-app-page-corpus input").first.wait_for(timeout=TIMEOUT_MS)
+        cold.append(time.perf_counter() - started)
+        for _ in range(repeat if not warm else 0):
+            started = time.perf_counter()
+            page.reload()
+            page.locator(".wb-app-page-corpus input").first.wait_for(timeout=TIMEOUT_MS)
+            warm.append(time.perf_counter() - started)
+        context.close()
+    return cold, warm
+
+
 def _tuner(page, repeat: int) -> dict[str, list[float]]:
     view = tab(page, "Tune")
     view.locator(".jupyter-widget-Collapse-header", has_text="weights: collect").click()
@@ -136,6 +156,8 @@ def main(args) -> None:
             # cookie from the previous server would point the page at a kernel this one lacks.
             browser = launch(playwright)
             try:
+                if copies == 1:
+                    first_cold, first_warm = _first_views(browser, url, max(3, args.repeat // 3))
                 load_ms, page = _first_load(browser, url, 10 * copies)
                 row = {"load": load_ms, **_tuner(page, args.repeat)}
                 if copies == 1:
@@ -174,6 +196,11 @@ def main(args) -> None:
     print(
         f"first load (navigation to the Tuner's figure drawn): sample {small['load']:.0f} ms, "
         f"{decisions:,} decisions {large['load']:.0f} ms (includes scoring the corpus for three views)"
+    )
+    print(
+        f"first interactive view (navigation to the Corpus page's boxes, sample): median "
+        f"{statistics.median(first_cold):.2f} s new browser context ({min(first_cold):.2f}-{max(first_cold):.2f}), "
+        f"{statistics.median(first_warm):.2f} s reload ({min(first_warm):.2f}-{max(first_warm):.2f})"
     )
     print(
         f"kernel time per Tuner move (median): sample {statistics.median(small['kernel']):.0f} ms, "

@@ -91,6 +91,36 @@ def test_record_in_the_page_records_real_episodes_and_opens_them(tmp_path):
     page.start_record().join(300)
     _until(lambda: session.corpus is not None and not session.building, 300)
     assert session.corpus.ids == ["scripted-s0-00000", "scripted-s0-00001"]
-    assert page.record_progress.value == 2 and "recorded" in page.report.value
+    assert page.record_progress.value == 2 and "recorded 2 episode(s)" in page.report.value
+    assert "skipped" not in page.report.value  # a fresh run skips nothing (no "(resume)")
     assert (tmp_path / "recorded" / "corpus.json").is_file()
     assert len(list((tmp_path / "recorded" / "episodes").iterdir())) == 2
+
+
+def test_the_baseline_is_the_config_given_and_a_draft_only_where_the_tuner_starts(tmp_path):
+    from helpers import REPO
+
+    from workbench.core.config import RewardConfig
+    from workbench.data.sample import sample_corpus
+
+    shaped, recommended = REPO / "configs" / "upstream_shaped.yaml", REPO / "configs" / "recommended.yaml"
+    options = AppOptions(corpus=sample_corpus(), configs=[shaped, recommended], workspace=tmp_path / "ws")
+    draft = RewardConfig.from_file(shaped).with_changes(weights={"collect_wood": 7.5})
+    session = AppSession(options)
+    _until(lambda: session.tuner is not None and not session.building)
+    session.workspace.save_draft(draft)  # as a Tuner change in an earlier session leaves it
+    later = AppSession(options)  # a reload, or a restart on the same workspace
+    _until(lambda: later.tuner is not None and not later.building)
+    tuner = later.tuner
+    assert (
+        later.baseline_name == "upstream_shaped"
+        and "and Reset): <b>upstream_shaped</b>" in later.widget.children[0].value
+    )
+    assert tuner.config.weights["collect_wood"] == 7.5  # the draft is where the Tuner starts ...
+    assert tuner.baseline.weights == RewardConfig.from_file(shaped).weights  # ... never the baseline
+    assert "upstream_shaped" in tuner.header.value
+    tuner.reset()
+    assert tuner.config.weights.get("collect_wood", 1.0) == RewardConfig.from_file(shaped).weights.get(
+        "collect_wood", 1.0
+    )
+    assert later.compare.picker_a.value == "upstream_shaped"

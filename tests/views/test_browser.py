@@ -5,18 +5,28 @@ layout at 1280x800 (file browser open) and 1920x1080 (every slider track >= 150 
 clipped, nothing moving when the lint text changes), that a small mouse drag changes a weight by
 a small amount and the figure follows while dragging, that clicking an episode replays it, that
 Play shows every step and pause pauses, the keyboard, a text rollout replayed without frames,
-and Compare re-picking. ``make test`` installs chromium (``apt-get``) and Playwright (the
-``dev`` extra); Playwright never downloads a browser of its own here.
+and Compare re-picking. Under real use: UUID policies and 60-character config names whose
+labels never overlap or leave their figure, the Replayer's frame, controls and strip in the
+1280x800 window together, a second browser context and a reload, and no console error (bqplot's
+and the widget manager's included) in any page. Screenshots of every view go to
+$WORKBENCH_LAB_SCREENSHOTS when set (docs/screenshots has them). ``make test`` installs chromium
+(``apt-get``) and Playwright (the ``dev`` extra); Playwright never downloads a browser of its own.
 """
 
 from __future__ import annotations
 
+import os
 import re
+from pathlib import Path
 
 import pytest
 
 from workbench.testing.browser_lab import (
+    LABELS_JS,
+    LAYOUT_JS,
+    REPLAY_BOXES_JS,
     REPO,
+    TEXT_BOXES_JS,
     TIMEOUT_MS,
     lab_server,
     launch,
@@ -61,21 +71,13 @@ CELLS = [
         "link(tuner, replayer, compare)\ncompare"
     ),
     "text_replayer = Replayer(Corpus([text]), shaped)\ntext_replayer",
+    # Real names at their longest: task-app policy ids (UUIDs) and 60-character config names.
+    "from workbench.testing.long_names import long_name, uuid_policies\nlong = uuid_policies(corpus)\n"
+    "long_tuner = Tuner(long, shaped)\nlong_tuner",
+    "long_compare = Compare(long, {long_name(n): c for n, c in "
+    "[('upstream_shaped', shaped), ('recommended', recommended), ('task_app_default', default)]})\nlong_compare",
 ]
-WIDGET_CELLS = [1, 2, 3, 4]
-#: Slider tracks, labels, buttons and boxes of the Tuner's control column, measured in the page.
-LAYOUT_JS = """(root) => {
-  const column = root.querySelector('.workbench-controls').getBoundingClientRect();
-  const tracks = [...root.querySelectorAll('.workbench-controls .widget-slider .slider-container')]
-      .filter(e => e.offsetParent !== null).map(e => e.getBoundingClientRect().width);
-  const clipped = [...root.querySelectorAll('.workbench-controls .widget-label, .workbench-controls button,'
-      + ' .workbench-controls .widget-readout, .workbench-controls input, .workbench-controls select')]
-    .filter(e => e.offsetParent !== null)
-    .filter(e => { const r = e.getBoundingClientRect();
-      return e.scrollWidth > e.clientWidth + 1 || r.left < column.left - 1 || r.right > column.right + 1; })
-    .map(e => e.className + ':' + (e.innerText || e.value || ''));
-  return {tracks, clipped, left: column.left, width: column.width};
-}"""
+WIDGET_CELLS = [1, 2, 3, 4, 5, 6]
 
 
 @pytest.fixture(scope="module")
@@ -115,13 +117,6 @@ def page(browser, lab):
     page.close()
 
 
-#: The Tuner's fixed text boxes: height, content height, line height, and (returns table) the table's height.
-TEXT_BOXES_JS = """(root) => [...root.querySelectorAll('.widget-html')]
-  .filter(e => e.offsetParent !== null && getComputedStyle(e).overflowY === 'auto').map(e => {
-    const lined = e.querySelector('.widget-html-content > div'); const table = e.querySelector('table');
-    return {text: e.innerText.slice(0, 30), height: e.clientHeight, content: e.scrollHeight,
-            line: lined ? parseFloat(getComputedStyle(lined).lineHeight) : null,
-            table: table ? table.getBoundingClientRect().height : null}; })"""
 #: What must hold still while the Replayer plays: the toolbar's height and the strip's top.
 STILL_JS = (
     "(root) => [root.querySelector('.wb-toolbar').getBoundingClientRect().height,"
@@ -206,8 +201,43 @@ def _check_replayer_holds_still(page, replayer) -> None:
     assert seen == {tuple(before)}, (before, seen)
 
 
+def _labels_fit(view) -> None:
+    """No two labels of a figure in ``view`` overlap; none is cut off by its figure."""
+    labels = view.evaluate(LABELS_JS)
+    assert labels["counted"] and labels["overlaps"] == [] and labels["cut"] == [], labels
+
+
+def _screenshots(page, width: int) -> None:
+    """Each view's cell as a PNG in $WORKBENCH_LAB_SCREENSHOTS (when set), at this window size."""
+    folder = os.environ.get("WORKBENCH_LAB_SCREENSHOTS")
+    if not folder:
+        return
+    Path(folder).mkdir(parents=True, exist_ok=True)
+    for cell, name in (
+        (1, "tuner"),
+        (2, "replayer"),
+        (3, "compare"),
+        (4, "replayer-text"),
+        (5, "tuner-uuid"),
+        (6, "compare-long-names"),
+    ):
+        view = output(page, cell)
+        view.evaluate("e => e.scrollIntoView({block: 'start'})")
+        page.wait_for_timeout(400)
+        page.screenshot(path=str(Path(folder) / f"lab-{name}-{width}.png"))
+
+
 def test_the_tuner_layout_holds_at_1280x800_with_the_file_browser_open(browser, lab):
     page = _open(browser, lab, 1280, 800, True)
+    # Real names: the UUID policies' and the 60-character configs' labels never overlap or cut.
+    for cell in (1, 3, 5, 6):
+        output(page, cell).evaluate("e => e.scrollIntoView({block: 'start'})")
+        _labels_fit(output(page, cell))
+    # The Replayer's frame, controls and reward strip are in the window together.
+    replayer = output(page, 2).locator(".wb-replay")
+    for name, top, bottom in replayer.evaluate(REPLAY_BOXES_JS):
+        assert top >= 0 and bottom <= 800, (name, top, bottom)
+    _screenshots(page, 1280)
     _check_layout(page, output(page, 1))
     for cell in (2, 4):  # the Replayer with frames, and the text rollout's
         _check_replayer_holds_still(page, output(page, cell))
@@ -224,6 +254,10 @@ def test_the_tuner_layout_holds_at_1280x800_with_the_file_browser_open(browser, 
 
 def test_the_tuner_layout_holds_at_1920x1080(page):
     _check_layout(page, output(page, 1))
+    for cell in (1, 3, 5, 6):
+        output(page, cell).evaluate("e => e.scrollIntoView({block: 'start'})")
+        _labels_fit(output(page, cell))
+    _screenshots(page, 1920)
 
 
 def test_a_small_drag_changes_a_weight_a_little_and_the_figure_follows_while_dragging(page):
@@ -348,3 +382,35 @@ def test_compare_repicks_the_reference(page):
     )
     assert re.search(r"recommended \(reference\).*0 episode pair\(s\)", summary.inner_text())
     assert page.errors == []
+
+
+def test_a_second_browser_context_and_a_reload_show_working_views(browser, lab, page):
+    """While the first page is open: the notebook in a second browser context (its views built
+    again in the same kernel) and after a reload of that page; each Tuner follows a weight."""
+    base, token = lab
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    other = open_notebook(context, base, token, "widgets.ipynb", width=1280, height=800, file_browser=True)
+    for attempt in ("second context", "reload"):
+        if attempt == "reload":
+            other.reload()
+            other.wait_for_function(
+                "() => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;"
+                " return w && w.sessionContext && w.sessionContext.session && w.sessionContext.session.kernel"
+                " && w.sessionContext.session.kernel.status === 'idle'; }",
+                timeout=TIMEOUT_MS,
+            )
+        run_all(other, WIDGET_CELLS)
+        tuner = output(other, 1)
+        tuner.locator(".workbench-tuner .bqplot").first.wait_for(timeout=TIMEOUT_MS)
+        returns = tuner.locator(".widget-html-content", has_text="top 5").first
+        before = returns.inner_text()
+        tuner.locator(".workbench-controls .jupyter-widget-Collapse-header", has_text="weights: collect").click()
+        tuner.locator(".widget-slider", has_text="collect_wood").locator(".noUi-handle").first.focus()
+        for _ in range(10):
+            other.keyboard.press("ArrowRight")
+        other.wait_for_function(
+            "([root, before]) => root.innerText !== before", arg=[returns.element_handle(), before], timeout=TIMEOUT_MS
+        )
+        assert "javascript error" not in tuner.inner_text().lower(), attempt
+    assert other.errors == [] and page.errors == [], (other.errors, page.errors)
+    context.close()

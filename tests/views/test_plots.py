@@ -59,3 +59,53 @@ def test_stacked_bars_add_up_to_the_decision_rewards(setting):
     heights = sum(patch.get_height() for patch in figure.axes[0].patches)
     expected = scores.decisions.loc[scores.decisions["episode"] == episode, "reward"].sum()
     assert heights == pytest.approx(expected)
+
+
+def _text_boxes(figure) -> list[tuple[str, object]]:
+    """Every shown tick label and legend text of ``figure`` with its box in display pixels."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = FigureCanvasAgg(figure)  # a Figure() has no canvas of its own to draw on
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    boxes = []
+    for axes in figure.axes:
+        for axis in (axes.xaxis, axes.yaxis):
+            low, high = sorted(axis.get_view_interval())
+            for tick in axis.get_major_ticks():  # only the ticks drawn: those inside the view
+                label = tick.label1
+                if low - 1e-9 <= tick.get_loc() <= high + 1e-9 and label.get_visible() and label.get_text():
+                    boxes.append((label.get_text(), label.get_window_extent(renderer)))
+        legend = axes.get_legend()
+        for text in legend.get_texts() if legend is not None else []:
+            boxes.append((text.get_text(), text.get_window_extent(renderer)))
+    return boxes
+
+
+def test_uuid_policies_and_long_names_never_overlap_or_leave_the_figure():
+    from workbench.analysis.diagnostics import diagnose
+    from workbench.testing.long_names import long_name, uuid_policies
+    from workbench.views.plots.diagnostics import diagnosis_figure
+
+    corpus = uuid_policies(sample_corpus())
+    shaped = RewardConfig.from_file(REPO / "configs" / "upstream_shaped.yaml")
+    recommended = RewardConfig.from_file(REPO / "configs" / "recommended.yaml")
+    scores = score(corpus, shaped)
+    names = (long_name("upstream_shaped"), long_name("recommended"))
+    figures = [
+        plots.component_share(scores, corpus=corpus),
+        plots.return_vs_achievements(scores, corpus),
+        plots.compare_configs(compare(corpus, shaped, recommended), labels=names, corpus=corpus),
+        diagnosis_figure(diagnose(corpus, shaped, reps=50)),
+    ]
+    for figure in figures:
+        boxes = _text_boxes(figure)
+        assert any("…" in text for text, _ in boxes)  # the UUIDs were shortened where they are shown
+        width, height = figure.bbox.width, figure.bbox.height
+        for text, box in boxes:
+            assert box.x0 >= -1 and box.x1 <= width + 1 and box.y0 >= -1 and box.y1 <= height + 1, text
+        for i, (a, p) in enumerate(boxes):
+            for b, q in boxes[i + 1 :]:
+                overlap_x = min(p.x1, q.x1) - max(p.x0, q.x0)
+                overlap_y = min(p.y1, q.y1) - max(p.y0, q.y0)
+                assert not (overlap_x > 1 and overlap_y > 1), (a, b)

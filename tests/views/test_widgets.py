@@ -193,13 +193,18 @@ def test_replayer_sends_frames_once_and_the_episode_data(corpus):
     assert "__indicator__" not in str(replayer.data["components"])
 
 
-def test_replayer_open_best_keeps_the_step_and_follows_a_config(corpus):
+def test_replayer_switching_episode_starts_it_at_its_start_and_follows_a_config(corpus):
     replayer = Replayer(corpus, SHAPED, episode="scripted-s2024-00000")
     replayer.step = 40
     replayer.episode_picker.value = "farmer-s2024-00000"
-    assert replayer.step == 40  # switching episodes keeps the step where it can
+    assert replayer.step == 0  # step 40 of one episode says nothing of another
+    replayer.step = 30
+    replayer.open("farmer-s2024-00000")  # the episode shown: it stays where it is
+    assert replayer.step == 30
     replayer.open("random-s2024-00000")
-    assert replayer.step == min(40, corpus["random-s2024-00000"].n_steps)
+    assert replayer.step == 0
+    replayer.open("random-s2024-00000", decision=3)
+    assert replayer.decision_at(replayer.step) == 3
     replayer.open("scripted-s2024-00001", decision="best")
     rewards = np.array(replayer.data["reward"])
     assert replayer.decision_at(replayer.step) == int(np.argmax(rewards)) + 1
@@ -277,7 +282,7 @@ def test_compare_three_configs_raw_and_normalised(corpus):
     assert list(view.bars.colors) == [view.color(name) for name in ["recommended", "tuned", "shaped", "default"]]
     # The per-episode axes are equal and fitted to the returns shown (a 5% margin).
     view.scale.value = "raw"
-    ex, ey = view._episode_scales
+    ex, ey = view.figures._episode_scales
     shown = np.concatenate([view.points.x, view.points.y])
     assert (ex.min, ex.max) == (ey.min, ey.max)
     assert ex.min < shown.min() and ex.max > shown.max()
@@ -338,3 +343,29 @@ def test_an_episode_with_neither_frames_nor_views_still_replays_its_rewards(corp
     assert replayer.n_steps == bare.n_decisions
     expected = score(Corpus([bare]), SHAPED).reward
     assert replayer.data["reward"] == pytest.approx(expected.tolist(), abs=1e-12)
+
+
+def test_a_step_the_page_reports_for_the_episode_shown_before_is_not_taken(corpus):
+    replayer = Replayer(corpus, SHAPED, episode="scripted-s2024-00000")
+    replayer.view.set_state({"step": 15, "step_episode": "scripted-s2024-00000"})  # as the page reports it
+    assert replayer.step == 15
+    replayer.open("farmer-s2024-00000")
+    # the page's report of step 15 for the first episode arrives after the switch
+    replayer.view.set_state({"step": 15, "step_episode": "scripted-s2024-00000"})
+    assert replayer.step == 0
+    replayer.view.set_state({"step": 7, "step_episode": "farmer-s2024-00000"})
+    assert replayer.step == 7
+
+
+def test_reset_goes_to_the_baseline_not_to_where_the_tuner_started(corpus):
+    draft = SHAPED.with_changes(weights={"collect_wood": 2.0})  # drops SHAPED's other weights
+    tuner = Tuner(corpus, draft, baseline=SHAPED, baseline_name="shaped")
+    assert tuner.config.weights == {"collect_wood": 2.0}
+    assert "shaped" in tuner.header.value
+    np.testing.assert_array_equal(tuner.baseline_scores.reward_sum, score(corpus, SHAPED).reward_sum)
+    tuner.reset()
+    # every weight as the baseline has it, the one no slider covers (a misspelling) included
+    assert tuner.config.weights == SHAPED.weights
+    np.testing.assert_array_equal(tuner.scores.reward_sum, score(corpus, SHAPED).reward_sum)
+    tuner.undo()
+    assert tuner.weight_sliders["collect_wood"].value == 2.0

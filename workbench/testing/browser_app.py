@@ -68,3 +68,59 @@ def tab(page, title: str):
 def wait_text(page, root, text: str, timeout: int = 90_000) -> None:
     """Wait until ``text`` shows in ``root`` (a locator)."""
     page.wait_for_function("([r, t]) => r.innerText.includes(t)", arg=[root.element_handle(), text], timeout=timeout)
+
+
+@contextlib.contextmanager
+def foreign_page(body: str) -> Iterator[str]:
+    """A page of another origin (``body``, HTML) served from its own loopback port by a tiny
+    ``http.server`` in a thread; yields its URL and stops the server at the end."""
+    import http.server
+    import threading
+
+    page = body.encode()
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+            self.send_response(200)
+            self.send_header("content-type", "text/html; charset=utf-8")
+            self.send_header("content-length", str(len(page)))
+            self.end_headers()
+            self.wfile.write(page)
+
+        def log_message(self, *_args: object) -> None:  # quiet: the test's output is the test's
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", free_port()), Handler)
+    thread = threading.Thread(target=server.serve_forever, name="foreign page", daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def upgrade_status(port: int, path: str, headers: dict[str, str]) -> str:
+    """The status line the app answers a raw websocket upgrade of ``path`` with (``headers`` added)."""
+    import base64
+    import socket
+
+    key = base64.b64encode(os.urandom(16)).decode()
+    lines = [
+        f"GET {path} HTTP/1.1",
+        f"Host: 127.0.0.1:{port}",
+        "Upgrade: websocket",
+        "Connection: Upgrade",
+        f"Sec-WebSocket-Key: {key}",
+        "Sec-WebSocket-Version: 13",
+        *(f"{k}: {v}" for k, v in headers.items()),
+    ]
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as connection:
+        connection.sendall(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
+        answer = b""
+        while b"\r\n" not in answer:
+            chunk = connection.recv(4096)
+            if not chunk:
+                break
+            answer += chunk
+    return answer.split(b"\r\n", 1)[0].decode("latin-1")

@@ -111,10 +111,11 @@ def lab_server(root: Path) -> Iterator[tuple[str, str]]:
 
 def open_notebook(browser, base: str, token: str, name: str, *, width: int, height: int, file_browser: bool):
     """A page with notebook ``name`` open at a window of ``width`` x ``height``, the file browser
-    open or closed, and its kernel started. Page errors collect in ``page.errors``."""
-    page = browser.new_page(viewport={"width": width, "height": height})
+    open or closed, and its kernel started. Page errors and console errors collect in ``page.errors``."""
+    page = browser.new_page()  # ``browser`` may be a Browser or a BrowserContext (a second one)
+    page.set_viewport_size({"width": width, "height": height})
     page.errors = []
-    page.on("pageerror", lambda error: page.errors.append(str(error)))
+    collect_errors(page, page.errors)
     page.goto(f"{base}/lab/tree/{name}?token={token}&reset")
     page.wait_for_function(
         "() => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;"
@@ -151,3 +152,66 @@ def launch(playwright):
             f"{CHROMIUM} is missing: install Debian's chromium (`apt-get install -y chromium`; `make test` does)"
         )
     return playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+
+
+def collect_errors(page, errors: list[str]) -> None:
+    """Append to ``errors`` every uncaught page error and every console message of type error
+    (bqplot's and the widget manager's included) that ``page`` logs from now on."""
+    page.on("pageerror", lambda error: errors.append(f"pageerror: {error}"))
+    page.on("console", lambda message: errors.append(f"console: {message.text}") if message.type == "error" else None)
+
+
+#: Every figure's text (tick labels, category labels, titles) under ``root``: pairs of labels whose
+#: boxes overlap, and labels reaching outside their figure (cut off). Only shown text counts.
+LABELS_JS = """(root) => {
+  const overlaps = [], cut = [], counted = [];
+  for (const figure of root.querySelectorAll('.bqplot.figure, .bqplot > svg, svg.svg-figure')) {
+    const frame = figure.getBoundingClientRect();
+    if (!frame.width) continue;
+    const texts = [...figure.querySelectorAll('text')].filter(t => t.textContent.trim()
+        && getComputedStyle(t).display !== 'none' && getComputedStyle(t).visibility !== 'hidden'
+        && t.getBoundingClientRect().width > 0);
+    const boxes = texts.map(t => [t.textContent.trim(), t.getBoundingClientRect()]);
+    counted.push(boxes.length);
+    for (const [text, r] of boxes) {
+      if (r.left < frame.left - 1 || r.right > frame.right + 1 || r.top < frame.top - 1 || r.bottom > frame.bottom + 1)
+        cut.push(text);
+    }
+    for (let i = 0; i < boxes.length; i++) for (let j = i + 1; j < boxes.length; j++) {
+      const [a, p] = boxes[i], [b, q] = boxes[j];
+      const dx = Math.min(p.right, q.right) - Math.max(p.left, q.left);
+      const dy = Math.min(p.bottom, q.bottom) - Math.max(p.top, q.top);
+      if (dx > 1 && dy > 1) overlaps.push([a, b]);
+    }
+  }
+  return {overlaps, cut, counted};
+}"""
+
+
+#: A Replayer (``root``: its ``.wb-replay``) scrolled to the top of its scrolling parent: the
+#: vertical extents of its toolbar, reward strip and picture, to check they fit the window together.
+REPLAY_BOXES_JS = """(root) => { root.scrollIntoView({block: 'start'});
+  return ['.wb-toolbar', '.wb-strip', '.wb-picture'].map(s => { const r = root.querySelector(s).getBoundingClientRect();
+    return [s, r.top, r.bottom]; }); }"""
+
+#: Slider tracks, labels, buttons and boxes of the Tuner's control column, measured in the page.
+LAYOUT_JS = """(root) => {
+  const column = root.querySelector('.workbench-controls').getBoundingClientRect();
+  const tracks = [...root.querySelectorAll('.workbench-controls .widget-slider .slider-container')]
+      .filter(e => e.offsetParent !== null).map(e => e.getBoundingClientRect().width);
+  const clipped = [...root.querySelectorAll('.workbench-controls .widget-label, .workbench-controls button,'
+      + ' .workbench-controls .widget-readout, .workbench-controls input, .workbench-controls select')]
+    .filter(e => e.offsetParent !== null)
+    .filter(e => { const r = e.getBoundingClientRect();
+      return e.scrollWidth > e.clientWidth + 1 || r.left < column.left - 1 || r.right > column.right + 1; })
+    .map(e => e.className + ':' + (e.innerText || e.value || ''));
+  return {tracks, clipped, left: column.left, width: column.width};
+}"""
+
+#: The Tuner's fixed text boxes: height, content height, line height, and (returns table) the table's height.
+TEXT_BOXES_JS = """(root) => [...root.querySelectorAll('.widget-html')]
+  .filter(e => e.offsetParent !== null && getComputedStyle(e).overflowY === 'auto').map(e => {
+    const lined = e.querySelector('.widget-html-content > div'); const table = e.querySelector('table');
+    return {text: e.innerText.slice(0, 30), height: e.clientHeight, content: e.scrollHeight,
+            line: lined ? parseFloat(getComputedStyle(lined).lineHeight) : null,
+            table: table ? table.getBoundingClientRect().height : null}; })"""

@@ -201,6 +201,5 @@ class ConfigsPage:
         name, config = self.selected
         if self.session.compare is None:
             raise CorpusError("no Compare yet: open a corpus on the Corpus page first")
-
+        self.session.tabs.selected_index = COMPARE  # first: its figures redraw in front, never hidden
         self.session.compare.add(name, config, show=True)
-        self.session.tabs.selected_index = COMPARE

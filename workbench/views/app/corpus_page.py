@@ -16,7 +16,7 @@ import ipywidgets as w
 from workbench.data.episodes import Corpus
 from workbench.data.importers import ImportResult, import_crafter_recorder, import_rollouts, import_traces
 from workbench.data.policies import BUILTIN_POLICIES
-from workbench.data.recording import record
+from workbench.data.recording import RecordReport, record
 from workbench.errors import RecordingError
 from workbench.views.app.common import Status, guarded, heading, in_background, open_corpus_spec
 from workbench.views.widgets.common import counts_note
@@ -191,14 +191,22 @@ class CorpusPage:
         self.status.show(f"recording {episodes} {policy} episodes into {out} ...", "info")
 
         def work() -> str:
-            report = None
+            # One episode per call (``resume`` adds the next) so the bar moves; the reports add up to
+            # the run's (the last call's alone would say "recorded 1 ... skipped n-1 (resume)").
+            total = RecordReport(out=Path(out))
             for n in range(1, episodes + 1):
                 report = record(policy, n, out, max_steps=max_steps, resume=n > 1, progress=False)
+                total.recorded += report.recorded
+                total.failed.update(report.failed)
+                total.steps += report.steps
+                total.elapsed += report.elapsed
+                if n == 1:
+                    total.skipped = report.skipped  # only what was there before this run
                 if report.failed:
                     break
                 self.record_progress.value = n
                 self.record_progress.description = f"{n}/{episodes} episodes"
-            return str(report)
+            return str(total)
 
         def done(text: str) -> None:
             self.report.value = f"<pre class='wb-app-report'>{html.escape(text)}</pre>"

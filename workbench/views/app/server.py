@@ -16,6 +16,7 @@ from urllib.parse import parse_qs
 from workbench.errors import WorkbenchError
 from workbench.util.memory import retain_freed_memory
 from workbench.views.app import options as app_options
+from workbench.views.app.origin import OriginMiddleware
 
 log = logging.getLogger("workbench.views.app")
 
@@ -125,7 +126,8 @@ class TokenMiddleware:
 
 def build_app(token: str | None) -> ASGIApp:
     """Solara's Starlette app serving the workbench page, wrapped in ``TokenMiddleware`` unless
-    ``token`` is None. Importing Solara's server reads ``SOLARA_APP``, so it is set first."""
+    ``token`` is None, and always in ``OriginMiddleware`` (a page of another origin is refused,
+    token or not). Importing Solara's server reads ``SOLARA_APP``, so it is set first."""
     os.environ["SOLARA_APP"] = PAGE
     os.environ.setdefault("SOLARA_TELEMETRY_MIXPANEL_ENABLE", "False")  # no calls home from a closed network
     os.environ.setdefault("SOLARA_THEME_SHOW_BANNER", "False")  # its badge would cover the pages' corner
@@ -136,7 +138,7 @@ def build_app(token: str | None) -> ASGIApp:
     warnings.filterwarnings("ignore", message="Cookies with samesite=none require https")
     from solara.server.starlette import app as solara_app
 
-    return solara_app if token is None else TokenMiddleware(solara_app, token)
+    return OriginMiddleware(solara_app if token is None else TokenMiddleware(solara_app, token))
 
 
 def url(host: str, port: int, token: str | None) -> str:

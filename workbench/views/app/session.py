@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import logging
 from pathlib import Path
 from typing import Any
@@ -37,9 +38,9 @@ class _ReplayerLink:
         self._session, self._replayer = session, replayer
 
     def open(self, episode: str, *, decision: int | str | None = None) -> None:
-        """Open ``episode`` in the Replayer and show the Replay page."""
-        self._replayer.open(episode, decision=decision)
+        """Show the Replay page and open ``episode`` in its Replayer (at ``decision``)."""
         self._session.tabs.selected_index = REPLAY
+        self._replayer.open(episode, decision=decision)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._replayer, name)
@@ -54,8 +55,8 @@ class _CompareLink:
     def add(self, name: str, config: RewardConfig, **kwargs: Any) -> None:
         """Offer ``config`` to Compare, keep it among the session's configs and show Compare."""
         self._session.add_config(name, config, "sent from the Tuner", to_compare=False)
+        self._session.tabs.selected_index = COMPARE  # first: its figures redraw in front, never hidden
         self._compare.add(name, config, **kwargs)
-        self._session.tabs.selected_index = COMPARE
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._compare, name)
@@ -64,7 +65,10 @@ class _CompareLink:
 class AppSession:
     """Everything one browser tab works with. ``configs`` maps names to configs (``sources``
     says where each came from); ``tuner``, ``replayer``, ``compare`` are the views on ``corpus``
-    (None until a corpus is open); ``widget`` is the whole page (a ``Tab``)."""
+    (None until a corpus is open); ``widget`` is the whole page (a ``Tab``). ``baseline`` is the
+    config the user gave (the first ``--config``; else the task app's defaults), named
+    ``baseline_name`` in the header: the Tuner's ghost and where its Reset goes, whatever
+    draft the Tuner starts from."""
 
     def __init__(self, options: AppOptions) -> None:
 
@@ -82,7 +86,7 @@ class AppSession:
         self.tune_page, self.replay_page, self.compare_page = tune_page(), replay_page(), compare_page()
         self.corpus_page = CorpusPage(self)
         self.configs_page = ConfigsPage(self)
-        self._load_configs()
+        self.baseline_name, self.baseline = self._load_configs()
         pages = [
             self.corpus_page.widget,
             self.tune_page.widget,
@@ -91,7 +95,14 @@ class AppSession:
             self.configs_page.widget,
         ]
         self.tabs = w.Tab(children=pages, titles=TABS, layout=w.Layout(width="100%"))
-        header = w.HTML("<div style='font-size:18px;font-weight:600;margin:4px 0'>Crafter Reward Workbench</div>")
+        self.tabs.observe(lambda _change: self._tab_shown(), names="selected_index")
+        source = html.escape(self.sources[self.baseline_name], quote=True)
+        header = w.HTML(
+            "<div style='font-size:18px;font-weight:600;margin:4px 0;white-space:nowrap;overflow:hidden;"
+            "text-overflow:ellipsis'>Crafter Reward Workbench <span class='wb-app-baseline' "
+            f"title='{source}' style='font-size:13px;font-weight:normal;color:#444'>baseline (the Tuner's ghost "
+            f"and Reset): <b>{html.escape(self.baseline_name)}</b></span></div>"
+        )
         self.widget = w.VBox([header, self.status.widget, self.tabs], layout=w.Layout(width="100%", padding="4px"))
         self.widget.add_class("wb-app")
         if isinstance(options.corpus, Corpus):
@@ -100,10 +111,12 @@ class AppSession:
             self.corpus_page.open_spec(options.corpus)
 
     # -- configs ------------------------------------------------------------------------------
-    def _load_configs(self) -> None:
+    def _load_configs(self) -> tuple[str, RewardConfig]:
+        """Load the workspace's and the given configs; returns the baseline's name and config."""
         kept, problems = self.workspace.configs()
         for name, config in kept.items():
             self.configs[name], self.sources[name] = config, f"workspace: {self.workspace.path_for(name)}"
+        given: list[str] = []
         for path in self.options.configs:
             try:
                 config = RewardConfig.from_file(path)
@@ -112,12 +125,15 @@ class AppSession:
                 continue
             name = self.unique_name(Path(path).stem)
             self.configs[name], self.sources[name] = config, f"file: {Path(path).resolve()}"
-        if not self.configs:
+            given.append(name)
+        if not given and DEFAULT_NAME not in self.configs:
             self.configs[DEFAULT_NAME] = RewardConfig(strategy="per_achievement")
             self.sources[DEFAULT_NAME] = "the task app's defaults (every weight 1, k-limit 1)"
         if problems:
             self.status.show("some configs were not loaded:\n" + "\n".join(problems), "warning")
         self.configs_page.refresh()
+        baseline = given[0] if given else DEFAULT_NAME
+        return baseline, self.configs[baseline]
 
     def unique_name(self, name: str) -> str:
         """``name``, or ``name-2``, ``name-3`` ... when the session has a config of that name."""
@@ -138,17 +154,22 @@ class AppSession:
 
     # -- corpus and views ---------------------------------------------------------------------
     def set_corpus(self, corpus: Corpus, label: str, tuner_config: RewardConfig | None = None) -> None:
-        """Make ``corpus`` the session's: builds the Tuner (from ``tuner_config``, else the kept
-        draft, else the first config), the Replayer and Compare in the background, then links them."""
+        """Make ``corpus`` the session's: builds the Tuner (starting from ``tuner_config``, else
+        the kept draft, else the baseline; its ghost and Reset are the baseline's), the Replayer
+        and Compare in the background, then links them."""
         if len(corpus) == 0:
             raise CorpusError(f"{label}: the corpus has no episodes")
         self.building = True
         for page in (self.tune_page, self.replay_page, self.compare_page):
             page.wait(f"scoring {len(corpus)} episodes ({corpus.n_decisions:,} decisions) ...")
-        start = tuner_config or self.workspace.draft() or next(iter(self.configs.values()))
+        start = tuner_config or self.workspace.draft() or self.baseline
 
         def build() -> tuple[Tuner, Replayer, Compare]:
-            return Tuner(corpus, start), Replayer(corpus, start), Compare(corpus, dict(self.configs))
+            return (
+                self._tuner(corpus, start),
+                Replayer(corpus, start),
+                Compare(corpus, dict(self.configs), a=self.baseline_name),
+            )
 
         def done(views: tuple[Tuner, Replayer, Compare]) -> None:
             self.corpus, self.corpus_label = corpus, label
@@ -178,10 +199,19 @@ class AppSession:
         if self.corpus is None:
             raise CorpusError("no corpus is open: open one on the Corpus page first")
         assert self.replayer is not None and self.compare is not None
-        tuner = Tuner(self.corpus, config)
+        tuner = self._tuner(self.corpus, config)
+        self.tabs.selected_index = TUNE  # first: the new Tuner's figure is drawn in front, never hidden
         self._install(tuner, self.replayer, self.compare)
         self._keep_draft()
-        self.tabs.selected_index = TUNE
+
+    def _tuner(self, corpus: Corpus, start: RewardConfig) -> Tuner:
+        return Tuner(corpus, start, baseline=self.baseline, baseline_name=self.baseline_name)
+
+    def _tab_shown(self) -> None:
+        pages = {TUNE: self.tune_page, REPLAY: self.replay_page, COMPARE: self.compare_page}
+        page = pages.get(self.tabs.selected_index)
+        if page is not None:
+            page.activate()
 
     def _keep_draft(self) -> None:
         if self.tuner is None:

@@ -14,7 +14,11 @@ NO_CORPUS = "<p style='color:#555'>No corpus is open yet: open one on the <b>Cor
 
 class ViewPage:
     """A page showing one view's widget under a title (``widget``); ``show`` swaps the view in,
-    ``wait`` shows a line while the view is being built."""
+    ``wait`` shows a line while the view is being built.
+
+    The view enters the page only once the page's tab is shown (``activate``): a figure drawn
+    in a hidden tab has no size (the browser logs a negative ``<rect>`` per bar), and the first
+    load sends only the page in front."""
 
     def __init__(self, title: str, note: str) -> None:
         self.title = title
@@ -22,11 +26,22 @@ class ViewPage:
         self.widget = w.VBox([heading(title, note), self.body], layout=w.Layout(width="100%"))
         self.widget.add_class(f"wb-app-page-{title.lower()}")
         self.view: Any = None
+        self.active = False
 
     def show(self, view: Any) -> None:
-        """Show ``view`` (a Tuner, Replayer or Compare: anything with a ``.widget``)."""
+        """Show ``view`` (a Tuner, Replayer or Compare: anything with a ``.widget``), at once if
+        the page is in front, else when it comes to the front."""
         self.view = view
-        self.body.children = [view.widget]
+        if self.active:
+            self.body.children = [view.widget]
+        else:
+            self.body.children = [w.HTML("<p style='color:#555'>ready</p>")]
+
+    def activate(self) -> None:
+        """The page's tab is shown: put its view in (once)."""
+        self.active = True
+        if self.view is not None and self.view.widget not in self.body.children:
+            self.body.children = [self.view.widget]
 
     def wait(self, text: str) -> None:
         """Show ``text`` instead of a view (while one is built, or when there is none)."""

@@ -14,14 +14,17 @@ from workbench.util.extras import require_extra
 require_extra("lab", "the figures (workbench.views.plots)", "matplotlib")
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
-from matplotlib.figure import Figure
-from matplotlib.ticker import MaxNLocator
 
 from workbench.core.crafter_facts import ACHIEVEMENTS
 from workbench.data.episodes import Corpus, Episode
+from workbench.util.labels import short_label
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 #: Okabe & Ito (2008), distinguishable with the common colour-vision deficiencies.
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
@@ -39,12 +42,18 @@ KIND_LABELS = {
     "achievement_count": "achievement-count shaping",
 }
 WIDE = (10.0, 4.0)
+#: Names on tick labels and legends (episode ids, policies: task-app ids are 36-character UUIDs)
+#: are shortened to this many characters around an ellipsis, so the axes keep their room.
+LABEL_CHARS = 24
 SQUARE = (6.0, 5.0)
 
 
 def _figure(size: tuple[float, float] = WIDE, ncols: int = 1) -> tuple[Figure, np.ndarray]:
     # Figure() rather than plt.figure(): returned figures are not kept alive by pyplot's
-    # registry, so a notebook that draws hundreds of them does not leak.
+    # registry, so a notebook that draws hundreds of them does not leak. Imported here: the
+    # widgets and the app read this module's colours and never pay matplotlib's ~1 s import.
+    from matplotlib.figure import Figure
+
     fig = Figure(figsize=size, layout="constrained")
     axes = fig.subplots(1, ncols, squeeze=False)[0]
     return fig, axes
@@ -82,7 +91,7 @@ def decision_components(scores, episode: str) -> Figure:
     ax.axhline(0, color="0.3", linewidth=0.8)
     ax.set_ylim(min(down.min(), 0.0) * 1.1, max(up.max(), 1e-9) * 1.1)
     ax.set(xlabel="decision", ylabel="reward (after lambda)")
-    ax.set_title(f"Shaped reward per decision: {episode}", pad=6.0 + reach)
+    ax.set_title(f"Shaped reward per decision: {short_label(episode, 2 * LABEL_CHARS)}", pad=6.0 + reach)
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     return fig
 
@@ -148,7 +157,11 @@ def cumulative_return(scores, episode: str, *, cursor: int | None = None) -> Fig
     fig, (ax,) = _figure()
     ax.step(x, decisions["return"].to_numpy(), where="post", color=PALETTE[0], label="shaped return")
     ax.step(x, decisions["env_reward"].cumsum().to_numpy(), where="post", color=PALETTE[5], label="Crafter return")
-    ax.set(title=f"Returns over the episode: {episode}", xlabel="decision", ylabel="cumulative reward")
+    ax.set(
+        title=f"Returns over the episode: {short_label(episode, 2 * LABEL_CHARS)}",
+        xlabel="decision",
+        ylabel="cumulative reward",
+    )
     twin = ax.twinx()
     twin.step(
         x,
@@ -159,6 +172,8 @@ def cumulative_return(scores, episode: str, *, cursor: int | None = None) -> Fig
         label="achievements unlocked",
     )
     twin.set_ylabel("achievements unlocked (count)")
+    from matplotlib.ticker import MaxNLocator
+
     twin.yaxis.set_major_locator(MaxNLocator(integer=True))
     twin.set_ylim(0, len(ACHIEVEMENTS) + 0.5)  # the full scale: 22 achievements
     if cursor is not None:
@@ -185,7 +200,7 @@ def achievement_timeline(episode: Episode) -> Figure:
         ax.text(0.5, 0.5, "no achievement unlocked", transform=ax.transAxes, ha="center")
         ax.set_yticks([])
     ax.set_xlim(0, episode.n_decisions + 1)
-    ax.set(title=f"Achievement timeline: {episode.id}", xlabel="decision of first unlock")
+    ax.set(title=f"Achievement timeline: {short_label(episode.id, 2 * LABEL_CHARS)}", xlabel="decision of first unlock")
     return fig
 
 
@@ -200,12 +215,15 @@ def compare_configs(
     if corpus is not None:
         groups = episodes["episode"].map(corpus.groups(by))
         for color, (group, rows) in zip(PALETTE, episodes.groupby(groups, sort=False)):
-            left.scatter(rows["return_a"], rows["return_b"], color=color, s=24, label=group)
+            left.scatter(
+                rows["return_a"], rows["return_b"], color=color, s=24, label=short_label(str(group), LABEL_CHARS)
+            )
     else:
         left.scatter(a, b, color=PALETTE[0], s=24)
     low, high = float(min(a.min(), b.min(), 0.0)), float(max(a.max(), b.max(), 1e-9))
     left.plot([low, high], [low, high], color="0.6", linewidth=1, label="equal")
-    left.set(title="Shaped return per episode", xlabel=f"return under {labels[0]}", ylabel=f"return under {labels[1]}")
+    names = [short_label(str(label), 2 * LABEL_CHARS) for label in labels]
+    left.set(title="Shaped return per episode", xlabel=f"return under {names[0]}", ylabel=f"return under {names[1]}")
     left.legend(loc="upper left", frameon=False, title=by if corpus is not None else None)
     shown = comparison.largest_changes(top)
     shown = shown[shown["difference"] != 0].iloc[::-1]
@@ -221,8 +239,8 @@ def compare_configs(
         right.set(title="Reward by component, corpus total", xticks=[], yticks=[])
         return fig
     y = np.arange(len(shown))
-    right.barh(y - 0.2, shown["total_a"], height=0.4, color=PALETTE[0], label=labels[0])
-    right.barh(y + 0.2, shown["total_b"], height=0.4, color=PALETTE[1], label=labels[1])
+    right.barh(y - 0.2, shown["total_a"], height=0.4, color=PALETTE[0], label=names[0])
+    right.barh(y + 0.2, shown["total_b"], height=0.4, color=PALETTE[1], label=names[1])
     right.set_yticks(y, shown["component"])
     right.axvline(0, color="0.3", linewidth=0.8)
     right.set(title=f"Reward by component, corpus total (top {len(shown)} changes)", xlabel="reward (after lambda)")
@@ -251,7 +269,7 @@ def component_share(scores, *, by: str | None = "policy", corpus: Corpus | None 
     for kind in [k for k in KIND_COLORS if k in shares.columns]:
         ax.barh(y, shares[kind], left=left, color=KIND_COLORS[kind], label=KIND_LABELS[kind])
         left += shares[kind].to_numpy()
-    ax.set_yticks(y, shares.index)
+    ax.set_yticks(y, [short_label(str(group), LABEL_CHARS) for group in shares.index])
     ax.set_xlim(0, 100)
     ax.set(title="Share of shaped reward by component", xlabel="share of |reward| (%)")
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
@@ -265,7 +283,9 @@ def return_vs_achievements(scores, corpus: Corpus, *, by: str = "policy") -> Fig
     frame = pd.DataFrame({"return": returns, "unlocked": index["n_unlocked"], "group": corpus.groups(by)}).dropna()
     fig, (ax,) = _figure(SQUARE)
     for color, (group, rows) in zip(PALETTE, frame.groupby("group")):
-        ax.scatter(rows["unlocked"], rows["return"], color=color, label=group, s=30, alpha=0.85)
+        ax.scatter(
+            rows["unlocked"], rows["return"], color=color, label=short_label(str(group), LABEL_CHARS), s=30, alpha=0.85
+        )
     ax.set(
         title="Shaped return vs. achievements unlocked",
         xlabel="achievements unlocked (of 22)",

@@ -8,7 +8,8 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from workbench.views.plots import KIND_COLORS, KIND_LABELS, PALETTE
+from workbench.util.labels import short_label
+from workbench.views.plots import KIND_COLORS, KIND_LABELS, LABEL_CHARS, PALETTE
 
 __all__ = ["diagnosis_figure"]
 
@@ -52,7 +53,7 @@ def _farming(ax, diagnosis, max_episodes: int) -> None:
         ax.barh(y, values, left=left, color=color, label=label)
         left += values
     labels = [
-        f"{'! ' if flagged else ''}{episode}{' (est.)' if estimated else ''}"
+        f"{'! ' if flagged else ''}{short_label(str(episode), LABEL_CHARS)}{' (est.)' if estimated else ''}"
         for episode, flagged, estimated in zip(table["episode"], table["flagged"], table["count_shaping_estimated"])
     ]
     ax.set_yticks(y, labels, fontsize=7)
@@ -75,7 +76,9 @@ def _dominance(ax, diagnosis) -> None:
         ax.barh(y, values, left=left, color=KIND_COLORS[kind], label=KIND_LABELS[kind])
         left += values
     ax.axvline(100 * (1 - diagnosis.settings["dominance_threshold"]), color="black", linestyle=":", linewidth=1)
-    ax.set_yticks(y, [f"{'! ' if flagged.get(g, False) else ''}{g}" for g in shares.index])
+    ax.set_yticks(
+        y, [f"{'! ' if flagged.get(g, False) else ''}{short_label(str(g), LABEL_CHARS)}" for g in shares.index]
+    )
     ax.set_xlim(0, 100)
     ax.set(title=f"Dominance: share of reward by kind, per {by}", xlabel="share of |reward| (%)")
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=2, fontsize=7, frameon=False)
@@ -87,7 +90,8 @@ def _scatter(ax, diagnosis) -> None:
     achievements = diagnosis.scores.episodes["unique_achievements_total"].to_numpy()
     for color, group in zip(PALETTE * 4, pd.unique(table[by])):
         rows = (table[by] == group).to_numpy()
-        ax.scatter(achievements[rows], table["return"].to_numpy()[rows], color=color, label=group, s=28, alpha=0.85)
+        label = short_label(str(group), LABEL_CHARS)
+        ax.scatter(achievements[rows], table["return"].to_numpy()[rows], color=color, label=label, s=28, alpha=0.85)
     if len(diagnosis.misranked):
         worst = diagnosis.misranked.iloc[0]
         ax.plot(

@@ -3,12 +3,15 @@
 They hold controls, not logic: every number comes from ``workbench.scoring`` and
 ``workbench.analysis.alignment``, every file from ``RewardConfig`` methods. One view per module:
 
-- ``Tuner`` (``tuner.py``): strategy, lambda, a weight slider per achievement, k-limits, resource
-  tables; re-scores live while dragging; returns per policy against a ghost baseline; Reset,
-  Undo, filters, Save / Export, send to Compare; click an episode to replay it.
+- ``Tuner`` (``tuner.py``; its control column in ``tuner_controls.py``, its text views in
+  ``tuner_text.py``, its figure in ``returns_figure.py``): strategy, lambda, a weight slider per
+  achievement, k-limits, resource tables; re-scores live while dragging; returns per policy
+  against a ghost baseline (where Reset goes); Undo, filters, Save / Export, send to Compare;
+  click an episode to replay it.
 - ``Replayer`` (``replayer.py``): an episode played in the browser (frames, or a text rollout's
   map views drawn with Crafter's textures) beside its state, components and reward strip.
-- ``Compare`` (``compare.py``): several configs side by side, raw or normalised.
+- ``Compare`` (``compare.py``; figures in ``compare_figures.py``, text in ``compare_text.py``):
+  several configs side by side, raw or normalised, a legend naming each in its colour.
 
 ``link(tuner, replayer, compare)`` wires them together.
 """

@@ -14,6 +14,7 @@ import pandas as pd
 from workbench.core.reward import INDICATOR_COMPONENT_NAME
 from workbench.data.episodes import Corpus
 from workbench.data.importers.counts import ESTIMATED_MEANING
+from workbench.util.labels import short_label, short_labels
 from workbench.views.plots import KIND_COLORS, PALETTE
 
 #: Width of a control column: fixed, so controls never move when an output changes size.
@@ -145,6 +146,24 @@ def counts_note(corpus: Corpus) -> str:
     )
 
 
+def fit_chars(width_px: float, slots: int, char_px: float = 8.5) -> int:
+    """How many characters of ``char_px`` fit in one of ``slots`` slots sharing ``width_px`` (at least 6)."""
+    return max(6, int(width_px / max(slots, 1) / char_px))
+
+
+def legend_html(groups: list[str], colors: dict[str, str], short: list[str], title: str = "") -> str:
+    """The figure's groups in their colours, each whole (its tick label may be shortened), after ``title``."""
+    items = []
+    for name, label in zip(groups, short):
+        shown = html.escape(name) if label == name else f"{html.escape(label)} = {html.escape(name)}"
+        items.append(
+            f"<span style='margin-right:12px;white-space:nowrap'><span style='color:{colors.get(name, '#555')}'>"
+            f"&#9679;</span> {shown}</span>"
+        )
+    lead = f"<b>{html.escape(title)}</b>: " if title else ""
+    return f"<div style='font-size:12px;line-height:18px;word-break:break-all'>{lead}{' '.join(items)}</div>"
+
+
 def error_html(message: str) -> str:
     """A user error as a line of red text."""
     return f"<span style='color:#D55E00'>{html.escape(message)}</span>"
@@ -159,12 +178,16 @@ __all__ = [
     "component_label",
     "counts_note",
     "error_html",
+    "fit_chars",
     "fixed",
     "from_browser",
     "group_colors",
     "groups_of",
+    "legend_html",
     "lined",
     "lines_box",
     "scroll_box",
+    "short_label",
+    "short_labels",
     "slider_style",
 ]

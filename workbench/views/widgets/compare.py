@@ -1,12 +1,11 @@
-"""Compare: three or more configs side by side over a corpus, raw or normalised, linked to the
-Replayer (click an episode to replay it)."""
+"""Compare: several configs side by side over a corpus, raw or normalised, linked to the Replayer.
+
+A click on an episode replays it."""
 
 from __future__ import annotations
 
-import html
 from typing import Any
 
-import bqplot as bq
 import ipywidgets as w
 import numpy as np
 import pandas as pd
@@ -17,15 +16,15 @@ from workbench.data.episodes import Corpus
 from workbench.errors import WorkbenchError
 from workbench.scoring import Comparison, Scores, compare, prepare, score
 from workbench.views.plots import PALETTE
-from workbench.views.widgets.common import LatestWins, component_label, counts_note, groups_of, lined, lines_box
+from workbench.views.widgets.common import LatestWins, counts_note, groups_of, legend_html
+from workbench.views.widgets.compare_figures import CompareFigures
+from workbench.views.widgets.compare_text import components_html, config_legend_html, groups_html, summary_html
 
 #: How returns are put on one scale: as they are, as a share of each config's largest
 #: |mean return|, or as ranks (1 = paid most).
 SCALES = ("raw", "share of max", "ranks")
 #: Episodes drawn one point each up to this many in the episodes figure; above, a sample.
 MAX_POINTS = 400
-#: The summary's fixed height in lines: a config a line or two at 1920 px, scrolling when narrower.
-SUMMARY_LINES = 6
 
 
 def normalised(returns: np.ndarray, scale: str) -> np.ndarray:
@@ -80,6 +79,41 @@ class Compare:
         others = [b] if b else [n for n in names if n != reference][:3] or [reference]
         self._scores: dict[tuple[str, int], Scores] = {}
         self._tables: dict[tuple, tuple] = {}  # keyed by id of Scores kept alive in the value
+        self.summary = w.HTML()  # as tall as its configs: every one is shown, whatever the width
+        self.summary.add_class("workbench-compare-summary")
+        self.legend = w.HTML()
+        self._groups = list(dict.fromkeys(groups_of(self.corpus, by).reindex(list(self.prepared.ids))))
+        self.figures = CompareFigures(self._groups, by, self._on_pick)
+        self.bars, self.points = self.figures.bars, self.figures.points
+        self.groups_figure, self.episodes_figure = self.figures.groups_figure, self.figures.episodes_figure
+        self._picked: list[int] = []
+        group_names = w.HTML(
+            legend_html(self._groups, {}, self.figures.short, title=by) if self.figures.short != self._groups else ""
+        )
+        self.groups_view = w.HTML()
+        self.components_view = w.HTML()
+        tables = w.Tab(children=[self.groups_view, self.components_view], titles=("per group", "components"))
+        header = w.HTML(counts_note(corpus))
+        controls = self._build_controls(names, reference, others)
+        self.widget = w.VBox(
+            [
+                controls,
+                header,
+                self.summary,
+                self.legend,
+                w.HBox([self.groups_figure, self.episodes_figure], layout=w.Layout(flex_flow="row wrap")),
+                group_names,
+                tables,
+            ]
+        )
+        self.widget.add_class("workbench-compare")
+        self._updating = False
+        self._updates = LatestWins(self.update)
+        self.update()
+        for control in (self.picker_a, self.shown, self.scale):
+            control.observe(self._updates.request, names="value")
+
+    def _build_controls(self, names: list[str], reference: str, others: list[str]) -> w.HBox:
         self.picker_a = w.Dropdown(
             options=names, value=reference, description="reference", layout=w.Layout(width="300px")
         )
@@ -100,80 +134,11 @@ class Compare:
         )
         self.swap_button = w.Button(description="Swap", icon="exchange", tooltip="reference <-> first compared")
         self.swap_button.on_click(lambda _: self.swap())
-        self.summary = w.HTML(layout=lines_box(SUMMARY_LINES))
-        self._build_figures()
-        self.groups_view = w.HTML()
-        self.components_view = w.HTML()
-        tables = w.Tab(children=[self.groups_view, self.components_view], titles=("per group", "components"))
-        header = w.HTML(counts_note(corpus))
         # wraps (the returns toggles below) rather than squeezing the pickers in a narrow notebook
-        controls = w.HBox(
+        return w.HBox(
             [w.VBox([self.picker_a, self.swap_button], layout=w.Layout(flex="0 0 auto")), self.shown, self.scale],
             layout=w.Layout(flex_flow="row wrap", align_items="flex-start"),
         )
-        self.widget = w.VBox(
-            [controls, header, self.summary, w.HBox([self.groups_figure, self.episodes_figure]), tables]
-        )
-        self.widget.add_class("workbench-compare")
-        self._updating = False
-        self._updates = LatestWins(self.update)
-        self.update()
-        for control in (self.picker_a, self.shown, self.scale):
-            control.observe(self._updates.request, names="value")
-
-    # -- figures -----------------------------------------------------------------------------
-    def _build_figures(self) -> None:
-        self._groups = list(dict.fromkeys(groups_of(self.corpus, self.by).reindex(list(self.prepared.ids))))
-        gx, gy = bq.OrdinalScale(), bq.LinearScale()
-        self._bar_scale = gy
-        self.bars = bq.Bars(
-            x=self._groups,
-            y=np.zeros((1, len(self._groups))),
-            scales={"x": gx, "y": gy},
-            type="grouped",
-            colors=list(PALETTE),
-            display_legend=False,
-            labels=["-"],
-            tooltip=bq.Tooltip(fields=["x", "y"], formats=["", ".3f"], labels=[self.by, "mean"]),
-        )
-        self.groups_figure = bq.Figure(
-            marks=[self.bars],
-            axes=[bq.Axis(scale=gx), bq.Axis(scale=gy, side="left", grid_lines="dashed")],
-            title="mean shaped return per " + self.by,
-            animation_duration=0,
-            title_style={"font-size": "13px"},
-            display_toolbar=False,  # its hover toolbar covers the title; nothing here pans or zooms
-            fig_margin={"top": 40, "bottom": 30, "left": 55, "right": 10},
-            layout=w.Layout(width="430px", height="340px"),
-        )
-        ex, ey = bq.LinearScale(), bq.LinearScale()
-        self._episode_scales = (ex, ey)
-        self.diagonal = bq.Lines(x=[0, 1], y=[0, 1], scales={"x": ex, "y": ey}, colors=["#999"], line_style="dashed")
-        self.points = bq.Scatter(
-            x=np.zeros(0),
-            y=np.zeros(0),
-            scales={"x": ex, "y": ey},
-            default_size=24,
-            colors=[PALETTE[0]],
-            names=[],
-            display_names=False,
-            tooltip=bq.Tooltip(fields=["name"], show_labels=False),
-            interactions={"click": "select", "hover": "tooltip"},
-        )
-        self.points.on_element_click(lambda _mark, event: self._on_pick(int(event["data"]["index"])))
-        self._x_axis = bq.Axis(scale=ex, label="reference")
-        self._y_axis = bq.Axis(scale=ey, side="left", label="compared", grid_lines="dashed")
-        self.episodes_figure = bq.Figure(
-            marks=[self.diagonal, self.points],
-            axes=[self._x_axis, self._y_axis],
-            animation_duration=0,
-            display_toolbar=False,
-            title="per episode: compared vs reference (click to replay)",
-            title_style={"font-size": "13px"},
-            fig_margin={"top": 40, "bottom": 40, "left": 55, "right": 10},
-            layout=w.Layout(width="430px", height="340px"),
-        )
-        self._picked: list[int] = []
 
     # -- configs ------------------------------------------------------------------------------
     @property
@@ -262,8 +227,9 @@ class Compare:
         self.summary.value = self._summary_html(names, scores)
         self._draw_groups(names, scores)
         self._draw_episodes(reference, names, scores)
-        self.groups_view.value = self._groups_html(names, scores)
-        self.components_view.value = self._components_html(reference)
+        self.legend.value = config_legend_html(names, [self.color(name) for name in names])
+        self.groups_view.value = groups_html({name: self._by_group(name) for name in names}, self.by, self._groups)
+        self.components_view.value = components_html(reference, self.comparisons, self.top)
 
     def _draw_groups(self, names: list[str], scores: dict[str, Scores]) -> None:
         scale = self.scale.value
@@ -280,20 +246,7 @@ class Compare:
                     peak = float(values.abs().max())
                     values = values / peak if peak > 0 else values * 0.0
             rows.append(values.reindex(self._groups).fillna(0.0).to_numpy())
-        label = {
-            "raw": "mean shaped return",
-            "share of max": "mean return / config's largest",
-            "ranks": "mean rank (1 = paid most)",
-        }[scale]
-        values = np.array(rows)
-        low, high = float(min(values.min(), 0.0)), float(max(values.max(), 0.0))
-        pad = max(high - low, 1e-9) * 0.1
-        with self.bars.hold_sync(), self._bar_scale.hold_sync():
-            self._bar_scale.min, self._bar_scale.max = low - (pad if low < 0 else 0.0), high + pad
-            self.bars.y = values
-            self.bars.labels = names
-            self.bars.colors = [self.color(name) for name in names]
-        self.groups_figure.title = f"{label} per {self.by} (colours as listed above)"
+        self.figures.draw_bars(np.array(rows), names, [self.color(name) for name in names], scale)
 
     def _draw_episodes(self, reference: str, names: list[str], scores: dict[str, Scores]) -> None:
         scale = self.scale.value
@@ -316,22 +269,8 @@ class Compare:
                     "achievements"
                 )
                 self._picked.append(int(i))
-        x, y = np.concatenate(xs), np.concatenate(ys)
-        # equal axes fitted to the data (both scales set: bqplot would otherwise pad them apart)
-        low, high = float(min(x.min(), y.min())), float(max(x.max(), y.max()))
-        pad = max(high - low, 1e-9) * 0.05
-        low, high = low - pad, high + pad
-        ex, ey = self._episode_scales
-        with self.points.hold_sync(), self.diagonal.hold_sync(), ex.hold_sync(), ey.hold_sync():
-            ex.min, ex.max, ey.min, ey.max = low, high, low, high
-            self.points.x, self.points.y = x, y
-            self.points.colors = colors
-            self.points.names = labels
-            self.diagonal.x, self.diagonal.y = [low, high], [low, high]
-        self._x_axis.label = f"{reference} ({scale})"
-        self._y_axis.label = f"{', '.join(others)} ({scale})"
         sample = f" ({MAX_POINTS} of {n} episodes, evenly spaced)" if n > MAX_POINTS else ""
-        self.episodes_figure.title = f"per episode vs reference{sample}; click to replay"
+        self.figures.draw_points(np.concatenate(xs), np.concatenate(ys), colors, labels, scale, sample)
 
     def _on_pick(self, position: int) -> None:
         if self.replayer is not None and 0 <= position < len(self._picked):
@@ -345,66 +284,18 @@ class Compare:
         return self
 
     def _summary_html(self, names: list[str], scores: dict[str, Scores]) -> str:
-        rows = []
-        for k, name in enumerate(names):
-            config = scores[name].config
-            role = "reference" if k == 0 else "compared"
-            rows.append(
-                f"<li><b style='color:{self.color(name)}'>{html.escape(name)}</b> ({role}): "
-                f"{config.effective_strategy}, lambda x{config.effective_lambda:g}; "
-                f"{html.escape(self._progress_line(scores[name]))}</li>"
-            )
-        return lined(f"<ul style='margin:0;padding-left:18px;font-size:12px'>{''.join(rows)}</ul>")
+        return summary_html(
+            names,
+            [scores[name].config for name in names],
+            [self.color(name) for name in names],
+            [self._progress_line(scores[name]) for name in names],
+        )
 
     def _progress_line(self, scores: Scores) -> str:
         key = ("progress", id(scores))
         if key not in self._tables:
             self._tables[key] = (scores, progress_summary(scores))
         return self._tables[key][1]
-
-    def _groups_html(self, names: list[str], scores: dict[str, Scores]) -> str:
-        frames = []
-        for name in names:
-            table = self._by_group(name)
-            frames.append(
-                table.assign(config=name)[
-                    [self.by, "config", "episodes", "mean_achievements", "mean_return", "return_per_achievement"]
-                ]
-            )
-        table = pd.concat(frames).rename(
-            columns={
-                "mean_achievements": "mean achievements",
-                "mean_return": "mean return",
-                "return_per_achievement": "return per achievement",
-            }
-        )
-        table = table.sort_values(
-            self.by, key=lambda c: c.map({g: i for i, g in enumerate(self._groups)}), kind="stable"
-        )
-        return table.to_html(index=False, float_format="%.3f")
-
-    def _components_html(self, reference: str) -> str:
-        parts = []
-        for name, comparison in self.comparisons.items():
-            changes = comparison.largest_changes(self.top)
-            changes = changes[changes["difference"] != 0]
-            title = f"<b>{html.escape(name)}</b> vs <b>{html.escape(reference)}</b>"
-            if changes.empty:
-                parts.append(f"<p>{title}: no differences (every component pays the same corpus total)</p>")
-                continue
-            table = pd.DataFrame(
-                {
-                    "component": [component_label(k, n) for k, n in zip(changes["kind"], changes["name"])],
-                    f"total: {reference}": changes["total_a"].to_numpy(),
-                    f"total: {name}": changes["total_b"].to_numpy(),
-                    "difference": changes["difference"].to_numpy(),
-                }
-            )
-            parts.append(
-                f"<p>{title}: the {len(table)} largest changes of corpus totals</p>"
-                + table.to_html(index=False, float_format="%.3f")
-            )
-        return "".join(parts)
 
     def _ipython_display_(self) -> None:
         from IPython.display import display

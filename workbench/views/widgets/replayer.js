@@ -3,6 +3,10 @@
 // components, the reward strip and its cursor are drawn from the episode data in the same tick.
 const KEYS = { left: "ArrowLeft", right: "ArrowRight" };
 const VITALS = new Set(["health", "food", "drink", "energy"]);
+// The reward strip: its height, the room left of it for the y axis, above and below the bars.
+const STRIP_HEIGHT = 110, AXIS = 52, PAD = 8;
+// Components rows' height and the list's cap when it sits below the picture (narrow layout).
+const ROW_PX = 21, COMPONENTS_MAX = 150;
 
 async function inflate(view) {
   const bytes = new Uint8Array(view.buffer, view.byteOffset, view.byteLength);
@@ -52,11 +56,12 @@ function render({ model, el }) {
   const pictureBox = h("div", { class: "wb-picture-box" }, canvas, noPicture);
   const statePanel = h("div", { class: "wb-state" });
   const componentsPanel = h("div", { class: "wb-components" });
-  const strip = h("canvas", { class: "wb-strip", width: "760", height: "110" });
+  const strip = h("canvas", { class: "wb-strip", width: "760", height: String(STRIP_HEIGHT) });
   const stripNote = h("div", { class: "wb-strip-note" });
   const messagePanel = h("div", { class: "wb-message" });
-  root.append(toolbar, h("div", { class: "wb-main" }, pictureBox, statePanel, componentsPanel),
-              strip, stripNote, messagePanel);
+  // The strip right under the controls: frame, controls and strip are seen together at 1280x800.
+  root.append(toolbar, strip, stripNote, h("div", { class: "wb-main" }, pictureBox, statePanel, componentsPanel),
+              messagePanel);
   el.append(root);
   const ctx = canvas.getContext("2d");
   let image = null;
@@ -115,8 +120,14 @@ function render({ model, el }) {
     return `<b>decision ${d}</b>: ${total.toFixed(3)}<table><tbody>${body.join("")}</tbody></table>`;
   }
 
+  function stripX(d) {  // the canvas x of the middle of decision d (1-based)
+    return AXIS + (d - 0.5) * (strip.width - AXIS) / state.ep.n_decisions;
+  }
+
   function prepareStrip() {
-    const ep = state.ep, W = strip.width, H = strip.height, n = ep.n_decisions;
+    const ep = state.ep, n = ep.n_decisions;
+    if (strip.clientWidth > 0) strip.width = Math.round(strip.clientWidth);  // 1 canvas px = 1 CSS px: crisp text
+    const W = strip.width, H = strip.height, plotW = W - AXIS;
     const off = document.createElement("canvas"); off.width = W; off.height = H;
     const g = off.getContext("2d");
     g.fillStyle = "#fff"; g.fillRect(0, 0, W, H);
@@ -127,10 +138,10 @@ function render({ model, el }) {
       for (const k of kinds) { const v = ep.by_kind[k][i]; if (v > 0) u += v; else dn += v; }
       up = Math.max(up, u); down = Math.min(down, dn);
     }
-    const span = Math.max(up - down, 1e-9), zero = 6 + (H - 12) * up / span;
-    const scale = (H - 12) / span, bar = Math.max(W / n, 1);
+    const span = Math.max(up - down, 1e-9), zero = PAD + (H - 2 * PAD) * up / span;
+    const scale = (H - 2 * PAD) / span, bar = Math.max(plotW / n, 1);
     for (let i = 0; i < n; i++) {
-      const x = Math.floor(i * W / n); let top = zero, bottom = zero;
+      const x = AXIS + Math.floor(i * plotW / n); let top = zero, bottom = zero;
       for (const k of kinds) {
         const v = ep.by_kind[k][i]; if (!v) continue;
         g.fillStyle = ep.kind_colors[k];
@@ -138,19 +149,45 @@ function render({ model, el }) {
         else { g.fillRect(x, bottom, Math.ceil(bar), -v * scale); bottom -= v * scale; }
       }
     }
-    g.strokeStyle = "#555"; g.lineWidth = 1; g.beginPath(); g.moveTo(0, zero + 0.5); g.lineTo(W, zero + 0.5); g.stroke();
+    g.strokeStyle = "#555"; g.lineWidth = 1; g.beginPath(); g.moveTo(AXIS, zero + 0.5); g.lineTo(W, zero + 0.5); g.stroke();
+    drawAxis(g, up, down, zero, scale);
     stripBase = off;
     stripNote.innerHTML = `reward per decision (stacked: ${kinds.map((k) => `<span style="color:${ep.kind_colors[k]}">■</span> ${esc(ep.kind_labels[k])}`).join(" · ")}); `
-      + `max ${up.toFixed(2)} · click to go there · ${esc(ep.config)}`;
+      + `click to go there · ${esc(ep.config)}`;
+    stripNote.title = stripNote.innerText;
+  }
+
+  function drawAxis(g, up, down, zero, scale) {  // the y axis: its line, ticks at max, 0 and min, and its label
+    const H = strip.height;
+    g.strokeStyle = "#333"; g.fillStyle = "#333"; g.lineWidth = 1;
+    g.beginPath(); g.moveTo(AXIS - 0.5, PAD - 2); g.lineTo(AXIS - 0.5, H - PAD + 2); g.stroke();
+    g.font = "10px sans-serif"; g.textAlign = "right"; g.textBaseline = "middle";
+    const ticks = [[up, zero - up * scale], [0, zero]];
+    if (down < 0) ticks.push([down, zero - down * scale]);
+    let last = -Infinity;
+    for (const [value, y] of ticks.sort((a, b) => a[1] - b[1])) {
+      if (y - last < 11) continue;  // two ticks closer than a line of text: keep the first
+      last = y;
+      g.beginPath(); g.moveTo(AXIS - 4, Math.round(y) + 0.5); g.lineTo(AXIS, Math.round(y) + 0.5); g.stroke();
+      g.fillText(Number(value.toFixed(2)).toString(), AXIS - 6, Math.min(Math.max(y, 6), H - 6));
+    }
+    g.save(); g.translate(10, H / 2); g.rotate(-Math.PI / 2); g.textAlign = "center";
+    g.fillText("reward", 0, 0); g.restore();
+  }
+
+  function componentsHeight() {  // as tall as the episode's longest list needs, at most COMPONENTS_MAX
+    let most = 0;
+    for (const rows of Object.values(state.ep.components)) most = Math.max(most, rows.length);
+    return Math.min(COMPONENTS_MAX, ROW_PX * (most + 1) + 6);
   }
 
   function drawStrip(step) {
     if (!stripBase) return;
-    const g = strip.getContext("2d"), W = strip.width, H = strip.height, n = state.ep.n_decisions;
+    const g = strip.getContext("2d"), H = strip.height;
     g.drawImage(stripBase, 0, 0);
     const d = decisionAt(step) || completedAt(step);
     if (d > 0) {
-      const x = Math.floor((d - 0.5) * W / n) + 0.5;
+      const x = Math.floor(stripX(d)) + 0.5;
       g.strokeStyle = "#000"; g.lineWidth = 1.5; g.beginPath(); g.moveTo(x, 0); g.lineTo(x, H); g.stroke();
     }
   }
@@ -182,8 +219,12 @@ function render({ model, el }) {
 
   function scheduleSync() {
     clearTimeout(state.syncTimer);
-    state.syncTimer = setTimeout(() => { if (model.get("step") !== state.step) { model.set("step", state.step); model.save_changes(); } },
-                                 state.playing ? 500 : 120);
+    // the step goes with the id of its episode: the kernel can tell a report that crossed a switch
+    state.syncTimer = setTimeout(() => {
+      if (model.get("step") !== state.step) {
+        model.set({ step: state.step, step_episode: state.ep.id }); model.save_changes();
+      }
+    }, state.playing ? 500 : 120);
   }
 
   function seek(step) { if (state.playing) pause(); show(step); }
@@ -247,13 +288,16 @@ function render({ model, el }) {
   strip.addEventListener("click", (event) => {
     if (!state.ep) return;
     const rect = strip.getBoundingClientRect();
-    const d = Math.min(state.ep.n_decisions, Math.max(1, Math.floor((event.clientX - rect.left) / rect.width * state.ep.n_decisions) + 1));
+    const x = (event.clientX - rect.left) * strip.width / rect.width;  // in canvas px
+    const n = state.ep.n_decisions;
+    const d = Math.min(n, Math.max(1, Math.floor((x - AXIS) / (strip.width - AXIS) * n) + 1));
     seek(state.ep.decision_end[d - 1]);
     root.focus();
   });
 
   async function load() {
     const id = ++state.loadId;
+    clearTimeout(state.syncTimer);  // a step not yet reported belongs to the episode shown before
     const shape = model.get("frame_shape");
     const frames = await inflate(model.get("frames"));
     if (id !== state.loadId) return;
@@ -267,10 +311,12 @@ function render({ model, el }) {
 
   function episodeChanged() {
     const wasPlaying = state.playing; if (wasPlaying) pause();
+    clearTimeout(state.syncTimer);
     state.ep = model.get("episode"); state.shownDecision = -1;
     if (!state.ep || !state.ep.n_steps) return;
     slider.max = String(state.ep.n_steps);
     messagePanel.style.display = state.ep.messages || state.ep.calls_given ? "" : "none";
+    root.style.setProperty("--wb-components-h", `${componentsHeight()}px`);
     prepareStrip();
     show(model.get("step"), { sync: false });
   }

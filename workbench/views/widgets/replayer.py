@@ -24,7 +24,7 @@ from workbench.data.episodes import Corpus, Episode
 from workbench.errors import CorpusError
 from workbench.scoring import Scores, score
 from workbench.views.plots import KIND_COLORS, KIND_LABELS
-from workbench.views.widgets.common import component_label, counts_note
+from workbench.views.widgets.common import component_label, counts_note, from_browser
 from workbench.views.widgets.map_view import render_views
 
 HERE = Path(__file__).parent
@@ -37,7 +37,8 @@ VITALS = ("health", "food", "drink", "energy")
 class ReplayView(anywidget.AnyWidget):
     """The front end: ``frames`` (zlib of (n, H, W, 3) uint8, ``frame_shape`` = [n, H, W]), the
     ``episode`` data (see ``episode_data``), the shown ``step`` (synced when paused or sought)
-    and the ``speed`` in steps per second."""
+    and the ``speed`` in steps per second. The page reports a step with the id of the episode it
+    was shown for (``step_episode``), so a report that crosses an episode change is told apart."""
 
     _esm = HERE / "replayer.js"
     _css = HERE / "replayer.css"
@@ -45,6 +46,7 @@ class ReplayView(anywidget.AnyWidget):
     frame_shape = traitlets.List(traitlets.Int(), [0, 0, 0]).tag(sync=True)
     episode = traitlets.Dict({}).tag(sync=True)
     step = traitlets.Int(0).tag(sync=True)
+    step_episode = traitlets.Unicode("").tag(sync=True)
     speed = traitlets.Int(10).tag(sync=True)
 
 
@@ -168,6 +170,14 @@ class Replayer:
         self.widget.add_class("workbench-replayer")
         self._load(self.episode_picker.value)
         self.episode_picker.observe(lambda change: self._load(change["new"]), names="value")
+        self.view.observe(self._reported, names="step")
+
+    def _reported(self, change: dict[str, Any]) -> None:
+        # The page reports its step a moment after a pause or seek: a report for the episode shown
+        # before (it crossed the switch on the wire) is no step of this one, so the page is told again.
+        if from_browser(change) and self.view.step_episode not in ("", self.episode.id):
+            self.view.step_episode = self.episode.id  # first: the step set next is this episode's
+            self.view.step = int(change["old"])
 
     # -- what is shown ---------------------------------------------------------------------
     @property
@@ -197,7 +207,7 @@ class Replayer:
         self.episode = self.corpus[episode_id]
         images, self.step_decision = picture(self.episode)
         self.data = episode_data(self.episode, self.config, self.step_decision)
-        keep = self.view.step if step is None else step  # switching episodes keeps the step where it can
+        keep = 0 if step is None else step  # another episode starts at its start (its steps are other steps)
         shape = [0, 0, 0] if images is None else list(images.shape[:3])
         raw = b"" if images is None else zlib.compress(np.ascontiguousarray(images).tobytes(), 1)
         with self.view.hold_sync():
@@ -209,7 +219,8 @@ class Replayer:
 
     def open(self, episode: str, *, decision: int | str | None = None) -> None:
         """Show ``episode``; at ``decision`` (1-based, or ``"best"``: its highest-paying one),
-        else at the step shown now where the episode has it. ``CorpusError`` for an unknown id."""
+        else at its start (or the step shown now when it is the episode shown). ``CorpusError``
+        for an unknown id."""
         if episode not in self.corpus.ids:
             raise CorpusError(f"no episode {episode!r} in this corpus")
         if episode != self.episode_picker.value:

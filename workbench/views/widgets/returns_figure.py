@@ -11,24 +11,32 @@ import bqplot as bq
 import ipywidgets as w
 import numpy as np
 
+from workbench.views.widgets.common import fit_chars, short_labels
+
 #: Episodes drawn one point each up to this many; above it only the top and bottom ones.
 ALL_POINTS_UP_TO = 200
 #: How many top and bottom episodes a large corpus shows.
 EXTREMES = 10
 BASELINE_COLOR, LIVE_COLOR = "#9a9a9a", "#0072B2"
+#: The plot area's narrowest width (the outputs column's 360 px less the margins): tick labels fit it.
+NARROWEST_PLOT_PX = 290
+#: The y range drawn when no episode is shown (the filter matches none).
+EMPTY_RANGE = (-1.0, 1.0)
 #: x offsets within a policy's slot: ghost box, live box, episode points.
 GHOST_X, LIVE_X, POINTS_X, HALF_BOX = -0.22, 0.04, 0.3, 0.09
 
 
 def box_lines(values_by_group: list[np.ndarray], offset: float) -> tuple[np.ndarray, np.ndarray]:
     """Polylines (rows of 5 points) drawing one box plot per group at x = group + offset: the
-    quartile box, the median and whiskers to the 5th and 95th percentiles. Empty groups draw
-    nothing (NaN)."""
+    quartile box, the median and whiskers to the 5th and 95th percentiles. An empty group draws
+    nothing: its lines shrink to one point on the zero line (a NaN would make the browser log a
+    path error per line)."""
     xs, ys = [], []
     for group, values in enumerate(values_by_group):
         x0, x1, xm = group + offset - HALF_BOX, group + offset + HALF_BOX, group + offset
         if len(values) == 0:
-            q5 = q25 = q50 = q75 = q95 = np.nan
+            q5 = q25 = q50 = q75 = q95 = 0.0
+            x0 = x1 = xm
         else:
             q5, q25, q50, q75, q95 = np.percentile(values, [5, 25, 50, 75, 95])
         xs += [[x0, x1, x1, x0, x0], [x0, x1, x1, x1, x1], [xm, xm, xm, xm, xm], [xm, xm, xm, xm, xm]]
@@ -86,10 +94,13 @@ class ReturnsFigure:
             interactions={"click": "select", "hover": "tooltip"},
         )
         self.points.on_element_click(lambda _mark, event: on_pick(int(event["data"]["index"])))
+        # Labels fit their slot at the narrowest width (a 36-character policy id is shortened
+        # around an ellipsis); ``legend`` names every group whole in its colour.
+        self.short = short_labels(groups, fit_chars(NARROWEST_PLOT_PX, n, char_px=10.0))  # 13 px bold
         self.labels = bq.Label(
             x=list(range(n)),
             y=[0.02] * n,
-            text=groups,
+            text=self.short,
             scales={"x": self.x, "y": frame_y},
             colors=[colors.get(g, "black") for g in groups],
             font_weight="bold",
@@ -106,7 +117,7 @@ class ReturnsFigure:
             axes=[x_axis, y_axis],
             animation_duration=0,
             display_toolbar=False,
-            fig_margin={"top": 30, "bottom": 20, "left": 60, "right": 10},
+            fig_margin={"top": 44, "bottom": 20, "left": 60, "right": 10},  # the title clears the top tick
             layout=w.Layout(width="100%", height="330px"),
             title="shaped return per episode",
             title_style={"font-size": "13px"},
@@ -135,6 +146,8 @@ class ReturnsFigure:
         every = np.concatenate([*live, *baseline, shown_return, [0.0]])
         every = every[np.isfinite(every)]
         low, high = float(every.min()), float(every.max())
+        if not len(shown_return) and not any(len(v) for v in live):
+            low, high = EMPTY_RANGE  # nothing shown: a plain range, not one of +-1e-7 around zero
         pad = max(high - low, 1e-6) * 0.08
         jitter = ((np.arange(len(shown_group)) * 0.618) % 1.0 - 0.5) * 0.12
         # The y range only grows while dragging (fewer axis redraws); it fits again when it is
@@ -158,7 +171,7 @@ class ReturnsFigure:
             self.points.y = shown_return
             if list(self.points.names) != names:
                 self.points.names = names
-            colors = [self._colors.get(self.groups[int(g)], LIVE_COLOR) for g in shown_group]
+            colors = [self._colors.get(self.groups[int(g)], LIVE_COLOR) for g in shown_group] or [LIVE_COLOR]
             if list(self.points.colors) != colors:
                 self.points.colors = colors
         if self.widget.title != title:

@@ -13,59 +13,61 @@ import numpy as np
 
 from workbench.analysis.alignment import progress_summary
 from workbench.core.config import RewardConfig
-from workbench.core.crafter_facts import ACHIEVEMENT_GROUPS, ACHIEVEMENTS
-from workbench.core.resource_weights import TASK_APP_RESOURCE_WEIGHTS
-from workbench.core.reward import STRATEGIES
+from workbench.core.crafter_facts import ACHIEVEMENTS
 from workbench.data.episodes import Corpus
 from workbench.errors import WorkbenchError
 from workbench.scoring import prepare, score
+from workbench.util.memory import retain_freed_memory
 from workbench.views.widgets.common import (
-    CONTROL_WIDTH,
     LatestWins,
     counts_note,
     error_html,
-    fixed,
     group_colors,
     groups_of,
+    legend_html,
     lined,
     lines_box,
-    slider_style,
 )
 from workbench.views.widgets.returns_figure import ALL_POINTS_UP_TO, EXTREMES, ReturnsFigure
+from workbench.views.widgets.tuner_controls import ALL, TunerControls
+from workbench.views.widgets.tuner_text import extremes_html, header_html, lint_html, progress_html
 
-#: Slider ranges: wide enough for the shipped configs; step 0.01 (drag, arrow keys or typing).
-WEIGHT_RANGE = (-2.0, 10.0, 0.01)
-LAMBDA_RANGE = (-1.0, 2.0, 0.01)
-RESOURCE_RANGE = (0.0, 1.0, 0.01)
-#: What the task app pays an achievement with no weight / limit entry.
-DEFAULT_WEIGHT, DEFAULT_LIMIT = 1.0, 1
-GROUP_TITLES = {"collect": "collect", "make": "make", "place": "place", "combat_and_survival": "combat and survival"}
 #: Undo keeps at least this many steps; changes to one control within MERGE_SECONDS are one step.
 UNDO_STEPS, MERGE_SECONDS = 50, 1.0
-ALL = "all policies"
 #: Fixed heights of the text boxes in lines: two progress sentences (each wrapping over up to
 #: four lines of 12 px text in a narrow column), the returns table (header, top 5, bottom 5, the hint) and lint.
 PROGRESS_LINES, EXTREMES_LINES, LINT_LINES = 8, 14, 6
-#: The returns table's cells without padding, so each row is one line high.
-EXTREMES_STYLE = "<style>.workbench-extremes td, .workbench-extremes th { padding: 0 4px; }</style>"
 
 
 class Tuner:
     """Tune a RewardConfig on a corpus: every control change re-scores and redraws.
 
-    ``tuner.config`` is the config the controls describe, ``tuner.baseline`` the starting one
-    (drawn as a grey ghost); ``tuner.scores`` the latest scores; ``tuner.last_update_ms`` how long
-    the last re-score and redraw took in the kernel. ``link(replayer=..., compare=...)`` makes a
-    click on an episode open it in a ``Replayer`` and the "send to Compare" button offer the
-    config to a ``Compare``. Display it in a notebook (``tuner`` as a cell's last line).
+    ``tuner.config`` is the config the controls describe; they start at ``config``.
+    ``tuner.baseline`` (default: ``config``; ``baseline_name`` names it in the header) is drawn
+    as a grey ghost and is where Reset goes. ``tuner.scores`` are the latest scores;
+    ``tuner.last_update_ms`` how long the last re-score and redraw took in the kernel.
+    ``link(replayer=..., compare=...)`` makes a click on an episode open it in a ``Replayer`` and
+    the "send to Compare" button offer the config to a ``Compare``. Display it in a notebook
+    (``tuner`` as a cell's last line).
     """
 
     def __init__(
-        self, corpus: Corpus, config: RewardConfig | None = None, *, replayer: Any = None, compare: Any = None
+        self,
+        corpus: Corpus,
+        config: RewardConfig | None = None,
+        *,
+        baseline: RewardConfig | None = None,
+        baseline_name: str = "",
+        replayer: Any = None,
+        compare: Any = None,
     ) -> None:
+        retain_freed_memory()  # each drag re-scores into same-sized arrays: keep the freed heap for them
+        #: Checks (and may refuse) the file Save writes: the app points it at its workspace's check.
+        self.path_check: Callable[[Path], Path] = lambda path: path
         self.corpus = corpus
         self.prepared = prepare(corpus)
-        self.baseline = self.initial = config or RewardConfig(strategy="per_achievement")
+        self.initial = config or RewardConfig(strategy="per_achievement")
+        self.baseline, self.baseline_name = baseline or self.initial, baseline_name
         self.replayer, self.compare = replayer, compare
         # Names the controls do not cover (misspelled achievements) are kept as they are, so
         # lint keeps pointing at them and saving never silently drops what the user wrote.
@@ -80,234 +82,78 @@ class Tuner:
         self._baseline_key: bytes | None = None
         self._updates = LatestWins(self.update)
         self._applying = False
-        self._build_controls()
+        self.controls = TunerControls(self.initial, self._policies, int(self.prepared.unlock_ordinal.max(initial=0)))
+        controls = self.controls  # its controls are the Tuner's own attributes (tuner.weight_sliders ...)
+        self.strategy, self.lam, self.reset_button = controls.strategy, controls.lam, controls.reset_button
+        self.undo_button, self.policy_filter, self.episode_filter = (
+            controls.undo_button,
+            controls.policy_filter,
+            controls.episode_filter,
+        )
+        self.weight_sliders, self.strategy_note, self.limit_boxes = (
+            controls.weight_sliders,
+            controls.strategy_note,
+            controls.limit_boxes,
+        )
+        self.limits_note, self.resource_sliders, self.path = (
+            controls.limits_note,
+            controls.resource_sliders,
+            controls.path,
+        )
+        self.overwrite, self.toml_path, self.save_button = controls.overwrite, controls.toml_path, controls.save_button
+        self.export_button, self.compare_name, self.compare_button = (
+            controls.export_button,
+            controls.compare_name,
+            controls.compare_button,
+        )
+        self.file_status = controls.file_status
         self._build_outputs()
         outputs = w.VBox(
-            [self.header, self.progress_view, self.figure.widget, self.extremes_view, self.lint_view, self.timing],
+            [
+                self.header,
+                self.progress_view,
+                self.figure.widget,
+                self.legend,
+                self.extremes_view,
+                self.lint_view,
+                self.timing,
+            ],
             layout=w.Layout(flex="1 1 360px", min_width="360px", overflow="hidden"),
         )
-        self.widget = w.HBox([self._controls_box, outputs], layout=w.Layout(flex_flow="row wrap", width="100%"))
+        self.widget = w.HBox([self.controls.box, outputs], layout=w.Layout(flex_flow="row wrap", width="100%"))
         self.widget.add_class("workbench-tuner")
-        self.history: list[tuple] = [self._snapshot()]
+        self.history: list[tuple] = [self.controls.values()]
         self._last_change: tuple[str, float] = ("", 0.0)
         self.update()
-        for name, control in self._named_controls().items():
+        self._connect()
+
+    def _connect(self) -> None:
+        self.reset_button.on_click(lambda _: self.reset())
+        self.undo_button.on_click(lambda _: self.undo())
+        self.save_button.on_click(lambda _: self._file_action(lambda: self.save(overwrite=self.overwrite.value)))
+        self.export_button.on_click(lambda _: self._file_action(self.export))
+        self.compare_button.on_click(lambda _: self._file_action(self.send_to_compare))
+        for name, control in self.controls.named().items():
             control.observe(lambda change, name=name: self._on_change(name, change), names="value")
         for control in (self.policy_filter, self.episode_filter):
             control.observe(lambda change: self._updates.request(change), names="value")
 
-    # -- the config the controls describe ---------------------------------------------------
     @property
     def config(self) -> RewardConfig:
         """The config the controls describe (names the controls do not cover kept as given)."""
-        weights = {
-            name: round(s.value, 6)
-            for name, s in self.weight_sliders.items()
-            if s.value != DEFAULT_WEIGHT or name in self.initial.weights
-        }
-        limits = {
-            name: box.value
-            for name, box in self.limit_boxes.items()
-            if box.value != DEFAULT_LIMIT or name in self.initial.k_limits
-        }
-        # The sliders own every item they show: an item slid back to the task app's weight
-        # drops out of the overrides even if the starting config overrode it.
-        initial = dict(self.initial.resource_overrides)
-        inventory = {
-            item: weight for item, weight in initial.pop("inventory", {}).items() if item not in self.resource_sliders
-        }
-        inventory.update(
-            {
-                item: round(s.value, 6)
-                for item, s in self.resource_sliders.items()
-                if s.value != TASK_APP_RESOURCE_WEIGHTS.inventory_weight(item)
-            }
-        )
-        overrides = {**initial, **({"inventory": inventory} if inventory else {})}
-        return self.initial.with_changes(
-            strategy=self.strategy.value,
-            indicator_lambda=round(float(self.lam.value), 6),
-            weights={**weights, **self._extra_weights},
-            k_limits={**limits, **self._extra_limits},
-            resource_overrides=overrides,
-        )
-
-    # -- building ---------------------------------------------------------------------------
-    def _build_controls(self) -> None:
-        start = self.initial
-        full = w.Layout(width="100%")
-        inside = w.Layout(width="calc(100% - 4px)")  # a text box's 2 px margins stay inside the column
-        self.strategy = w.Dropdown(
-            options=list(STRATEGIES),
-            value=start.effective_strategy,
-            description="strategy",
-            style=slider_style(),
-            layout=full,
-        )
-        low, high, step = LAMBDA_RANGE
-        self.lam = w.FloatSlider(
-            value=start.indicator_lambda,
-            min=low,
-            max=high,
-            step=step,
-            description="lambda",
-            readout_format=".2f",
-            continuous_update=True,
-            style=slider_style(),
-            layout=full,
-        )
-        self.reset_button = w.Button(
-            description="Reset", icon="refresh", tooltip="back to the starting config", layout=w.Layout(width="110px")
-        )
-        self.undo_button = w.Button(description="Undo", icon="undo", layout=w.Layout(width="110px"))
-        self.reset_button.on_click(lambda _: self.reset())
-        self.undo_button.on_click(lambda _: self.undo())
-        self.policy_filter = w.Dropdown(
-            options=[ALL, *self._policies],
-            value=ALL,
-            description="show",
-            layout=w.Layout(width="220px"),
-            style={"description_width": "40px"},
-        )
-        self.episode_filter = w.Text(
-            placeholder="episode id contains", layout=w.Layout(width="190px"), continuous_update=True
-        )
-        low, high, step = WEIGHT_RANGE
-        self.weight_sliders = {
-            name: w.FloatSlider(
-                value=float(start.weights.get(name, DEFAULT_WEIGHT)),
-                min=low,
-                max=high,
-                step=step,
-                description=name,
-                readout_format=".2f",
-                continuous_update=True,
-                style=slider_style(),
-                layout=full,
-            )
-            for name in ACHIEVEMENTS
-        }
-        self.strategy_note = w.HTML(layout=w.Layout(min_height="20px"))
-        groups = w.Accordion(
-            children=[w.VBox([self.weight_sliders[n] for n in names]) for names in ACHIEVEMENT_GROUPS.values()],
-            titles=tuple(f"weights: {GROUP_TITLES.get(g, g)}" for g in ACHIEVEMENT_GROUPS),
-        )
-        self.limit_boxes = {
-            name: w.IntText(
-                value=int(start.k_limits.get(name, DEFAULT_LIMIT)),
-                description=name,
-                style={"description_width": "150px"},
-                layout=w.Layout(width="215px"),
-            )
-            for name in ACHIEVEMENTS
-        }
-        repeats = int(self.prepared.unlock_ordinal.max(initial=0))
-        self.limits_note = w.HTML(
-            "<i>No achievement unlocks twice in one episode of this corpus (Crafter's status turns true once), "
-            "so no k-limit changes a reward here (quirk 1); they only reach lint and export.</i>"
-            if repeats == 0
-            else "<i>k-limits cap how many unlocks of an achievement are credited per episode.</i>"
-        )
-        limits = w.Accordion(
-            children=[
-                w.VBox(
-                    [
-                        self.limits_note,
-                        w.GridBox(
-                            list(self.limit_boxes.values()), layout=w.Layout(grid_template_columns="repeat(2, 220px)")
-                        ),
-                    ]
-                )
-            ],
-            titles=("k-limits" + (" (no effect: quirk 1)" if repeats == 0 else ""),),
-        )
-        resource = start.resource_weights
-        low, high, step = RESOURCE_RANGE
-        self.resource_sliders = {
-            item: w.FloatSlider(
-                value=resource.inventory_weight(item),
-                min=low,
-                max=high,
-                step=step,
-                description=item,
-                readout_format=".2f",
-                continuous_update=True,
-                style=slider_style(),
-                layout=full,
-            )
-            for item in TASK_APP_RESOURCE_WEIGHTS.inventory
-        }
-        advanced = w.Accordion(
-            children=[
-                w.VBox(
-                    [
-                        w.HTML(
-                            "<i>Inventory shaping weights (per_achievement only). Overrides are a workbench "
-                            "extension: the task app cannot read them and export drops them.</i>"
-                        ),
-                        *self.resource_sliders.values(),
-                    ]
-                )
-            ],
-            titles=("advanced: resource tables",),
-        )
-        self.path = w.Text(value="my_reward.yaml", description="save as", layout=inside)
-        #: Checks (and may refuse) the file Save writes: the app points it at its workspace's check.
-        self.path_check: Callable[[Path], Path] = lambda path: path
-        self.overwrite = w.Checkbox(value=False, description="overwrite", indent=False, layout=w.Layout(width="100px"))
-        self.toml_path = w.Text(value="", placeholder="training.toml", description="export to", layout=inside)
-        self.save_button = w.Button(description="Save YAML", icon="save", layout=w.Layout(width="140px"))
-        self.export_button = w.Button(description="Export into TOML", icon="upload", layout=w.Layout(width="160px"))
-        self.compare_name = w.Text(value="tuned", description="name", layout=w.Layout(width="220px"))
-        self.compare_button = w.Button(description="send to Compare", icon="share", layout=w.Layout(width="160px"))
-        self.file_status = w.HTML(layout=w.Layout(min_height="40px", width="100%"))
-        self.save_button.on_click(lambda _: self._file_action(lambda: self.save(overwrite=self.overwrite.value)))
-        self.export_button.on_click(lambda _: self._file_action(self.export))
-        self.compare_button.on_click(lambda _: self._file_action(self.send_to_compare))
-        files = w.VBox(
-            [
-                self.path,
-                w.HBox([self.save_button, self.overwrite]),
-                self.toml_path,
-                self.export_button,
-                w.HBox([self.compare_name, self.compare_button]),
-                self.file_status,
-            ]
-        )
-        self._controls_box = w.VBox(
-            [
-                self.strategy,
-                self.lam,
-                w.HBox([self.reset_button, self.undo_button]),
-                w.HBox([self.policy_filter, self.episode_filter]),
-                self.strategy_note,
-                groups,
-                limits,
-                advanced,
-                files,
-            ],
-            layout=fixed(CONTROL_WIDTH, padding="0 8px 0 0"),
-        )
-        self._controls_box.add_class("workbench-controls")
+        return self.controls.config(self.initial, self._extra_weights, self._extra_limits)
 
     def _build_outputs(self) -> None:
         self.header = w.HTML(layout=w.Layout(min_height="40px"))
         self.progress_view = w.HTML(layout=lines_box(PROGRESS_LINES))
         colors = group_colors(groups_of(self.corpus, "policy"))
         self.figure = ReturnsFigure(self._policies, colors, self._on_pick)
+        self.legend = w.HTML(legend_html(self._policies, colors, self.figure.short))
+        self.legend.add_class("workbench-legend")
         self.extremes_view = w.HTML(layout=lines_box(EXTREMES_LINES))
         self.lint_view = w.HTML(layout=lines_box(LINT_LINES, border=True))
         self.lint_view.add_class("workbench-lint")
         self.timing = w.HTML(layout=w.Layout(height="22px"))
-
-    def _named_controls(self) -> dict[str, w.Widget]:
-        return {
-            "strategy": self.strategy,
-            "lambda": self.lam,
-            **{f"weight:{k}": s for k, s in self.weight_sliders.items()},
-            **{f"limit:{k}": b for k, b in self.limit_boxes.items()},
-            **{f"resource:{k}": s for k, s in self.resource_sliders.items()},
-        }
 
     # -- reacting ---------------------------------------------------------------------------
     def _on_change(self, name: str, change: dict[str, Any]) -> None:
@@ -316,7 +162,7 @@ class Tuner:
         now = time.monotonic()
         merge = self._last_change[0] == name and now - self._last_change[1] < MERGE_SECONDS and len(self.history) > 1
         self._last_change = (name, now)
-        snapshot = self._snapshot()
+        snapshot = self.controls.values()
         if merge:
             self.history[-1] = snapshot
         elif snapshot != self.history[-1]:
@@ -324,24 +170,28 @@ class Tuner:
             del self.history[: -UNDO_STEPS - 1]
         self._updates.request(change)
 
-    def _snapshot(self) -> tuple:
-        return tuple(control.value for control in self._named_controls().values())
-
     def _apply(self, snapshot: tuple) -> None:
         self._applying = True
         try:
             with self.widget.hold_sync():
-                for control, value in zip(self._named_controls().values(), snapshot):
+                for control, value in zip(self.controls.named().values(), snapshot):
                     control.value = value
         finally:
             self._applying = False
         self._updates.run()
 
     def reset(self) -> None:
-        """Set every control back to the starting config (an undoable step)."""
-        self.history.append(self.history[0])
+        """Make the config the baseline again: every control, and the entries the controls do
+        not cover, as the baseline has them (the controls' change is an undoable step)."""
+        self.initial = self.baseline
+        self._extra_weights = {k: v for k, v in self.initial.weights.items() if k not in ACHIEVEMENTS}
+        self._extra_limits = {k: v for k, v in self.initial.k_limits.items() if k not in ACHIEVEMENTS}
+        self._apply(self.controls.values_of(self.baseline))
+        snapshot = self.controls.values()  # as the controls hold it (clamped to their ranges)
+        if snapshot != self.history[-1]:
+            self.history.append(snapshot)
+            del self.history[: -UNDO_STEPS - 1]
         self._last_change = ("", 0.0)
-        self._apply(self.history[0])
 
     def undo(self) -> None:
         """Go back one change (up to ``UNDO_STEPS``); nothing to undo does nothing."""
@@ -373,24 +223,38 @@ class Tuner:
             self._baseline_key = key
             self._baseline_by = [base[mask & (self._policy_code == g)] for g in groups]
             self._baseline_progress = progress_summary(self.baseline_scores.episodes[mask]) if mask.any() else ""
-        base_by = self._baseline_by
         rows = np.flatnonzero(mask)
+        achievements = self.scores.episodes["unique_achievements_total"].to_numpy()
+        shown = rows
         if len(rows) > ALL_POINTS_UP_TO:
             order = rows[np.argsort(live[rows], kind="stable")]
-            rows = np.concatenate([order[:EXTREMES], order[-EXTREMES:]])
-        self._shown = rows
-        achievements = self.scores.episodes["unique_achievements_total"].to_numpy()
+            shown = np.concatenate([order[:EXTREMES], order[-EXTREMES:]])
+        self._shown = shown
         names = [
             f"{self._ids[i]} · {self._policies[self._policy_code[i]]} · return {live[i]:.2f} "
             f"(baseline {base[i]:.2f}) · {achievements[i]} achievements"
-            for i in rows
+            for i in shown
         ]
         title = f"{config.effective_strategy}, lambda x{config.effective_lambda:g} (dashed: baseline)"
-        self.figure.update(live_by, base_by, self._policy_code[rows].astype(float), live[rows], names, title)
-        self.progress_view.value = lined(self._progress_html(mask))
-        self.extremes_view.value = lined(self._extremes_html(mask, achievements))
-        self.lint_view.value = lined(self._lint_html(config))
-        self.header.value = lined(self._header_html(config, mask))
+        self.figure.update(
+            live_by, self._baseline_by, self._policy_code[shown].astype(float), live[shown], names, title
+        )
+        live_progress = progress_summary(self.scores.episodes[mask]) if mask.any() else None
+        self.progress_view.value = lined(progress_html(live_progress, self._baseline_progress))
+        self.extremes_view.value = lined(
+            extremes_html(rows, self._ids, self._policies, self._policy_code, live, base, achievements)
+        )
+        self.lint_view.value = lined(lint_html(config))
+        self.header.value = lined(
+            header_html(
+                self.baseline,
+                self.baseline_name,
+                int(mask.sum()),
+                len(mask),
+                self.prepared.n_decisions,
+                counts_note(self.corpus),
+            )
+        )
         self._show_what_acts(config)
         self.last_update_ms = (time.perf_counter() - start) * 1000
         self.timing.value = (
@@ -410,68 +274,6 @@ class Tuner:
             if consistent
             else ""
         )
-
-    def _header_html(self, config: RewardConfig, mask: np.ndarray) -> str:
-        shown = int(mask.sum())
-        scope = f"{shown:,} of {len(mask):,} episodes" if shown != len(mask) else f"all {len(mask):,} episodes"
-        return (
-            f"<b>{scope}</b>, {self.prepared.n_decisions:,} decisions. Baseline (ghost): "
-            f"{html.escape(self.baseline.effective_strategy)}, lambda x{self.baseline.effective_lambda:g}."
-            f"{counts_note(self.corpus)}"
-        )
-
-    def _progress_html(self, mask: np.ndarray) -> str:
-        if not mask.any():
-            return "<i>no episode matches the filter</i>"
-        live = progress_summary(self.scores.episodes[mask])
-        base = self._baseline_progress
-        return (
-            f"<div style='font-size:12px'><b>progress</b>: {html.escape(live)}<br><span style='color:#777'>"
-            f"<b>baseline</b>: {html.escape(base)}</span></div>"
-        )
-
-    def _extremes_html(self, mask: np.ndarray, achievements: np.ndarray) -> str:
-        rows = np.flatnonzero(mask)
-        if not len(rows):
-            return ""
-        live, base = self.scores.reward_sum, self.baseline_scores.reward_sum
-        order = rows[np.argsort(-live[rows], kind="stable")]
-        top = min(5, len(order))
-        picked = [("top", order[:top])]
-        if len(order) > top:
-            picked.append(("bottom", order[-min(5, len(order) - top) :]))
-        lines = []
-        for label, indices in picked:
-            lines.append(f"<tr><th colspan='4' style='text-align:left'>{label} {len(indices)}</th></tr>")
-            for i in indices:
-                lines.append(
-                    f"<tr><td title='{html.escape(self._policies[self._policy_code[i]])}'>"
-                    f"{html.escape(str(self._ids[i]))}</td>"
-                    f"<td style='text-align:right'>{live[i]:.3f}</td>"
-                    f"<td style='text-align:right;color:#777'>{base[i]:.3f}</td>"
-                    f"<td style='text-align:right'>{achievements[i]}</td></tr>"
-                )
-        return (
-            EXTREMES_STYLE + "<table class='workbench-extremes' "
-            "style='font-size:12px;white-space:nowrap;border-spacing:0'><thead><tr>"
-            "<th>episode</th><th>return</th><th>baseline</th><th>achievements</th></tr></thead><tbody>"
-            + "".join(lines)
-            + "</tbody></table>"
-            "<div style='font-size:11px;height:18px'>click a point in the figure to replay that episode</div>"
-        )
-
-    @staticmethod
-    def _lint_html(config: RewardConfig) -> str:
-        findings = config.lint()
-        if not findings:
-            return "<b>lint:</b> no findings"
-        colors = {"error": "#D55E00", "warning": "#E69F00", "info": "#0072B2"}
-        items = "".join(
-            f"<li><span style='color:{colors.get(f.level, 'black')}'>{f.level}</span> <code>{html.escape(f.key)}</code>: "
-            f"{html.escape(f.message)}</li>"
-            for f in findings
-        )
-        return f"<b>lint:</b><ul style='margin:0;padding-left:18px'>{items}</ul>"
 
     # -- links ------------------------------------------------------------------------------
     def link(self, *, replayer: Any = None, compare: Any = None) -> Tuner:

@@ -1,0 +1,113 @@
+"""Compare's two bqplot figures: mean return per group and per-episode returns against the reference.
+
+Grouped bars, a colour per config; the scatter's points replay their episode when clicked."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import bqplot as bq
+import ipywidgets as w
+import numpy as np
+
+from workbench.views.plots import PALETTE
+from workbench.views.widgets.common import fit_chars, short_labels
+
+#: The bars' plot area at its narrowest (430 px figure less its margins): group labels fit it.
+BARS_PLOT_PX = 330
+#: The y label of the bars per returns scale.
+BAR_LABELS = {
+    "raw": "mean shaped return",
+    "share of max": "mean return / config's largest",
+    "ranks": "mean rank (1 = paid most)",
+}
+
+
+def _figure(marks: list, axes: list, title: str, bottom: int) -> bq.Figure:
+    return bq.Figure(
+        marks=marks,
+        axes=axes,
+        title=title,
+        animation_duration=0,
+        title_style={"font-size": "13px"},
+        display_toolbar=False,  # its hover toolbar covers the title; nothing here pans or zooms
+        fig_margin={"top": 40, "bottom": bottom, "left": 62, "right": 10},
+        layout=w.Layout(width="430px", height="340px"),
+    )
+
+
+class CompareFigures:
+    """The bars (``groups_figure``) and the episodes scatter (``episodes_figure``) of a Compare
+    over ``groups`` (group names in order, labelled shortened to fit; ``group_names`` says what
+    each short label stands for) grouped ``by``; ``on_pick(position)`` gets a clicked point."""
+
+    def __init__(self, groups: list[str], by: str, on_pick: Callable[[int], None]) -> None:
+        self.groups, self.by = groups, by
+        self.short = short_labels(groups, fit_chars(BARS_PLOT_PX, len(groups)))
+        gx, self._bar_scale = bq.OrdinalScale(), bq.LinearScale()
+        self.bars = bq.Bars(
+            x=self.short,
+            y=np.zeros((1, len(groups))),
+            scales={"x": gx, "y": self._bar_scale},
+            type="grouped",
+            colors=list(PALETTE),
+            display_legend=False,  # the legend above names every config whole, in its colour
+            labels=["-"],
+            tooltip=bq.Tooltip(fields=["x", "y"], formats=["", ".3f"], labels=[by, "mean"]),
+        )
+        self._bar_axis = bq.Axis(scale=self._bar_scale, side="left", grid_lines="dashed", label=BAR_LABELS["raw"])
+        self.groups_figure = _figure(
+            [self.bars], [bq.Axis(scale=gx, label=by), self._bar_axis], f"mean shaped return per {by}", 40
+        )
+        ex, ey = bq.LinearScale(), bq.LinearScale()
+        self._episode_scales = (ex, ey)
+        self.diagonal = bq.Lines(x=[0, 1], y=[0, 1], scales={"x": ex, "y": ey}, colors=["#999"], line_style="dashed")
+        self.points = bq.Scatter(
+            x=np.zeros(0),
+            y=np.zeros(0),
+            scales={"x": ex, "y": ey},
+            default_size=24,
+            colors=[PALETTE[0]],
+            names=[],
+            display_names=False,
+            tooltip=bq.Tooltip(fields=["name"], show_labels=False),
+            interactions={"click": "select", "hover": "tooltip"},
+        )
+        self.points.on_element_click(lambda _mark, event: on_pick(int(event["data"]["index"])))
+        self.x_axis = bq.Axis(scale=ex, label="reference")
+        self.y_axis = bq.Axis(scale=ey, side="left", label="compared", grid_lines="dashed")
+        self.episodes_figure = _figure(
+            [self.diagonal, self.points], [self.x_axis, self.y_axis], "per episode vs reference; click to replay", 44
+        )
+
+    def draw_bars(self, values: np.ndarray, names: list[str], colors: list[str], scale: str) -> None:
+        """Bars of ``values`` (a row per config in ``names``, a column per group) on ``scale``."""
+        low, high = float(min(values.min(), 0.0)), float(max(values.max(), 0.0))
+        pad = max(high - low, 1e-9) * 0.1
+        with self.bars.hold_sync(), self._bar_scale.hold_sync():
+            self._bar_scale.min, self._bar_scale.max = low - (pad if low < 0 else 0.0), high + pad
+            self.bars.y = values
+            self.bars.labels = names
+            self.bars.colors = colors
+        self._bar_axis.label = BAR_LABELS[scale]
+        self.groups_figure.title = f"{BAR_LABELS[scale].split(' (')[0]} per {self.by}"
+
+    def draw_points(
+        self, x: np.ndarray, y: np.ndarray, colors: list[str], labels: list[str], scale: str, sample: str
+    ) -> None:
+        """The episodes scatter: ``x`` under the reference, ``y`` under a compared config, equal axes."""
+        # equal axes fitted to the data (both scales set: bqplot would otherwise pad them apart)
+        low, high = float(min(x.min(), y.min())), float(max(x.max(), y.max()))
+        pad = max(high - low, 1e-9) * 0.05
+        low, high = low - pad, high + pad
+        ex, ey = self._episode_scales
+        with self.points.hold_sync(), self.diagonal.hold_sync(), ex.hold_sync(), ey.hold_sync():
+            ex.min, ex.max, ey.min, ey.max = low, high, low, high
+            self.points.x, self.points.y = x, y
+            self.points.colors = colors or [PALETTE[0]]
+            self.points.names = labels
+            self.diagonal.x, self.diagonal.y = [low, high], [low, high]
+        # Config names (any length) are in the legend, in their colours; the axes say the role.
+        self.x_axis.label = f"return under the reference ({scale})"
+        self.y_axis.label = f"under the compared config ({scale})"
+        self.episodes_figure.title = f"per episode vs reference{sample}; click to replay"
