@@ -86,6 +86,11 @@ class UnsafeCorpusPathError(CorpusFormatError):
 NPZ_READ_ERRORS = (ValueError, OSError, EOFError, KeyError, zipfile.BadZipFile, zlib.error)
 
 
+class WatchError(WorkbenchError):
+    """A live source or watch target that cannot be used (kind unknown, target inside the source,
+    another watcher writing); the message names the path."""
+
+
 class ClusterError(WorkbenchError):
     """A ``--cluster`` setting that cannot be used (bad form, no scheduler at the address, a
     cluster that lost every worker); the message names the setting or address."""

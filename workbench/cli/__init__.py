@@ -12,12 +12,34 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from workbench.cli import app_cmd, config_cmd, corpus_cmd, diagnose_cmd, import_cmd, record_cmd, score_cmd, search_cmd
+from workbench.cli import (
+    app_cmd,
+    audit_cmd,
+    config_cmd,
+    corpus_cmd,
+    diagnose_cmd,
+    import_cmd,
+    record_cmd,
+    score_cmd,
+    search_cmd,
+    watch_cmd,
+)
 from workbench.errors import WorkbenchError
 from workbench.util.memory import retain_freed_memory
 
 #: Command groups, in the order ``--help`` lists them.
-COMMAND_MODULES = [config_cmd, record_cmd, import_cmd, corpus_cmd, score_cmd, diagnose_cmd, search_cmd, app_cmd]
+COMMAND_MODULES = [
+    config_cmd,
+    record_cmd,
+    import_cmd,
+    corpus_cmd,
+    score_cmd,
+    diagnose_cmd,
+    audit_cmd,
+    watch_cmd,
+    search_cmd,
+    app_cmd,
+]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -10,6 +10,10 @@
 One step is one decision (``CrafterStepwiseEnv``); the reward is
 ``compute_stepwise_reward(...)["reward"]`` with the rollout's bookkeeping, so an episode played
 here, recorded and scored by ``workbench.score`` gets the same rewards (``==``).
+
+While an agent trains, ``RecordEpisodes(env, corpus_dir)`` writes every finished episode into a
+corpus folder (sync and async vector envs too) and ``TensorBoardSeries`` writes per-component
+reward series beside the training curves.
 """
 
 from __future__ import annotations
@@ -19,6 +23,8 @@ import gymnasium
 from workbench.env.actions import END_OF_DECISION, decision_space, decode_decision, encode_decision
 from workbench.env.crafter_env import CrafterStepwiseEnv, resolve_config
 from workbench.env.episode_sink import ENDINGS
+from workbench.env.record import RecordEpisodes
+from workbench.env.tensorboard import TensorBoardSeries, read_scalars
 
 #: The gymnasium id registered on import.
 ENV_ID = "workbench/CrafterStepwise-v0"
@@ -28,9 +34,12 @@ __all__ = [
     "END_OF_DECISION",
     "ENV_ID",
     "CrafterStepwiseEnv",
+    "RecordEpisodes",
+    "TensorBoardSeries",
     "decision_space",
     "decode_decision",
     "encode_decision",
+    "read_scalars",
     "resolve_config",
 ]
 

@@ -23,7 +23,7 @@ from gymnasium import spaces
 from workbench.core.config import RewardConfig
 from workbench.core.crafter_facts import INVENTORY_ITEMS
 from workbench.core.episode_reward import score_episode
-from workbench.data.episodes import ACTION_IDS, FRAME_SHAPE, Corpus
+from workbench.data.episodes import ACTION_IDS, FRAME_SHAPE, Corpus, Episode
 from workbench.data.policies import PolicyInput, policy_input_from
 from workbench.data.recording import state_row
 from workbench.env.actions import decision_space, decode_decision, encode_decision
@@ -254,6 +254,19 @@ class CrafterStepwiseEnv(gymnasium.Env):
     def crafter_env(self) -> crafter.Env | None:
         """The ``crafter.Env`` being played (None before the first reset); read it, do not step it."""
         return self._crafter
+
+    def keep_recorded(self, policy_name: str | None = None) -> None:
+        """Keep each episode in memory as it ends, for ``take_recorded`` (what
+        ``workbench.env.RecordEpisodes`` uses; a ``record_to`` folder keeps being written)."""
+        self._sink.keep = True
+        if policy_name is not None:
+            self._sink.name_policy(policy_name)
+
+    def take_recorded(self) -> list[Episode]:
+        """The episodes ended since the last call (kept by ``record=True`` / ``keep_recorded``),
+        handed over: the env keeps no reference to them."""
+        taken, self._sink.episodes = self._sink.episodes, []
+        return taken
 
     def policy_input(self) -> PolicyInput:
         """What a ``workbench.data.policies`` policy sees now (the last image, inventory, semantic map,

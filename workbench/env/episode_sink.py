@@ -87,13 +87,17 @@ class EpisodeSink:
     def __init__(self, keep: bool, out: str | Path | None, policy_name: str | None) -> None:
         self.keep = bool(keep)
         self.out = None if out is None else Path(out)
-        self.policy_name = policy_name
-        self.label = re.sub(r"[^A-Za-z0-9._-]+", "_", policy_name) if policy_name else "env"
+        self.name_policy(policy_name)
         self.episodes: list[Episode] = []
         self.saved: list[str] = []
         self.number = 0
         if self.out is not None:
             _check_empty(self.out)
+
+    def name_policy(self, policy_name: str | None) -> None:
+        """Record later episodes under ``policy_name`` (their ``policy`` and id prefix)."""
+        self.policy_name = policy_name
+        self.label = re.sub(r"[^A-Za-z0-9._-]+", "_", policy_name) if policy_name else "env"
 
     @property
     def active(self) -> bool:

@@ -7,6 +7,9 @@ per decision. Floats are summed in the task app's order (``np.bincount`` adds it
 sequentially, starting from 0.0), so rewards match the reference bit for bit in practice; the
 tests hold them to 1e-12.
 
+``LiveScores`` (``workbench.scoring.incremental``) keeps per-episode scores of a growing corpus
+under several configs, scoring only what each append adds.
+
 The work splits in two:
 
 - ``prepare(corpus) -> PreparedCorpus`` reads the episodes once and keeps everything that does
@@ -29,6 +32,7 @@ package does not change the allocator: a program opts in with
 from workbench.scoring.comparison import Comparison, compare
 from workbench.scoring.component_table import COMPONENT_NAMES, KINDS
 from workbench.scoring.crafter_score import crafter_score, success_rates
+from workbench.scoring.incremental import KIND_COLUMNS, LiveScores
 from workbench.scoring.prepare import PreparedCorpus, prepare
 from workbench.scoring.score import score
 from workbench.scoring.scores import Scores
@@ -37,9 +41,11 @@ from workbench.scoring.weights import achievement_limits, achievement_weights, c
 
 __all__ = [
     "COMPONENT_NAMES",
+    "KIND_COLUMNS",
     "KINDS",
     "VERIFY_TOLERANCE",
     "Comparison",
+    "LiveScores",
     "PreparedCorpus",
     "Scores",
     "Verification",

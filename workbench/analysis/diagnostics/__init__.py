@@ -30,7 +30,7 @@ import pandas as pd
 
 from workbench.analysis.diagnostics.components import component_totals, episode_facts
 from workbench.analysis.diagnostics.dead_entries import dead_entries
-from workbench.analysis.diagnostics.dominance import dominance
+from workbench.analysis.diagnostics.dominance import COMPONENT_THRESHOLD, DOMINANCE_THRESHOLD, dominance
 from workbench.analysis.diagnostics.farming import cycles, farming_episodes, farming_events
 from workbench.analysis.diagnostics.flags import Flag, flags_table
 from workbench.analysis.diagnostics.rank_intervals import PROGRESS_MEASURES, agreement, alignment_flags, misranked
@@ -40,7 +40,7 @@ from workbench.data.episodes import Corpus
 from workbench.errors import DiagnosisError
 from workbench.scoring import Scores, score
 
-__all__ = ["TABLES", "Diagnosis", "Flag", "diagnose"]
+__all__ = ["COMPONENT_THRESHOLD", "DOMINANCE_THRESHOLD", "TABLES", "Diagnosis", "Flag", "diagnose"]
 
 #: The tables of a diagnosis, in the order they are printed and written.
 TABLES = (
@@ -117,8 +117,8 @@ def diagnose(
     reps: int = 1000,
     seed: int | None = 0,
     confidence: float = 0.95,
-    dominance_threshold: float = 0.5,
-    component_threshold: float = 0.25,
+    dominance_threshold: float = DOMINANCE_THRESHOLD,
+    component_threshold: float = COMPONENT_THRESHOLD,
     agreement_threshold: float = 0.5,
     progress: Sequence[str] = tuple(PROGRESS_MEASURES),
     scores: Scores | None = None,

@@ -8,7 +8,13 @@ import pandas as pd
 from workbench.analysis.diagnostics.components import ComponentTotals, EpisodeFacts
 from workbench.analysis.diagnostics.flags import Flag
 
-__all__ = ["KIND_WORDS", "dominance"]
+__all__ = ["COMPONENT_THRESHOLD", "DOMINANCE_THRESHOLD", "KIND_WORDS", "dominance"]
+
+#: Default thresholds (``diagnose`` and ``workbench audit`` both take theirs from here): a group
+#: is flagged when resource shaping passes this share of its |reward| ...
+DOMINANCE_THRESHOLD = 0.5
+#: ... or when one component (kind, name) passes this share.
+COMPONENT_THRESHOLD = 0.25
 
 RESOURCE_KINDS = ("inventory", "achievement_count")
 #: How a flag names each component kind.

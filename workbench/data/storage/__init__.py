@@ -40,6 +40,7 @@ marker (another format or schema version) is a ``CorpusFormatError`` naming it.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
@@ -68,6 +69,7 @@ from workbench.util.atomic import write_errors_named
 __all__ = [
     "FORMAT",
     "SCHEMA_VERSION",
+    "committed_parts",
     "CorpusFormatError",
     "CorpusValueError",
     "EpisodeValueError",
@@ -81,11 +83,12 @@ __all__ = [
 ]
 
 
-def load_corpus(root: str | Path) -> Corpus:
-    """Open a corpus folder. ``CorpusFormatError`` (or a subclass) naming the file when it
-    cannot be read, is of another schema version, holds a symlink or a value outside Crafter's
-    ranges."""
-    return columnar.load(Path(root))
+def load_corpus(root: str | Path, *, parts: Collection[str] | None = None) -> Corpus:
+    """Open a corpus folder (only the committed parts named in ``parts``, when given: what a
+    watcher following a folder being written reads; ``committed_parts`` lists them).
+    ``CorpusFormatError`` (or a subclass) naming the file when it cannot be read, is of another
+    schema version, holds a symlink or a value outside Crafter's ranges."""
+    return columnar.load(Path(root), parts)
 
 
 def save_corpus(corpus: Corpus, root: str | Path, *, overwrite: bool = False, progress: bool = False) -> Path:

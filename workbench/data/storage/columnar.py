@@ -11,6 +11,7 @@ columns are decoded whole when first asked for.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -138,15 +139,17 @@ def _write_frames(root: Path, part: str, extras: list[EpisodeExtras], written: l
 
 
 # -- reading ----------------------------------------------------------------------------------
-def load(root: Path) -> Corpus:
-    """Open a columnar corpus folder: every committed part read and checked (see the module),
-    keeping the episodes' events for scoring; the state columns are read again, whole, when
-    first asked for (an episode, ``decision_arrays``)."""
+def load(root: Path, only: Collection[str] | None = None) -> Corpus:
+    """Open a columnar corpus folder: every committed part (or those named in ``only``) read and
+    checked (see the module), keeping the episodes' events for scoring; the state columns are
+    read again, whole, when first asked for (an episode, ``decision_arrays``)."""
     refuse_symlinks(root)
     read_marker(root)
     parts: list[Part] = []
     episodes_seen = rows_seen = 0
     for name in committed_parts(root):
+        if only is not None and name not in only:
+            continue
         path = part_file(root, "episodes", name)
         table = read_table(path)
         checked(partial(check_schema, table.schema, EPISODE_SCHEMA, str(path)), path)

@@ -1,0 +1,196 @@
+"""``audit``: does a reward config show a hacking sign on a corpus? The gate ``workbench audit`` runs in CI.
+
+Four checks per config, built on the diagnostics (same computations, same default thresholds):
+
+- **farming** (``repeats-outweigh-credits``): an episode whose repeated resource events paid more
+  than its achievement credits; fires when at least ``farming_episodes`` episodes do.
+- **dominance** (``resource-shaping-dominates``, ``component-dominates``): a policy's reward is
+  mostly resource shaping (past ``dominance``) or one component (past ``component``). Not
+  checked under ``consistent``, whose one component (the indicator) is the whole reward by design.
+- **dead entries**: entries of the config that cannot change any return. ``dead_entries="written"``
+  (the default) counts only what the config itself writes and is dead on any corpus (an unknown
+  name, a k-limit that cannot act); ``"all"`` also the task app's own resource-table entries
+  Crafter never produces and weights of achievements this corpus never unlocked; ``"off"`` none.
+- **estimated counts** (``count-shaping-estimated``): the config pays achievement-count shaping
+  and some episodes' counts are estimates (their returns are lower bounds, not the task app's).
+
+Alignment (rank agreement with progress) is not a hacking sign by itself and is left to
+``workbench diagnose``. ``Audit.to_json()`` is the documented, stable machine format
+(``AUDIT_SCHEMA``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from workbench.analysis.diagnostics.components import component_totals, episode_facts
+from workbench.analysis.diagnostics.dead_entries import dead_entries
+from workbench.analysis.diagnostics.dominance import COMPONENT_THRESHOLD, DOMINANCE_THRESHOLD, dominance
+from workbench.analysis.diagnostics.farming import farming_episodes, farming_events
+from workbench.analysis.diagnostics.flags import FLAG_COLUMNS, Flag
+from workbench.core.config import RewardConfig
+from workbench.core.reward import PER_ACHIEVEMENT
+from workbench.data.episodes import Corpus
+from workbench.data.episodes.events import N_ITEMS
+from workbench.errors import DiagnosisError
+from workbench.scoring import score, slot_weights
+
+#: The ``schema`` field of ``Audit.to_json()``; bumped when a field changes meaning or goes.
+AUDIT_SCHEMA = "workbench-audit/1"
+#: The checks, in report order (``section`` of each flag).
+SECTIONS = ("farming", "dominance", "dead entries", "estimated counts")
+#: What ``dead_entries`` may be.
+DEAD_ENTRY_SCOPES = ("written", "all", "off")
+
+
+@dataclass(frozen=True)
+class AuditThresholds:
+    """When each check fires (defaults are the diagnostics' own, see the module)."""
+
+    dominance: float = DOMINANCE_THRESHOLD
+    component: float = COMPONENT_THRESHOLD
+    farming_episodes: int = 1
+    dead_entries: str = "written"
+
+    def checked(self) -> AuditThresholds:
+        """Itself, or ``DiagnosisError`` naming the bad threshold."""
+        for name in ("dominance", "component"):
+            value = getattr(self, name)
+            if not 0.0 < value < 1.0:
+                raise DiagnosisError(f"{name} threshold must be between 0 and 1 (exclusive), not {value}")
+        if self.farming_episodes < 1:
+            raise DiagnosisError(f"farming_episodes must be at least 1, not {self.farming_episodes}")
+        if self.dead_entries not in DEAD_ENTRY_SCOPES:
+            raise DiagnosisError(
+                f"dead_entries must be one of {', '.join(DEAD_ENTRY_SCOPES)}, not {self.dead_entries!r}"
+            )
+        return self
+
+
+@dataclass(frozen=True)
+class Audit:
+    """What ``audit`` found: ``flags`` (columns ``config`` + ``FLAG_COLUMNS``, configs in the
+    order given, sections in ``SECTIONS`` order), the corpus size and the thresholds used."""
+
+    configs: dict[str, RewardConfig]
+    episodes: int
+    decisions: int
+    thresholds: AuditThresholds
+    flags: pd.DataFrame
+    corpus: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def clean(self) -> bool:
+        """True when no check fired under any config."""
+        return self.flags.empty
+
+    def to_json(self) -> dict[str, Any]:
+        """The machine-readable report (``AUDIT_SCHEMA``; documented in docs/live.md)."""
+        configs = []
+        for name, config in self.configs.items():
+            rows = self.flags[self.flags["config"] == name]
+            configs.append(
+                {
+                    "name": name,
+                    "strategy": config.effective_strategy,
+                    "clean": rows.empty,
+                    "counts": {section: int((rows["section"] == section).sum()) for section in SECTIONS},
+                    "flags": rows[list(FLAG_COLUMNS)].to_dict("records"),
+                }
+            )
+        return {
+            "schema": AUDIT_SCHEMA,
+            "corpus": self.corpus,
+            "episodes": self.episodes,
+            "decisions": self.decisions,
+            "clean": self.clean,
+            "thresholds": asdict(self.thresholds),
+            "configs": configs,
+            **self.extra,
+        }
+
+
+def audit(
+    corpus: Corpus,
+    configs: Mapping[str, RewardConfig],
+    thresholds: AuditThresholds | None = None,
+    *,
+    name: str = "",
+) -> Audit:
+    """Run the four checks (see the module) for each config on ``corpus``.
+
+    ``name`` is how the report names the corpus. Raises ``DiagnosisError`` for no config or a
+    bad threshold, ``CorpusError`` for an empty corpus."""
+    thresholds = (thresholds or AuditThresholds()).checked()
+    if not configs:
+        raise DiagnosisError("audit needs at least one config")
+    rows: list[tuple[str, Flag]] = []
+    for config_name, config in configs.items():
+        rows += [(config_name, flag) for flag in config_flags(corpus, config, thresholds)]
+    table = pd.DataFrame(
+        [(c, f.section, f.code, f.subject, f.why) for c, f in rows], columns=["config", *FLAG_COLUMNS], dtype=object
+    )
+    return Audit(dict(configs), len(corpus), corpus.n_decisions, thresholds, table, name)
+
+
+def empty_audit(configs: Mapping[str, RewardConfig], thresholds: AuditThresholds, *, name: str = "") -> Audit:
+    """The (clean) audit of no episodes: what following a source that brought none reports."""
+    table = pd.DataFrame(columns=["config", *FLAG_COLUMNS], dtype=object)
+    return Audit(dict(configs), 0, 0, thresholds.checked(), table, name)
+
+
+def config_flags(corpus: Corpus, config: RewardConfig, thresholds: AuditThresholds) -> list[Flag]:
+    """The flags one config raises on ``corpus``, in ``SECTIONS`` order."""
+    scores = score(corpus, config)
+    facts = episode_facts(scores, corpus, "policy")
+    totals = component_totals(scores)
+    _, farming = farming_episodes(totals, facts, farming_events(totals, facts))
+    flags = farming if len(farming) >= thresholds.farming_episodes else []
+    _, _, heavy = dominance(totals, facts, threshold=thresholds.dominance, component_threshold=thresholds.component)
+    if config.effective_strategy != PER_ACHIEVEMENT:
+        heavy = []  # consistent pays one component, the indicator: it is all of the reward by design
+    flags += heavy
+    if thresholds.dead_entries != "off":
+        table, dead = dead_entries(config, scores)
+        if thresholds.dead_entries == "written":
+            written = [
+                _written(config, key) and judged == "config" for key, judged in zip(table["key"], table["judged"])
+            ]
+            dead = [flag for flag, keep in zip(dead, written) if keep]
+        flags += dead
+    flags += _estimated_counts(config, scores.estimated_episodes)
+    return flags
+
+
+def _written(config: RewardConfig, key: str) -> bool:
+    """Whether the dotted ``key`` names an entry the config itself sets (not a task-app default)."""
+    head, _, rest = key.partition(".")
+    if head == "weights":
+        return rest in config.weights
+    if head == "k_limits":
+        return rest in config.k_limits
+    if head == "resource_weights":
+        table, _, entry = rest.partition(".")
+        value = config.resource_overrides.get(table)
+        return isinstance(value, Mapping) and entry in value if entry else table in config.resource_overrides
+    return True  # strategy, lambda and the like: always the config's own
+
+
+def _estimated_counts(config: RewardConfig, estimated: list[str]) -> list[Flag]:
+    """A flag when ``config`` pays count shaping and some episodes' counts are estimated."""
+    if config.effective_strategy != PER_ACHIEVEMENT or not estimated:
+        return []
+    if not np.any(slot_weights(config.resource_weights)[N_ITEMS:] != 0):
+        return []
+    shown = ", ".join(estimated[:3]) + (f" and {len(estimated) - 3} more" if len(estimated) > 3 else "")
+    why = (
+        f"the config pays achievement-count shaping, but {len(estimated)} episode(s) carry estimated counts "
+        f"({shown}): their returns are lower bounds, not what the task app paid"
+    )
+    return [Flag("estimated counts", "count-shaping-estimated", f"{len(estimated)} episode(s)", why)]

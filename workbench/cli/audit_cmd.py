@@ -1,0 +1,154 @@
+"""``workbench audit``: exit 1 when a reward config shows a hacking sign on a corpus (a gate for CI and training scripts)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from workbench.analysis.audit import DEAD_ENTRY_SCOPES, SECTIONS, Audit, AuditThresholds, audit, empty_audit
+from workbench.analysis.diagnostics import COMPONENT_THRESHOLD, DOMINANCE_THRESHOLD
+from workbench.cli.common import CORPUS_HELP, open_corpus, read_config
+from workbench.cli.watch_cmd import add_source_arguments, polls_limit
+from workbench.data.episodes import Corpus
+from workbench.data.storage import holds_episodes, load_corpus
+from workbench.data.watch import Watcher, WatchReport, open_source
+
+EXAMPLE = f"""\
+examples:
+  workbench audit corpora/run --config configs/recommended.yaml
+  workbench audit sample --config configs/upstream_shaped.yaml --json
+  workbench audit corpora/live --config my.yaml --follow runs/rollouts --max-polls 600
+
+  Checks per config: farming (an episode's repeated resource events paid more than its
+  achievement credits), dominance (resource shaping past --dominance-threshold of a policy's
+  reward, or one component past --component-threshold), dead entries (entries of the config
+  that cannot change any return; --dead-entries), estimated counts (count shaping paid on
+  episodes whose achievement counts are estimates).
+  --follow SOURCE appends SOURCE's new episodes into CORPUS as `workbench watch` does and audits
+  after every poll that brought some: it exits 1 at the first flag, 0 after --max-polls or Ctrl-C.
+  --json prints one document (schema {Audit.__module__}.AUDIT_SCHEMA, see docs/live.md).
+
+exit status: 0 clean, 1 a hacking flag fired, 2 bad usage or unreadable input.
+"""
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add ``workbench audit`` to ``subparsers``."""
+    parser = subparsers.add_parser(
+        "audit",
+        help="exit 1 when a config shows a hacking sign on a corpus (farming, dominance, dead entries)",
+        description="Audit reward configs on a corpus for hacking signs; exit 1 when one fires.",
+        epilog=EXAMPLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("corpus", metavar="CORPUS", help=CORPUS_HELP + "; with --follow, the folder to append into")
+    parser.add_argument(
+        "--config", action="append", required=True, metavar="FILE", help="a config to audit (repeatable)"
+    )
+    parser.add_argument("--json", action="store_true", help="print the report as one JSON document")
+    parser.add_argument(
+        "--dominance-threshold",
+        type=float,
+        default=DOMINANCE_THRESHOLD,
+        metavar="SHARE",
+        help=f"flag a policy whose resource shaping passes this share of its reward (default {DOMINANCE_THRESHOLD})",
+    )
+    parser.add_argument(
+        "--component-threshold",
+        type=float,
+        default=COMPONENT_THRESHOLD,
+        metavar="SHARE",
+        help=f"flag a policy one component passes this share of (default {COMPONENT_THRESHOLD})",
+    )
+    parser.add_argument(
+        "--farming-episodes",
+        type=int,
+        default=AuditThresholds.farming_episodes,
+        metavar="N",
+        help=f"fire farming when at least N episodes farm (default {AuditThresholds.farming_episodes})",
+    )
+    parser.add_argument(
+        "--dead-entries",
+        choices=DEAD_ENTRY_SCOPES,
+        default=AuditThresholds.dead_entries,
+        help="written: dead entries the config itself writes (default); all: also the task app's own "
+        "table entries and weights of achievements not unlocked here; off: none",
+    )
+    parser.add_argument("--follow", metavar="SOURCE", help="keep auditing while SOURCE's new episodes land in CORPUS")
+    add_source_arguments(parser, positional=False)
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Audit (once, or after every poll with --follow); 0 clean, 1 a flag fired."""
+    configs = {Path(path).stem: read_config(path) for path in args.config}
+    thresholds = AuditThresholds(
+        dominance=args.dominance_threshold,
+        component=args.component_threshold,
+        farming_episodes=args.farming_episodes,
+        dead_entries=args.dead_entries,
+    ).checked()
+    if args.follow is None:
+        found = audit(open_corpus(args.corpus), configs, thresholds, name=args.corpus)
+        _print(found, args.json)
+        return 0 if found.clean else 1
+    return _follow(args, configs, thresholds)
+
+
+def _follow(args: argparse.Namespace, configs: dict[str, Any], thresholds: AuditThresholds) -> int:
+    limit = polls_limit(args)
+    source = open_source(args.follow, args.kind)
+    into = Path(args.corpus)
+    held = load_corpus(into) if holds_episodes(into) else Corpus()
+    state: dict[str, Any] = {"corpus": held, "audit": None, "polls": 0, "appended": 0, "problems": []}
+
+    def report(found: WatchReport) -> bool:
+        state["polls"] += 1
+        state["appended"] += len(found.appended)
+        state["problems"] += [str(issue) for issue in found.problems]
+        for issue in found.problems:
+            print(f"problem: {issue}", file=sys.stderr, flush=True)
+        if len(found.appended):
+            state["corpus"] = Corpus.concat([state["corpus"], found.appended])
+        if len(found.appended) or (state["audit"] is None and len(state["corpus"])):
+            state["audit"] = audit(state["corpus"], configs, thresholds, name=str(into))
+            if not args.json:
+                print(_summary_line(state["audit"]), flush=True)
+            return not state["audit"].clean
+        return False
+
+    with Watcher(source, into) as watcher:
+        try:
+            watcher.run(interval=args.interval, max_polls=limit, on_report=report)
+        except KeyboardInterrupt:
+            pass
+    found = state["audit"] or empty_audit(configs, thresholds, name=str(into))
+    follow = {"source": str(source.path), "kind": source.kind, "polls": state["polls"]}
+    follow |= {"appended": state["appended"], "problems": state["problems"]}
+    found = Audit(
+        found.configs, found.episodes, found.decisions, found.thresholds, found.flags, found.corpus, {"follow": follow}
+    )
+    _print(found, args.json)
+    return 0 if found.clean else 1
+
+
+def _summary_line(found: Audit) -> str:
+    counts = found.flags.groupby("section").size().to_dict() if not found.flags.empty else {}
+    parts = ", ".join(f"{section} {counts.get(section, 0)}" for section in SECTIONS)
+    verdict = "clean" if found.clean else "FLAGGED"
+    return f"audit: {found.episodes} episode(s), {found.decisions} decision(s): {verdict} ({parts})"
+
+
+def _print(found: Audit, as_json: bool) -> None:
+    if as_json:
+        print(json.dumps(found.to_json(), indent=1))
+        return
+    print(_summary_line(found))
+    for config in found.configs:
+        rows = found.flags[found.flags["config"] == config]
+        print(f"{config}: {'clean' if rows.empty else f'{len(rows)} flag(s)'}")
+        for row in rows.itertuples(index=False):
+            print(f"  [{row.section}] {row.code} {row.subject}: {row.why}")

@@ -1,0 +1,77 @@
+"""What every live source gives: ``Poll`` (new episodes and problems) and the ``Source`` protocol."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from workbench.data.episodes import Corpus, Episode
+from workbench.data.importers import ImportIssue
+
+#: The metadata key an episode taken from a live source carries: ``{"source": Source.key,
+#: "item": where in the source it came from}``. The watcher appends an (source, item) pair once.
+ORIGIN_KEY = "watched"
+
+
+@dataclass
+class Poll:
+    """What one poll found: ``corpus`` (episodes new since the last poll, in source order, each
+    with its ``ORIGIN_KEY`` metadata), ``landed`` (per episode, when its item landed in the
+    source, epoch seconds: a file's mtime), ``problems`` (named, the source goes on) and
+    ``settling`` (items seen but not complete yet: poll again soon)."""
+
+    corpus: Corpus = field(default_factory=Corpus)
+    landed: list[float] = field(default_factory=list)
+    problems: list[ImportIssue] = field(default_factory=list)
+    settling: int = 0
+
+
+class Source(Protocol):
+    """A place episodes keep arriving in. Reading it never modifies it."""
+
+    #: ``rollouts``, ``recorder``, ``corpus`` or ``traces``.
+    kind: str
+    #: What is watched (a folder or a database file).
+    path: Path
+
+    @property
+    def key(self) -> str:
+        """``<kind>:<absolute path>``: names the source in origins and in the watcher's state."""
+        ...
+
+    def poll(self) -> Poll:
+        """The episodes new since the last poll (or since ``restore``)."""
+        ...
+
+    def progress(self) -> dict[str, Any]:
+        """What was read so far, JSON-able (kept in the watcher's state file)."""
+        ...
+
+    def restore(self, progress: dict[str, Any]) -> None:
+        """Continue from a ``progress()`` of an earlier run (junk is ignored: reading again is
+        harmless, the watcher drops origins it holds)."""
+        ...
+
+    def watch_paths(self) -> list[Path]:
+        """Existing folders whose file events should wake the watcher (may be empty)."""
+        ...
+
+
+def source_key(kind: str, path: Path) -> str:
+    """``Source.key`` for ``kind`` at ``path``."""
+    return f"{kind}:{path.resolve()}"
+
+
+def with_origin(episode: Episode, key: str, item: str) -> Episode:
+    """``episode`` with ``ORIGIN_KEY`` metadata naming where it came from (in place; returned)."""
+    episode.metadata = {**episode.metadata, ORIGIN_KEY: {"source": key, "item": item}}
+    return episode
+
+
+def origin_of(metadata: dict[str, Any]) -> tuple[str, str] | None:
+    """(source key, item) from an episode's metadata, None when it did not come from a watch."""
+    origin = metadata.get(ORIGIN_KEY)
+    if isinstance(origin, dict) and isinstance(origin.get("source"), str) and isinstance(origin.get("item"), str):
+        return origin["source"], origin["item"]
+    return None

@@ -1,0 +1,74 @@
+"""A live synth-ai trace database: the sessions a task app finishes, read in short transactions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from workbench.data.episodes import Corpus, Episode
+from workbench.data.importers import ImportIssue, read_trace_sessions
+from workbench.data.importers.batch import BadInput
+from workbench.data.watch.source import Poll, source_key, with_origin
+
+#: How ``read_trace_sessions`` names a bad session's location.
+_SESSION = "session "
+
+
+class TraceDatabase:
+    """A trace database (``task-app serve --trace-db``) that a running server writes into.
+
+    Each poll lists the sessions (one query) and reads the finished ones not taken yet, every
+    query its own read transaction fetched at once (``workbench.data.importers.traces``): a
+    reader holding one past the server's 5 s busy timeout would make it drop tracing rows. A
+    session is complete once its outcome row exists; running ones count as settling. A session
+    that cannot be read is a problem, reported once and not read again."""
+
+    kind = "traces"
+
+    def __init__(self, path: Path, *, config: dict[str, Any] | None = None) -> None:
+        self.path = Path(path)
+        self.config = config
+        self._done: set[str] = set()
+        self._reported: set[str] = set()
+
+    @property
+    def key(self) -> str:
+        """See ``Source.key``."""
+        return source_key(self.kind, self.path)
+
+    def poll(self) -> Poll:
+        """Read the sessions finished since the last poll; see ``Source.poll``."""
+        if not self.path.is_file():
+            return Poll()
+        try:
+            batch = read_trace_sessions(self.path, skip=self._done, config=self.config)
+        except BadInput as error:
+            return Poll(problems=self._once([ImportIssue(str(self.path), error.location, error.message)]))
+        landed = self.path.stat().st_mtime  # the last write: when the server recorded the outcome, or later
+        episodes: list[Episode] = []
+        for episode in batch.episodes:
+            self._done.add(episode.id)
+            episodes.append(with_origin(episode, self.key, episode.id))
+        for issue in batch.errors:
+            if issue.location.startswith(_SESSION):
+                self._done.add(issue.location[len(_SESSION) :])
+        return Poll(Corpus(episodes), [landed] * len(episodes), self._once(batch.errors), len(batch.running))
+
+    def _once(self, issues: list[ImportIssue]) -> list[ImportIssue]:
+        fresh = [issue for issue in issues if str(issue) not in self._reported]
+        self._reported.update(str(issue) for issue in fresh)
+        return fresh
+
+    def progress(self) -> dict[str, Any]:
+        """The sessions taken (read, or reported as unreadable)."""
+        return {"sessions": sorted(self._done)}
+
+    def restore(self, progress: dict[str, Any]) -> None:
+        """Skip the sessions an earlier run took."""
+        sessions = progress.get("sessions") if isinstance(progress, dict) else None
+        if isinstance(sessions, list):
+            self._done.update(str(s) for s in sessions)
+
+    def watch_paths(self) -> list[Path]:
+        """The database's folder (SQLite writes the file and its journal there)."""
+        return [self.path.parent] if self.path.parent.is_dir() else []

@@ -1,0 +1,240 @@
+"""``Watcher``: appends each new episode of a live source into a corpus folder once, across restarts.
+
+What was appended is told by the target corpus itself: every episode a watcher saves carries
+its origin (``ORIGIN_KEY`` metadata: the source's key and the item it came from), and a new
+watcher reads the origins the folder holds before its first poll, so a restart, a crash between
+saving and recording progress, or a source that offers an item again never duplicates an
+episode. The source's progress (files taken, parts read, sessions done) is kept beside it in
+``watch-state.json`` so a restart does not read everything again. One watcher at a time writes
+into a folder (``.watch.lock``). The source is only read.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from filelock import FileLock, Timeout
+
+from workbench.data.episodes import Corpus, Episode, unique_id
+from workbench.data.importers import ImportIssue
+from workbench.data.storage import holds_episodes, load_corpus, save_corpus
+from workbench.data.watch.source import Poll, Source, origin_of
+from workbench.errors import WatchError
+from workbench.util.atomic import atomic_write_text
+
+#: The watcher's state file and lock inside the target corpus folder.
+STATE_FILE = "watch-state.json"
+WATCH_LOCK = ".watch.lock"
+#: How soon to poll again while an item is settling (two polls see it unchanged).
+SETTLE_SECONDS = 0.2
+
+
+@dataclass
+class WatchReport:
+    """One poll's outcome: ``appended`` (the episodes saved, under their ids in the target),
+    ``problems``, ``settling`` (items not complete yet), ``skipped`` (items offered again and
+    already held) and ``latency`` (per appended episode, seconds from landing in the source to
+    saved and handed to ``on_append``)."""
+
+    appended: Corpus = field(default_factory=Corpus)
+    problems: list[ImportIssue] = field(default_factory=list)
+    settling: int = 0
+    skipped: int = 0
+    latency: list[float] = field(default_factory=list)
+
+
+class Watcher:
+    """Appends each new episode of ``source`` into the corpus folder ``into``, once.
+
+    ``on_append(new_episodes)`` is called after each save (e.g. ``LiveScores.append``). Raises
+    ``WatchError`` when ``into`` is inside the watched folder (its own writes would be watched),
+    or another watcher writes into it; what ``load_corpus`` raises for a target that is not a
+    corpus folder."""
+
+    def __init__(self, source: Source, into: str | Path, *, on_append: Callable[[Corpus], None] | None = None) -> None:
+        self.source = source
+        self.into = Path(into)
+        self._on_append = on_append
+        watched, target = source.path.resolve(), self.into.resolve()
+        if target == watched or watched in target.parents:
+            raise WatchError(f"{self.into}: the target corpus must not be inside the watched {source.path}")
+        self.into.mkdir(parents=True, exist_ok=True)
+        self._lock = FileLock(str(self.into / WATCH_LOCK))
+        try:
+            self._lock.acquire(timeout=0)
+        except Timeout:
+            raise WatchError(
+                f"{self.into}: another watcher is writing into this corpus ({WATCH_LOCK} is held)"
+            ) from None
+        try:
+            self._ids, self._origins = _held(self.into)
+            self._state = _read_state(self.into / STATE_FILE)
+            source.restore(self._state.get("sources", {}).get(source.key, {}))
+        except BaseException:
+            self._lock.release()
+            raise
+
+    def __enter__(self) -> Watcher:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Release the folder's watch lock (idempotent)."""
+        if self._lock.is_locked:
+            self._lock.release()
+
+    @property
+    def held(self) -> int:
+        """How many episodes the target holds."""
+        return len(self._ids)
+
+    def poll(self) -> WatchReport:
+        """Poll the source once, save what is new into the target, record progress."""
+        found: Poll = self.source.poll()
+        fresh: list[Episode] = []
+        landed: list[float] = []
+        skipped = 0
+        for episode, when in zip(found.corpus, found.landed):
+            origin = origin_of(episode.metadata)
+            if origin is None or origin in self._origins:
+                skipped += 1
+                continue
+            self._origins.add(origin)
+            episode.id = unique_id(episode.id, self._ids)  # another source's episode may hold the id
+            self._ids.add(episode.id)
+            fresh.append(episode)
+            landed.append(when)
+        appended = Corpus(fresh)
+        if fresh:
+            save_corpus(appended, self.into)  # first the episodes, then the progress (see the module)
+        self._save_progress()
+        if fresh and self._on_append is not None:
+            self._on_append(appended)
+        now = time.time()
+        return WatchReport(appended, found.problems, found.settling, skipped, [now - t for t in landed])
+
+    def run(
+        self,
+        *,
+        interval: float = 1.0,
+        max_polls: int | None = None,
+        stop: threading.Event | None = None,
+        on_report: Callable[[WatchReport], bool | None] | None = None,
+        events: bool = True,
+    ) -> int:
+        """Poll until ``stop`` is set, ``max_polls`` polls were made or ``on_report(report)``
+        returns True; between polls wait ``interval`` seconds, woken early by file events
+        (watchfiles) unless ``events`` is False, and only ``SETTLE_SECONDS`` while an item is
+        settling. Returns the number of polls."""
+        stop = stop or threading.Event()
+        waits = _Waiter(self.source, stop, events)
+        polls = 0
+        try:
+            while not stop.is_set():
+                report = self.poll()
+                polls += 1
+                if on_report is not None and on_report(report):
+                    break
+                if max_polls is not None and polls >= max_polls:
+                    break
+                waits.wait(min(interval, SETTLE_SECONDS) if report.settling else interval)
+        finally:
+            waits.close()
+        return polls
+
+    def _save_progress(self) -> None:
+        sources = dict(self._state.get("sources", {}))
+        progress = self.source.progress()
+        if sources.get(self.source.key) == progress:
+            return
+        sources[self.source.key] = progress
+        self._state = {"format": "crafter-workbench-watch", "version": 1, "sources": sources}
+        atomic_write_text(self.into / STATE_FILE, json.dumps(self._state, indent=1, sort_keys=True), overwrite=True)
+
+
+def _held(root: Path) -> tuple[set[str], set[tuple[str, str]]]:
+    """The ids and origins the corpus folder ``root`` holds (nothing for a new folder)."""
+    if not holds_episodes(root):
+        return set(), set()
+    corpus = load_corpus(root)
+    origins = {origin_of(corpus.episode_extras(i).metadata) for i in range(len(corpus))}
+    return set(corpus.ids), {o for o in origins if o is not None}
+
+
+def _read_state(path: Path) -> dict[str, Any]:
+    """The state file's contents; a missing or unreadable one is an empty state (origins in the
+    corpus still prevent duplicates: a lost state costs a re-read, never a duplicate)."""
+    try:
+        state = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return state if isinstance(state, dict) and isinstance(state.get("sources"), dict) else {}
+
+
+class _Waiter:
+    """Waits between polls: on watchfiles' events for the source's folders where it can, else
+    (no watchfiles, nothing to watch yet, ``events`` False) on the stop event's timeout. One
+    watchfiles iterator is kept while the folders stay the same: it buffers events that arrive
+    during a poll, so none is lost between two waits."""
+
+    def __init__(self, source: Source, stop: threading.Event, events: bool) -> None:
+        self.source, self.stop, self.events = source, stop, events
+        self._iterator: Iterator[Any] | None = None
+        self._paths: list[Path] = []
+
+    def wait(self, seconds: float) -> None:
+        """Return after ``seconds``, at a file event under the watched folders, or at stop."""
+        paths = self.source.watch_paths() if self.events else []
+        if paths != self._paths:
+            self.close()
+            self._iterator = _event_iterator(paths, self.stop) if paths else None
+            self._paths = paths
+        if self._iterator is None:
+            self.stop.wait(seconds)
+            return
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline and not self.stop.is_set():
+            changes = next(self._iterator, None)
+            if changes is None:  # watchfiles stopped (stop set, or it caught an interrupt): poll by time
+                self._iterator = None
+                self.stop.wait(max(0.0, deadline - time.monotonic()))
+                return
+            if changes:  # a non-empty set of changes (an empty one is a timeout tick)
+                return
+
+    def close(self) -> None:
+        """Stop watching files."""
+        if self._iterator is not None and hasattr(self._iterator, "close"):
+            self._iterator.close()
+        self._iterator = None
+
+
+#: How often (ms) the watchfiles iterator hands back control without changes (to check deadlines).
+_TICK_MS = 50
+
+
+def _event_iterator(paths: list[Path], stop: threading.Event) -> Iterator[Any] | None:
+    """watchfiles' change sets (an empty one every ``_TICK_MS``), or None without watchfiles."""
+    try:
+        import watchfiles  # optional: the ``live`` extra; polling works without it
+    except ImportError:
+        return None
+    return iter(
+        watchfiles.watch(
+            *paths,
+            stop_event=stop,
+            rust_timeout=_TICK_MS,
+            yield_on_timeout=True,
+            debounce=20,
+            step=10,
+            raise_interrupt=False,
+        )
+    )

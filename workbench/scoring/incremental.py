@@ -1,0 +1,258 @@
+"""``LiveScores``: per-episode scores of a growing corpus under several configs, appended incrementally.
+
+Every number of ``Scores.episodes`` depends on one episode only (``workbench.scoring.partitioned``
+relies on the same fact), so the episodes of each ``append`` are prepared and scored on their own
+and their rows are added to what was there: appending costs time proportional to the new
+decisions, never a re-prepare of the corpus. An episode whose metadata says it ``follows`` another
+(one rollout with ``on_done = "reset"``) is scored as it is stored, exactly as ``score`` scores it
+(only ``verify`` carries the previous episode's last state over), so incremental and full scoring
+agree for it too.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from workbench.core.config import RewardConfig
+from workbench.data.episodes import Corpus
+from workbench.data.episodes.events import N_ITEMS
+from workbench.errors import CorpusError
+from workbench.scoring.prepare import prepare
+from workbench.scoring.score import score
+from workbench.scoring.scores import Scores
+from workbench.scoring.weights import achievement_weights
+
+#: Component kind -> the ``LiveScores.episodes`` column holding that kind's per-episode total,
+#: after lambda (the kinds of ``Scores.components``; together they add up to ``return``).
+KIND_COLUMNS = {
+    "indicator": "reward_indicator",
+    "achievement": "reward_achievement",
+    "inventory": "reward_inventory",
+    "achievement_count": "reward_achievement_count",
+}
+
+#: Columns of ``LiveScores.episodes`` taken from ``Corpus.index`` (the rest come from ``Scores``
+#: or the episode's metadata).
+_INDEX_COLUMNS = ("policy", "source", "seed", "n_unlocked")
+
+
+class LiveScores:
+    """Per-episode scores of a growing corpus under several configs; appending costs time
+    proportional to the new decisions (no re-prepare of what was there).
+
+    Safe to use from two threads (a watcher appending, a view reading): state changes under a
+    lock, and ``on_append`` callbacks run after it is released, in the appending thread.
+    """
+
+    def __init__(self, corpus: Corpus, configs: Mapping[str, RewardConfig]) -> None:
+        """Score ``corpus`` (may be empty) under ``configs`` (name -> config; at least one).
+
+        Raises ``CorpusError`` when no config is given, plus what ``append`` raises."""
+        if not configs:
+            raise CorpusError("LiveScores needs at least one config to score with")
+        self._lock = threading.RLock()
+        self._configs = dict(configs)
+        self._chunks: list[Corpus] = []
+        self._tables: list[dict[str, Columns]] = []  # per chunk: config name -> its rows, as columns
+        self._ids: set[str] = set()
+        self._n_episodes = 0
+        self._joined: Columns | None = None  # the rows of chunks[: self._table_chunks], joined
+        self._table_chunks = 0
+        self._corpus: Corpus | None = None
+        self._callbacks: list[Callable[[Corpus], None]] = []
+        if len(corpus):
+            self._add(corpus)
+
+    # -- growing ----------------------------------------------------------------------------
+    def append(self, episodes: Corpus) -> None:
+        """Score ``episodes`` (new ones, in arrival order) under every config and add them.
+
+        Nothing happens for an empty corpus. Raises ``CorpusError`` naming an episode id already
+        held (nothing is added then), ``EpisodeError`` for an episode without decisions."""
+        if not len(episodes):
+            return
+        self._add(episodes)
+        for callback in list(self._callbacks):
+            callback(episodes)
+
+    def _add(self, episodes: Corpus) -> None:
+        with self._lock:
+            ids = episodes.ids
+            repeated = [i for i in ids if i in self._ids]
+            if repeated:
+                raise CorpusError(f"episode {repeated[0]!r} is already in this LiveScores; each episode is added once")
+            prepared = prepare(episodes)
+            base = _episode_facts(episodes, self._n_episodes)
+            tables = {name: _rows(score(prepared, config), name, base) for name, config in self._configs.items()}
+            self._chunks.append(episodes)
+            self._tables.append(tables)
+            self._ids.update(ids)
+            self._n_episodes += len(episodes)
+            self._corpus = None
+
+    def add_config(self, name: str, config: RewardConfig) -> None:
+        """Score everything held so far under ``config`` too (and every later append).
+
+        Raises ``CorpusError`` when ``name`` is taken."""
+        with self._lock:
+            if name in self._configs:
+                raise CorpusError(f"config {name!r} is already in this LiveScores; pick another name")
+            for chunk, tables in zip(self._chunks, self._tables):
+                first = tables[next(iter(self._configs))]
+                tables[name] = _rows(score(prepare(chunk), config), name, {c: first[c] for c in _FACT_COLUMNS})
+            self._configs[name] = config
+            self._joined, self._table_chunks = None, 0
+
+    def on_append(self, callback: Callable[[Corpus], None]) -> None:
+        """Call ``callback(new_episodes)`` after each ``append`` that added episodes."""
+        self._callbacks.append(callback)
+
+    # -- reading ----------------------------------------------------------------------------
+    @property
+    def configs(self) -> dict[str, RewardConfig]:
+        """The configs scored, name -> config (a copy, in session order)."""
+        with self._lock:
+            return dict(self._configs)
+
+    @property
+    def corpus(self) -> Corpus:
+        """Every episode appended so far, in arrival order (built on first access after an append)."""
+        with self._lock:
+            if self._corpus is None:
+                self._corpus = Corpus.concat(self._chunks) if self._chunks else Corpus()
+            return self._corpus
+
+    def __len__(self) -> int:
+        return self._n_episodes
+
+    def episodes(self) -> pd.DataFrame:
+        """One row per (episode, config), by arrival then config in session order (a fresh frame).
+
+        Columns: ``episode``, ``config``, ``arrival`` (0-based), ``return`` (the shaped return,
+        = ``reward_sum``), the ``Scores.episodes`` columns (``reward_sum``, ``indicator_sum``,
+        ``resource_reward``, ``decisions``, ``steps``, ``env_return``, ``new_achievements_total``,
+        ``unique_achievements_total``, ``unique_achievements``, ``final_achievements``,
+        ``counts``), each component kind's total after lambda (``KIND_COLUMNS``), ``policy``,
+        ``source``, ``seed``, ``n_unlocked`` (from the corpus index), ``wall_time`` (epoch
+        seconds from metadata ``wall_time`` or ``created``; NaN without) and ``training_step``
+        (metadata ``training_step``; NA without)."""
+        with self._lock:
+            names = list(self._configs)
+            pending = [_interleave(tables, names) for tables in self._tables[self._table_chunks :]]
+            if pending:
+                pieces = ([self._joined] if self._joined is not None else []) + pending
+                self._joined = {column: np.concatenate([p[column] for p in pieces]) for column in pieces[0]}
+                self._table_chunks = len(self._tables)
+            if self._joined is None:
+                return _empty_table()
+            table = pd.DataFrame(self._joined)  # copies: the caller may edit it
+            table["training_step"] = pd.array(table["training_step"].tolist(), dtype="Int64")
+            return table
+
+
+#: Columns every config's rows share (computed once per chunk).
+_FACT_COLUMNS = ("episode", "arrival", *_INDEX_COLUMNS, "wall_time", "training_step")
+
+
+#: A chunk's rows as named columns of equal length (tables are built when ``episodes()`` asks).
+Columns = dict[str, np.ndarray]
+
+
+def _episode_facts(episodes: Corpus, first_arrival: int) -> Columns:
+    """The config-independent columns of ``episodes``' rows."""
+    index = episodes.index
+    metadata = [episodes.episode_extras(i).metadata for i in range(len(episodes))]
+    steps = np.empty(len(episodes), dtype=object)
+    steps[:] = [_integer(m.get("training_step")) for m in metadata]
+    return {
+        "episode": index["episode"].astype(str).to_numpy(dtype=object),
+        "arrival": np.arange(first_arrival, first_arrival + len(episodes), dtype=np.int64),
+        "policy": index["policy"].to_numpy(dtype=object),
+        "source": index["source"].to_numpy(dtype=object),
+        "seed": index["seed"].to_numpy(dtype=object),
+        "n_unlocked": index["n_unlocked"].to_numpy(dtype=np.int64),
+        "wall_time": np.array([_epoch_seconds(m.get("wall_time", m.get("created"))) for m in metadata]),
+        "training_step": steps,
+    }
+
+
+def _rows(scores: Scores, name: str, facts: Columns) -> Columns:
+    """One config's rows for a chunk: the shared facts, the config's name, its scores."""
+    table = scores.episodes
+    columns: Columns = {column: facts[column] for column in _FACT_COLUMNS}
+    columns["config"] = np.full(len(table), name, dtype=object)
+    columns["return"] = table["reward_sum"].to_numpy()
+    for column in table.columns:
+        if column != "episode":
+            columns[column] = table[column].to_numpy()
+    columns.update(kind_totals(scores))
+    return columns
+
+
+def kind_totals(scores: Scores) -> dict[str, np.ndarray]:
+    """Per episode of ``scores``, each component kind's total after lambda (``KIND_COLUMNS``
+    names): the sums of ``Scores.components["scaled"]`` by episode and kind."""
+    p = scores.prepared
+    lam = scores.config.effective_lambda
+    e = p.n_episodes
+    zeros = np.zeros(e)
+    if not scores.per_achievement:
+        paid = p.active_episode[p.active_unlocking]
+        return {
+            KIND_COLUMNS["indicator"]: np.bincount(paid, weights=np.full(len(paid), lam * 1.0), minlength=e),
+            KIND_COLUMNS["achievement"]: zeros,
+            KIND_COLUMNS["inventory"]: zeros.copy(),
+            KIND_COLUMNS["achievement_count"]: zeros.copy(),
+        }
+    credited = scores._credited
+    credit = lam * achievement_weights(scores.config)[p.unlock_name[credited]]
+    credit_episode = p.active_episode[p.unlock_active[credited]]
+    gain_episode = p.active_episode[p.gain_active]
+    gain = lam * scores._gain
+    item = p.gain_slot < N_ITEMS
+    return {
+        KIND_COLUMNS["indicator"]: zeros,
+        KIND_COLUMNS["achievement"]: np.bincount(credit_episode, weights=credit, minlength=e).astype(float),
+        KIND_COLUMNS["inventory"]: np.bincount(gain_episode[item], weights=gain[item], minlength=e).astype(float),
+        KIND_COLUMNS["achievement_count"]: np.bincount(gain_episode[~item], weights=gain[~item], minlength=e).astype(
+            float
+        ),
+    }
+
+
+def _interleave(tables: dict[str, Columns], names: list[str]) -> Columns:
+    """A chunk's rows ordered by arrival, then config in session order."""
+    joined = {column: np.concatenate([tables[name][column] for name in names]) for column in tables[names[0]]}
+    if len(names) > 1 and len(tables[names[0]]["arrival"]) > 1:
+        order = np.argsort(joined["arrival"], kind="stable")
+        joined = {column: values[order] for column, values in joined.items()}
+    return joined
+
+
+def _empty_table() -> pd.DataFrame:
+    columns = [*_FACT_COLUMNS, "config", "return", "reward_sum", *KIND_COLUMNS.values()]
+    return pd.DataFrame({column: [] for column in columns})
+
+
+def _epoch_seconds(value: Any) -> float:
+    """Epoch seconds from a number or an ISO timestamp; NaN for anything else."""
+    if isinstance(value, bool) or value is None:
+        return float("nan")
+    if isinstance(value, (int, float)):
+        return float(value)
+    if isinstance(value, str):
+        stamp = pd.to_datetime(value, utc=True, errors="coerce")
+        return float("nan") if pd.isna(stamp) else stamp.timestamp()
+    return float("nan")
+
+
+def _integer(value: Any) -> int | None:
+    """An integer metadata value, None for anything else (a bool is not a step)."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        return None
+    return int(value)
