@@ -191,3 +191,25 @@ def test_any_exception_of_one_file_becomes_its_problem(tmp_path, monkeypatch):
     write_json(folder / "b.json", good_rollout("b"))
     result = import_rollouts(folder, progress=False)
     assert result.corpus.ids == ["a"] and "nested too deeply" in result.errors[0].message
+
+
+@pytest.mark.parametrize("separator", ["\u2028", "\u2029", "\u0085"])
+def test_jsonl_lines_are_split_at_newlines_only(tmp_path, separator):
+    """JSON allows these characters unescaped inside strings; only ``\\n`` ends a JSON Lines line."""
+    odd = good_rollout("odd")
+    odd["trajectories"][0]["env_id"] = f"a{separator}b"
+    text = json.dumps(good_rollout("first")) + "\n" + json.dumps(odd, ensure_ascii=False) + "\n" + "{broken\n"
+    file = tmp_path / "r.jsonl"
+    file.write_bytes(text.encode("utf-8"))
+    result = import_rollouts(file, progress=False)
+    assert list(result.corpus.ids) == ["first", "odd"]
+    assert result.corpus["odd"].metadata["env_id"] == f"a{separator}b"
+    assert [issue.location for issue in result.errors] == ["line 3"]
+
+
+def test_crlf_jsonl_reads_with_the_right_line_numbers(tmp_path):
+    file = tmp_path / "r.jsonl"
+    file.write_bytes(b"\r\n".join(json.dumps(d).encode() for d in (good_rollout("a"), {"x": 1}, good_rollout("b"))))
+    result = import_rollouts(file, progress=False)
+    assert list(result.corpus.ids) == ["a", "b"]
+    assert [issue.location for issue in result.errors] == ["line 2"]

@@ -144,12 +144,16 @@ def test_a_crafted_episodes_row_cannot_reach_another_episodes_frames(tmp_path):
     save_corpus(Corpus([make_episode("a", frames=True), make_episode("b", frames=True, seed=2)]), tmp_path)
     path = part_files(tmp_path, "episodes")[0]
     rows = pq.read_table(path).to_pylist()
-    rows[0]["frames_group"] = 1  # a's row now names b's frames
+    rows[0]["frames_group"] = 1  # a's row now names b's frames too
+    pq.write_table(pq.read_table(path).from_pylist(rows, schema=pq.read_table(path).schema), path)
+    with pytest.raises(CorpusFormatError, match=r"row 1, column 'frames_group': 1 is another episode's frames"):
+        load_corpus(tmp_path)
+    rows[1]["frames_group"] = 0  # swapped: each row names the other's frames
     pq.write_table(pq.read_table(path).from_pylist(rows, schema=pq.read_table(path).schema), path)
     corpus = load_corpus(tmp_path)
     with pytest.raises(CorpusFormatError, match=r"frames entry 1 holds episode 'b', not 'a'"):
         corpus["a"].frames
-    rows[0]["frames_group"], rows[0]["decisions"] = 0, 3  # and a wrong decision count
+    rows[0]["frames_group"], rows[1]["frames_group"], rows[0]["decisions"] = 0, 1, 3  # and a wrong decision count
     pq.write_table(pq.read_table(path).from_pylist(rows, schema=pq.read_table(path).schema), path)
     with pytest.raises(CorpusFormatError, match=r"holds \d+ rows, but .* lists \d+"):
         load_corpus(tmp_path)

@@ -25,10 +25,11 @@ async def _page(scope, receive, send) -> None:
     await send({"type": "http.response.body", "body": b"the page"})
 
 
-def _call(kind: str, query: str = "", cookie: str | None = None) -> list[dict]:
+def _call(kind: str, query: str | bytes = "", cookie: str | bytes | None = None) -> list[dict]:
     sent: list[dict] = []
-    headers = [(b"cookie", cookie.encode())] if cookie is not None else []
-    scope = {"type": kind, "path": "/", "query_string": query.encode(), "headers": headers}
+    as_bytes = lambda v: v if isinstance(v, bytes) else v.encode()  # noqa: E731
+    headers = [(b"cookie", as_bytes(cookie))] if cookie is not None else []
+    scope = {"type": kind, "path": "/", "query_string": as_bytes(query), "headers": headers}
 
     async def receive():
         return {"type": "http.request", "body": b""}
@@ -51,6 +52,25 @@ def test_the_token_lets_in_and_sets_a_cookie_the_rest_is_refused():
         assert refused[0]["status"] == 403 and b"token" in refused[1]["body"]
     assert _call("websocket")[0] == {"type": "websocket.close", "code": 4403}
     assert _call("websocket", cookie=f"{COOKIE}={TOKEN}")[0]["type"] == "websocket.accept"
+
+
+@pytest.mark.parametrize(
+    "query, cookie",
+    [
+        ("token=%C3%A9" + "f" * 46, None),  # a non-ASCII character, percent-encoded
+        (b"token=\xe9\xff", None),  # raw bytes that are not UTF-8
+        ("token=%ED%A0%80", None),  # an encoded lone surrogate
+        ("", f"{COOKIE}=\u00e9t\u00e9".encode("latin-1")),
+        ("", b"workbench-app-token=\xff\xfe"),
+        ("token=" + "f" * 10_000, None),
+        ("token", None),
+        (b"\x00token=\x00", b"\x00"),
+    ],
+)
+def test_an_odd_token_is_refused_never_an_error(query, cookie):
+    for kind in ("http", "websocket"):
+        sent = _call(kind, query, cookie)  # raises nothing: an ASGI traceback is a 500
+        assert sent[0].get("status") == 403 or sent[0] == {"type": "websocket.close", "code": 4403}
 
 
 def test_only_loopback_hosts_unless_asked():
@@ -94,6 +114,55 @@ def test_the_workspace_keeps_configs_and_never_overwrites_unasked(tmp_path):
     space.save_draft(config)
     space.save_draft(RewardConfig(strategy="per_achievement", weights={"collect_wood": 3.0}))
     assert space.draft().weights["collect_wood"] == 3.0
+
+
+@pytest.mark.parametrize(
+    "planted",
+    [
+        "drafts",  # .workbench-app/drafts -> outside
+        "drafts/tuner-draft.yaml",  # the draft file itself
+        "my_config.yaml",  # a kept config's file
+        "",  # the workspace folder itself (e.g. a corpus's .workbench-app -> outside)
+    ],
+)
+def test_a_symlink_below_the_workspace_is_refused_and_nothing_is_written_outside(tmp_path, planted):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "tuner-draft.yaml").write_text("keep: me\n")
+    folder = tmp_path / "corpus" / ".workbench-app"
+    link = folder / planted if planted else folder
+    link.parent.mkdir(parents=True, exist_ok=True)
+    link.symlink_to(outside / "tuner-draft.yaml" if planted.endswith(".yaml") else outside)
+    space = Workspace(folder)
+    config = RewardConfig(strategy="per_achievement", weights={"collect_wood": 2.0})
+    crossing = {"drafts": ["draft"], "drafts/tuner-draft.yaml": ["draft"], "my_config.yaml": ["save"]}
+    for write, action in (
+        ("draft", lambda: space.save_draft(config)),
+        ("save", lambda: space.save("my config", config)),
+    ):
+        if write in crossing.get(planted, ["draft", "save"]):
+            with pytest.raises(WorkspaceError, match="is a symlink"):
+                action()
+        else:
+            assert outside not in action().parents
+    if "draft" in crossing.get(planted, ["draft"]):
+        assert space.draft() is None  # never read through it either
+    assert [p.name for p in outside.iterdir()] == ["tuner-draft.yaml"]
+    assert (outside / "tuner-draft.yaml").read_text() == "keep: me\n"
+
+
+def test_the_session_keeps_its_draft_through_the_checked_path(tmp_path):
+    folder = tmp_path / "ws"
+    space = Workspace(folder)
+    path = space.save_draft(RewardConfig(strategy="consistent"))
+    assert path == space.inside("drafts", "tuner-draft.yaml") == folder / "drafts" / "tuner-draft.yaml"
+    with pytest.raises(WorkspaceError, match="leave the workspace"):
+        space.inside("..", "x.yaml")
+    (folder / "sub").symlink_to(tmp_path)
+    with pytest.raises(WorkspaceError, match="is a symlink"):  # what the Tuner's save box checks
+        space.checked(folder / "sub" / "my_reward.yaml")
+    assert space.checked(folder / "new" / "my_reward.yaml") == folder / "new" / "my_reward.yaml"
+    assert space.checked(tmp_path / "elsewhere.yaml") == tmp_path / "elsewhere.yaml"
 
 
 @pytest.mark.parametrize(

@@ -124,3 +124,22 @@ def test_the_baseline_is_the_config_given_and_a_draft_only_where_the_tuner_start
         "collect_wood", 1.0
     )
     assert later.compare.picker_a.value == "upstream_shaped"
+
+
+def test_the_tuners_save_box_into_the_workspace_refuses_a_symlink_on_the_way(tmp_path):
+    from workbench.core.config import RewardConfig
+    from workbench.data.sample import sample_corpus
+    from workbench.views.app.workspace import Workspace, WorkspaceError
+    from workbench.views.widgets import Tuner
+
+    space = Workspace(tmp_path / "ws")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "ws" / "saved").symlink_to(outside)
+    tuner = Tuner(sample_corpus(), RewardConfig(strategy="consistent"))
+    tuner.path_check = space.checked  # what the app's session sets
+    with pytest.raises(WorkspaceError, match="is a symlink"):
+        tuner.save(tmp_path / "ws" / "saved" / "mine.yaml")
+    assert list(outside.iterdir()) == []
+    assert tuner.save(tmp_path / "ws" / "mine.yaml") == tmp_path / "ws" / "mine.yaml"

@@ -12,7 +12,7 @@ from workbench.cli.errors import UsageError
 from workbench.core.config import RewardConfig
 from workbench.data.episodes import Corpus
 from workbench.data.importers import ImportResult, import_crafter_recorder, import_rollouts, import_traces
-from workbench.data.storage import read_index, save_corpus
+from workbench.data.storage import read_index, remove_empty_corpus, save_corpus
 from workbench.data.storage.layout import MARKER
 from workbench.errors import TargetExistsError
 from workbench.util.atomic import write_errors_named
@@ -102,8 +102,10 @@ def _trace_options(importer: Callable[..., ImportResult], args: argparse.Namespa
 
 
 def save_all_or_nothing(corpus: Corpus, out: Path, *, overwrite: bool) -> None:
-    """Save ``corpus`` into ``out``; if the save fails part-way, remove every file and folder it
-    created (the folder is as it was, bar episodes replaced with ``overwrite``) and raise.
+    """Save ``corpus`` into ``out`` as one part (it commits whole or not at all: the part's
+    episodes table is written last); if the save fails, its part is removed, and so is ``out``
+    when this save made it and nothing was committed there; then raise. Another writer's files
+    are never touched.
 
     Raises ``TargetExistsError`` for an id ``out`` holds (without ``overwrite``) and
     ``OutputError`` naming ``out`` when it cannot be written (unwritable, disk full).
@@ -114,30 +116,13 @@ def save_all_or_nothing(corpus: Corpus, out: Path, *, overwrite: bool) -> None:
         clashes = [episode_id for episode_id in corpus.ids if episode_id in held]
         if clashes and not overwrite:
             raise TargetExistsError(f"{out}: already holds episode(s) {clashes[:5]}; pass --overwrite to replace them")
-    before = _tree(out)
+    existed = out.exists()
     try:
         with write_errors_named(out, "cannot save the imported episodes"):
             save_corpus(corpus, out, overwrite=overwrite)  # a clash with a saved id: exit 2
     except BaseException:
-        _remove_new(out, before)
+        # The save removed its own part; what is left to undo is a folder it made, and only
+        # while no writer has committed anything there (never another writer's files).
+        if not existed:
+            remove_empty_corpus(out)
         raise
-
-
-def _tree(root: Path) -> set[Path]:
-    """Every path under ``root`` (with ``root`` and its missing parents' absence noted by omission)."""
-    if not root.exists():
-        return set()
-    return {root, *root.rglob("*")}
-
-
-def _remove_new(root: Path, before: set[Path]) -> None:
-    """Remove what is under ``root`` now that was not in ``before``: files, then empty folders, deepest first."""
-    created = sorted(_tree(root) - before, key=lambda p: len(p.parts), reverse=True)
-    for path in created:
-        try:
-            if path.is_dir() and not path.is_symlink():
-                path.rmdir()
-            else:
-                path.unlink()
-        except OSError:
-            pass  # best effort: an unwritable folder cannot hold what we failed to write either

@@ -30,6 +30,7 @@ import optuna
 import pandas as pd
 from tqdm.auto import tqdm
 
+from workbench.analysis.search.journal import check_journal
 from workbench.analysis.search.linear import LinearFit, fit_weights, single_threaded
 from workbench.analysis.search.objective import Design, Objective
 from workbench.core.crafter_facts import ACHIEVEMENTS, INVENTORY_ITEMS
@@ -248,16 +249,7 @@ def run_study(
         raise SearchError(f"batch_size must be at least 1, got {batch_size}")
     evaluate = evaluate_batch or (lambda batch: [evaluator(params) for params in batch])
     with _quiet_optuna():
-        backend = None
-        if storage is not None:
-            from optuna.storages import JournalStorage
-            from optuna.storages.journal import JournalFileBackend
-
-            backend = JournalStorage(JournalFileBackend(str(storage)))
-        sampler = optuna.samplers.TPESampler(multivariate=True, seed=seed)
-        study = optuna.create_study(
-            storage=backend, sampler=sampler, study_name=study_name, direction="maximize", load_if_exists=True
-        )
+        study = _open_study(storage, study_name, optuna.samplers.TPESampler(multivariate=True, seed=seed))
         if len(study.trials) == 0 and trials > 0:
             study.enqueue_trial(default_params(space))
         bar = tqdm(total=trials, desc="search", unit="trial", disable=not show_progress, leave=False)
@@ -275,6 +267,27 @@ def run_study(
         finally:
             bar.close()
     return study
+
+
+def _open_study(storage: str | Path | None, study_name: str, sampler: optuna.samplers.BaseSampler) -> optuna.Study:
+    """The study ``study_name``: in memory, or in the journal file ``storage`` (checked first,
+    created if missing, resumed if it holds the study). ``SearchError`` naming the file when
+    it is not a journal Optuna can resume."""
+    if storage is None:
+        return optuna.create_study(sampler=sampler, study_name=study_name, direction="maximize")
+    from optuna.storages import JournalStorage
+    from optuna.storages.journal import JournalFileBackend
+
+    check_journal(storage)
+    try:
+        backend = JournalStorage(JournalFileBackend(str(storage)))  # replays the journal
+        return optuna.create_study(
+            storage=backend, sampler=sampler, study_name=study_name, direction="maximize", load_if_exists=True
+        )
+    except Exception as error:  # noqa: BLE001 - well-formed lines whose operations do not fit together
+        raise SearchError(
+            f"{storage}: not a journal of a study Optuna can resume ({type(error).__name__}: {str(error)[:120]})"
+        ) from None
 
 
 def _finite_or_none(value: float) -> float | None:

@@ -10,7 +10,8 @@ from pathlib import Path
 from workbench.data.episodes import Corpus, Episode, _unique_id
 from workbench.data.importers.counts import estimated_counts_line
 from workbench.data.importers.toolcalls import NORMALISATIONS
-from workbench.errors import WorkbenchError
+from workbench.data.storage.rows import check_storable
+from workbench.errors import EpisodeError, WorkbenchError
 
 #: The longest episode id an importer keeps whole; longer ones are shortened with a hash (a
 #: file name past 255 bytes cannot be created: ENAMETOOLONG).
@@ -118,9 +119,21 @@ class Collector:
         self._seen: set[str] = set()
         self._renamed: dict[str, str] = {}
 
-    def add(self, episode: Episode, file: str | None = None) -> None:
-        """Keep ``episode`` under an id unique in the batch, noting (under ``file``) the decisions
-        whose calls were normalised (``metadata["normalised_calls"]``)."""
+    def add(self, episode: Episode, file: str | None = None) -> bool:
+        """Keep ``episode`` under an id unique in the batch, if it can be stored (else it is
+        an issue of ``file`` at the episode's ``metadata["location"]`` and the batch goes on),
+        noting (under ``file``) the decisions whose calls were normalised
+        (``metadata["normalised_calls"]``). Returns whether it was kept."""
+        try:
+            check_storable(episode)
+        except EpisodeError as error:
+            # Where the counts came from explains most disagreements (estimated from a text
+            # inventory that gained an item whose unlock the Achievements line does not show).
+            note = episode.metadata.get("counts_note")
+            why = f"; counts {episode.metadata.get('counts')}: {note}" if "status_" in str(error) and note else ""
+            location = str(episode.metadata.get("location", ""))
+            self.errors.append(ImportIssue(file or "", location, f"cannot be stored: {error}{why}"))
+            return False
         unique = _unique_id(safe_id(episode.id), self._seen)
         self._seen.add(unique)
         # An episode's predecessor in its trajectory arrived just before it: map to its new id.
@@ -131,6 +144,7 @@ class Collector:
         self.episodes.append(episode)
         for decision, notes in episode.metadata.get("normalised_calls") or []:
             self.normalised.setdefault(file or "", []).append(Normalised(unique, int(decision), tuple(notes)))
+        return True
 
     def result(self, files: int) -> ImportResult:
         """The batch's outcome."""

@@ -39,7 +39,7 @@ def import_crafter_recorder(path: str | Path, *, progress: bool = True) -> Impor
     files, collected = batch_files(Path(path), ("*.npz",), "crafter.Recorder episode files (.npz)")
     for file in tqdm(files, desc="import", unit="file", disable=not progress or len(files) < 2):
         try:
-            collected.add(_recorder_episode(file))
+            collected.add(_recorder_episode(file), str(file))
         except BadInput as error:
             collected.errors.append(ImportIssue(str(file), error.location, error.message))
         except Exception as error:  # noqa: BLE001 - whatever a file does, the batch goes on

@@ -13,12 +13,14 @@ from workbench.data.importers.batch import BadInput
 def read_responses(file: Path) -> Iterator[tuple[str, Any]]:
     """(location prefix, parsed response or BadInput) for each response in a JSON/JSONL file."""
     try:
-        text = file.read_text(encoding="utf-8")
+        text = file.read_bytes().decode("utf-8")  # no newline translation: lines are JSON's
     except (OSError, UnicodeDecodeError) as error:
         yield "", BadInput("", f"cannot read ({error})")
         return
     if file.suffix.lower() == ".jsonl":
-        for number, line in enumerate(text.splitlines(), start=1):
+        # JSON Lines ends a line at "\n" only (a "\r" before it is JSON whitespace):
+        # str.splitlines would also split at U+2028, U+0085..., which a JSON string may hold.
+        for number, line in enumerate(text.split("\n"), start=1):
             if line.strip():
                 yield f"line {number}", parse_json(line, offset=number - 1)
         return

@@ -46,8 +46,8 @@ def import_rollouts(path: str | Path, *, progress: bool = True) -> ImportResult:
         try:
             for item in _file_episodes(file):
                 if isinstance(item, Episode):
-                    _warn(collected, file, item)
-                    collected.add(item, str(file))
+                    if collected.add(item, str(file)):  # an episode that cannot be stored is its own issue
+                        _warn(collected, file, item)
                 else:
                     collected.errors.append(ImportIssue(str(file), item.location, item.message))
         except Exception as error:  # noqa: BLE001 - whatever a file does, the batch goes on

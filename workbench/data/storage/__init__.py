@@ -7,7 +7,7 @@
       decisions/<part>.parquet      one row per state: decision 0 = after reset, then one per decision
       episodes/<part>.parquet       one row per episode: the corpus index, metadata and logged rewards (JSON)
       frames/<part>.parquet         one row group per episode with frames (codec: workbench.data.storage.frames)
-      .corpus.lock                  the writers' lock (filelock)
+      .corpus.lock                  the writers' lock file (filelock; the folder is flock'ed too)
 
 The column layout of the two tables is documented in ``workbench.data.storage.schema``: inventory
 uint8 (Crafter's 0..9), counts uint16, status bool, positions int16, actions as lists of uint8
@@ -19,14 +19,17 @@ and never rewrites an existing one. The index is derived from the parts: a part 
 episodes table (written last) does. Writes hold ``.corpus.lock``, so two concurrent imports
 into one folder both land, one after the other, and an id can be added only once (a second
 time with ``overwrite=True``, which writes the episode again in a new part that replaces the old
-one in place). Each file is written to a temporary file in its own folder and renamed, so a
-crash leaves a whole part or files no part names, which the next write deletes. Names never
+one in place). The lock that guarantees it is an ``flock`` on the folder itself
+(``layout.folder_lock``), which deleting or replacing ``.corpus.lock`` cannot break. Each file
+is written to a temporary file in its own folder and renamed, so a crash leaves a whole part or
+files no part names, which the next write deletes (when their writer process is gone). Names never
 come from an index row or an episode id, and a symlink inside the folder is refused
 (``UnsafeCorpusPathError``).
 
-Values are checked when written and when read (``workbench.data.episodes.check_values``): a
+Values are checked when written and when read (``workbench.data.episodes.check_values`` for
+the decisions, ``workbench.data.storage.rows`` for every column of the episodes table): a
 violation is an ``EpisodeValueError`` (writing) or ``CorpusValueError`` (reading) naming the
-episode, decision and column.
+episode or file, the decision or row, and the column.
 
 Opening reads the episodes tables and streams the decisions tables, checking every value and
 keeping only the episodes' events for scoring (``workbench.data.storage.decode``); the state columns
@@ -45,9 +48,13 @@ from workbench.data.episodes import INDEX_COLUMNS, Corpus, Episode, register_wri
 from workbench.data.storage import columnar
 from workbench.data.storage.layout import (
     FORMAT,
+    LOCK,
     MARKER,
     SCHEMA_VERSION,
+    TABLES,
+    clean_leftovers,
     committed_parts,
+    folder_lock,
     writing,
 )
 from workbench.errors import (
@@ -70,6 +77,7 @@ __all__ = [
     "holds_episodes",
     "load_corpus",
     "read_index",
+    "remove_empty_corpus",
     "save_corpus",
     "save_episode",
 ]
@@ -116,6 +124,30 @@ def read_index(root: str | Path) -> list[dict[str, Any]]:
     """The corpus index of ``root`` as plain rows (``Corpus.index`` columns), in corpus order."""
     index = load_corpus(root).index
     return [{column: row[column] for column in INDEX_COLUMNS} for row in index.to_dict("records")]
+
+
+def remove_empty_corpus(root: str | Path) -> bool:
+    """Remove the folder ``root`` if it is a corpus folder no write has committed to (its
+    marker, lock, empty table folders and leftovers; under the folder lock, so never while a
+    writer is mid-write); anything else in it keeps it. Returns whether it was removed."""
+    root = Path(root)
+    if root.is_symlink() or not root.is_dir():
+        return False
+    try:
+        with folder_lock(root):
+            if committed_parts(root):
+                return False
+            clean_leftovers(root)
+            for table in TABLES:
+                if (root / table).is_dir() and not (root / table).is_symlink():
+                    (root / table).rmdir()
+            for name in (MARKER, LOCK):
+                if (root / name).is_file() and not (root / name).is_symlink():
+                    (root / name).unlink()
+            root.rmdir()  # fails (and keeps the folder) when anything else is in it
+    except OSError:  # something else is in there (or the folder went away): leave it
+        return False
+    return True
 
 
 def holds_episodes(root: str | Path) -> bool:

@@ -11,7 +11,6 @@ columns are decoded whole when first asked for.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Collection
 from functools import partial
 from pathlib import Path
@@ -37,13 +36,13 @@ from workbench.data.storage import frames as frame_codec
 from workbench.data.storage.decode import Part, checked, largest_count, read_arrays, read_table
 from workbench.data.storage.layout import (
     committed_parts,
-    jsonable,
     new_part_name,
     open_file,
     part_file,
     read_marker,
     refuse_symlinks,
 )
+from workbench.data.storage.rows import check_episodes_table, episode_row, parse_json
 from workbench.data.storage.schema import EPISODE_SCHEMA, Texts, check_schema, decisions_table, episodes_table
 from workbench.data.storage.stream import read_events
 from workbench.errors import CorpusFormatError
@@ -82,10 +81,10 @@ def append(root: Path, corpus: Corpus, replaces: set[str], *, progress: bool = F
     part = new_part_name()
     extras = [corpus.episode_extras(i) for i in range(len(corpus))]
     texts = _texts(extras)
-    metadata = [json.dumps(jsonable(e.metadata, f"episode {e.id!r}", "metadata")) for e in extras]
-    logged = [
-        None if e.logged is None else json.dumps(jsonable(e.logged, f"episode {e.id!r}", "logged")) for e in extras
-    ]
+    index = corpus.index
+    index_rows = [{column: index[column].iat[i] for column in index.columns} for i in range(len(extras))]
+    for row, e in zip(index_rows, extras):  # every row checked before anything is written
+        episode_row(row, e, -1, False)
     written: list[Path] = []
     try:
         decisions = part_file(root, "decisions", part)
@@ -105,25 +104,7 @@ def append(root: Path, corpus: Corpus, replaces: set[str], *, progress: bool = F
                 writer.close()
         written.append(decisions)
         groups = _write_frames(root, part, extras, written, progress)
-        index = corpus.index
-        rows = []
-        for i, e in enumerate(extras):
-            row = {column: index[column].iat[i] for column in index.columns}
-            seed = row["seed"]
-            rows.append(
-                {
-                    **row,
-                    "seed": int(seed) if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) else None,
-                    "unlocked": list(row["unlocked"]),
-                    "metadata": metadata[i],
-                    "logged": logged[i],
-                    "has_frames": groups[i] >= 0,
-                    "has_views": e.views is not None,
-                    "has_messages": e.messages is not None,
-                    "frames_group": groups[i],
-                    "replaces": e.id in replaces,
-                }
-            )
+        rows = [episode_row(row, e, group, e.id in replaces) for row, e, group in zip(index_rows, extras, groups)]
         episodes = part_file(root, "episodes", part)
         with atomic_path(episodes) as tmp:
             pq.write_table(episodes_table(rows), str(tmp), compression="zstd", write_page_checksum=True)
@@ -172,6 +153,7 @@ def load(root: Path, only: Collection[str] | None = None) -> Corpus:
         path = part_file(root, "episodes", name)
         table = read_table(path)
         checked(partial(check_schema, table.schema, EPISODE_SCHEMA, str(path)), path)
+        check_episodes_table(table, path)
         parts.append(Part(name, table, episodes_seen, rows_seen))
         episodes_seen += table.num_rows
         rows_seen += int(pa.compute.sum(table.column("decisions")).as_py() or 0) + table.num_rows
@@ -203,11 +185,14 @@ def _live_episodes(root: Path, parts: list[Part]) -> tuple[list[int], list[dict[
     for part in parts:
         table = part.episodes
         records = table.select([*INDEX_COLUMNS, "replaces"]).to_pylist()
+        texts = table.column("metadata").to_pylist()
+        path = part_file(root, "episodes", part.name)
         for offset, record in enumerate(records):
             episode_id = record["episode"]
             replaces = record.pop("replaces")
+            metadata = parse_json(texts[offset], path, offset, "metadata")  # checked on every open
             if record["seed"] is None:
-                record["seed"] = _metadata(table, offset).get("seed")
+                record["seed"] = metadata.get("seed") if metadata is not None else None
             if episode_id in position:
                 if not replaces:
                     raise CorpusFormatError(
@@ -222,10 +207,6 @@ def _live_episodes(root: Path, parts: list[Part]) -> tuple[list[int], list[dict[
                 rows.append(record)
             owner[episode_id] = part.name
     return live, rows
-
-
-def _metadata(table: pa.Table, row: int) -> dict[str, Any]:
-    return json.loads(table.column("metadata")[row].as_py())
 
 
 class _Extras:
@@ -256,21 +237,10 @@ class _Extras:
             if group is None or group < 0
             else _FramesLoader(part_file(self.root, "frames", part.name), group, value["episode"])
         )
-        try:
-            return EpisodeExtras(
-                value["episode"],
-                json.loads(value["metadata"]),
-                None if value["logged"] is None else json.loads(value["logged"]),
-                views,
-                messages,
-                loader,
-                calls,
-            )
-        except json.JSONDecodeError as error:
-            raise CorpusFormatError(
-                f"{part_file(self.root, 'episodes', part.name)}: episode {value['episode']!r}: "
-                f"metadata is not JSON ({error.msg})"
-            ) from None
+        path = part_file(self.root, "episodes", part.name)
+        metadata = parse_json(value["metadata"], path, row, "metadata")
+        logged = parse_json(value["logged"], path, row, "logged")
+        return EpisodeExtras(value["episode"], metadata or {}, logged, views, messages, loader, calls)
 
     def _has_calls(self, part: Part) -> bool:
         """Whether the part's decisions table has a ``calls`` column (parts written before it have none)."""
@@ -286,7 +256,15 @@ class _Extras:
         path = part_file(self.root, "decisions", part.name)
         if part.name not in self._texts:
             columns = ["view", "message"] + (["calls"] if self._has_calls(part) else [])
-            self._texts[part.name] = read_table(path, columns=columns)
+            texts = read_table(path, columns=columns)
+            missing = [name for name in ("view", "message") if name not in texts.column_names]
+            if missing:  # the episodes table says the episode has texts: the table must hold them
+                raise CorpusFormatError(
+                    f"{path}: has no {missing[0]!r} column, but {part_file(self.root, 'episodes', part.name)} "
+                    f"row {row} says episode {part.episodes.column('episode')[row].as_py()!r} has texts"
+                )
+            checked(partial(texts.validate, full=True), path)  # valid UTF-8 in every text
+            self._texts[part.name] = texts
         lengths = part.episodes.column("decisions").to_numpy().astype(np.int64)
         first = int((lengths[:row] + 1).sum())
         block = self._texts[part.name].slice(first, int(lengths[row]) + 1)

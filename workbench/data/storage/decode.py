@@ -25,7 +25,7 @@ from workbench.data.storage.layout import READ_POOL, open_file, parquet_file, pa
 from workbench.data.storage.schema import COUNT_COLUMNS, DECISION_SCHEMA, STATE_GROUPS, STATUS_COLUMNS, check_schema
 from workbench.errors import CorpusFormatError, CorpusValueError, EpisodeError, EpisodeValueError, UnsafeCorpusPathError
 
-_READ_ERRORS = (pa.ArrowException, OSError, ValueError)
+_READ_ERRORS = (pa.ArrowException, OSError, ValueError, KeyError)  # KeyError: a column the table lacks
 
 
 @dataclass
@@ -235,6 +235,28 @@ def check_status_bits(
                 f"{bool(stored[wrong[0]])!r} disagrees with the count {int(counts[wrong[0], j])} "
                 "(status is true exactly when the count is positive)"
             )
+
+
+def check_totals(arrays: DecisionArrays, steps: np.ndarray, path: Path, first_row: int) -> None:
+    """The episodes table's ``steps`` and ``env_return`` of ``arrays``' episodes (its rows from
+    ``first_row``) must be what their decisions hold: the actions taken, and Crafter's rewards
+    summed (to 1e-9: the sum's rounding). ``CorpusValueError`` naming the file, row and column."""
+    held = arrays.steps()
+    wrong = np.flatnonzero(held != steps)
+    if len(wrong):
+        k = int(wrong[0])
+        raise CorpusValueError(
+            f"{path}: row {first_row + k}, column 'steps': {int(steps[k])}, but episode {arrays.ids[k]!r} "
+            f"took {int(held[k])} actions"
+        )
+    sums = np.add.reduceat(arrays.env_reward, arrays.row_starts) if arrays.n_rows else np.zeros(0)
+    off = np.flatnonzero(np.abs(sums - arrays.env_return) > 1e-9 * np.maximum(1.0, np.abs(sums)))
+    if len(off):
+        k = int(off[0])
+        raise CorpusValueError(
+            f"{path}: row {first_row + k}, column 'env_return': {float(arrays.env_return[k])!r}, but the rewards "
+            f"of episode {arrays.ids[k]!r} sum to {float(sums[k])!r}"
+        )
 
 
 class _EpisodeColumn:

@@ -122,8 +122,16 @@ def read_frames(path: Path, handle: BinaryIO | Any, group: int, episode_id: str)
         raise CorpusFormatError(
             f"{path}: frames of episode {episode_id!r} use codec {row.get('codec')!r}; this workbench reads {CODEC!r}"
         )
+    steps = row.get("step_decision")
+    count = row.get("frames")
+    if not isinstance(steps, list) or None in steps or count != len(steps) + 1:
+        # checked before decoding: a tampered count would size the decompression buffer
+        raise CorpusFormatError(
+            f"{path}: frames entry {group} (episode {episode_id!r}): column 'frames' is {count!r}, "
+            f"expected one more than its {len(steps) if isinstance(steps, list) else 'missing'} step_decision values"
+        )
     try:
-        images = decode(row["data"], int(row["frames"]))
+        images = decode(row["data"], int(count))
     except (pa.ArrowException, ValueError, TypeError) as error:
         raise CorpusFormatError(f"{path}: frames of episode {episode_id!r} do not decode ({error})") from None
     if zlib.crc32(images.data) != row.get("crc32"):

@@ -19,13 +19,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, BinaryIO
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 from filelock import FileLock
 from pyarrow._parquet import ParquetReader
 
-from workbench.errors import CorpusFormatError, EpisodeValueError, UnsafeCorpusPathError
+from workbench.errors import CorpusFormatError, OutputError, UnsafeCorpusPathError
 from workbench.util.atomic import atomic_write_text
 
 FORMAT = "crafter-workbench-corpus"
@@ -119,9 +118,12 @@ def committed_parts(root: Path) -> list[str]:
     folder = root / "episodes"
     if not folder.is_dir():
         return []
-    names = [
-        m.group(1) for e in _entries(folder) if (m := _FILE_RE.fullmatch(e.name)) and e.is_file(follow_symlinks=False)
-    ]
+    names = []
+    for entry in _entries(folder):
+        if match := _FILE_RE.fullmatch(entry.name):
+            if not entry.is_file(follow_symlinks=False):  # never skipped: its part would vanish silently
+                raise CorpusFormatError(f"{entry.path}: not a regular file (a part's commit record must be one)")
+            names.append(match.group(1))
     return sorted(names)
 
 
@@ -161,6 +163,10 @@ def read_marker(root: Path) -> dict[str, Any]:
         raise CorpusFormatError(f"{path}: not UTF-8 text") from None
     except json.JSONDecodeError as error:
         raise CorpusFormatError(f"{path}: line {error.lineno}: not valid JSON ({error.msg})") from None
+    except RecursionError:
+        raise CorpusFormatError(f"{path}: JSON nested too deeply to be a corpus marker") from None
+    except ValueError as error:  # an integer of thousands of digits
+        raise CorpusFormatError(f"{path}: not valid JSON ({str(error)[:120]})") from None
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         raise CorpusFormatError(f"{path}: not a workbench corpus index (format should be {FORMAT!r})")
     if document.get("schema_version") != SCHEMA_VERSION:
@@ -193,14 +199,21 @@ def marker_text() -> str:
 
 @contextmanager
 def writing(root: Path) -> Iterator[None]:
-    """Hold the folder's writer lock (``.corpus.lock``), after making the folder and its marker.
+    """Hold the folder's writer locks, after making the folder and its marker.
 
-    Inside, no other writer is mid-write, so stray temporary files and the data files of a part
-    that never committed are leftovers of a crashed write: they are removed on the way in."""
+    Two locks: an exclusive ``flock`` on the corpus folder itself (``folder_lock``), which no
+    file deletion can break (a folder holding ``corpus.json`` cannot be removed), and the lock
+    file ``.corpus.lock`` (``filelock``; the only one where folders cannot be locked). Inside,
+    no other writer is mid-write, so stray temporary files and the data files of a part that
+    never committed are leftovers of a crashed write: they are removed on the way in (and even
+    then only when the process that named the part is gone, see ``clean_leftovers``).
+    ``UnsafeCorpusPathError`` when the lock file is a symlink or not a regular file."""
     root.mkdir(parents=True, exist_ok=True)
     refuse_symlinks(root)
-    with FileLock(str(root / LOCK), timeout=_LOCK_TIMEOUT):
+    _check_lock_file(root / LOCK)
+    with folder_lock(root), FileLock(str(root / LOCK), timeout=_LOCK_TIMEOUT):
         refuse_symlinks(root)
+        _check_lock_file(root / LOCK)
         if (root / MARKER).exists():
             read_marker(root)  # another version or a tampered marker is refused before any write
         else:
@@ -211,9 +224,83 @@ def writing(root: Path) -> Iterator[None]:
         yield
 
 
+def _check_lock_file(path: Path) -> None:
+    """The lock file must be absent or a regular file: ``filelock`` would follow a symlink
+    (and truncate what it points at) and cannot lock a folder or a FIFO."""
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return
+    if stat.S_ISLNK(mode):
+        raise UnsafeCorpusPathError(
+            f"{path}: the writers' lock is a symlink; remove it (a corpus folder holds its own files)"
+        )
+    if not stat.S_ISREG(mode):
+        raise UnsafeCorpusPathError(f"{path}: the writers' lock is not a regular file; remove it")
+
+
+@contextmanager
+def folder_lock(root: Path) -> Iterator[None]:
+    """Hold an exclusive ``flock`` on the folder ``root`` (waiting up to ``_LOCK_TIMEOUT``).
+
+    Unlike a lock file, it cannot be deleted or replaced under a writer. Where folders cannot
+    be locked (Windows, some network filesystems) this holds nothing and the lock file
+    serves alone. ``OutputError`` when another writer holds it past the timeout."""
+    try:
+        import fcntl
+    except ImportError:  # Windows
+        yield
+        return
+    # The folder itself may be a symlink (the user's choice of path); only what is inside it is checked.
+    fd = os.open(root, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        deadline = time.monotonic() + _LOCK_TIMEOUT
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise OutputError(
+                        f"{root}: another writer has held the corpus for {_LOCK_TIMEOUT:.0f} s; try again later"
+                    ) from None
+                lock_wait()
+            except OSError:  # no flock on this filesystem's folders: the lock file alone
+                break
+        yield
+    finally:
+        os.close(fd)  # releases the flock
+
+
+def lock_wait() -> None:
+    """One pause while another writer holds the folder (a function of its own: tests watch it)."""
+    time.sleep(0.02)
+
+
+def _writer_alive(part: str) -> bool:
+    """Whether the process that named ``part`` (its pid is in the name) may still be writing it:
+    another live process on this machine. Our own process is not: under the folder lock no
+    thread of ours is mid-write. A reused pid only keeps a leftover a while longer."""
+    pid = int(part.split("-")[2])
+    if pid == os.getpid():
+        return False
+    if os.name == "nt":  # os.kill would terminate the process there: keep the leftover
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's live process holds the pid
+        return True
+    except OverflowError:  # no process has such a pid
+        return False
+    return True
+
+
 def clean_leftovers(root: Path) -> list[Path]:
     """Remove crashed writes' leftovers (call under the lock): temporary files, and decisions or
-    frames files of parts without a commit record. Returns what was removed."""
+    frames files of parts without a commit record whose writer process is gone (a writer the
+    locks did not stop, e.g. an older version, keeps its files). Returns what was removed."""
     committed = set(committed_parts(root))
     removed = []
     for table in TABLES:
@@ -222,7 +309,12 @@ def clean_leftovers(root: Path) -> list[Path]:
             continue
         for entry in _entries(folder):
             match = _FILE_RE.fullmatch(entry.name)
-            orphan = table != "episodes" and match is not None and match.group(1) not in committed
+            orphan = (
+                table != "episodes"
+                and match is not None
+                and match.group(1) not in committed
+                and not _writer_alive(match.group(1))
+            )
             if (_TEMP_RE.fullmatch(entry.name) or orphan) and entry.is_file(follow_symlinks=False):
                 Path(entry.path).unlink(missing_ok=True)
                 removed.append(Path(entry.path))
@@ -231,23 +323,3 @@ def clean_leftovers(root: Path) -> list[Path]:
             Path(entry.path).unlink(missing_ok=True)
             removed.append(Path(entry.path))
     return removed
-
-
-def jsonable(value: Any, where: str, name: str) -> Any:
-    """Plain JSON types for metadata that may hold numpy scalars or arrays; NaN and infinity are
-    refused (``EpisodeValueError`` naming ``where`` and the key path from ``name``)."""
-
-    def convert(item: Any, path: str) -> Any:
-        if isinstance(item, dict):
-            return {str(k): convert(v, f"{path}.{k}") for k, v in item.items()}
-        if isinstance(item, (list, tuple)):
-            return [convert(v, f"{path}[{i}]") for i, v in enumerate(item)]
-        if isinstance(item, np.ndarray):
-            return convert(item.tolist(), path)
-        if isinstance(item, np.generic):
-            item = item.item()
-        if isinstance(item, float) and not np.isfinite(item):
-            raise EpisodeValueError(f"{where}: {path} is {item!r}; NaN and infinity are not stored")
-        return item
-
-    return convert(value, name)

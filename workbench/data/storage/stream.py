@@ -27,6 +27,7 @@ from workbench.data.storage.decode import (
     Part,
     check_batch,
     check_status_bits,
+    check_totals,
     checked,
     copy_columns,
     open_decisions,
@@ -95,6 +96,7 @@ def _part_events(
     ids = part.episodes.column("episode").to_pylist()
     lengths = part.episodes.column("decisions").to_numpy().astype(np.int64)
     env_return = part.episodes.column("env_return").to_numpy().astype(np.float64)
+    steps = part.episodes.column("steps").to_numpy().astype(np.int64)
     ends = np.cumsum(lengths + 1)  # the part's row after each episode's last
     starts = ends - lengths - 1
     decisions_before = np.concatenate([[0], np.cumsum(lengths)])
@@ -122,6 +124,7 @@ def _part_events(
                 check_values(arrays)
             except EpisodeValueError as error:
                 raise CorpusValueError(f"{path}: {error}") from None
+            check_totals(arrays, steps[emitted:complete], part_file(root, "episodes", part.name), emitted)
             yield decision_events(arrays, first_decision + int(decisions_before[emitted]), part.first_episode + emitted)
             block.drop_before(cut)
             emitted = complete

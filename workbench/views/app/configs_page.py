@@ -169,7 +169,8 @@ class ConfigsPage:
         if not self.save_path.value.strip():
             raise ConfigError("give the file to write in the 'save as' box")
         try:
-            path = config.to_file(Path(self.save_path.value.strip()).expanduser(), overwrite=self.overwrite.value)
+            target = self.session.workspace.checked(self.save_path.value.strip())
+            path = config.to_file(target, overwrite=self.overwrite.value)
         except TargetExistsError as error:
             raise TargetExistsError(f"{error} (tick 'replace if it exists' to replace it)") from None
         self.overwrite.value = False

@@ -64,19 +64,28 @@ class TokenMiddleware:
 
     def __init__(self, app: ASGIApp, token: str) -> None:
         self.app, self.token = app, token
+        self._token = token.encode("utf-8")
+
+    def _matches(self, value: str) -> bool:
+        """Whether ``value`` is the token, compared as bytes in constant time (``compare_digest``
+        on ``str`` raises for non-ASCII text; any character encodes, surrogates included)."""
+        return hmac.compare_digest(value.encode("utf-8", "surrogatepass"), self._token)
 
     def _authorised(self, scope: Scope) -> tuple[bool, bool]:
-        query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
-        if any(hmac.compare_digest(value, self.token) for value in query.get("token", [])):
-            return True, True
-        headers = dict(scope.get("headers") or [])
-        cookie = SimpleCookie()
+        """(the request carries the token, it came in the query). Never raises: a request that
+        cannot be read (odd bytes, a malformed cookie) simply carries no token."""
         try:
-            cookie.load(headers.get(b"cookie", b"").decode("latin-1"))
-        except Exception:  # a malformed cookie header is simply not a token
+            query = parse_qs(bytes(scope.get("query_string") or b"").decode("latin-1"))
+            if any(self._matches(value) for value in query.get("token", [])):
+                return True, True
+            cookie = SimpleCookie()
+            for name, value in scope.get("headers") or []:
+                if bytes(name).lower() == b"cookie":
+                    cookie.load(bytes(value).decode("latin-1"))
+            morsel = cookie.get(COOKIE)
+            return (morsel is not None and self._matches(morsel.value)), False
+        except Exception:  # noqa: BLE001 - whatever the request holds, it is refused, never a 500
             return False, False
-        morsel = cookie.get(COOKIE)
-        return (morsel is not None and hmac.compare_digest(morsel.value, self.token)), False
 
     async def __call__(
         self, scope: Scope, receive: Callable[[], Awaitable[Any]], send: Callable[[Any], Awaitable[None]]

@@ -194,6 +194,7 @@ class AppSession:
         tuner.timing.observe(lambda _change: self._keep_draft(), names="value")
         # The Tuner's own Save writes relative to the server's folder: point it into the workspace.
         tuner.path.value = str(self.workspace.folder / "my_reward.yaml")
+        tuner.path_check = self.workspace.checked  # a symlink on the way into the workspace is refused
         self.tune_page.show(tuner)
         self.replay_page.show(replayer)
         self.compare_page.show(compare)

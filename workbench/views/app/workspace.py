@@ -5,10 +5,11 @@ from __future__ import annotations
 import logging
 import os
 import re
+import stat
 from pathlib import Path
 
 from workbench.core.config import RewardConfig
-from workbench.errors import ConfigError, WorkbenchError
+from workbench.errors import WorkbenchError
 
 log = logging.getLogger(__name__)
 
@@ -45,28 +46,75 @@ def file_stem(name: str) -> str:
 
 class Workspace:
     """The configs of a session, one ``NAME.yaml`` per config in ``folder`` (created on first
-    use), plus the Tuner's draft in ``drafts/``. Every write is atomic (``RewardConfig.to_file``)."""
+    use), plus the Tuner's draft in ``drafts/``. Every path it reads or writes comes from
+    ``inside`` (no symlink anywhere from the folder down, never outside it); every write is
+    atomic (``RewardConfig.to_file``)."""
 
     def __init__(self, folder: str | Path) -> None:
-        self.folder = Path(folder).expanduser().resolve()
+        # The folder's parents are resolved; the folder itself is not, so a symlink there
+        # (a planted ``.workbench-app -> elsewhere``) is seen and refused by ``inside``.
+        given = Path(folder).expanduser()
+        self.folder = given.parent.resolve() / given.name if given.name else given.resolve()
+
+    def inside(self, *parts: str, make_folders: bool = False) -> Path:
+        """The path ``folder/parts...``, checked: each part a plain name (never ``..``), and
+        neither the workspace folder nor anything below it on the way (folders, the file) a
+        symlink or of the wrong kind. ``make_folders`` creates the missing folders (checked
+        again after). ``WorkspaceError`` naming the path otherwise."""
+        if any(part in ("", ".", "..") or "/" in part or os.sep in part for part in parts):
+            raise WorkspaceError(f"{'/'.join(parts)!r}: would leave the workspace {self.folder}")
+        if make_folders:
+            self.folder.parent.mkdir(parents=True, exist_ok=True)
+        path = self.folder
+        for depth, part in enumerate(("", *parts)):
+            path = path / part if part else path
+            is_folder = depth < len(parts) or depth == 0  # the workspace itself is a folder
+            try:
+                mode = os.lstat(path).st_mode
+            except FileNotFoundError:
+                if not (make_folders and is_folder):
+                    continue
+                path.mkdir(exist_ok=True)
+                mode = os.lstat(path).st_mode
+            if stat.S_ISLNK(mode):
+                raise WorkspaceError(
+                    f"{path}: is a symlink; the app writes only into its workspace {self.folder} (remove the link)"
+                )
+            if is_folder and not stat.S_ISDIR(mode):
+                raise WorkspaceError(f"{path}: should be a folder of the workspace")
+            if not is_folder and not stat.S_ISREG(mode):
+                raise WorkspaceError(f"{path}: should be a regular file")
+        return path
+
+    def checked(self, path: str | Path) -> Path:
+        """A file the user asked the app to write: when it names a place in the workspace (as
+        the Tuner's save box does by default), that place checked by ``inside`` (folders made);
+        elsewhere, the path as given (the user's own choice of file)."""
+        target = Path(os.path.normpath(Path(path).expanduser().absolute()))
+        try:
+            relative = target.relative_to(self.folder)
+        except ValueError:
+            return target
+        return self.inside(*relative.parts, make_folders=True) if relative.parts else self.inside()
 
     def path_for(self, name: str) -> Path:
         """The file a config called ``name`` is kept in (always directly inside the folder)."""
-        path = (self.folder / f"{file_stem(name)}.yaml").resolve()
-        if path.parent != self.folder:  # cannot happen after file_stem; a second guard for a path escape
-            raise WorkspaceError(f"config name {name!r}: would leave the workspace {self.folder}")
-        return path
+        return self.inside(f"{file_stem(name)}.yaml")
 
     def configs(self) -> tuple[dict[str, RewardConfig], list[str]]:
         """Every config kept in the workspace, by file stem, and one message per file that could
-        not be read (the file stays as it is)."""
+        not be read (the file stays as it is; a symlink is not followed)."""
         found: dict[str, RewardConfig] = {}
         problems: list[str] = []
+        try:
+            self.inside()
+        except WorkspaceError as error:
+            return found, [str(error)]
         if not self.folder.is_dir():
             return found, problems
         for path in sorted(self.folder.glob("*.yaml")):
             try:
-                found[path.stem] = RewardConfig.from_file(path)
+                found[path.stem] = RewardConfig.from_file(self.inside(path.name))
             except (WorkbenchError, OSError) as error:
                 log.warning("workspace config %s not loaded: %s", path, error)
                 problems.append(str(error))
@@ -74,23 +122,25 @@ class Workspace:
 
     def save(self, name: str, config: RewardConfig, *, overwrite: bool = False) -> Path:
         """Keep ``config`` as ``name``; returns the file. ``TargetExistsError`` when a config of
-        that file name is kept already and ``overwrite`` is not set."""
-        self.folder.mkdir(parents=True, exist_ok=True)
-        return Path(config.to_file(self.path_for(name), overwrite=overwrite))
+        that file name is kept already and ``overwrite`` is not set; ``WorkspaceError`` for a
+        symlink on the way (see ``inside``)."""
+        path = self.inside(f"{file_stem(name)}.yaml", make_folders=True)
+        return Path(config.to_file(path, overwrite=overwrite))
 
     def save_draft(self, config: RewardConfig) -> Path:
-        """Keep the Tuner's config as it is now (replacing the previous draft); returns the file."""
-        folder = self.folder / DRAFTS
-        folder.mkdir(parents=True, exist_ok=True)
-        return Path(config.to_file(folder / f"{DRAFT_NAME}.yaml", overwrite=True))
+        """Keep the Tuner's config as it is now (replacing the previous draft); returns the file.
+        ``WorkspaceError`` for a symlink on the way (see ``inside``)."""
+        path = self.inside(DRAFTS, f"{DRAFT_NAME}.yaml", make_folders=True)
+        return Path(config.to_file(path, overwrite=True))
 
     def draft(self) -> RewardConfig | None:
-        """The Tuner's draft kept by an earlier session, or None (also when it cannot be read)."""
-        path = self.folder / DRAFTS / f"{DRAFT_NAME}.yaml"
-        if not path.is_file():
-            return None
+        """The Tuner's draft kept by an earlier session, or None (also when it cannot be read,
+        or is reached through a symlink)."""
         try:
+            path = self.inside(DRAFTS, f"{DRAFT_NAME}.yaml")
+            if not path.is_file():
+                return None
             return RewardConfig.from_file(path)
-        except (ConfigError, OSError) as error:
-            log.warning("tuner draft %s not restored: %s", path, error)
+        except (WorkbenchError, OSError) as error:
+            log.warning("tuner draft not restored: %s", error)
             return None

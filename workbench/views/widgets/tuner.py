@@ -62,6 +62,8 @@ class Tuner:
         compare: Any = None,
     ) -> None:
         retain_freed_memory()  # each drag re-scores into same-sized arrays: keep the freed heap for them
+        #: Checks (and may refuse) the file Save writes: the app points it at its workspace's check.
+        self.path_check: Callable[[Path], Path] = lambda path: path
         self.corpus = corpus
         self.prepared = prepare(corpus)
         self.initial = config or RewardConfig(strategy="per_achievement")
@@ -307,7 +309,8 @@ class Tuner:
     def save(self, path: str | Path | None = None, *, overwrite: bool = False) -> Path:
         """Write the current config as YAML (atomic; an existing file needs ``overwrite``);
         returns the absolute path written."""
-        return Path(self.config.to_file(path or self.path.value, overwrite=overwrite)).resolve()
+        target = self.path_check(Path(path or self.path.value).expanduser())
+        return Path(self.config.to_file(target, overwrite=overwrite)).resolve()
 
     def export(self, toml_path: str | Path | None = None) -> Path:
         """Write the current config's step_rewards into an existing training TOML; returns its
