@@ -109,6 +109,18 @@ def long_names(tmp_path_factory):
     return root / "corpus", long_name_configs(root / "configs", SOURCES)
 
 
+def _draft_reaches(workspace: Path, weight: float) -> None:
+    """Wait until the Tuner's draft in ``workspace`` holds ``weight`` for collect_wood: the draft
+    follows each re-score, so it lags the last key press; poll for it with a deadline."""
+    draft = workspace / "drafts" / "tuner-draft.yaml"
+    deadline = time.monotonic() + 90
+    kept = None
+    while kept != pytest.approx(weight):
+        assert time.monotonic() < deadline, f"the draft has collect_wood {kept}, not {weight}"
+        time.sleep(0.1)
+        kept = yaml.safe_load(draft.read_text())["weights"].get("collect_wood") if draft.is_file() else None
+
+
 def _tune_checks(page, workspace: Path) -> float:
     tuner = tab(page, "Tune")
     tuner.locator(".workbench-tuner .bqplot").first.wait_for(timeout=TIMEOUT_MS)
@@ -117,13 +129,7 @@ def _tune_checks(page, workspace: Path) -> float:
     assert policy_uuid("scripted") in tuner.locator(".workbench-legend").inner_text()  # the whole name
     weight = _move_weight(page)
     # The draft of the Tuner is kept in the workspace after the move.
-    draft = workspace / "drafts" / "tuner-draft.yaml"
-    deadline = time.monotonic() + 90
-    kept = None
-    while kept != pytest.approx(weight + 0.30):  # the draft follows each re-score: poll for the last
-        assert time.monotonic() < deadline, f"the draft has collect_wood {kept}, not {weight + 0.30}"
-        time.sleep(0.1)
-        kept = yaml.safe_load(draft.read_text())["weights"].get("collect_wood") if draft.is_file() else None
+    _draft_reaches(workspace, weight + 0.30)
     # k-limit boxes inside the control column (none cut on the right)
     tuner.locator(".jupyter-widget-Collapse-header", has_text="k-limits").click()
     cut = tuner.locator(".workbench-controls").evaluate(
@@ -286,12 +292,14 @@ def test_the_dashboard_in_two_contexts_and_after_a_reload(tmp_path, long_names):
         wait_text(page=other, root=other.locator(".wb-app-page-corpus"), text="open: ")
         _text_boxes_render(other)
         _move_weight(other, 5)
+        _draft_reaches(workspace, weight + 0.35)  # the reload starts from this draft
         # A reload of the first: a new session that works as the first did.
         page.reload()
         page.locator(".wb-app-page-corpus input").first.wait_for(timeout=TIMEOUT_MS)
         wait_text(page, page.locator(".wb-app-page-corpus"), "open: ")
         _text_boxes_render(page)
         _move_weight(page, 5)
+        _draft_reaches(workspace, weight + 0.40)  # what the restart below must bring back
 
         # The wide window: every page once more (the ranks title fits there too).
         page.set_viewport_size({"width": 1920, "height": 1080})

@@ -1,8 +1,10 @@
-"""The Live page: follow a run while it trains. Pick a source (a folder rollout files land in, a
-crafter.Recorder folder, a corpus being recorded) and a target corpus folder; the follow switch
-starts a background ``Watcher`` that appends each new episode once into the target, scores it
-under every config of the session (``LiveScores``) and redraws the timeline; problems (a corrupt
-file) are named in the page's report while the watcher goes on."""
+"""The Live page: follow a run while it trains.
+
+Pick a source (a folder rollout files land in, a synth-ai trace database, a crafter.Recorder
+folder, a corpus being recorded) and a target corpus folder; the follow switch starts a
+background ``Watcher`` that appends each new episode once into the target, scores it under every
+config of the session (``LiveScores``) and redraws the timeline; problems (a corrupt file) are
+named in the page's report while the watcher goes on."""
 
 from __future__ import annotations
 

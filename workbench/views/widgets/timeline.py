@@ -1,5 +1,7 @@
-"""Timeline: a run over time under every config of a ``LiveScores``, side by side on the same
-episodes, with rolling intervals and change points; follows the run (redraws on each append)."""
+"""Timeline: a run over time under every config of a ``LiveScores``, side by side.
+
+The same episodes under each config, with rolling intervals and change points; it follows the
+run (redraws on each append)."""
 
 from __future__ import annotations
 
