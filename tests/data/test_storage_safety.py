@@ -6,35 +6,18 @@ Concurrency and crashes use real processes (two writers at once; a writer killed
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import signal
-import subprocess
-import sys
-import textwrap
 import time
 
 import pyarrow.parquet as pq
 import pytest
-from helpers import REPO
 from helpers.episodes import assert_same_episode, make_episode, part_files
+from helpers.hostile import python_process
 
 from workbench.data.episodes import Corpus
 from workbench.data.storage import load_corpus, save_corpus, save_episode
 from workbench.errors import CorpusFormatError, UnsafeCorpusPathError
-
-
-def _python(code: str) -> subprocess.Popen:
-    """A fresh interpreter running ``code`` with this checkout and the tests on its path."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(REPO / "tests")])}
-    return subprocess.Popen(
-        [sys.executable, "-c", textwrap.dedent(code)],
-        env=env,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
 
 
 def test_two_processes_appending_at_once_both_land(tmp_path):
@@ -53,7 +36,7 @@ def test_two_processes_appending_at_once_both_land(tmp_path):
         except FileExistsError:
             print("shared was taken")
     """
-    procs = [_python(writer.format(name=name, root=tmp_path)) for name in ("left", "right")]
+    procs = [python_process(writer.format(name=name, root=tmp_path)) for name in ("left", "right")]
     assert [p.stdout.readline() for p in procs] == ["ready\n", "ready\n"]  # both imported and waiting
     for p in procs:  # released together
         p.stdin.write("go\n")
@@ -73,7 +56,7 @@ def test_two_processes_appending_at_once_both_land(tmp_path):
 def test_a_writer_killed_mid_write_leaves_the_corpus_as_it_was(tmp_path):
     save_corpus(Corpus([make_episode("kept")]), tmp_path)
     before = load_corpus(tmp_path).ids
-    big_writer = _python(f"""
+    big_writer = python_process(f"""
         from helpers.episodes import make_episode
         from workbench.data.episodes import Corpus
         from workbench.data.storage import save_corpus

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import shutil
 import subprocess
 import sys
+import textwrap
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -183,9 +185,6 @@ def put(document: object, path: list, value: object) -> None:
 
 def python_process(code: str) -> subprocess.Popen:
     """A fresh interpreter running ``code`` (dedented) with this checkout and the tests on its path."""
-    import os
-    import textwrap
-
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(REPO / "tests")])}
     return subprocess.Popen(
         [sys.executable, "-c", textwrap.dedent(code)],
