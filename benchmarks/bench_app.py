@@ -56,31 +56,69 @@ serve(AppOptions(corpus=corpus if copies == 1 else Corpus.concat([corpus] * copi
 """
 
 
-def _server(copies: int, folder: Path):
+#: The reference for the first load: the least page Solara serves (one text box), with or without
+#: the workbench's AssetCache. What the dashboard adds on top of it is the workbench's own cost.
+REFERENCE = """
+import os, sys
+port, folder, cached = int(sys.argv[1]), sys.argv[2], sys.argv[3] == "cached"
+sys.path.insert(0, folder)
+with open(os.path.join(folder, "least_page.py"), "w") as page:
+    page.write("import ipywidgets as w, solara\\n@solara.component\\ndef Page():\\n"
+               "    box = solara.use_memo(lambda: w.VBox([w.Text(description='open:')]), [])\\n"
+               "    box.add_class('wb-least-page')\\n    solara.display(box)\\n")
+os.environ.update(SOLARA_APP="least_page:Page", SOLARA_TELEMETRY_MIXPANEL_ENABLE="False", SOLARA_THEME_SHOW_BANNER="False",
+                  SERVER_NAME="127.0.0.1", SERVER_PORT=str(port))
+from solara.server.starlette import app
+from workbench.views.app.assets import AssetCache
+import uvicorn
+uvicorn.run(AssetCache(app) if cached else app, host="127.0.0.1", port=port, log_level="warning")
+"""
+
+
+def _process(script: str, arguments: list[str], url: str, log_path: Path):
+    """``python -c script arguments`` in its own process group; returns it once ``url`` answers."""
     import subprocess
     import urllib.request
 
-    port, token = free_port(), "b" * 48
-    script = SERVER.format(configs=str(REPO / "configs"))
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
-    log = open(folder / f"server-{copies}.log", "w")
+    log = open(log_path, "w")
     process = subprocess.Popen(
-        [sys.executable, "-c", script, str(copies), str(port), token, str(folder / f"ws-{copies}")],
+        [sys.executable, "-c", script, *arguments],
         stdout=log,
         stderr=subprocess.STDOUT,
         env=env,
         start_new_session=True,
     )
-    url = f"http://127.0.0.1:{port}/?token={token}"
     deadline = time.monotonic() + 120
     while True:
         try:
             urllib.request.urlopen(url, timeout=2)
-            return process, url
+            return process
         except OSError:
             if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError((folder / f"server-{copies}.log").read_text()[-2000:]) from None
+                raise RuntimeError(log_path.read_text()[-2000:]) from None
             time.sleep(0.3)
+
+
+def _reference(playwright, folder: Path, cached: bool, repeat: int) -> list[float]:
+    """Seconds to the least Solara page's box in ``repeat`` fresh browser contexts."""
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/"
+    process = _process(REFERENCE, [str(port), str(folder), "cached" if cached else "plain"], url, folder / "least.log")
+    browser = launch(playwright)
+    try:
+        return _first_views(browser, url, repeat, selector=".wb-least-page input", reloads=False)[0]
+    finally:
+        browser.close()
+        _stop(process)
+
+
+def _server(copies: int, folder: Path):
+    port, token = free_port(), "b" * 48
+    script = SERVER.format(configs=str(REPO / "configs"))
+    url = f"http://127.0.0.1:{port}/?token={token}"
+    arguments = [str(copies), str(port), token, str(folder / f"ws-{copies}")]
+    return _process(script, arguments, url, folder / f"server-{copies}.log"), url
 
 
 def _stop(process) -> None:
@@ -104,21 +142,25 @@ def _first_load(browser, url: str, episodes: int) -> tuple[float, object]:
     return (time.perf_counter() - started) * 1000, page
 
 
-def _first_views(browser, url: str, repeat: int) -> tuple[list[float], list[float]]:
-    """Seconds from navigation to the first interactive view (the Corpus page's boxes drawn):
-    ``repeat`` loads in fresh browser contexts (nothing cached) and ``repeat`` reloads of one page."""
-    cold, warm = [], []
+def _first_views(
+    browser, url: str, repeat: int, selector: str = ".wb-app-page-corpus input", reloads: bool = True
+) -> tuple[list[float], list[float]]:
+    """Seconds from navigation to the first interactive view (``selector`` drawn: the Corpus
+    page's boxes): ``repeat`` loads in fresh browser contexts (nothing cached) and, with
+    ``reloads``, ``repeat`` reloads of one page."""
+    cold: list[float] = []
+    warm: list[float] = []
     for _ in range(repeat):
         context = browser.new_context(viewport={"width": 1280, "height": 800})
         page = context.new_page()
         started = time.perf_counter()
         page.goto(url)
-        page.locator(".wb-app-page-corpus input").first.wait_for(timeout=TIMEOUT_MS)
+        page.locator(selector).first.wait_for(timeout=TIMEOUT_MS)
         cold.append(time.perf_counter() - started)
-        for _ in range(repeat if not warm else 0):
+        for _ in range(repeat if reloads and not warm else 0):
             started = time.perf_counter()
             page.reload()
-            page.locator(".wb-app-page-corpus input").first.wait_for(timeout=TIMEOUT_MS)
+            page.locator(selector).first.wait_for(timeout=TIMEOUT_MS)
             warm.append(time.perf_counter() - started)
         context.close()
     return cold, warm
@@ -143,8 +185,48 @@ def _tuner(page, repeat: int) -> dict[str, list[float]]:
     return {"weight": weight, "strategy": strategy, "kernel": kernel}
 
 
+def first_load(args) -> None:
+    """Print the dashboard's first load on the sample beside the least Solara page's, served by
+    Solara as it is and through the workbench's ``AssetCache``: ``--repeat`` fresh browser
+    contexts each, in rounds that take turns (the machine's noise falls on all three alike)."""
+    from playwright.sync_api import sync_playwright
+
+    load_before, started = os.getloadavg(), time.perf_counter()
+    times: dict[str, list[float]] = {"dashboard": [], "least page, Solara as it is": [], "least page, AssetCache": []}
+    reloads: list[float] = []
+    rounds = max(1, args.repeat // 3)
+    with tempfile.TemporaryDirectory() as folder, sync_playwright() as playwright:
+        for _ in range(rounds):
+            process, url = _server(1, Path(folder))
+            browser = launch(playwright)
+            try:
+                cold, warm = _first_views(browser, url, 3)
+                times["dashboard"] += cold
+                reloads += warm
+            finally:
+                browser.close()
+                _stop(process)
+            times["least page, Solara as it is"] += _reference(playwright, Path(folder), False, 3)
+            times["least page, AssetCache"] += _reference(playwright, Path(folder), True, 3)
+    floor = statistics.median(times["least page, AssetCache"])
+    print(f"first load, navigation to the first box drawn (new browser contexts; {rounds} rounds of 3):")
+    print("| page | median s | min-max s | vs least page (AssetCache) |")
+    print("|---|---:|---:|---:|")
+    for name, values in times.items():
+        median = statistics.median(values)
+        print(f"| {name} | {median:.2f} | {min(values):.2f}-{max(values):.2f} | {median / floor:.2f}x |")
+    print(f"dashboard reload: median {statistics.median(reloads):.2f} s ({min(reloads):.2f}-{max(reloads):.2f})")
+    load_after = os.getloadavg()
+    print(
+        f"load average before {load_before[0]:.2f}, after {load_after[0]:.2f} (2 cores); {time.perf_counter() - started:.0f} s"
+    )
+
+
 def main(args) -> None:
     """Measure and print the dashboard's table (the same rows and targets as the notebooks')."""
+    if args.first_load:
+        first_load(args)
+        return
     from playwright.sync_api import sync_playwright
 
     load_before, started = os.getloadavg(), time.perf_counter()

@@ -11,6 +11,7 @@ own time per Tuner move (the Tuner reports it) and the machine load.
     python benchmarks/bench_browser.py [--repeat 25] [--copies 304] [--play-seconds 5]
     python benchmarks/bench_browser.py --libraries   # bqplot against plotly's FigureWidget (needs plotly)
     python benchmarks/bench_browser.py --app [--repeat 25] [--copies 304]
+    python benchmarks/bench_browser.py --app --first-load [--repeat 15]
 
 ``--app`` measures the same actions in the dashboard (``workbench app``, a server process of its
 own) instead of JupyterLab, plus the page's first load (from navigation to the Tuner's figure
@@ -184,6 +185,9 @@ def main() -> None:
     parser.add_argument("--play-seconds", type=float, default=5.0)
     parser.add_argument("--libraries", action="store_true", help="compare bqplot with plotly's FigureWidget")
     parser.add_argument("--app", action="store_true", help="measure the dashboard (workbench app) instead")
+    parser.add_argument(
+        "--first-load", action="store_true", help="with --app: only the first load, beside the least Solara page's"
+    )
     args = parser.parse_args()
     if args.libraries:
         libraries(args.repeat)

@@ -257,6 +257,26 @@ def _origin_checks(browser, url: str, token: str) -> None:
     assert urllib.request.urlopen(own, timeout=30).status == 200
 
 
+def _asset_checks(url: str, token: str) -> None:
+    """Solara's Vuetify bundle comes gzipped from the server's memory (``AssetCache``), the same
+    bytes as the file solara-assets installed, cached by the browser for good (its path names
+    its version)."""
+    import gzip
+    import re
+    import sys
+
+    cookie = f"{COOKIE}={token}"
+    page = urllib.request.urlopen(urllib.request.Request(url, headers={"Cookie": cookie}), timeout=30).read()
+    path = re.search(rb'src="(/_solara/cdn/[^"]*solara-vuetify[^"]*\.min\.js)"', page).group(1).decode()
+    on_disk = (Path(sys.prefix) / "share" / "solara" / "cdn" / path.removeprefix("/_solara/cdn/")).read_bytes()
+    base = url.split("?")[0].rstrip("/")
+    for _ in range(2):
+        request = urllib.request.Request(base + path, headers={"Cookie": cookie, "Accept-Encoding": "gzip"})
+        answer = urllib.request.urlopen(request, timeout=30)
+        assert answer.headers["Content-Encoding"] == "gzip" and "immutable" in answer.headers["Cache-Control"]
+        assert gzip.decompress(answer.read()) == on_disk
+
+
 def test_the_dashboard_in_two_contexts_and_after_a_reload(tmp_path, long_names):
     from playwright.sync_api import sync_playwright
 
@@ -267,6 +287,7 @@ def test_the_dashboard_in_two_contexts_and_after_a_reload(tmp_path, long_names):
         with pytest.raises(urllib.error.HTTPError) as refused:  # no token, no page
             urllib.request.urlopen(url.split("?")[0], timeout=10)
         assert refused.value.code == 403
+        _asset_checks(url, token)
         browser = launch(playwright)
         first = browser.new_context()
         first.errors = []

@@ -8,7 +8,7 @@ import logging
 import os
 import secrets
 import warnings
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable
 from http.cookies import SimpleCookie
 from typing import Any
 from urllib.parse import parse_qs
@@ -16,12 +16,11 @@ from urllib.parse import parse_qs
 from workbench.errors import WorkbenchError
 from workbench.util.memory import retain_freed_memory
 from workbench.views.app import options as app_options
-from workbench.views.app.origin import OriginMiddleware
+from workbench.views.app.assets import AssetCache
+from workbench.views.app.origin import ASGIApp, OriginMiddleware, Scope
 
 log = logging.getLogger("workbench.views.app")
 
-Scope = MutableMapping[str, Any]
-ASGIApp = Callable[[Scope, Callable[[], Awaitable[Any]], Callable[[Any], Awaitable[None]]], Awaitable[None]]
 #: The cookie that carries the token after the first visit with ``?token=``.
 COOKIE = "workbench-app-token"
 #: The Solara page component every session renders.
@@ -125,9 +124,10 @@ class TokenMiddleware:
 
 
 def build_app(token: str | None) -> ASGIApp:
-    """Solara's Starlette app serving the workbench page, wrapped in ``TokenMiddleware`` unless
-    ``token`` is None, and always in ``OriginMiddleware`` (a page of another origin is refused,
-    token or not). Importing Solara's server reads ``SOLARA_APP``, so it is set first."""
+    """Solara's Starlette app serving the workbench page, its static files answered from memory
+    (``AssetCache``), wrapped in ``TokenMiddleware`` unless ``token`` is None, and always in
+    ``OriginMiddleware`` (a page of another origin is refused, token or not). Importing
+    Solara's server reads ``SOLARA_APP``, so it is set first."""
     os.environ["SOLARA_APP"] = PAGE
     os.environ.setdefault("SOLARA_TELEMETRY_MIXPANEL_ENABLE", "False")  # no calls home from a closed network
     os.environ.setdefault("SOLARA_THEME_SHOW_BANNER", "False")  # its badge would cover the pages' corner
@@ -138,7 +138,8 @@ def build_app(token: str | None) -> ASGIApp:
     warnings.filterwarnings("ignore", message="Cookies with samesite=none require https")
     from solara.server.starlette import app as solara_app
 
-    return OriginMiddleware(solara_app if token is None else TokenMiddleware(solara_app, token))
+    app = AssetCache(solara_app)
+    return OriginMiddleware(app if token is None else TokenMiddleware(app, token))
 
 
 def url(host: str, port: int, token: str | None) -> str:
