@@ -4,9 +4,10 @@
 Corpus (open, import, record), Tune, Replay, Compare (the ``workbench.views.widgets`` views, unchanged)
 and Configs (the session's configs, kept in a workspace folder across restarts).
 
-- ``server``: the token middleware, the host check and ``serve``.
+- ``server``: the token middleware, the host check and ``serve``; ``origin``: the Origin check;
+  ``assets``: Solara's static files answered from memory, gzipped once.
 - ``session``: one browser tab's corpus, configs and views; ``page``: the Solara component.
-- ``corpus_page``, ``views_pages``, ``configs_page``: the pages; ``workspace``: the kept configs.
+- ``corpus_page``, ``views_pages``, ``configs_page``, ``live_page``: the pages; ``workspace``: the kept configs.
 """
 
 # ruff: noqa: E402
