@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from workbench.views.app.origin import ASGIApp, Scope
+from workbench.views.app.origin import ASGIApp, Scope, header
 
 #: Where Solara mounts installed packages' files (its CDN mirror, its own assets, nbextensions).
 STATIC_PREFIXES = ("/_solara/cdn/", "/static/", "/jupyter/nbextensions/")
@@ -52,16 +52,9 @@ class Asset:
         return len(self.body) + len(self.gzipped or b"")
 
 
-def _header(headers: Any, name: bytes) -> bytes | None:
-    for key, value in headers or []:
-        if bytes(key).lower() == name:
-            return bytes(value)
-    return None
-
-
 def accepts_gzip(scope: Scope) -> bool:
     """Whether the request's ``Accept-Encoding`` lists gzip (or ``*``) with a non-zero q."""
-    value = (_header(scope.get("headers"), b"accept-encoding") or b"").decode("latin-1").lower()
+    value = (header(scope.get("headers"), b"accept-encoding") or b"").decode("latin-1").lower()
     for item in value.split(","):
         coding, _, params = item.strip().partition(";")
         if coding.strip() in ("gzip", "*"):
@@ -74,7 +67,7 @@ def accepts_gzip(scope: Scope) -> bool:
 
 
 def _etag_matches(scope: Scope, etag: bytes) -> bool:
-    wanted = _header(scope.get("headers"), b"if-none-match")
+    wanted = header(scope.get("headers"), b"if-none-match")
     if wanted is None:
         return False
     tags = {tag.strip().removeprefix(b"W/") for tag in wanted.split(b",")}
@@ -101,7 +94,7 @@ class AssetCache:
             scope["type"] != "http"
             or scope.get("method") not in ("GET", "HEAD")
             or not str(scope.get("path", "")).startswith(STATIC_PREFIXES)
-            or _header(scope.get("headers"), b"range") is not None
+            or header(scope.get("headers"), b"range") is not None
         ):
             await self.app(scope, receive, send)
             return
@@ -160,7 +153,7 @@ class AssetCache:
                 return
             if message["type"] == "http.response.start":
                 start.update(message)
-                length = _header(message.get("headers"), b"content-length")
+                length = header(message.get("headers"), b"content-length")
                 too_long = length is not None and length.isdigit() and int(length) > MAX_FILE_BYTES
                 passing = message.get("status") != 200 or too_long
             elif message["type"] == "http.response.body":
@@ -179,7 +172,7 @@ class AssetCache:
         body = b"".join(chunks)
         kept = tuple((bytes(k), bytes(v)) for k, v in start.get("headers") or [] if bytes(k).lower() not in OWN_HEADERS)
         gzipped = None
-        if len(body) >= 1000 and (_header(kept, b"content-type") or b"").lower().startswith(COMPRESSIBLE):
+        if len(body) >= 1000 and (header(kept, b"content-type") or b"").lower().startswith(COMPRESSIBLE):
             gzipped = await asyncio.to_thread(gzip.compress, body, LEVEL, mtime=0)
             gzipped = gzipped if len(gzipped) < len(body) else None
         query = bytes(scope.get("query_string") or b"")
@@ -187,7 +180,7 @@ class AssetCache:
             headers=kept,
             body=body,
             gzipped=gzipped,
-            etag=_header(start.get("headers"), b"etag"),
+            etag=header(start.get("headers"), b"etag"),
             immutable=bool(VERSIONED_PATH.search(str(scope["path"])) or VERSIONED_QUERY.search(query)),
         )
 

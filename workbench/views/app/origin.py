@@ -15,9 +15,11 @@ ASGIApp = Callable[[Scope, Callable[[], Awaitable[Any]], Callable[[Any], Awaitab
 FOREIGN_SITES = (b"same-site", b"cross-site")
 
 
-def _header(scope: Scope, name: bytes) -> bytes | None:
-    for key, value in scope.get("headers") or []:
-        if key.lower() == name:
+def header(headers: Any, name: bytes) -> bytes | None:
+    """The value of header ``name`` (lower case) in an ASGI header list (a request's or a
+    response's), or None."""
+    for key, value in headers or []:
+        if bytes(key).lower() == name:
             return bytes(value)
     return None
 
@@ -31,8 +33,8 @@ def origin_allowed(scope: Scope) -> tuple[bool, str]:
     origin that carries no ``Origin`` (a ``<script src>`` or ``<img>``: ``Sec-Fetch-Site`` says
     ``same-site`` or ``cross-site``) is refused too, unless it is a top-level navigation
     (following a link to the app, which shows the page but gives the other page nothing)."""
-    host = (_header(scope, b"host") or b"").decode("latin-1").strip().lower()
-    origin = _header(scope, b"origin")
+    host = (header(scope.get("headers"), b"host") or b"").decode("latin-1").strip().lower()
+    origin = header(scope.get("headers"), b"origin")
     if origin is not None:
         text = origin.decode("latin-1").strip()
         parts = urlsplit(text)
@@ -41,8 +43,8 @@ def origin_allowed(scope: Scope) -> tuple[bool, str]:
         if parts.netloc.lower() != host:
             return False, f"Origin {text[:80]!r} does not match the host {host[:80]!r}"
         return True, ""
-    site = (_header(scope, b"sec-fetch-site") or b"").strip().lower()
-    mode = (_header(scope, b"sec-fetch-mode") or b"").strip().lower()
+    site = (header(scope.get("headers"), b"sec-fetch-site") or b"").strip().lower()
+    mode = (header(scope.get("headers"), b"sec-fetch-mode") or b"").strip().lower()
     if site in FOREIGN_SITES and mode != b"navigate":
         return False, f"a {site.decode('latin-1')} request without an Origin (Sec-Fetch-Mode {mode.decode('latin-1')})"
     return True, ""
