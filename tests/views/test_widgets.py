@@ -369,3 +369,20 @@ def test_reset_goes_to_the_baseline_not_to_where_the_tuner_started(corpus):
     np.testing.assert_array_equal(tuner.scores.reward_sum, score(corpus, SHAPED).reward_sum)
     tuner.undo()
     assert tuner.weight_sliders["collect_wood"].value == 2.0
+
+
+def test_on_update_runs_after_every_rescore_with_what_was_scored(corpus):
+    """The app keeps the Tuner's draft from this hook: once per re-score, two re-scores as fast as
+    each other included (their timing lines are the same text, so observing it missed one)."""
+    tuner = Tuner(corpus, SHAPED)
+    seen: list[tuple[float, float]] = []
+    tuner.on_update(lambda: seen.append((tuner.config.weights["collect_wood"], float(tuner.scores.reward_sum.sum()))))
+    for weight in (2.0, 3.0, 3.0 + 0.01):
+        tuner.weight_sliders["collect_wood"].value = weight
+    assert [w for w, _ in seen] == [2.0, 3.0, 3.01]
+    # each call sees what was just scored: the corpus's return under that weight
+    for weight, total in seen:
+        expected = score(
+            corpus, SHAPED.with_changes(weights={**SHAPED.weights, "collect_wood": weight})
+        ).reward_sum.sum()
+        assert total == pytest.approx(float(expected))

@@ -81,6 +81,7 @@ class Tuner:
         self._shown: np.ndarray = np.zeros(0, dtype=np.int64)
         self._baseline_key: bytes | None = None
         self._updates = LatestWins(self.update)
+        self._on_update: list[Callable[[], None]] = []
         self._applying = False
         self.controls = TunerControls(self.initial, self._policies, int(self.prepared.unlock_ordinal.max(initial=0)))
         controls = self.controls  # its controls are the Tuner's own attributes (tuner.weight_sliders ...)
@@ -261,6 +262,12 @@ class Tuner:
             f"<small>re-scored {self.prepared.n_decisions:,} decisions and redrew in "
             f"{self.last_update_ms:.0f} ms (kernel)</small>"
         )
+        for callback in self._on_update:
+            callback()
+
+    def on_update(self, callback: Callable[[], None]) -> None:
+        """Call ``callback()`` after every re-score (``config`` is then what was scored)."""
+        self._on_update.append(callback)
 
     def _show_what_acts(self, config: RewardConfig) -> None:
         """Disable, in place, the controls the chosen strategy ignores."""
