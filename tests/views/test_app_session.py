@@ -12,7 +12,7 @@ import pytest
 
 from workbench.data.importers import import_crafter_recorder, import_rollouts, import_traces
 from workbench.data.sample import sample_imports_path
-from workbench.views.app.common import guarded
+from workbench.views.app.common import COMPARE, TUNE, guarded
 from workbench.views.app.corpus_page import import_with_progress
 from workbench.views.app.options import AppOptions
 from workbench.views.app.session import AppSession
@@ -55,8 +55,11 @@ def test_import_in_the_page_reports_and_opens_the_episodes(tmp_path):
     page = session.corpus_page
     page.import_source.value = str(source)
     page.start_import().join(120)
-    _until(lambda: session.corpus is not None and not session.building)
-    assert len(session.corpus) == 2 and session.tuner is not None
+    _until(lambda: session.corpus is not None)
+    assert len(session.corpus) == 2
+    session.tabs.selected_index = TUNE
+    _until(lambda: session.tuner is not None and not session.building)
+    assert session.tuner.corpus is session.corpus
     assert "broken.npz" in page.report.value and "1 problem" in page.report.value
     assert page.import_progress.value == page.import_progress.max == 3
     assert "<b>open:</b> imported from" in page.current.value
@@ -89,7 +92,7 @@ def test_record_in_the_page_records_real_episodes_and_opens_them(tmp_path):
     page.policy.value, page.episodes.value, page.max_steps.value = "scripted", 2, 40
     page.record_out.value = str(tmp_path / "recorded")
     page.start_record().join(300)
-    _until(lambda: session.corpus is not None and not session.building, 300)
+    _until(lambda: session.corpus is not None, 300)
     assert session.corpus.ids == ["scripted-s0-00000", "scripted-s0-00001"]
     assert page.record_progress.value == 2 and "recorded 2 episode(s)" in page.report.value
     assert "skipped" not in page.report.value  # a fresh run skips nothing (no "(resume)")
@@ -107,9 +110,11 @@ def test_the_baseline_is_the_config_given_and_a_draft_only_where_the_tuner_start
     options = AppOptions(corpus=sample_corpus(), configs=[shaped, recommended], workspace=tmp_path / "ws")
     draft = RewardConfig.from_file(shaped).with_changes(weights={"collect_wood": 7.5})
     session = AppSession(options)
+    session.tabs.selected_index = TUNE
     _until(lambda: session.tuner is not None and not session.building)
     session.workspace.save_draft(draft)  # as a Tuner change in an earlier session leaves it
     later = AppSession(options)  # a reload, or a restart on the same workspace
+    later.tabs.selected_index = TUNE
     _until(lambda: later.tuner is not None and not later.building)
     tuner = later.tuner
     assert (
@@ -123,6 +128,8 @@ def test_the_baseline_is_the_config_given_and_a_draft_only_where_the_tuner_start
     assert tuner.config.weights.get("collect_wood", 1.0) == RewardConfig.from_file(shaped).weights.get(
         "collect_wood", 1.0
     )
+    later.tabs.selected_index = COMPARE
+    _until(lambda: later.compare is not None)
     assert later.compare.picker_a.value == "upstream_shaped"
 
 

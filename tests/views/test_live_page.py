@@ -72,14 +72,16 @@ def test_replay_page_goes_back_to_the_session_replayer(tmp_path):
     """A click in the Live timeline shows a Replayer of the followed corpus; a click in the Tuner
     afterwards brings the session's own Replayer back to the Replay page."""
     from workbench.data.sample import sample_corpus
+    from workbench.views.app.common import REPLAY
     from workbench.views.app.session import _ReplayerLink
     from workbench.views.widgets import Replayer
 
-    session = AppSession(AppOptions(corpus=None, workspace=tmp_path / "ws"))
-    corpus = sample_corpus()
-    own = Replayer(corpus, next(iter(session.configs.values())))
-    session.replay_page.show(own)
+    session = AppSession(AppOptions(corpus=sample_corpus(), workspace=tmp_path / "ws"))
+    corpus = session.corpus
+    session.tabs.selected_index = REPLAY
+    _until(lambda: session.replayer is not None, "the Replayer built")
+    own = session.replayer
     followed = Replayer(corpus[:2], next(iter(session.configs.values())))
     session.replay_page.show(followed)  # what LivePage._open does
-    _ReplayerLink(session, own).open(corpus.ids[3])
+    _ReplayerLink(session).open(corpus.ids[3])
     assert session.replay_page.view is own and own.episode.id == corpus.ids[3]

@@ -1,8 +1,8 @@
 """What the app's pages share: tabs, opening corpora, a status line, guarded callbacks.
 
 The tabs, opening a corpus by name, a status line for messages, guarded callbacks (an error
-becomes a message in the page, its traceback goes to the server log) and work in a background
-thread."""
+becomes a message in the page, its traceback goes to the server log), work in a background
+thread and pages built when first shown."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import logging
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, Protocol, TypeVar
 
 import ipywidgets as w
 
@@ -22,6 +22,14 @@ from workbench.data.storage import load_corpus
 from workbench.errors import CorpusFormatError, WorkbenchError
 
 log = logging.getLogger("workbench.views.app")
+
+
+class _Page(Protocol):
+    @property
+    def widget(self) -> w.Widget: ...
+
+
+P = TypeVar("P", bound=_Page)
 
 COLORS = {"error": "#B3261E", "warning": "#8A5A00", "ok": "#1B6E20", "info": "#0B4F8A"}
 #: Errors a user causes (a bad path, a file that is not a config or corpus): shown as they are.
@@ -114,6 +122,24 @@ def in_background(
     thread = threading.Thread(target=run, name=f"workbench-app: {doing}", daemon=True)
     thread.start()
     return thread
+
+
+class LazyPage(Generic[P]):
+    """A page built the first time it is shown or used (``get``): ``box``, in the tabs from the
+    start, holds its widget from then on; ``page`` is None until then. Every widget of a page
+    is sent to the browser when it is made, and the first load waits for all of them."""
+
+    def __init__(self, build: Callable[[], P]) -> None:
+        self.box = w.VBox(layout=w.Layout(width="100%"))
+        self.page: P | None = None
+        self._build = build
+
+    def get(self) -> P:
+        """The page, built now if it was not."""
+        if self.page is None:
+            self.page = self._build()
+            self.box.children = [self.page.widget]
+        return self.page
 
 
 def heading(text: str, note: str = "") -> w.HTML:

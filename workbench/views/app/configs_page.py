@@ -17,6 +17,7 @@ from workbench.views.app.common import COMPARE, Status, guarded, heading
 
 if TYPE_CHECKING:
     from workbench.views.app.session import AppSession
+    from workbench.views.widgets import Tuner
 
 #: Width of the path boxes. A Layout is a widget of its own, so each box gets a new one: a module-level
 #: Layout would belong to no page session (or to the first), and the boxes of every other session
@@ -110,6 +111,7 @@ class ConfigsPage:
             ]
         )
         self.widget.add_class("wb-app-page-configs")
+        self.refresh()
 
     # -- the list -----------------------------------------------------------------------------
     def refresh(self, select: str | None = None) -> None:
@@ -186,10 +188,12 @@ class ConfigsPage:
 
     def take_from_tuner(self) -> None:
         """Add the Tuner's current config to the session's configs (as ``tuned``, ``tuned-2`` ...)."""
-        if self.session.tuner is None:
-            raise CorpusError("no Tuner yet: open a corpus on the Corpus page first")
-        name = self.session.add_config(self.session.unique_name("tuned"), self.session.tuner.config, "the Tuner")
-        self.status.show(f"added the Tuner's config as {name!r}", "ok")
+
+        def take(tuner: Tuner) -> None:
+            name = self.session.add_config(self.session.unique_name("tuned"), tuner.config, "the Tuner")
+            self.status.show(f"added the Tuner's config as {name!r}", "ok")
+
+        self.session.tuner_view.need(take)
 
     def tune_selected(self) -> None:
         """Start the Tuner over from the selected config."""
@@ -199,7 +203,7 @@ class ConfigsPage:
     def compare_selected(self) -> None:
         """Show the selected config in Compare."""
         name, config = self.selected
-        if self.session.compare is None:
+        if self.session.corpus is None:
             raise CorpusError("no Compare yet: open a corpus on the Corpus page first")
         self.session.tabs.selected_index = COMPARE  # first: its figures redraw in front, never hidden
-        self.session.compare.add(name, config, show=True)
+        self.session.compare_view.need(lambda compare: compare.add(name, config, show=True))

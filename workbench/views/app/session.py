@@ -14,61 +14,69 @@ from workbench.data.episodes import Corpus
 from workbench.errors import CorpusError, WorkbenchError
 from workbench.views.app.common import (
     COMPARE,
+    CONFIGS,
     DEFAULT_NAME,
+    LIVE,
     REPLAY,
     TABS,
     TUNE,
+    LazyPage,
     Status,
-    in_background,
 )
 from workbench.views.app.configs_page import ConfigsPage
 from workbench.views.app.corpus_page import CorpusPage
 from workbench.views.app.live_page import LivePage
 from workbench.views.app.options import AppOptions
-from workbench.views.app.views_pages import compare_page, replay_page, tune_page
+from workbench.views.app.views_pages import LazyView, compare_page, replay_page, tune_page
 from workbench.views.app.workspace import Workspace
-from workbench.views.widgets import Compare, Replayer, Tuner, link
+from workbench.views.widgets import Compare, Replayer, Tuner
 
 log = logging.getLogger("workbench.views.app")
 
 
 class _ReplayerLink:
-    """Stands in for the Replayer in ``link``: opening an episode also brings the Replay tab forward."""
+    """Stands in for the session's Replayer in the views' links: the Replayer is built when first
+    used, and opening an episode brings the Replay page forward with it."""
 
-    def __init__(self, session: AppSession, replayer: Replayer) -> None:
-        self._session, self._replayer = session, replayer
+    def __init__(self, session: AppSession) -> None:
+        self._session = session
+
+    def set_config(self, config: RewardConfig) -> None:
+        """Score what the Replayer plays under ``config`` (once it is built)."""
+        self._session.replayer_view.need(lambda replayer: replayer.set_config(config))
 
     def open(self, episode: str, *, decision: int | str | None = None) -> None:
-        """Show the Replay page and open ``episode`` in its Replayer (at ``decision``)."""
-        if self._session.replay_page.view is not self._replayer:  # the Live page showed its own
-            self._session.replay_page.show(self._replayer)
-        self._session.tabs.selected_index = REPLAY
-        self._replayer.open(episode, decision=decision)
+        """Show the Replay page and open ``episode`` in the session's Replayer (at ``decision``)."""
+        session = self._session
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._replayer, name)
+        def show(replayer: Replayer) -> None:
+            if session.replay_page.view is not replayer:  # the Live page showed its own
+                session.replay_page.show(replayer)
+            replayer.open(episode, decision=decision)
+
+        session.tabs.selected_index = REPLAY
+        session.replayer_view.need(show)
 
 
 class _CompareLink:
-    """Stands in for Compare in ``link``: a config the Tuner sends also joins the session's configs."""
+    """Stands in for Compare in the Tuner's link: a config the Tuner sends also joins the session's
+    configs, and Compare (built when first used) comes forward with it."""
 
-    def __init__(self, session: AppSession, compare: Compare) -> None:
-        self._session, self._compare = session, compare
+    def __init__(self, session: AppSession) -> None:
+        self._session = session
 
     def add(self, name: str, config: RewardConfig, **kwargs: Any) -> None:
         """Offer ``config`` to Compare, keep it among the session's configs and show Compare."""
         self._session.add_config(name, config, "sent from the Tuner", to_compare=False)
         self._session.tabs.selected_index = COMPARE  # first: its figures redraw in front, never hidden
-        self._compare.add(name, config, **kwargs)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._compare, name)
+        self._session.compare_view.need(lambda compare: compare.add(name, config, **kwargs))
 
 
 class AppSession:
     """Everything one browser tab works with. ``configs`` maps names to configs (``sources``
     says where each came from); ``tuner``, ``replayer``, ``compare`` are the views on ``corpus``
-    (None until a corpus is open); ``widget`` is the whole page (a ``Tab``). ``baseline`` is the
+    (None until built: each is built when its page is first shown or a link first needs it, by
+    ``tuner_view``, ``replayer_view``, ``compare_view``); ``widget`` is the whole page (a ``Tab``). ``baseline`` is the
     config the user gave (the first ``--config``; else the task app's defaults), named
     ``baseline_name`` in the header: the Tuner's ghost and where its Reset goes, whatever
     draft the Tuner starts from."""
@@ -82,22 +90,20 @@ class AppSession:
         self.corpus_label = ""
         self.configs: dict[str, RewardConfig] = {}
         self.sources: dict[str, str] = {}
-        self.tuner: Tuner | None = None
-        self.replayer: Replayer | None = None
-        self.compare: Compare | None = None
-        self.building = False
         self.tune_page, self.replay_page, self.compare_page = tune_page(), replay_page(), compare_page()
+        self.tuner_view = LazyView(self.tune_page, self.status, "Tuner", self._tuner_built)
+        self.replayer_view = LazyView(self.replay_page, self.status, "Replayer", lambda _replayer: None)
+        self.compare_view = LazyView(self.compare_page, self.status, "Compare", self._compare_built)
         self.corpus_page = CorpusPage(self)
-        self.configs_page = ConfigsPage(self)
-        self.live_page = LivePage(self)
+        self._configs_page, self._live_page = LazyPage(lambda: ConfigsPage(self)), LazyPage(lambda: LivePage(self))
         self.baseline_name, self.baseline = self._load_configs()
         pages = [
             self.corpus_page.widget,
             self.tune_page.widget,
             self.replay_page.widget,
             self.compare_page.widget,
-            self.configs_page.widget,
-            self.live_page.widget,
+            self._configs_page.box,
+            self._live_page.box,
         ]
         self.tabs = w.Tab(children=pages, titles=TABS, layout=w.Layout(width="100%"))
         self.tabs.observe(lambda _change: self._tab_shown(), names="selected_index")
@@ -136,7 +142,6 @@ class AppSession:
             self.sources[DEFAULT_NAME] = "the task app's defaults (every weight 1, k-limit 1)"
         if problems:
             self.status.show("some configs were not loaded:\n" + "\n".join(problems), "warning")
-        self.configs_page.refresh()
         baseline = given[0] if given else DEFAULT_NAME
         return baseline, self.configs[baseline]
 
@@ -154,69 +159,91 @@ class AppSession:
         self.configs[name], self.sources[name] = config, source
         if to_compare and self.compare is not None:
             self.compare.add(name, config)
-        self.configs_page.refresh(select=name)
+        if self._configs_page.page is not None:
+            self._configs_page.page.refresh(select=name)
         return name
 
+    @property
+    def configs_page(self) -> ConfigsPage:
+        """The Configs page (built when first shown or used)."""
+        return self._configs_page.get()
+
+    @property
+    def live_page(self) -> LivePage:
+        """The Live page (built when first shown or used)."""
+        return self._live_page.get()
+
     # -- corpus and views ---------------------------------------------------------------------
-    def set_corpus(self, corpus: Corpus, label: str, tuner_config: RewardConfig | None = None) -> None:
-        """Make ``corpus`` the session's: builds the Tuner (starting from ``tuner_config``, else
-        the kept draft, else the baseline; its ghost and Reset are the baseline's), the Replayer
-        and Compare in the background, then links them."""
+    @property
+    def tuner(self) -> Tuner | None:
+        """The Tuner on the corpus, or None (no corpus, or not built yet)."""
+        return self.tuner_view.view
+
+    @property
+    def replayer(self) -> Replayer | None:
+        """The session's Replayer on the corpus, or None (no corpus, or not built yet)."""
+        return self.replayer_view.view
+
+    @property
+    def compare(self) -> Compare | None:
+        """Compare of the session's configs on the corpus, or None (no corpus, or not built yet)."""
+        return self.compare_view.view
+
+    @property
+    def building(self) -> bool:
+        """Whether a view is being built."""
+        return any(view.building for view in self._views.values())
+
+    @property
+    def _views(self) -> dict[int, LazyView]:
+        return {TUNE: self.tuner_view, REPLAY: self.replayer_view, COMPARE: self.compare_view}
+
+    def set_corpus(self, corpus: Corpus, label: str) -> None:
+        """Make ``corpus`` the session's. Its views are built when first needed: the Tuner
+        starting from the kept draft, else the baseline (its ghost and Reset are the baseline's),
+        the Replayer under the same config, Compare of the session's configs then."""
         if len(corpus) == 0:
             raise CorpusError(f"{label}: the corpus has no episodes")
-        self.building = True
-        for page in (self.tune_page, self.replay_page, self.compare_page):
-            page.wait(f"scoring {len(corpus)} episodes ({corpus.n_decisions:,} decisions) ...")
-        start = tuner_config or self.workspace.draft() or self.baseline
+        start = self.workspace.draft() or self.baseline
+        self.corpus, self.corpus_label = corpus, label
+        self.tuner_view.reset(lambda: self._new_tuner(corpus, start))
+        self.replayer_view.reset(lambda: Replayer(corpus, start))
+        self.compare_view.reset(lambda: Compare(corpus, dict(self.configs), a=self.baseline_name))
+        self.corpus_page.opened(corpus, label)
+        self._tab_shown()  # a view's page in front (an import finishing while it is shown) builds it now
 
-        def build() -> tuple[Tuner, Replayer, Compare]:
-            return (
-                self._tuner(corpus, start),
-                Replayer(corpus, start),
-                Compare(corpus, dict(self.configs), a=self.baseline_name),
-            )
-
-        def done(views: tuple[Tuner, Replayer, Compare]) -> None:
-            self.corpus, self.corpus_label = corpus, label
-            self._install(*views)
-            self.corpus_page.opened(corpus, label)
-
-        def after() -> None:
-            self.building = False
-
-        in_background(self.status, f"opening {label}", build, done, after=after)
-
-    def _install(self, tuner: Tuner, replayer: Replayer, compare: Compare) -> None:
-        self.tuner, self.replayer, self.compare = tuner, replayer, compare
-        link(tuner, _ReplayerLink(self, replayer), _CompareLink(self, compare))  # type: ignore[arg-type]
-        compare.link(replayer=_ReplayerLink(self, replayer))
-        # The Tuner reports every re-score in its timing line: keep the draft after each one.
-        tuner.timing.observe(lambda _change: self._keep_draft(), names="value")
+    def _tuner_built(self, tuner: Tuner) -> None:
+        tuner.link(replayer=_ReplayerLink(self), compare=_CompareLink(self))
+        tuner.on_update(self._keep_draft)  # after every re-score, not on a timing line that may repeat
         # The Tuner's own Save writes relative to the server's folder: point it into the workspace.
         tuner.path.value = str(self.workspace.folder / "my_reward.yaml")
         tuner.path_check = self.workspace.checked  # a symlink on the way into the workspace is refused
-        self.tune_page.show(tuner)
-        self.replay_page.show(replayer)
-        self.compare_page.show(compare)
+
+    def _compare_built(self, compare: Compare) -> None:
+        compare.link(replayer=_ReplayerLink(self))
 
     def retune(self, config: RewardConfig) -> None:
         """Start the Tuner over from ``config`` (same corpus) and show the Tune page."""
         if self.corpus is None:
             raise CorpusError("no corpus is open: open one on the Corpus page first")
-        assert self.replayer is not None and self.compare is not None
-        tuner = self._tuner(self.corpus, config)
+        corpus = self.corpus
+        self.tuner_view.reset(lambda: self._new_tuner(corpus, config))
         self.tabs.selected_index = TUNE  # first: the new Tuner's figure is drawn in front, never hidden
-        self._install(tuner, self.replayer, self.compare)
-        self._keep_draft()
+        self.tuner_view.need(lambda _tuner: self._keep_draft())
 
-    def _tuner(self, corpus: Corpus, start: RewardConfig) -> Tuner:
+    def _new_tuner(self, corpus: Corpus, start: RewardConfig) -> Tuner:
         return Tuner(corpus, start, baseline=self.baseline, baseline_name=self.baseline_name)
 
     def _tab_shown(self) -> None:
-        pages = {TUNE: self.tune_page, REPLAY: self.replay_page, COMPARE: self.compare_page}
-        page = pages.get(self.tabs.selected_index)
-        if page is not None:
-            page.activate()
+        if self.tabs.selected_index == CONFIGS:
+            self._configs_page.get()
+        elif self.tabs.selected_index == LIVE:
+            self._live_page.get()
+        view = self._views.get(self.tabs.selected_index)
+        if view is not None:
+            view.page.activate()
+            if self.corpus is not None and view.page.view is None:  # nothing shown there yet
+                view.need()
 
     def _keep_draft(self) -> None:
         if self.tuner is None:

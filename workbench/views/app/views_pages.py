@@ -1,15 +1,17 @@
-"""The Tune, Replay and Compare pages: each hosts one of the notebook views, unchanged."""
+"""The Tune, Replay and Compare pages: each hosts one of the notebook views, built when first needed."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import ipywidgets as w
 
-from workbench.views.app.common import heading
+from workbench.errors import CorpusError
+from workbench.views.app.common import Status, heading, in_background
 
 #: What a page says before a corpus is open.
-NO_CORPUS = "<p style='color:#555'>No corpus is open yet: open one on the <b>Corpus</b> page.</p>"
+NO_CORPUS = "No corpus is open yet: open one on the <b>Corpus</b> page."
 
 
 class ViewPage:
@@ -22,7 +24,8 @@ class ViewPage:
 
     def __init__(self, title: str, note: str) -> None:
         self.title = title
-        self.body = w.VBox([w.HTML(NO_CORPUS)])
+        self.note = w.HTML(f"<p style='color:#555'>{NO_CORPUS}</p>")  # what the page says without a view
+        self.body = w.VBox([self.note])
         self.widget = w.VBox([heading(title, note), self.body], layout=w.Layout(width="100%"))
         self.widget.add_class(f"wb-app-page-{title.lower()}")
         self.view: Any = None
@@ -35,7 +38,7 @@ class ViewPage:
         if self.active:
             self.body.children = [view.widget]
         else:
-            self.body.children = [w.HTML("<p style='color:#555'>ready</p>")]
+            self._say("ready")
 
     def activate(self) -> None:
         """The page's tab is shown: put its view in (once)."""
@@ -44,9 +47,76 @@ class ViewPage:
             self.body.children = [self.view.widget]
 
     def wait(self, text: str) -> None:
-        """Show ``text`` instead of a view (while one is built, or when there is none)."""
+        """Show ``text`` (HTML) instead of a view: while one is built, or when there is none."""
         self.view = None
-        self.body.children = [w.HTML(f"<p style='color:#555'>{text}</p>")]
+        self._say(text)
+
+    def _say(self, text: str) -> None:
+        self.note.value = f"<p style='color:#555'>{text}</p>"
+        if self.body.children != (self.note,):
+            self.body.children = [self.note]
+
+
+class LazyView:
+    """A session's view (``view``: a Tuner, Replayer or Compare; None until built) shown on
+    ``page``: built in the background the first time it is ``need``-ed, from the recipe the
+    last ``reset`` gave.
+
+    Built on demand because every widget of a view is sent to the browser as it is made: the
+    three views are some 400 widgets, and sending them with the first page made it draw a
+    second later (docs/views.md). ``installed(view)`` runs once a view is built, before the
+    callbacks waiting for it."""
+
+    def __init__(self, page: ViewPage, status: Status, name: str, installed: Callable[[Any], None]) -> None:
+        self.page, self.status, self.name, self.installed = page, status, name, installed
+        self.view: Any = None
+        self.building = False
+        self._recipe: Callable[[], Any] | None = None
+        self._waiting: list[Callable[[Any], None]] = []
+        self._generation = 0  # a build started before the latest reset is thrown away
+
+    def reset(self, recipe: Callable[[], Any] | None) -> None:
+        """Forget the view; the next ``need`` builds one with ``recipe()`` (None: there is nothing
+        to build, no corpus is open)."""
+        self._generation += 1
+        self.view, self._recipe, self._waiting, self.building = None, recipe, [], False
+        self.page.wait(NO_CORPUS if recipe is None else f"the {self.name} is built when this page is shown")
+
+    def need(self, then: Callable[[Any], None] | None = None) -> None:
+        """Make sure the view exists: build it in the background unless it is built or being
+        built, then call ``then(view)``. ``CorpusError`` when no corpus is open."""
+        if self._recipe is None:
+            raise CorpusError(f"no {self.name} yet: open a corpus on the Corpus page first")
+        if self.view is not None:
+            if then is not None:
+                then(self.view)
+            return
+        if then is not None:
+            self._waiting.append(then)
+        if self.building:
+            return
+        self.building, generation, recipe = True, self._generation, self._recipe
+        if self.page.view is None:  # the page may show another view meanwhile (the Live page's Replayer)
+            self.page.wait(f"building the {self.name} ...")
+
+        def done(view: Any) -> None:
+            if generation == self._generation:
+                self._installed(view)
+
+        def after() -> None:
+            if generation == self._generation:
+                self.building = False
+
+        in_background(self.status, f"building the {self.name}", recipe, done, after=after)
+
+    def _installed(self, view: Any) -> None:
+        self.view = view
+        self.installed(view)
+        if self.page.view is None:
+            self.page.show(view)
+        waiting, self._waiting = self._waiting, []
+        for then in waiting:
+            then(view)
 
 
 def tune_page() -> ViewPage:
