@@ -75,9 +75,9 @@ class _CompareLink:
 class AppSession:
     """Everything one browser tab works with. ``configs`` maps names to configs (``sources``
     says where each came from); ``tuner``, ``replayer``, ``compare`` are the views on ``corpus``
-    (None until built: each is built when its page is first shown or a link first needs it, by
-    ``tuner_view``, ``replayer_view``, ``compare_view``); ``widget`` is the whole page (a ``Tab``). ``baseline`` is the
-    config the user gave (the first ``--config``; else the task app's defaults), named
+    (None until built: ``tuner_view``, ``replayer_view`` and ``compare_view`` build each when its
+    page is first shown or a link first needs it); ``widget`` is the whole page (a ``Tab``).
+    ``baseline`` is the config the user gave (the first ``--config``; else the task app's defaults), named
     ``baseline_name`` in the header: the Tuner's ghost and where its Reset goes, whatever
     draft the Tuner starts from."""
 
@@ -92,7 +92,7 @@ class AppSession:
         self.sources: dict[str, str] = {}
         self.tune_page, self.replay_page, self.compare_page = tune_page(), replay_page(), compare_page()
         self.tuner_view = LazyView(self.tune_page, self.status, "Tuner", self._tuner_built)
-        self.replayer_view = LazyView(self.replay_page, self.status, "Replayer", lambda _replayer: None)
+        self.replayer_view = LazyView(self.replay_page, self.status, "Replayer")
         self.compare_view = LazyView(self.compare_page, self.status, "Compare", self._compare_built)
         self.corpus_page = CorpusPage(self)
         self._configs_page, self._live_page = LazyPage(lambda: ConfigsPage(self)), LazyPage(lambda: LivePage(self))

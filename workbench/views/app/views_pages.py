@@ -63,11 +63,13 @@ class LazyView:
     last ``reset`` gave.
 
     Built on demand because every widget of a view is sent to the browser as it is made: the
-    three views are some 400 widgets, and sending them with the first page made it draw a
-    second later (docs/views.md). ``installed(view)`` runs once a view is built, before the
-    callbacks waiting for it."""
+    three views are some 390 widget models, and sending them with the first page delayed it
+    (docs/views.md has the figures). ``installed(view)``, if given, runs once a view is built,
+    before the callbacks waiting for it."""
 
-    def __init__(self, page: ViewPage, status: Status, name: str, installed: Callable[[Any], None]) -> None:
+    def __init__(
+        self, page: ViewPage, status: Status, name: str, installed: Callable[[Any], None] | None = None
+    ) -> None:
         self.page, self.status, self.name, self.installed = page, status, name, installed
         self.view: Any = None
         self.building = False
@@ -111,7 +113,8 @@ class LazyView:
 
     def _installed(self, view: Any) -> None:
         self.view = view
-        self.installed(view)
+        if self.installed is not None:
+            self.installed(view)
         if self.page.view is None:
             self.page.show(view)
         waiting, self._waiting = self._waiting, []
