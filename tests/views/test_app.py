@@ -295,6 +295,12 @@ def test_the_dashboard_in_two_contexts_and_after_a_reload(tmp_path, long_names):
         corpus_page = page.locator(".wb-app-page-corpus")
         wait_text(page, corpus_page, "open: ")
         assert BASELINE in page.locator(".wb-app-baseline").inner_text()
+        # Once the first page is drawn, the browser says so and the views are built behind it.
+        page.wait_for_function(
+            "() => ['tune', 'replay', 'compare'].every(p => document.querySelector('.wb-app-page-' + p)"
+            ".textContent.includes('ready'))",
+            timeout=TIMEOUT_MS,
+        )
         # A bad path is a message in the page, not a blank page.
         corpus_page.locator("input[placeholder='/path/to/corpus-folder']").fill(str(tmp_path / "no-such-corpus"))
         corpus_page.locator("button", has_text="Open folder").click()

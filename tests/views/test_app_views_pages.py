@@ -1,5 +1,6 @@
-"""The views of a dashboard session are built when first needed: a page shown, or a link used
-(nothing of them is sent with the first page); a build started before a reset is thrown away."""
+"""The views of a dashboard session are built once the browser has drawn the first page, or
+sooner when first needed (a page shown, a link used): nothing of them is sent with the first
+page. A build started before a reset is thrown away."""
 
 from __future__ import annotations
 
@@ -36,12 +37,12 @@ def _lazy(installed: list | None = None) -> tuple[LazyView, ViewPage, Status]:
     return LazyView(page, status, "Tuner", (installed if installed is not None else []).append), page, status
 
 
-def test_opening_a_corpus_builds_no_view_until_its_page_is_shown(tmp_path):
+def test_opening_a_corpus_builds_no_view_before_the_first_page_is_drawn_or_its_page_shown(tmp_path):
     session = AppSession(AppOptions(corpus=sample_corpus(), workspace=tmp_path / "ws"))
     assert session.corpus is not None and session.tabs.selected_index == CORPUS
     assert (session.tuner, session.replayer, session.compare) == (None, None, None)
     assert "opened" in session.corpus_page.status.text  # the corpus is open, its views wait
-    assert "built when this page is shown" in session.tune_page.note.value
+    assert "about to be built" in session.tune_page.note.value
     session.tabs.selected_index = TUNE
     _until(lambda: session.tuner is not None)
     assert session.replayer is None and session.compare is None  # only the page shown
@@ -165,3 +166,38 @@ def test_a_replayer_the_live_page_shows_is_not_taken_over_by_the_sessions(tmp_pa
     time.sleep(0.3)
     assert session.replay_page.view is followed and session.replay_page.body.children == (followed.widget,)
     assert session.replayer is None and not session.building  # nothing built behind it
+
+
+def _drawn(session: AppSession) -> None:
+    """What the browser sends once it has drawn the Corpus page (first_paint.js)."""
+    session.first_paint._message(session.first_paint, {"drawn": True}, [])
+
+
+def test_once_the_first_page_is_drawn_every_view_is_built_behind_it(tmp_path):
+    session = AppSession(AppOptions(corpus=sample_corpus(), workspace=tmp_path / "ws"))
+    assert session.tuner is None and not session.first_paint.drawn
+    _drawn(session)
+    _until(lambda: None not in (session.tuner, session.replayer, session.compare) and not session.building)
+    assert session.tabs.selected_index == CORPUS  # built behind the page shown, not shown
+    for page in (session.tune_page, session.replay_page, session.compare_page):
+        assert page.body.children == (page.note,) and "ready" in page.note.value
+    session.tabs.selected_index = TUNE
+    assert session.tune_page.body.children == (session.tuner.widget,)
+    # A corpus opened later has its views built at once, in the background.
+    smaller = session.corpus[:3]
+    session.set_corpus(smaller, "three episodes")
+    _until(lambda: session.compare is not None and not session.building)
+    assert session.tuner.corpus is smaller and session.replayer.corpus is smaller and session.compare.corpus is smaller
+
+
+def test_the_first_paint_signal_counts_once(tmp_path):
+    calls: list[int] = []
+    from workbench.views.app.first_paint import FirstPaint
+
+    signal = FirstPaint(".wb-app-page-corpus input", lambda: calls.append(1))
+    assert (signal.selector, signal.timeout_ms) == (".wb-app-page-corpus input", 10_000)
+    signal._message(signal, {"other": 1}, [])
+    assert calls == [] and not signal.drawn
+    for _ in range(2):  # a second view of the widget (or a repeated message) says nothing new
+        signal._message(signal, {"drawn": True}, [])
+    assert calls == [1] and signal.drawn

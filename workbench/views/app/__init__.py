@@ -1,12 +1,14 @@
 """The workbench as an app: a dashboard in the browser (Solara) hosting the notebook views.
 
 ``workbench app [CORPUS] [--config FILE ...]`` serves it on 127.0.0.1 with a token. Pages:
-Corpus (open, import, record), Tune, Replay, Compare (the ``workbench.views.widgets`` views, unchanged)
-and Configs (the session's configs, kept in a workspace folder across restarts).
+Corpus (open, import, record), Tune, Replay, Compare (the ``workbench.views.widgets`` views, unchanged),
+Configs (the session's configs, kept in a workspace folder across restarts) and Live (a run
+followed while it trains).
 
 - ``server``: the token middleware, the host check and ``serve``; ``origin``: the Origin check;
   ``assets``: Solara's static files answered from memory, gzipped once.
-- ``session``: one browser tab's corpus, configs and views; ``page``: the Solara component.
+- ``session``: one browser tab's corpus, configs and views; ``page``: the Solara component;
+  ``first_paint``: the browser's word that the first page is drawn (the views are built then).
 - ``corpus_page``, ``views_pages``, ``configs_page``, ``live_page``: the pages; ``workspace``: the kept configs.
 """
 

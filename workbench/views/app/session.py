@@ -25,6 +25,7 @@ from workbench.views.app.common import (
 )
 from workbench.views.app.configs_page import ConfigsPage
 from workbench.views.app.corpus_page import CorpusPage
+from workbench.views.app.first_paint import FirstPaint
 from workbench.views.app.live_page import LivePage
 from workbench.views.app.options import AppOptions
 from workbench.views.app.views_pages import LazyView, compare_page, replay_page, tune_page
@@ -75,8 +76,9 @@ class _CompareLink:
 class AppSession:
     """Everything one browser tab works with. ``configs`` maps names to configs (``sources``
     says where each came from); ``tuner``, ``replayer``, ``compare`` are the views on ``corpus``
-    (None until built: ``tuner_view``, ``replayer_view`` and ``compare_view`` build each when its
-    page is first shown or a link first needs it); ``widget`` is the whole page (a ``Tab``).
+    (None until built: ``tuner_view``, ``replayer_view`` and ``compare_view`` build them once the
+    browser has drawn the first page, or sooner when a page is shown or a link needs one);
+    ``widget`` is the whole page (a ``Tab``).
     ``baseline`` is the config the user gave (the first ``--config``; else the task app's defaults), named
     ``baseline_name`` in the header: the Tuner's ghost and where its Reset goes, whatever
     draft the Tuner starts from."""
@@ -114,7 +116,12 @@ class AppSession:
             f"title='{source}' style='font-size:13px;font-weight:normal;color:#444'>baseline (the Tuner's ghost "
             f"and Reset): <b>{html.escape(self.baseline_name)}</b></span></div>"
         )
-        self.widget = w.VBox([header, self.status.widget, self.tabs], layout=w.Layout(width="100%", padding="4px"))
+        # The views are built once the first page is drawn (or when first needed, if sooner): every
+        # widget made is sent to the browser, and the first page would wait for theirs.
+        self.first_paint = FirstPaint(".wb-app-page-corpus input", self._build_views)
+        self.widget = w.VBox(
+            [header, self.status.widget, self.tabs, self.first_paint], layout=w.Layout(width="100%", padding="4px")
+        )
         self.widget.add_class("wb-app")
         if isinstance(options.corpus, Corpus):
             self.set_corpus(options.corpus, f"the corpus given ({len(options.corpus)} episodes)")
@@ -199,9 +206,10 @@ class AppSession:
         return {TUNE: self.tuner_view, REPLAY: self.replayer_view, COMPARE: self.compare_view}
 
     def set_corpus(self, corpus: Corpus, label: str) -> None:
-        """Make ``corpus`` the session's. Its views are built when first needed: the Tuner
-        starting from the kept draft, else the baseline (its ghost and Reset are the baseline's),
-        the Replayer under the same config, Compare of the session's configs then."""
+        """Make ``corpus`` the session's. Its views are built in the background (at once if the
+        first page is drawn, else then) or when first needed: the Tuner starting from the kept
+        draft, else the baseline (its ghost and Reset are the baseline's), the Replayer under
+        the same config, Compare of the session's configs then."""
         if len(corpus) == 0:
             raise CorpusError(f"{label}: the corpus has no episodes")
         start = self.workspace.draft() or self.baseline
@@ -211,6 +219,13 @@ class AppSession:
         self.compare_view.reset(lambda: Compare(corpus, dict(self.configs), a=self.baseline_name))
         self.corpus_page.opened(corpus, label)
         self._tab_shown()  # a view's page in front (an import finishing while it is shown) builds it now
+        if self.first_paint.drawn:
+            self._build_views()
+
+    def _build_views(self) -> None:
+        """Build the corpus's views one after another in the background (each, if not built)."""
+        if self.corpus is not None:
+            self.tuner_view.need(lambda _: self.replayer_view.need(lambda _: self.compare_view.need()))
 
     def _tuner_built(self, tuner: Tuner) -> None:
         tuner.link(replayer=_ReplayerLink(self), compare=_CompareLink(self))

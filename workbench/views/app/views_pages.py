@@ -1,4 +1,4 @@
-"""The Tune, Replay and Compare pages: each hosts one of the notebook views, built when first needed."""
+"""The Tune, Replay and Compare pages: each hosts one of the notebook views, built on demand."""
 
 from __future__ import annotations
 
@@ -62,9 +62,9 @@ class LazyView:
     ``page``: built in the background the first time it is ``need``-ed, from the recipe the
     last ``reset`` gave.
 
-    Built on demand because every widget of a view is sent to the browser as it is made: the
-    three views are some 390 widget models, and sending them with the first page delayed it
-    (docs/views.md has the figures). ``installed(view)``, if given, runs once a view is built,
+    Built on demand (the session asks once the first page is drawn) because every widget of a
+    view is sent to the browser as it is made: the three views are some 390 widget models, and
+    sending them with the first page delayed it (docs/views.md has the figures). ``installed(view)``, if given, runs once a view is built,
     before the callbacks waiting for it."""
 
     def __init__(
@@ -82,7 +82,7 @@ class LazyView:
         to build, no corpus is open)."""
         self._generation += 1
         self.view, self._recipe, self._waiting, self.building = None, recipe, [], False
-        self.page.wait(NO_CORPUS if recipe is None else f"the {self.name} is built when this page is shown")
+        self.page.wait(NO_CORPUS if recipe is None else f"the {self.name} is about to be built")
 
     def need(self, then: Callable[[Any], None] | None = None) -> None:
         """Make sure the view exists: build it in the background unless it is built or being
