@@ -103,7 +103,9 @@ def test_a_build_started_before_a_reset_is_thrown_away():
     lazy.need()
     lazy.reset(lambda: _View("new"))  # another corpus opened meanwhile
     release.set()
-    time.sleep(0.2)
+    for thread in threading.enumerate():  # the old build runs to its end
+        if thread.name == "workbench-app: building the Tuner":
+            thread.join(10)
     assert lazy.view is None and built == []  # the old view never enters the page
     lazy.need()
     _until(lambda: lazy.view is not None)
@@ -162,8 +164,7 @@ def test_a_replayer_the_live_page_shows_is_not_taken_over_by_the_sessions(tmp_pa
     session = AppSession(AppOptions(corpus=sample_corpus(), workspace=tmp_path / "ws"))
     followed = Replayer(session.corpus[:2], session.baseline)
     session.replay_page.show(followed)  # what LivePage._open does, before the Replay tab was ever shown
-    session.tabs.selected_index = REPLAY
-    time.sleep(0.3)
+    session.tabs.selected_index = REPLAY  # a build would start (and take the page) right here
     assert session.replay_page.view is followed and session.replay_page.body.children == (followed.widget,)
     assert session.replayer is None and not session.building  # nothing built behind it
 
