@@ -64,8 +64,8 @@ class LazyView:
 
     Built on demand (the session asks once the first page is drawn) because every widget of a
     view is sent to the browser as it is made: the three views are some 390 widget models, and
-    sending them with the first page delayed it (docs/views.md has the figures). ``installed(view)``, if given, runs once a view is built,
-    before the callbacks waiting for it."""
+    sending them with the first page delayed it (docs/views.md has the figures).
+    ``installed(view)``, if given, runs once a view is built, before the callbacks waiting for it."""
 
     def __init__(
         self, page: ViewPage, status: Status, name: str, installed: Callable[[Any], None] | None = None
