@@ -14,6 +14,7 @@ from tomlkit.items import Comment, InlineTable, Null, Table, Whitespace
 from tomlkit.toml_document import TOMLDocument
 
 from workbench.core.config_io.checks import check_unknown_keys, checked
+from workbench.core.config_io.insert_after import LinesAfter
 from workbench.core.config_io.locate import (
     CONFIG_KEYS,
     MAPPING_KEYS,
@@ -83,8 +84,9 @@ def export_table(
     table = checked(table, CONFIG_KEYS, f"cannot export into {path}")
     try:
         doc = tomlkit.parse(text)
-        _update_step_rewards(_tomlkit_table(doc, location.table), location, table)
-        new_text = same_line_endings(doc.as_string(), text)
+        container = _tomlkit_table(doc, location.table)
+        added = _update_step_rewards(container, location, table)
+        new_text = same_line_endings(added.render(doc), text)
     except (TOMLKitError, RecursionError, ValueError) as error:
         raise ConfigError(
             f"{path}: could not update {location.describe()} in place: {error}; the file is unchanged"
@@ -122,22 +124,26 @@ def _tomlkit_table(doc: TOMLDocument, path: tuple[str, ...]) -> Any:
     return node
 
 
-def _update_step_rewards(container: Any, location: StepRewardsLocation, table: Mapping[str, Any]) -> None:
+def _update_step_rewards(container: Any, location: StepRewardsLocation, table: Mapping[str, Any]) -> LinesAfter:
     """Set the step_rewards keys of ``container`` (a tomlkit table) to ``table``, in place.
 
     New keys go right after the file's existing step_rewards keys, in table order, so the
-    group stays together; new weights / k_limits sub-tables go at the end of their table.
+    group stays together: they are returned, to be rendered into the document's text; new
+    weights / k_limits sub-tables go at the end of their table.
     """
     explicit = not any(location.file_key(key) in container for key in TABLE_KEYS)
     flat = location.style == "trainer" or isinstance(container, InlineTable)
+    ours = {location.file_key(key) for key in (TABLE_KEYS if flat else SCALAR_KEYS)}
+    added = LinesAfter(container, () if isinstance(container, InlineTable) else ours)
     for key in SCALAR_KEYS:
-        _update_scalar(container, location, key, table[key], explicit, flat)
+        _update_scalar(container, location, key, table[key], explicit, added)
     for key in MAPPING_KEYS:
-        _update_mapping(container, location, key, table.get(key, {}), flat)
+        _update_mapping(container, location, key, table.get(key, {}), flat, added)
+    return added
 
 
 def _update_scalar(
-    container: Any, location: StepRewardsLocation, key: str, value: Any, explicit: bool, flat: bool
+    container: Any, location: StepRewardsLocation, key: str, value: Any, explicit: bool, added: LinesAfter
 ) -> None:
     """Update one scalar in place; add it only where reading the file back needs it."""
     file_key = location.file_key(key)
@@ -145,26 +151,11 @@ def _update_scalar(
         if not _same(container[file_key], value):
             container[file_key] = value  # tomlkit keeps the line's trailing comment
     elif explicit or not _same(TABLE_DEFAULTS[key], value):  # else absent reads the same
-        _add_line(container, location, flat, file_key, value)
-
-
-def _add_line(container: Any, location: StepRewardsLocation, flat: bool, file_key: str, value: Any) -> None:
-    """Add ``file_key = value`` right after the last step_rewards line of ``container``.
-
-    Plain assignment would append it after unrelated keys (or blank lines before sub-tables).
-    """
-    ours = {location.file_key(key) for key in (TABLE_KEYS if flat else SCALAR_KEYS)}
-    # A line after a [sub.table] header would land inside that table: only key = value lines.
-    lines = [key for key in container if key in ours and not isinstance(container[key], Table)]
-    body = getattr(container, "value", None)
-    if lines and isinstance(body, Container):
-        body._insert_after(lines[-1], file_key, value)  # tomlkit has no public "insert after"
-    else:
-        container[file_key] = value
+        added.add(file_key, value)  # plain assignment would put it after unrelated keys
 
 
 def _update_mapping(
-    container: Any, location: StepRewardsLocation, key: str, values: Mapping[str, Any], flat: bool
+    container: Any, location: StepRewardsLocation, key: str, values: Mapping[str, Any], flat: bool, added: LinesAfter
 ) -> None:
     """Update weights / k_limits: removed when empty, edited entry by entry when a table."""
     file_key = location.file_key(key)
@@ -180,7 +171,7 @@ def _update_mapping(
         if not _same_mapping(current, values):
             container[file_key] = _inline_table(values)  # replaced where it stands, comment kept
     elif flat:
-        _add_line(container, location, flat, file_key, _inline_table(values))
+        added.add(file_key, _inline_table(values))
     else:
         new = tomlkit.table()
         new.update(values)
