@@ -12,7 +12,7 @@ import pyarrow as pa
 from workbench.core.config import RewardConfig
 from workbench.data.sample import sample_corpus
 from workbench.data.storage import load_corpus, save_corpus
-from workbench.data.storage.layout import READ_POOL, open_file, parquet_file
+from workbench.data.storage.layout import READ_POOL, ParquetReader, open_file
 from workbench.scoring import score
 
 CONFIG = RewardConfig()
@@ -31,7 +31,7 @@ def test_a_reader_allocates_from_the_read_pool_and_leaves_the_default_alone(tmp_
     default = pa.default_memory_pool()
     path = next((root / "decisions").glob("*.parquet"))
     with open_file(path) as handle:
-        reader = parquet_file(handle, page_checksum_verification=True)
+        reader = ParquetReader(handle)
         before = READ_POOL.bytes_allocated()
         table = reader.read_row_group(0)
         held = READ_POOL.bytes_allocated() - before

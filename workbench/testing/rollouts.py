@@ -35,6 +35,7 @@ from workbench.core.config import RewardConfig
 from workbench.core.crafter_facts import ACHIEVEMENTS
 from workbench.core.episode_reward import actions_summary, stepwise_summary
 from workbench.core.reward import compute_stepwise_reward
+from workbench.data.policies.base import crafter_player, crafter_semantic
 
 #: A per_achievement table as users write them (an alias and an unlimited k-limit included).
 PER_ACHIEVEMENT_TABLE = {
@@ -66,7 +67,7 @@ def raw_observation(
     env: crafter.Env, step: int, max_steps: int, reward: float, total: float, done: bool
 ) -> dict[str, Any]:
     """The task app's observation dict for the env's current state (image fields left out)."""
-    player = env._player
+    player = crafter_player(env)
     return {
         "inventory": dict(player.inventory),
         "achievements_status": {name: player.achievements[name] > 0 for name in ACHIEVEMENTS},
@@ -79,7 +80,7 @@ def raw_observation(
         "total_reward_episode": total,
         "terminated": bool(done and player.health <= 0),
         "truncated": bool(done and player.health > 0),
-        "semantic_map": env._sem_view().tolist(),
+        "semantic_map": crafter_semantic(env).tolist(),
     }
 
 

@@ -16,6 +16,7 @@ from collections.abc import Collection
 from typing import Any
 
 import tomlkit
+from tomlkit.container import Container
 from tomlkit.items import Item, Table
 from tomlkit.toml_document import TOMLDocument
 
@@ -50,14 +51,16 @@ class LinesAfter:
         """
         # A line after a [sub.table] header would land inside that table: only key = value lines.
         anchors = [k for k in self.table if k in self.anchor_keys and not isinstance(self.table[k], Table)]
-        # A table split over the file (tomlkit's proxy of it) has no single place: appended.
-        if not anchors or not hasattr(self.table, "item"):
+        # A table's items are its container's (``Table.value``); a table split over the file
+        # (tomlkit's proxy of it) has no single place: the lines are appended.
+        items = self.table.value if isinstance(self.table, Table) else self.table
+        if not anchors or not isinstance(items, Container):
             for key, value in self.pending:
                 self.table[key] = value
             return doc.as_string()
         if not self.pending:
             return doc.as_string()
-        anchor: Item = self.table.item(anchors[-1])
+        anchor: Item = items.item(anchors[-1])
         lines = "".join("\n" + anchor.trivia.indent + _line(key, value) for key, value in self.pending)
         trivia = anchor.trivia
         comment_ws, comment = trivia.comment_ws, trivia.comment

@@ -23,7 +23,7 @@ class PolicyInput:
     achievements: Mapping[str, int]  # Crafter's 22 cumulative counts
     semantic: np.ndarray  # (64, 64) int world map of material/object ids (info["semantic"])
     player_pos: tuple[int, int]
-    facing: tuple[int, int]  # env._player.facing
+    facing: tuple[int, int]  # the player's facing direction
     step: int  # env steps taken so far in this episode
     max_actions: int  # the decision may hold 1..max_actions actions
 
@@ -53,16 +53,15 @@ def policy_input_from(
     ``info`` is the dict ``step()`` returned, or None after ``reset()`` (which returns no info);
     whatever it lacks is read from the env's player and semantic view, exactly as ``step()``
     would have reported it. ``achievements`` overrides the counts (e.g. a recorder's own);
-    by default they are Crafter's cumulative counts (``env._player.achievements``, all zero
-    after reset).
+    by default they are Crafter's cumulative counts (the player's, all zero after reset).
     """
     info = info or {}
-    player = env._player
+    player = crafter_player(env)
     if achievements is None:
         achievements = info.get("achievements", player.achievements)
     semantic = info.get("semantic")
     if semantic is None:
-        semantic = env._sem_view()
+        semantic = crafter_semantic(env)
     pos = info.get("player_pos", player.pos)
     return PolicyInput(
         image=obs,
@@ -74,3 +73,18 @@ def policy_input_from(
         step=int(step),
         max_actions=int(max_actions),
     )
+
+
+# The workbench's only reads of a dependency's private attributes (tests/test_architecture.py
+# allows them in these two functions alone): ``crafter.Env.reset()`` returns the image only,
+# and crafter has no public accessor for the player or the semantic map before the first
+# ``step()`` returns its info; the synth-ai task app reads the same two attributes. crafter is
+# pinned exactly (``crafter==1.8.3``, its last release), so they cannot change under us.
+def crafter_player(env: Any) -> Any:
+    """The ``crafter.objects.Player`` of a ``crafter.Env`` (inventory, achievements, pos, facing, health)."""
+    return env._player
+
+
+def crafter_semantic(env: Any) -> np.ndarray:
+    """The ``crafter.Env``'s current semantic map (what ``step()`` reports as ``info["semantic"]``)."""
+    return np.asarray(env._sem_view())

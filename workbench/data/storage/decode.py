@@ -21,7 +21,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from workbench.data.episodes import STATE_DTYPES, DecisionArrays, check_values
-from workbench.data.storage.layout import READ_POOL, open_file, parquet_file, part_file
+from workbench.data.storage.layout import READ_POOL, ParquetReader, open_file, part_file
 from workbench.data.storage.schema import COUNT_COLUMNS, DECISION_SCHEMA, STATE_GROUPS, STATUS_COLUMNS, check_schema
 from workbench.errors import CorpusFormatError, CorpusValueError, EpisodeError, EpisodeValueError, UnsafeCorpusPathError
 
@@ -149,7 +149,7 @@ def _fill(root: Path, part: Part, arrays: DecisionArrays) -> np.ndarray:
 
 
 # -- shared checks --------------------------------------------------------------------------------
-def open_decisions(handle: Any, path: Path, root: Path, part: Part) -> tuple[pq.ParquetFile, _EpisodeColumn]:
+def open_decisions(handle: Any, path: Path, root: Path, part: Part) -> tuple[ParquetReader, _EpisodeColumn]:
     """A reader of ``part``'s decisions table (``handle``), its schema and row count checked
     against the episodes table, and the checker of its ``episode`` column."""
     reader = _parquet_file(handle, path)
@@ -170,9 +170,9 @@ def check_batch(batch: pa.RecordBatch, path: Path, first_row: int, episodes: _Ep
     episodes.add(batch.column("episode"), reader)
 
 
-def _parquet_file(handle: Any, path: Path) -> pq.ParquetFile:
+def _parquet_file(handle: Any, path: Path) -> ParquetReader:
     """A reader of an open decisions table (allocating from the storage's read pool)."""
-    return checked(lambda: parquet_file(handle, read_dictionary=["episode"], page_checksum_verification=True), path)
+    return checked(lambda: ParquetReader(handle, dictionary=["episode"]), path)
 
 
 def copy_columns(target: np.ndarray, first_row: int, batch: pa.RecordBatch, names: Sequence[str]) -> None:
@@ -321,7 +321,7 @@ def read_table(path: Path, columns: list[str] | None = None) -> pa.Table:
     exception")."""
     with open_file(path) as handle:
         return checked(
-            lambda: parquet_file(handle, page_checksum_verification=True).read(columns=columns, use_threads=False),
+            lambda: ParquetReader(handle).read(columns=columns, use_threads=False),
             path,
         )
 

@@ -26,7 +26,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from workbench.data.episodes import FRAME_SHAPE, Frames
-from workbench.data.storage.layout import parquet_file
+from workbench.data.storage.layout import ParquetReader
 from workbench.errors import CorpusFormatError
 
 CODEC = "gdelta-zstd9"
@@ -108,7 +108,7 @@ def read_frames(path: Path, handle: BinaryIO | Any, group: int, episode_id: str)
     (an open file of ``path``); ``CorpusFormatError`` naming the file when the group is missing,
     holds another episode or does not decode."""
     try:
-        reader = parquet_file(handle, page_checksum_verification=True)
+        reader = ParquetReader(handle)
         if not 0 <= group < reader.num_row_groups:
             raise CorpusFormatError(f"{path}: has no frames entry {group} (episode {episode_id!r})")
         row = reader.read_row_group(group).to_pylist()[0]

@@ -14,15 +14,15 @@ import re
 import secrets
 import stat
 import time
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, BinaryIO
 
 import pyarrow as pa
+import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 from filelock import FileLock
-from pyarrow._parquet import ParquetReader
 
 from workbench.errors import CorpusFormatError, OutputError, UnsafeCorpusPathError
 from workbench.util.atomic import atomic_write_text
@@ -55,26 +55,54 @@ def _read_pool() -> pa.MemoryPool:
 READ_POOL = _read_pool()
 
 
-def parquet_file(handle: Any, **options: Any) -> pq.ParquetFile:
-    """A ``pyarrow.parquet.ParquetFile`` of the open file ``handle`` (``options`` as that takes
-    them) whose reads allocate from ``READ_POOL``; pyarrow's default pool is never changed, so
-    other threads' reads and allocations are left alone.
+class ParquetReader:
+    """The reads the storage makes of one Parquet file, allocating from ``READ_POOL``.
 
-    pyarrow's ``read_table``, ``ParquetFile`` and ``iter_batches`` take no memory pool (checked
-    up to pyarrow 26); the ``ParquetReader`` a ``ParquetFile`` delegates every read to does. So
-    the file is opened as usual (its footer read once) and given a reader on ``READ_POOL``
-    opened with that footer. Raises what ``ParquetFile`` raises."""
-    file = pq.ParquetFile(handle, **options)
-    reader = ParquetReader(memory_pool=READ_POOL)
-    reader.open(
-        handle,
-        metadata=file.metadata,
-        read_dictionary=options.get("read_dictionary"),
-        page_checksum_verification=options.get("page_checksum_verification", False),
-        arrow_extensions_enabled=options.get("arrow_extensions_enabled", True),
-    )
-    file.reader = reader
-    return file
+    pyarrow's ``ParquetFile`` and ``read_table`` take no memory pool (checked up to pyarrow 26);
+    its dataset API does, so a file is read as a dataset fragment of the open handle (its
+    footer read once). Rows come in file order; as with ``ParquetFile``, a column asked for
+    that the file lacks is left out of the result (the callers check the schema). pyarrow's
+    default pool is never changed, so other threads' reads and allocations are left alone.
+    Raises what pyarrow raises.
+    """
+
+    def __init__(self, handle: Any, *, dictionary: Collection[str] = (), verify_checksums: bool = True) -> None:
+        """Args:
+        handle: an open binary file of the table.
+        dictionary: columns read as dictionary arrays (as stored, not expanded).
+        verify_checksums: check each page's CRC (a flipped bit is an error, not a value).
+        """
+        file_format = ds.ParquetFileFormat(
+            read_options=ds.ParquetReadOptions(dictionary_columns=set(dictionary)),
+            default_fragment_scan_options=ds.ParquetFragmentScanOptions(page_checksum_verification=verify_checksums),
+        )
+        self._fragment = file_format.make_fragment(handle)
+        self.metadata: pq.FileMetaData = self._fragment.metadata
+        self.num_row_groups: int = self._fragment.num_row_groups
+        self.schema_arrow: pa.Schema = self._fragment.physical_schema
+
+    def read(self, columns: list[str] | None = None, use_threads: bool = True) -> pa.Table:
+        """The whole table (``columns`` only, when given)."""
+        return self._fragment.to_table(columns=self._present(columns), use_threads=use_threads, memory_pool=READ_POOL)
+
+    def read_row_group(self, group: int, columns: list[str] | None = None, use_threads: bool = True) -> pa.Table:
+        """Row group ``group`` (``columns`` only, when given)."""
+        part = self._fragment.subset(row_group_ids=[group])
+        return part.to_table(columns=self._present(columns), use_threads=use_threads, memory_pool=READ_POOL)
+
+    def iter_batches(
+        self, batch_size: int, columns: list[str] | None = None, use_threads: bool = True
+    ) -> Iterator[pa.RecordBatch]:
+        """The table as record batches of at most ``batch_size`` rows, in file order."""
+        return iter(
+            self._fragment.to_batches(
+                batch_size=batch_size, columns=self._present(columns), use_threads=use_threads, memory_pool=READ_POOL
+            )
+        )
+
+    def _present(self, columns: list[str] | None) -> list[str] | None:
+        """``columns`` less those the file lacks (None: every column)."""
+        return None if columns is None else [name for name in columns if name in self.schema_arrow.names]
 
 
 def new_part_name() -> str:
