@@ -60,7 +60,9 @@ class LinesAfter:
             return doc.as_string()
         if not self.pending:
             return doc.as_string()
-        anchor: Item = items.item(anchors[-1])
+        anchor = items.item(anchors[-1])
+        if not isinstance(anchor, Item):  # a key = value line is an Item, never a table proxy
+            raise ValueError(f"{anchors[-1]}: not a key = value line")
         lines = "".join("\n" + anchor.trivia.indent + _line(key, value) for key, value in self.pending)
         trivia = anchor.trivia
         comment_ws, comment = trivia.comment_ws, trivia.comment
