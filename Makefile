@@ -1,23 +1,35 @@
 # The README's two commands. Each does its own set-up on a fresh machine:
-# a virtualenv in .venv with this package installed editable, with its extras.
+# a virtualenv in .venv with exactly the packages of the lock (requirements/dev.txt: every extra
+# and the test tools, with hashes) and this package installed editable.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+LOCK   := requirements/dev.txt
+# make lock's resolution: one lock for every platform, for the Python CI runs.
+UV_COMPILE = pip compile pyproject.toml requirements/build.in --extra dev --generate-hashes --universal \
+	--python-version 3.11 --custom-compile-command "make lock" --quiet
 CHROMIUM := /usr/bin/chromium
 # JupyterLab refuses to run as root unless told (containers and CI machines often are root).
 ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
 
-.PHONY: lab app test test-fast lint docs install clean
+.PHONY: lab app test test-fast test-latest test-lowest lint docs install lock clean
 
-# Re-install only when the dependency list changes, so the second run is quick.
-$(STAMP): pyproject.toml
+# Re-install only when the lock (or the package's metadata) changes, so the second run is quick.
+# pip checks every file against the lock's hashes; the package itself goes in without its
+# dependencies (they are the lock's) and is built by the lock's setuptools.
+$(STAMP): $(LOCK) pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet --require-hashes -r $(LOCK)
+	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
 	touch $(STAMP)
 
 install: $(STAMP)
+
+## make lock: re-resolve requirements/dev.txt after a change to pyproject.toml's dependencies,
+## keeping every pin that still fits; `make lock UPGRADE=1` moves every pin to the newest release.
+lock: $(STAMP)
+	$(BIN)/uv $(UV_COMPILE) $(if $(UPGRADE),--upgrade) -o $(LOCK)
 
 # The browser test drives Debian's chromium (Playwright must not download a browser of its own).
 $(CHROMIUM):
@@ -54,5 +66,15 @@ test-fast: $(STAMP)
 test: docs lint $(CHROMIUM)
 	$(BIN)/python -m pytest tests notebooks --nbval --nbval-current-env --nbval-sanitize-with notebooks/nbval_sanitize.cfg
 
+## make test-latest: what `pip install` gives a user today: a fresh venv (.venv-latest) with the
+## newest releases the ranges allow, the lint gate and every test tier (`make test`'s run).
+test-latest: $(STAMP) $(CHROMIUM)
+	$(BIN)/python scripts/test_ranges.py latest
+
+## make test-lowest: the lowest versions the ranges allow (each direct dependency at its floor,
+## the core's and every extra's), in a fresh venv (.venv-lowest), with `make test-fast`'s tier.
+test-lowest: $(STAMP)
+	$(BIN)/python scripts/test_ranges.py lowest
+
 clean:
-	rm -rf $(VENV) .pytest_cache build site *.egg-info
+	rm -rf $(VENV) .venv-latest .venv-lowest .pytest_cache build site *.egg-info

@@ -13,9 +13,14 @@ import tomllib
 import pytest
 import yaml
 from helpers import REPO
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 
 PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())
 ENVIRONMENT = yaml.safe_load((REPO / "environment.yml").read_text())
+LOCK = REPO / "requirements" / "dev.txt"
+BUILD_IN = REPO / "requirements" / "build.in"
+PROJECT_SOURCE = f"{PYPROJECT['project']['name']} (pyproject.toml)"
 
 
 def _pip_entries() -> list[str]:
@@ -70,6 +75,73 @@ def test_the_core_needs_none_of_the_extras():
     for name in ("lab", "app", "search", "cluster", "train", "docs"):
         extra = {re.split(r"[<>=!\[ ]", r)[0].lower() for r in _extra(name)}
         assert not core & extra, f"{sorted(core & extra)} is in the core and the {name} extra"
+
+
+def _lock_entries() -> dict[str, list[dict]]:
+    """The lock's entries by normalised name: each pinned line's version, marker, hashes and
+    what it is there for (uv's ``# via`` lines)."""
+    entries: dict[str, list[dict]] = {}
+    current: dict | None = None
+    via_block = False
+    for line in LOCK.read_text().splitlines():
+        pin = re.match(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([^\s;\\]+)\s*(?:;\s*([^\\]+?))?\s*\\?$", line)
+        if pin:
+            current = {"version": pin.group(2), "marker": pin.group(3), "hashes": [], "via": []}
+            entries.setdefault(canonicalize_name(pin.group(1)), []).append(current)
+            via_block = False
+        elif current is not None and line.strip().startswith("--hash="):
+            current["hashes"].append(line.strip())
+        elif current is not None and line.strip() == "# via":
+            via_block = True
+        elif current is not None and line.strip().startswith("# via "):
+            current["via"].append(line.strip().removeprefix("# via "))
+        elif current is not None and via_block and line.strip().startswith("#   "):
+            current["via"].append(line.strip().removeprefix("#   "))
+    return entries
+
+
+def _direct_requirements() -> list[Requirement]:
+    """pyproject.toml's requirements, the core's and every extra's (the package's own extras
+    left out: they name the others), and requirements/build.in's."""
+    own = canonicalize_name(PYPROJECT["project"]["name"])
+    texts = list(PYPROJECT["project"]["dependencies"])
+    texts += [r for extra in PYPROJECT["project"]["optional-dependencies"].values() for r in extra]
+    texts += [line.split("#")[0].strip() for line in BUILD_IN.read_text().splitlines()]
+    requirements = [Requirement(text) for text in texts if text]
+    return [r for r in requirements if canonicalize_name(r.name) != own]
+
+
+def test_the_lock_pins_every_requirement_inside_its_range_with_hashes():
+    # The lock is refreshed (`make lock`) in the same commit as a dependency change: a new
+    # requirement, a floor raised past the pin or an upper bound below it fails here.
+    entries = _lock_entries()
+    assert entries, f"{LOCK} holds no pins"
+    for requirement in _direct_requirements():
+        pinned = entries.get(canonicalize_name(requirement.name))
+        assert pinned, f"{requirement} is not in {LOCK.name}: run `make lock`"
+        for entry in pinned:
+            assert requirement.specifier.contains(entry["version"], prereleases=True), (
+                f"{LOCK.name} pins {requirement.name}=={entry['version']}, outside {requirement}: run `make lock`"
+            )
+    for name, pinned in entries.items():
+        for entry in pinned:
+            assert entry["hashes"], f"{name}=={entry['version']} has no hash in {LOCK.name}"
+
+
+def test_the_lock_holds_no_requirement_pyproject_no_longer_names():
+    direct = {canonicalize_name(r.name) for r in _direct_requirements()}
+    for name, pinned in _lock_entries().items():
+        for entry in pinned:
+            if PROJECT_SOURCE in entry["via"] or "-r requirements/build.in" in entry["via"]:
+                assert name in direct, f"{LOCK.name} pins {name} for pyproject.toml, which no longer names it"
+            assert entry["via"], f"{name} in {LOCK.name} says nothing of why it is there"
+
+
+def test_make_install_installs_exactly_the_lock():
+    makefile = (REPO / "Makefile").read_text()
+    assert "pip install --quiet --require-hashes -r $(LOCK)" in makefile
+    assert "--no-deps --no-build-isolation -e ." in makefile
+    assert re.search(r"^\$\(STAMP\): \$\(LOCK\)", makefile, re.MULTILINE), "make install must follow the lock"
 
 
 def test_console_script_and_module_entry_point():
@@ -160,8 +232,28 @@ def test_pip_install_without_extras_is_the_lean_core(tmp_path):
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
     python = venv / "bin" / "python"
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
+    # The lock's versions as constraints (no hashes: pip takes none in a constraints file), so
+    # the run installs what was tested, not whatever is newest today.
+    constraints = tmp_path / "constraints.txt"
+    constraints.write_text(
+        "".join(
+            f"{name}=={entry['version']}" + (f" ; {entry['marker']}" if entry["marker"] else "") + "\n"
+            for name, pinned in _lock_entries().items()
+            for entry in pinned
+        )
+    )
     install = subprocess.run(
-        [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", str(source)],
+        [
+            str(python),
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            "-c",
+            str(constraints),
+            str(source),
+        ],
         capture_output=True,
         text=True,
         timeout=1200,

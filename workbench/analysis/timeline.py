@@ -112,7 +112,8 @@ def x_axis(table: pd.DataFrame, x: str = "arrival") -> XAxis:
         return XAxis(arrival, "arrival", _X_LABELS["arrival"], "")
     raw = episodes[x] if x in episodes.columns else pd.Series([None] * len(episodes))
     if x == "training_step":
-        values = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=np.float64)
+        # na_value: pandas < 2.2 gives a nullable dtype here, whose missing values need one.
+        values = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
     else:
         values = _seconds(raw)
     missing = int(np.isnan(values).sum()) if len(values) else 0
