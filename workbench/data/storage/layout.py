@@ -88,7 +88,12 @@ class ParquetReader:
     def read_row_group(self, group: int, columns: list[str] | None = None, use_threads: bool = True) -> pa.Table:
         """Row group ``group`` (``columns`` only, when given)."""
         part = self._fragment.subset(row_group_ids=[group])
-        return part.to_table(columns=self._present(columns), use_threads=use_threads, memory_pool=READ_POOL)
+        # One batch for the group (the scan's default cuts it in 131,072-row chunks, which a
+        # caller's combine_chunks would then copy together again).
+        rows = max(1, self.metadata.row_group(group).num_rows) if 0 <= group < self.num_row_groups else 1
+        return part.to_table(
+            columns=self._present(columns), use_threads=use_threads, memory_pool=READ_POOL, batch_size=rows
+        )
 
     def iter_batches(
         self, batch_size: int, columns: list[str] | None = None, use_threads: bool = True
