@@ -55,7 +55,7 @@ def cells(copies: int) -> list[str]:
             "from workbench.views.widgets import Compare, Replayer, Tuner\n"
             f"corpus = workbench.sample_corpus()\nshaped = workbench.RewardConfig.from_file({str(shaped)!r})\n"
             f"recommended = workbench.RewardConfig.from_file({str(REPO / 'configs' / 'recommended.yaml')!r})\n"
-            f"default = workbench.RewardConfig.from_file({str(REPO / 'configs' / 'task_app_default.yaml')!r})\n"
+            f"default = workbench.RewardConfig.from_file({str(REPO / 'configs' / 'consistent.yaml')!r})\n"
             f"large = Corpus.concat([corpus] * {copies})\n"
             "echo_slider = w.IntSlider(0, 0, 10**6, description='echo')\necho_label = w.HTML('0')\n"
             "echo_slider.observe(lambda c: setattr(echo_label, 'value', str(c['new'])), 'value')"

@@ -28,7 +28,7 @@ from workbench.views.app.server import COOKIE
 
 pytestmark = pytest.mark.browser
 
-SOURCES = [REPO / "configs" / f"{name}.yaml" for name in ("upstream_shaped", "recommended", "task_app_default")]
+SOURCES = [REPO / "configs" / f"{name}.yaml" for name in ("upstream_shaped", "recommended", "consistent")]
 BASELINE, SECOND, THIRD = (long_name(path.stem) for path in SOURCES)
 #: What a page of another origin tries with the token cookie set: the kernel websocket.
 FOREIGN_JS = """<!doctype html><title>another origin</title><script>

@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 import shutil
 import time
+from pathlib import Path
 
 import pytest
 
@@ -150,3 +151,15 @@ def test_the_tuners_save_box_into_the_workspace_refuses_a_symlink_on_the_way(tmp
         tuner.save(tmp_path / "ws" / "saved" / "mine.yaml")
     assert list(outside.iterdir()) == []
     assert tuner.save(tmp_path / "ws" / "mine.yaml") == tmp_path / "ws" / "mine.yaml"
+
+
+def test_without_configs_the_baseline_is_per_achievement_and_a_named_config_can_be_given(tmp_path):
+    from workbench.core.config import RewardConfig
+
+    bare = _session(tmp_path)
+    assert bare.baseline_name == "per_achievement"
+    assert bare.baseline == RewardConfig(strategy="per_achievement", indicator_lambda=1.0)
+    assert bare.sources["per_achievement"].startswith("named config: ")
+    named = AppSession(AppOptions(corpus=None, configs=[Path("consistent")], workspace=tmp_path / "other"))
+    assert named.baseline_name == "consistent" and named.baseline == RewardConfig()
+    assert "per_achievement" not in named.configs  # given a config, no default is added

@@ -181,7 +181,7 @@ LAB_CELLS = [
     "corpus = search_corpus()\n"
     "run = Corpus.concat([corpus.select(policy='scripted'), corpus.select(policy='farmer')])\n"
     f"configs = {{'3f2b9c1e-8d4a-4b7e-9a61-0c5d2e7f8a90': RewardConfig.from_file({str(REPO / 'configs' / 'upstream_shaped.yaml')!r}),\n"
-    f"           'task_app_default': RewardConfig.from_file({str(REPO / 'configs' / 'task_app_default.yaml')!r})}}\n"
+    f"           'consistent': RewardConfig.from_file({str(REPO / 'configs' / 'consistent.yaml')!r})}}\n"
     "live = LiveScores(run[:10], configs)\nview = Timeline(live, window=10, reps=100)",
     "view",
 ]
@@ -205,7 +205,7 @@ def test_timeline_widget_in_jupyterlab(tmp_path):
         )
         assert view.locator(".bqplot .dot").count() == 96  # 48 episodes x 2 configs, all drawn
         legend = view.locator(".wb-timeline-legend").inner_text()
-        assert "3f2b9c1e-8d4a-4b7e-9a61-0c5d2e7f8a90" in legend and "task_app_default" in legend
+        assert "3f2b9c1e-8d4a-4b7e-9a61-0c5d2e7f8a90" in legend and "consistent" in legend
         view.locator(".workbench-timeline").scroll_into_view_if_needed()
         folder = os.environ.get("WORKBENCH_APP_SCREENSHOTS")
         for width, height in ((1280, 800), (1920, 1080)):

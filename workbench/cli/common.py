@@ -15,6 +15,7 @@ import pandas as pd
 
 from workbench.cli.errors import UsageError
 from workbench.core.config import RewardConfig
+from workbench.core.named_configs import NAMED_CONFIGS, load_config
 from workbench.data.episodes import Corpus
 from workbench.data.storage import load_corpus
 from workbench.data.storage.layout import MARKER
@@ -26,14 +27,25 @@ CORPUS_HELP = (
     "a corpus folder (from `workbench record` / `workbench import`), or the word `sample` "
     "for the sample corpus shipped with the package (write ./sample for a folder of that name)"
 )
+#: The named configs a CONFIG argument may be instead of a file, for every command's --help.
+NAMED_HELP = "a named config: " + ", ".join(f"{n.name} ({n.description})" for n in NAMED_CONFIGS.values())
 #: Suffixes a table output may have.
 OUT_SUFFIXES = (".parquet", ".csv")
 
 
-def read_config(path: str) -> RewardConfig:
-    """The config file ``path`` names (our YAML or a synth-ai TOML); ``ConfigError`` naming the
-    file and key when it cannot be read."""
-    return RewardConfig.from_file(path)
+def read_config(spec: str) -> RewardConfig:
+    """The config a CONFIG argument names.
+
+    Args:
+        spec: a config file (our YAML or a synth-ai TOML) or a named config (``NAMED_HELP``).
+
+    Returns:
+        The config.
+
+    Raises:
+        ConfigError: naming the file and key when it cannot be read, or an unknown name.
+    """
+    return load_config(spec)
 
 
 def open_corpus(spec: str) -> Corpus:

@@ -14,6 +14,7 @@ import pandas as pd
 from workbench.analysis.alignment import group_comparison, progress_summary
 from workbench.cli.common import (
     CORPUS_HELP,
+    NAMED_HELP,
     add_cluster_argument,
     cluster_client,
     open_corpus,
@@ -117,8 +118,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     score.add_argument(
         "--config",
         required=True,
-        metavar="FILE",
-        help="reward config: our YAML or a synth-ai TOML (see `workbench config --help`)",
+        metavar="CONFIG",
+        help=f"reward config: our YAML or a synth-ai TOML (see `workbench config --help`), or {NAMED_HELP}",
     )
     score.add_argument("corpus", metavar="CORPUS", help=CORPUS_HELP)
     score.add_argument(
@@ -140,7 +141,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         epilog=COMPARE_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    comparing.add_argument("config_a", metavar="A", help="the first reward config (our YAML or a synth-ai TOML)")
+    comparing.add_argument(
+        "config_a", metavar="A", help="the first reward config (our YAML, a synth-ai TOML or a named config)"
+    )
     comparing.add_argument("config_b", metavar="B", help="the second reward config")
     comparing.add_argument("corpus", metavar="CORPUS", help=CORPUS_HELP)
     comparing.add_argument(

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
+from workbench.core.components import KINDS
 from workbench.core.crafter_facts import ACHIEVEMENTS, INVENTORY_ITEMS
 from workbench.core.reward import INDICATOR_COMPONENT_NAME
 from workbench.data.episodes.events import N_ACHIEVEMENTS, N_ITEMS
@@ -16,8 +17,6 @@ from workbench.scoring.weights import achievement_limits, achievement_weights, s
 if TYPE_CHECKING:
     from workbench.scoring.scores import Scores
 
-#: Component kinds, in the order a decision lists them.
-KINDS = ("indicator", "achievement", "inventory", "achievement_count")
 #: Every component name: the indicator, then achievements (codes 1..22), then items (23..38).
 COMPONENT_NAMES = (INDICATOR_COMPONENT_NAME, *ACHIEVEMENTS, *INVENTORY_ITEMS)
 ACHIEVEMENT_CODE0 = 1

@@ -150,8 +150,6 @@ def heading(text: str, note: str = "") -> w.HTML:
 
 TABS = ("Corpus", "Tune", "Replay", "Compare", "Configs", "Live")
 CORPUS, TUNE, REPLAY, COMPARE, CONFIGS, LIVE = range(len(TABS))
-#: The config a session starts from when it is given none and the workspace holds none.
-DEFAULT_NAME = "task-app default"
 
 
 def open_corpus_spec(spec: str) -> Corpus:
