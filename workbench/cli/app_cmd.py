@@ -70,7 +70,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Check the arguments (the corpus opens, the configs read), then serve until interrupted."""
-    from workbench.cli.common import open_corpus, read_config
+    from workbench.cli.common import read_config
+    from workbench.data.opening import open_corpus
     from workbench.views.app.options import AppOptions
     from workbench.views.app.server import check_host, new_token, serve
     from workbench.views.app.workspace import default_workspace

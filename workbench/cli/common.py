@@ -1,13 +1,12 @@
-"""What the command modules share: reading named configs and corpora, writing tables.
+"""What the command modules share: reading named configs, writing tables, the shared help texts.
 
-A config or a corpus named on the command line is read here, and result tables are written
-atomically."""
+A config named on the command line is read here (a corpus through ``workbench.data.opening``),
+and result tables are written atomically."""
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Iterator
-from contextlib import AbstractContextManager, ExitStack, contextmanager, nullcontext
+from contextlib import AbstractContextManager, ExitStack, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -16,10 +15,6 @@ import pandas as pd
 from workbench.cli.errors import UsageError
 from workbench.core.config import RewardConfig
 from workbench.core.named_configs import NAMED_CONFIGS, load_config
-from workbench.data.episodes import Corpus
-from workbench.data.storage import load_corpus
-from workbench.data.storage.layout import MARKER
-from workbench.errors import CorpusFormatError, WorkbenchError
 from workbench.util.atomic import atomic_path, write_errors_named
 
 #: What a CORPUS argument may be, for every command's --help.
@@ -46,35 +41,6 @@ def read_config(spec: str) -> RewardConfig:
         ConfigError: naming the file and key when it cannot be read, or an unknown name.
     """
     return load_config(spec)
-
-
-def open_corpus(spec: str) -> Corpus:
-    """The corpus a CORPUS argument names. Raises ``UsageError`` when there is no such folder
-    and ``CorpusFormatError`` naming its ``corpus.json`` when it is not a readable corpus."""
-    if spec == "sample":
-        try:
-            from workbench.data.sample import sample_corpus  # shipped data: only touched when asked for
-        except ImportError:
-            raise UsageError("the sample corpus is not available in this installation") from None
-        return sample_corpus()
-    if not Path(spec).is_dir():
-        raise UsageError(f"{spec}: no such corpus folder")
-    with index_errors_named(Path(spec)):
-        return load_corpus(spec)
-
-
-@contextmanager
-def index_errors_named(root: Path) -> Iterator[None]:
-    """Around code that reads only ``root``'s index: whatever breaks is the index's fault, so it
-    becomes a ``CorpusFormatError`` naming ``corpus.json`` (a ``WorkbenchError`` passes through)."""
-    try:
-        yield
-    except WorkbenchError:
-        raise
-    except (OSError, UnicodeDecodeError, TypeError, KeyError, AttributeError, ValueError) as error:
-        raise CorpusFormatError(
-            f"{root / MARKER}: not a readable corpus index ({type(error).__name__}: {str(error)[:120]})"
-        ) from None
 
 
 def output_paths(out: Path, tables: tuple[str, ...], *, overwrite: bool) -> dict[str, Path]:

@@ -17,12 +17,12 @@ from workbench.cli.common import (
     NAMED_HELP,
     add_cluster_argument,
     cluster_client,
-    open_corpus,
     output_paths,
     read_config,
     write_tables,
 )
 from workbench.cli.errors import UsageError
+from workbench.data.opening import open_corpus
 from workbench.scoring import compare, crafter_score, score, verify
 
 #: The tables ``--out`` writes, each to ``<stem>.<table><suffix>``.

@@ -8,8 +8,9 @@ from typing import Any
 
 import pandas as pd
 
-from workbench.cli.common import CORPUS_HELP, NAMED_HELP, add_cluster_argument, cluster_client, open_corpus, read_config
+from workbench.cli.common import CORPUS_HELP, NAMED_HELP, add_cluster_argument, cluster_client, read_config
 from workbench.cli.errors import UsageError
+from workbench.data.opening import open_corpus
 from workbench.util.atomic import atomic_path
 
 TRIALS_SUFFIXES = (".csv", ".parquet")
