@@ -13,9 +13,8 @@ import time
 from pathlib import Path
 
 from bench_browser import MEASURE_JS  # a module of that script: it runs from benchmarks/
-
-from workbench.testing.browser_app import tab
-from workbench.testing.browser_lab import TIMEOUT_MS, free_port, launch
+from helpers.browser_app import tab  # tests/helpers: on the path once bench_browser is imported
+from helpers.browser_lab import TIMEOUT_MS, free_port, launch
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -25,11 +25,14 @@ import argparse
 import os
 import re
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
 
-from workbench.testing.browser_lab import lab_server, launch, open_notebook, output, run_all, write_notebook
+# The browser helpers are test code (tests/helpers), not part of the package.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from helpers.browser_lab import lab_server, launch, open_notebook, output, run_all, write_notebook  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 

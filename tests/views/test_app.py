@@ -18,11 +18,11 @@ from pathlib import Path
 
 import pytest
 import yaml
+from helpers.browser_app import app_server, foreign_page, tab, upgrade_status, wait_text
+from helpers.browser_lab import LABELS_JS, REPLAY_BOXES_JS, REPO, TIMEOUT_MS, collect_errors, launch
 
 from workbench.data.sample import sample_corpus
 from workbench.data.storage import save_corpus
-from workbench.testing.browser_app import app_server, foreign_page, tab, upgrade_status, wait_text
-from workbench.testing.browser_lab import LABELS_JS, REPLAY_BOXES_JS, REPO, TIMEOUT_MS, collect_errors, launch
 from workbench.testing.long_names import long_name, long_name_configs, policy_uuid, uuid_policies
 from workbench.views.app.server import COOKIE
 

@@ -20,8 +20,7 @@ import re
 from pathlib import Path
 
 import pytest
-
-from workbench.testing.browser_lab import (
+from helpers.browser_lab import (
     LABELS_JS,
     LAYOUT_JS,
     REPLAY_BOXES_JS,

@@ -15,10 +15,10 @@ import uuid
 from pathlib import Path
 
 import pytest
+from helpers.browser_app import app_server, tab, wait_text
+from helpers.browser_lab import REPO, TIMEOUT_MS, launch
 
 from workbench.data.storage import load_corpus
-from workbench.testing.browser_app import app_server, tab, wait_text
-from workbench.testing.browser_lab import REPO, TIMEOUT_MS, launch
 
 pytestmark = pytest.mark.browser
 
@@ -190,9 +190,8 @@ LAB_CELLS = [
 def test_timeline_widget_in_jupyterlab(tmp_path):
     """The notebook widget: episodes appended in the kernel are drawn, the takeover's change point
     is listed, a click opens the Replayer below; screenshots at both sizes."""
+    from helpers.browser_lab import lab_server, open_notebook, output, run_all, write_notebook
     from playwright.sync_api import sync_playwright
-
-    from workbench.testing.browser_lab import lab_server, open_notebook, output, run_all, write_notebook
 
     write_notebook(tmp_path / "timeline.ipynb", [*LAB_CELLS, "live.append(run[10:])"])
     with lab_server(tmp_path) as (base, token), sync_playwright() as playwright:

@@ -81,7 +81,7 @@ def _csv_ready(table: pd.DataFrame) -> pd.DataFrame:
 #: The --cluster option's help, shared by record, score and search.
 CLUSTER_HELP = (
     "run on a Dask cluster: local:N starts N worker processes on this machine (dashboard link printed), "
-    "tcp://HOST:8786 uses a running `dask scheduler` (see README, Running on a cluster)"
+    "tcp://HOST:8786 uses a running `dask scheduler` (see docs/cluster.md)"
 )
 
 

@@ -93,7 +93,7 @@ info.stepwise (reward, base_reward, indicator, resource_reward, new and credited
 Prints every decision that differs, and what was checked and skipped (episodes without a log).
 
 An episode that follows another in one rollout (on_done = reset) has its first decision scored
-against the previous episode's end, as the task app does (quirk 7 in the README). Text
+against the previous episode's end, as the task app does (quirk 7 in docs/reward.md). Text
 observations carry no achievement counts: a per_achievement rollout logged every rise, so its
 counts are rebuilt exactly; a consistent one logged none, so its counts are estimates (lower
 bounds), said in the output and in each difference's note.

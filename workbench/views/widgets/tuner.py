@@ -329,7 +329,7 @@ class Tuner:
     def _file_action(self, action: Callable[[], Any]) -> None:
         try:
             result = action()
-        except (OSError, ValueError) as error:  # WorkbenchError is a ValueError
+        except (OSError, WorkbenchError, ValueError) as error:  # ValueError: a path with a NUL byte
             message = str(error)
             if "overwrite" in message:
                 message += " (tick 'overwrite' to replace it)"
