@@ -9,7 +9,6 @@ import html
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import ipywidgets as w
 
@@ -20,10 +19,8 @@ from workbench.data.policies import BUILTIN_POLICIES
 from workbench.data.recording import RecordReport, record
 from workbench.errors import RecordingError
 from workbench.views.app.common import Status, guarded, heading, in_background
+from workbench.views.app.page_session import PageSession
 from workbench.views.widgets.common import counts_note
-
-if TYPE_CHECKING:
-    from workbench.views.app.session import AppSession
 
 #: What can be imported: label -> (importer, the files it reads in a folder).
 IMPORTERS: dict[str, tuple[Callable[..., ImportResult], tuple[str, ...]]] = {
@@ -78,7 +75,7 @@ def corpus_summary(corpus: Corpus, label: str) -> str:
 class CorpusPage:
     """The Corpus page (``widget``) of a session."""
 
-    def __init__(self, session: AppSession) -> None:
+    def __init__(self, session: PageSession) -> None:
         self.session = session
         self.status = Status()
         self.current = w.HTML("<div class='wb-app-corpus'>no corpus open</div>")
