@@ -26,9 +26,9 @@ from workbench.core.episode_reward import score_episode
 from workbench.core.named_configs import CONSISTENT_CONFIG, load_config
 from workbench.data.episodes import ACTION_IDS, FRAME_SHAPE, Corpus, Episode
 from workbench.data.policies import PolicyInput, policy_input_from
-from workbench.data.recording import state_row
+from workbench.data.recording import EpisodeTrace, state_row
 from workbench.env.actions import decision_space, decode_decision, encode_decision
-from workbench.env.episode_sink import EpisodeSink, EpisodeTrace, episode_metadata
+from workbench.env.episode_sink import EpisodeSink, episode_metadata
 from workbench.env.stepwise import DecisionScorer, state_from_row
 from workbench.errors import EnvError
 
