@@ -13,9 +13,8 @@ import time
 from pathlib import Path
 
 from bench_browser import MEASURE_JS  # a module of that script: it runs from benchmarks/
-
-from workbench.testing.browser_app import tab
-from workbench.testing.browser_lab import TIMEOUT_MS, free_port, launch
+from helpers.browser_app import tab  # tests/helpers: on the path once bench_browser is imported
+from helpers.browser_lab import TIMEOUT_MS, free_port, launch
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -50,7 +49,7 @@ from workbench.views.app.server import serve
 from workbench.data.episodes import Corpus
 copies, port, token, workspace = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
 corpus = workbench.sample_corpus()
-configs = [Path({configs!r}) / name for name in ("upstream_shaped.yaml", "recommended.yaml", "task_app_default.yaml")]
+configs = [Path({configs!r}) / name for name in ("upstream_shaped.yaml", "recommended.yaml", "consistent.yaml")]
 serve(AppOptions(corpus=corpus if copies == 1 else Corpus.concat([corpus] * copies), configs=configs,
                  workspace=Path(workspace)), port=port, token=token, announce=lambda line: print(line, flush=True))
 """

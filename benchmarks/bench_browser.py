@@ -25,11 +25,14 @@ import argparse
 import os
 import re
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
 
-from workbench.testing.browser_lab import lab_server, launch, open_notebook, output, run_all, write_notebook
+# The browser helpers are test code (tests/helpers), not part of the package.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from helpers.browser_lab import lab_server, launch, open_notebook, output, run_all, write_notebook  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -55,7 +58,7 @@ def cells(copies: int) -> list[str]:
             "from workbench.views.widgets import Compare, Replayer, Tuner\n"
             f"corpus = workbench.sample_corpus()\nshaped = workbench.RewardConfig.from_file({str(shaped)!r})\n"
             f"recommended = workbench.RewardConfig.from_file({str(REPO / 'configs' / 'recommended.yaml')!r})\n"
-            f"default = workbench.RewardConfig.from_file({str(REPO / 'configs' / 'task_app_default.yaml')!r})\n"
+            f"default = workbench.RewardConfig.from_file({str(REPO / 'configs' / 'consistent.yaml')!r})\n"
             f"large = Corpus.concat([corpus] * {copies})\n"
             "echo_slider = w.IntSlider(0, 0, 10**6, description='echo')\necho_label = w.HTML('0')\n"
             "echo_slider.observe(lambda c: setattr(echo_label, 'value', str(c['new'])), 'value')"

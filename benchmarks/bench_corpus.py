@@ -17,7 +17,7 @@ a fresh process per size (imports done and subtracted), measures:
   sample (the libraries' code pages count as the interpreter's), per decision;
 - bytes on disk per decision (decisions + episodes tables) and per frame (frames tables).
 
-The reference, ``rollout.score_episode`` (one ``compute_stepwise_reward`` per decision), runs on
+The reference, ``episode_reward.score_episode`` (one ``compute_stepwise_reward`` per decision), runs on
 a ~20k-decision subset in the same run, states built beforehand. Medians of ``--repeats`` fresh
 processes per size. The last line is machine-readable (``key=value`` pairs).
 """
@@ -141,7 +141,7 @@ def _status_kb(key: str) -> int:
 
 
 def reference_rate(decisions: int) -> float:
-    """Decisions per second of ``rollout.score_episode`` over the sample's episodes repeated."""
+    """Decisions per second of ``episode_reward.score_episode`` over the sample's episodes repeated."""
     sample = list(sample_corpus())
     states, total = [], 0
     while total < decisions:
@@ -217,7 +217,9 @@ def main() -> None:
         + " ".join(f"{x:.2f}" for x in os.getloadavg())
         + f"; {os.cpu_count()} cores"
     )
-    print(f"reference loop (rollout.score_episode): {rate:,.0f} decisions/s on {args.reference_decisions:,} decisions")
+    print(
+        f"reference loop (episode_reward.score_episode): {rate:,.0f} decisions/s on {args.reference_decisions:,} decisions"
+    )
     header = (
         "| decisions | open | first score | open + score | vs reference | re-score | peak RSS / decision "
         "| disk / decision | today's score(corpus) |"

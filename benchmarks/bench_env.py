@@ -16,7 +16,7 @@ agents die every ~200 steps, and how often a run resets would otherwise dominate
 
 - the env's own work per decision, without Crafter: the states of a recorded scripted episode
   (K = 1, 1,500 steps) replayed through ``DecisionScorer`` (state dicts and the stepwise reward),
-  and the episode summary (``rollout.score_episode``, once per episode) per decision.
+  and the episode summary (``episode_reward.score_episode``, once per episode) per decision.
 
 Variants run interleaved, ``--repeats`` times, timed in CPU seconds of this process
 (``time.process_time``: the machine is shared, and wall time would count other processes); the

@@ -6,7 +6,7 @@
 - append: a ``LiveScores`` over a synthetic corpus of ``--episodes`` x 1,000 decisions
   (``bench_scoring.synthetic_corpus``, saved and opened as a corpus folder; 1M decisions by
   default) under 3 configs
-  (recommended, upstream_shaped, task_app_default); each repeat appends one new 1,000-decision
+  (recommended, upstream_shaped, consistent); each repeat appends one new 1,000-decision
   episode, timing ``append`` alone and ``append`` + ``episodes()`` (the table a view redraws).
   The reference, measured in the same run, re-prepares and re-scores the whole grown corpus under
   the 3 configs (a fresh ``Corpus`` object, so nothing cached) and builds its episode tables.
@@ -40,7 +40,7 @@ from workbench.data.watch import Watcher, open_source
 from workbench.scoring import LiveScores, prepare, score
 
 REPO = Path(__file__).resolve().parents[1]
-CONFIGS = ("recommended", "upstream_shaped", "task_app_default")
+CONFIGS = ("recommended", "upstream_shaped", "consistent")
 ROLLOUT = REPO / "workbench" / "data" / "shipped" / "sample_imports" / "rollouts" / "shaped_raw.json"
 
 

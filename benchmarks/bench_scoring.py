@@ -8,7 +8,7 @@ monotone achievement counts at per-decision rates like a scripted agent's, inven
 with the matching collect/make counts and fall at random, vitals drifting between 0 and 9, and a
 few achievements whose status goes true -> false -> true so k-limits act), then reports:
 
-- reference: ``rollout.score_episode`` (one ``compute_stepwise_reward`` call per decision) on
+- reference: ``episode_reward.score_episode`` (one ``compute_stepwise_reward`` call per decision) on
   the first episodes (``--reference-decisions``), states built beforehand (not timed), so the
   ratio is against the reference's best case;
 - cold: ``score(corpus, config)`` on a ``Corpus`` object never prepared (preparation and the
@@ -209,7 +209,7 @@ def main() -> None:
     peak_mb = rss_mb()
 
     rows = [
-        ("reference loop (`rollout.score_episode`)", ref_n, ref_s),
+        ("reference loop (`episode_reward.score_episode`)", ref_n, ref_s),
         ("cold `score` (prepare + episode table; large tables lazy)", n, cold_s),
         ("cold `score` + building decisions and components tables", n, cold_tables_s),
         ("re-score after a weight change (episode table)", n, rescore_s),

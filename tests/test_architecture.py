@@ -2,9 +2,10 @@
 one-line summary atop every module, and nothing loose at the top besides the layer packages.
 
 The import graph is grimp's (installed with import-linter), lazy imports inside functions
-included and ``if TYPE_CHECKING:`` imports excluded (they never run); its circles are found
-here with Tarjan's strongly connected components, so the check does not depend on a contract
-someone has to remember to extend.
+and ``if TYPE_CHECKING:`` imports included (such an import never runs, but a circle through it
+is still two modules that cannot be understood apart); its circles are found here with Tarjan's
+strongly connected components, so the check does not depend on a contract someone has to
+remember to extend.
 """
 
 from __future__ import annotations
@@ -123,8 +124,23 @@ def _lazy_imports() -> Iterable[tuple[str, str]]:
                     yield name, found
 
 
+def _type_checking_imports() -> Iterable[tuple[str, str]]:
+    """(importer, imported module) for every import of a module of the package inside an
+    ``if TYPE_CHECKING:`` block."""
+    modules = {name for name, _ in _sources()}
+    for name, path in _sources():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.If) and ast.unparse(node.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING"):
+                for statement in node.body:
+                    if isinstance(statement, ast.ImportFrom) and statement.level == 0 and statement.module:
+                        targets = [f"{statement.module}.{a.name}" for a in statement.names] + [statement.module]
+                        found = next((target for target in targets if target in modules), None)
+                        if found and found != name:
+                            yield name, found
+
+
 def test_no_import_circle_anywhere_in_the_package():
-    graph = grimp.build_graph("workbench", exclude_type_checking_imports=True)
+    graph = grimp.build_graph("workbench", exclude_type_checking_imports=False)
     edges = {module: graph.find_modules_directly_imported_by(module) for module in graph.modules}
     # The graph must see lazy imports: every import inside a function body found by reading the
     # sources is an edge of it (a grimp that stopped reading function bodies fails here).
@@ -132,6 +148,11 @@ def test_no_import_circle_anywhere_in_the_package():
     assert lazy, "no function-level import of workbench found to check the graph against"
     missing = [(importer, imported) for importer, imported in lazy if imported not in edges.get(importer, ())]
     assert not missing, f"lazy imports the graph does not see: {missing}"
+    # ... and every ``if TYPE_CHECKING:`` import (a grimp that dropped them would hide circles).
+    typing_only = list(_type_checking_imports())
+    assert typing_only, "no TYPE_CHECKING import of workbench found to check the graph against"
+    missing = [(importer, imported) for importer, imported in typing_only if imported not in edges.get(importer, ())]
+    assert not missing, f"TYPE_CHECKING imports the graph does not see: {missing}"
     circles = strongly_connected_components(edges)
     assert not circles, "import circles:\n" + "\n".join(" <-> ".join(circle) for circle in circles)
 

@@ -1,8 +1,7 @@
 """The workbench's error types: every error a user can cause derives from ``WorkbenchError``.
 
-``WorkbenchError`` is a ``ValueError`` so code written against earlier versions (which raised
-plain ``ValueError`` subclasses) keeps working. The command line prints a ``WorkbenchError`` as
-one line and exits 2; any other exception is a bug and surfaces with its traceback.
+The command line prints a ``WorkbenchError`` as one line and exits 2; any other exception is a
+bug and surfaces with its traceback.
 """
 
 from __future__ import annotations
@@ -11,7 +10,7 @@ import zipfile
 import zlib
 
 
-class WorkbenchError(ValueError):
+class WorkbenchError(Exception):
     """A user's mistake or bad input; the message names the file, key, line or step at fault."""
 
 

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 from helpers.episodes import make_episode
-from helpers.hostile import python_process, wait_for
+from helpers.hostile import python_process
+from helpers.polling import until
 
 from workbench.data.episodes import Corpus
 from workbench.data.storage import load_corpus, save_corpus
@@ -54,13 +55,13 @@ def _second_writer_during_a_paused_one(tmp_path: Path, tamper) -> None:
     save_corpus(Corpus([make_episode("first")]), root)
     paused, go = tmp_path / "paused", tmp_path / "go"
     first = python_process(_PAUSED_WRITER.format(paused=paused, go=go, root=root, id="a"))
-    wait_for(lambda: paused.exists() or first.poll() is not None, "the first writer to pause")
+    until(lambda: paused.exists() or first.poll() is not None, "the first writer to pause", seconds=60, interval=0.005)
     assert first.poll() is None, first.communicate()
     tamper(root)
     waiting = tmp_path / "waiting"
     second = python_process(_WRITER.format(root=root, id="b", waiting=waiting))
     # The second either finishes (no lock stopped it) or waits for the first's lock.
-    wait_for(lambda: second.poll() is not None or waiting.exists(), "the second writer")
+    until(lambda: second.poll() is not None or waiting.exists(), "the second writer", seconds=60, interval=0.005)
     go.touch()
     outputs = [p.communicate(timeout=120) for p in (first, second)]
     assert [p.returncode for p in (first, second)] == [0, 0], outputs

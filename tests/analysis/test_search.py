@@ -21,7 +21,7 @@ from workbench.core.config import RewardConfig
 from workbench.core.crafter_facts import ACHIEVEMENTS, INITIAL_INVENTORY
 from workbench.data.episodes import Corpus, Episode
 from workbench.data.sample import sample_corpus
-from workbench.errors import CorpusError, WorkbenchError
+from workbench.errors import CorpusError, SearchError, WorkbenchError
 from workbench.scoring import prepare, score
 from workbench.views.plots.search import search_importance, search_trials
 
@@ -191,7 +191,7 @@ def test_fit_without_two_progress_levels_keeps_the_prior(separable):
     design = build_design(prepare(separable), separable.index["policy"].tolist())
     fit = fit_weights(design, np.array([0]), slot_weights=np.zeros(38), prior=np.full(22, 2.0))
     assert fit.levels == 1 and (fit.weights == 2.0).all()
-    with pytest.raises(ValueError, match="weight_range"):
+    with pytest.raises(SearchError, match="weight_range"):
         fit_weights(design, np.arange(3), slot_weights=np.zeros(38), weight_range=(2.0, 1.0))
 
 

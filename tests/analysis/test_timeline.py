@@ -171,8 +171,7 @@ def takeover():
     corpus = load_corpus(REPO / "workbench" / "data" / "shipped" / "search_corpus")
     run = Corpus.concat([corpus.select(policy="scripted"), corpus.select(policy="farmer")])
     configs = {
-        name: RewardConfig.from_file(REPO / "configs" / f"{name}.yaml")
-        for name in ("task_app_default", "upstream_shaped")
+        name: RewardConfig.from_file(REPO / "configs" / f"{name}.yaml") for name in ("consistent", "upstream_shaped")
     }
     live = LiveScores(run[:10], configs)
     live.append(run[10:30])
@@ -184,8 +183,8 @@ def test_farming_takeover_is_a_change_point_in_progress(takeover):
     table = takeover.episodes()
     for method in ("pelt", "cusum"):
         found = tl.series_change_points(table, method=method)
-        # task_app_default pays one per achievement: progress falls where the farmer takes over
-        progress = found[found["config"] == "task_app_default"]
+        # consistent pays 1.0 per unlocking decision: progress falls where the farmer takes over
+        progress = found[found["config"] == "consistent"]
         assert progress["arrival"].tolist() == [24], method
         assert progress["episode"].iloc[0].startswith("farmer")
         assert progress["after"].iloc[0] < progress["before"].iloc[0]
@@ -212,7 +211,7 @@ def test_windows_equal_independent_computation(takeover):
 
 
 def test_window_flags_see_the_farmer(takeover):
-    flags = tl.window_flags(takeover.corpus, {"task_app_default": takeover.configs["task_app_default"]}, window=24)
+    flags = tl.window_flags(takeover.corpus, {"consistent": takeover.configs["consistent"]}, window=24)
     assert set(flags["window"]) <= {0, 1} and set(flags["section"]) <= set(tl.WINDOW_SECTIONS)
     farmed = flags[flags["code"] == "repeats-outweigh-credits"]
     # per-achievement credit only (no resource shaping): no repeat is paid, so none outweighs credits

@@ -27,9 +27,9 @@ def run(capsys, *argv: str) -> tuple[int, str, str]:
 
 # -- lint -----------------------------------------------------------------------------------------
 def test_lint_clean_file_prints_ok(capsys):
-    assert run(capsys, "lint", CONFIGS / "task_app_default.yaml") == (
+    assert run(capsys, "lint", CONFIGS / "consistent.yaml") == (
         0,
-        f"{CONFIGS / 'task_app_default.yaml'}: ok\n",
+        f"{CONFIGS / 'consistent.yaml'}: ok\n",
         "",
     )
 
@@ -158,3 +158,12 @@ def test_config_help_runs_as_a_module():
     assert "usage: workbench config" in result.stdout
     for command in ("lint", "convert", "export"):
         assert command in result.stdout
+
+
+# -- named configs --------------------------------------------------------------------------------
+def test_a_named_config_converts_to_a_file_and_a_bare_unknown_word_is_refused(capsys, tmp_path):
+    out = tmp_path / "per_achievement.yaml"
+    assert run(capsys, "convert", "per_achievement", out)[0] == 0
+    assert RewardConfig.from_file(out) == RewardConfig(strategy="per_achievement", indicator_lambda=1.0)
+    code, _, err = run(capsys, "lint", "per_achievment")
+    assert code == 2 and "neither a config file" in err and "per_achievement" in err

@@ -34,7 +34,7 @@ OVERRIDES = {"inventory": {"wood": 0.2, "sapling": 0.0}, "inventory_default": 0.
 
 
 def test_the_shipped_configs_are_there():
-    assert {p.stem for p in SHIPPED} >= {"task_app_default", "upstream_shaped", "upstream_complex", "recommended"}
+    assert {p.stem for p in SHIPPED} >= {"consistent", "upstream_shaped", "upstream_complex", "recommended"}
     for path in SHIPPED:
         assert path.read_text().startswith("# "), f"{path.name} must open with a comment saying what it is for"
 

@@ -7,6 +7,7 @@ from helpers import VECTORS, read_jsonl
 
 from workbench.core.config import RewardConfig
 from workbench.core.episode_reward import actions_summary, score_episode
+from workbench.errors import EpisodeError
 
 EPISODE = read_jsonl(VECTORS / "episodes.jsonl")[0]
 SHAPED = EPISODE["configs"]["shaped"]
@@ -90,7 +91,7 @@ def test_actions_fill_the_decision_samples():
 
 
 def test_an_episode_without_decisions_is_an_error():
-    with pytest.raises(ValueError, match="at least one decision"):
+    with pytest.raises(EpisodeError, match="at least one decision"):
         score_episode(EPISODE["states"][:1], RewardConfig())
-    with pytest.raises(ValueError, match="action lists"):
+    with pytest.raises(EpisodeError, match="action lists"):
         score_episode(EPISODE["states"][:3], RewardConfig(), [["do"]])

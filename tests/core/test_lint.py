@@ -49,7 +49,7 @@ def test_upstream_complex_craft_wood_pickaxe():
 def test_recommended_lints_clean_and_the_default_has_nothing_to_say():
     recommended = lint(RewardConfig.from_file(CONFIGS / "recommended.yaml"))
     assert [f for f in recommended if f.level != "info"] == []
-    assert lint(RewardConfig.from_file(CONFIGS / "task_app_default.yaml")) == []
+    assert lint(RewardConfig.from_file(CONFIGS / "consistent.yaml")) == []
 
 
 def test_recommended_pays_every_achievement_and_harder_ones_more():

@@ -15,6 +15,7 @@ from workbench.data.policies.farmer import farmer_policy
 from workbench.data.policies.navigation import MATERIAL_IDS, OBJECT_IDS
 from workbench.data.policies.random_policy import random_policy
 from workbench.data.policies.scripted import scripted_policy
+from workbench.errors import RecordingError
 
 pytestmark = pytest.mark.crafter
 
@@ -112,7 +113,7 @@ def test_resolve_policy_builtins_and_module_function():
     ],
 )
 def test_resolve_policy_rejects_bad_specs_clearly(spec, message):
-    with pytest.raises(ValueError, match=message):
+    with pytest.raises(RecordingError, match=message):
         resolve_policy(spec)
 
 

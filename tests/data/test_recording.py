@@ -9,6 +9,7 @@ from workbench.core.crafter_facts import INVENTORY_ITEMS
 from workbench.data.policies import PolicyInput
 from workbench.data.recording import episode_seeds, record
 from workbench.data.storage import load_corpus, read_index
+from workbench.errors import RecordingError
 
 pytestmark = pytest.mark.crafter
 
@@ -138,9 +139,9 @@ def test_resume_skips_what_is_there_and_refuses_otherwise(tmp_path):
     assert report.skipped == ["random-s0-00000", "random-s0-00001"] and report.recorded == ["random-s0-00002"]
     assert "skipped 2 episode(s)" in str(report)
     assert [row["episode"] for row in read_index(tmp_path)] == [f"random-s0-{n:05d}" for n in range(3)]
-    with pytest.raises(ValueError, match="cannot resume with different settings.*max_steps 12 -> 13"):
+    with pytest.raises(RecordingError, match="cannot resume with different settings.*max_steps 12 -> 13"):
         record("random", 3, tmp_path, max_steps=13, frames=False, resume=True, progress=False)
-    with pytest.raises(ValueError, match="frames False -> True"):
+    with pytest.raises(RecordingError, match="frames False -> True"):
         record("random", 3, tmp_path, max_steps=12, resume=True, progress=False)
 
 
@@ -172,7 +173,7 @@ def test_an_interrupted_run_keeps_what_finished(tmp_path):
 )
 def test_bad_arguments_fail_before_anything_runs(tmp_path, arguments, words):
     call = {"policy": "random", "episodes": 1, **arguments}
-    with pytest.raises(ValueError, match=words):
+    with pytest.raises(RecordingError, match=words):
         record(call.pop("policy"), call.pop("episodes"), tmp_path, progress=False, **call)
     assert not any(tmp_path.iterdir())
 

@@ -199,3 +199,18 @@ def test_read_ahead_hands_over_items_errors_and_stops_when_closed():
     assert next(endless) == 0
     endless.close()  # joins the producer: no thread left behind
     assert not [t for t in threading.enumerate() if t.name == "workbench-read-ahead"]
+
+
+def test_episode_ids_by_part_lists_each_part_and_an_id_written_again_in_both(tmp_path):
+    from workbench.data.storage import committed_parts, episode_ids_by_part
+
+    sample = sample_corpus()
+    root = tmp_path / "c"
+    save_corpus(sample[:2], root)
+    save_corpus(sample[2:3], root)
+    save_corpus(sample[1:2], root, overwrite=True)  # episode 1 again, in a third part
+    by_part = episode_ids_by_part(root)
+    assert list(by_part) == committed_parts(root)
+    ids = sample.ids
+    assert list(by_part.values()) == [[ids[0], ids[1]], [ids[2]], [ids[1]]]
+    assert load_corpus(root, parts=list(by_part)[1:2]).ids == [ids[2]]

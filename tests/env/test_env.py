@@ -38,7 +38,7 @@ def _configs() -> dict[str, RewardConfig]:
         },
     )
     return {
-        "consistent": RewardConfig.from_file(CONFIGS / "task_app_default.yaml"),
+        "consistent": RewardConfig.from_file(CONFIGS / "consistent.yaml"),
         "per_achievement": shaped,
         "resource_overrides": overridden,
     }
@@ -109,6 +109,9 @@ def test_spaces_registration_and_action_design():
     with pytest.warns(UserWarning, match="not active"):
         inactive = CrafterStepwiseEnv({"strategy": "per_achievement"})  # read as the task app does: enabled False
     assert inactive.config.enabled is False and inactive.config.effective_strategy == "per_achievement"
+    # No config is the named config consistent (shaping on, consistent, lambda 1); a name picks one.
+    assert CrafterStepwiseEnv().config == RewardConfig(strategy="consistent", indicator_lambda=1.0)
+    assert CrafterStepwiseEnv(config="per_achievement").config.effective_strategy == "per_achievement"
 
 
 def test_seeding_reset_worlds_and_reset_without_seed():

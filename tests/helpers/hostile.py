@@ -10,7 +10,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -194,13 +194,3 @@ def python_process(code: str) -> subprocess.Popen:
         stderr=subprocess.PIPE,
         text=True,
     )
-
-
-def wait_for(condition: Callable[[], bool], what: str, timeout: float = 60.0) -> None:
-    """Poll ``condition`` until it holds; ``AssertionError`` naming ``what`` after ``timeout`` seconds."""
-    import time
-
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.005)

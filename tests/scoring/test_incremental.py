@@ -23,7 +23,7 @@ from workbench.scoring.incremental import KIND_COLUMNS, LiveScores
 
 CONFIGS = {
     name: RewardConfig.from_dict(read_table(REPO / "configs" / f"{name}.yaml"))
-    for name in ("recommended", "task_app_default", "upstream_shaped")
+    for name in ("recommended", "consistent", "upstream_shaped")
 }
 #: Consistent with a negative lambda (a decision that paid nothing is -0.0) and per_achievement
 #: with k-limits and lambda 0.5: the corners of the recombination.

@@ -1,4 +1,4 @@
-"""``workbench.scoring`` against the reference loop (``rollout.score_episode``), and its other tools.
+"""``workbench.scoring`` against the reference loop (``episode_reward.score_episode``), and its other tools.
 
 Parity is checked decision by decision and component by component on the task app's vector
 episodes, on generated corpora (statuses that go true -> false -> true, negative weights, every
@@ -29,6 +29,7 @@ from workbench.data.episodes import Corpus, Episode
 from workbench.data.importers import import_rollouts
 from workbench.data.sample import sample_corpus
 from workbench.data.storage import load_corpus
+from workbench.errors import CorpusError
 from workbench.scoring import (
     Scores,
     compare,
@@ -66,7 +67,7 @@ def vector_corpus() -> Corpus:
 
 # -- the reference, in the same tidy form -----------------------------------------------------
 def reference(corpus: Corpus, config: RewardConfig) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, dict]]:
-    """Decisions, components and summaries of ``rollout.score_episode`` on every episode."""
+    """Decisions, components and summaries of ``episode_reward.score_episode`` on every episode."""
     lam = config.effective_lambda
     decisions, components, summaries = [], [], {}
     for episode in corpus:
@@ -332,9 +333,9 @@ def test_preparation_is_cached_per_corpus_and_reused(sample):
 
 
 def test_empty_corpus_is_an_error_not_a_zero():
-    with pytest.raises(ValueError, match="empty corpus"):
+    with pytest.raises(CorpusError, match="empty corpus"):
         score(Corpus([]), RewardConfig())
-    with pytest.raises(ValueError, match="empty corpus"):
+    with pytest.raises(CorpusError, match="empty corpus"):
         crafter_score(Corpus([]))
 
 

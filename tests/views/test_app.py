@@ -18,17 +18,17 @@ from pathlib import Path
 
 import pytest
 import yaml
+from helpers.browser_app import app_server, foreign_page, tab, upgrade_status, wait_text
+from helpers.browser_lab import LABELS_JS, REPLAY_BOXES_JS, REPO, TIMEOUT_MS, collect_errors, launch
 
 from workbench.data.sample import sample_corpus
 from workbench.data.storage import save_corpus
-from workbench.testing.browser_app import app_server, foreign_page, tab, upgrade_status, wait_text
-from workbench.testing.browser_lab import LABELS_JS, REPLAY_BOXES_JS, REPO, TIMEOUT_MS, collect_errors, launch
 from workbench.testing.long_names import long_name, long_name_configs, policy_uuid, uuid_policies
 from workbench.views.app.server import COOKIE
 
 pytestmark = pytest.mark.browser
 
-SOURCES = [REPO / "configs" / f"{name}.yaml" for name in ("upstream_shaped", "recommended", "task_app_default")]
+SOURCES = [REPO / "configs" / f"{name}.yaml" for name in ("upstream_shaped", "recommended", "consistent")]
 BASELINE, SECOND, THIRD = (long_name(path.stem) for path in SOURCES)
 #: What a page of another origin tries with the token cookie set: the kernel websocket.
 FOREIGN_JS = """<!doctype html><title>another origin</title><script>

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import logging
 import shutil
-import time
+from pathlib import Path
 
 import pytest
+from helpers.polling import until
 
 from workbench.data.importers import import_crafter_recorder, import_rollouts, import_traces
 from workbench.data.sample import sample_imports_path
@@ -16,14 +17,6 @@ from workbench.views.app.common import COMPARE, TUNE, guarded
 from workbench.views.app.corpus_page import import_with_progress
 from workbench.views.app.options import AppOptions
 from workbench.views.app.session import AppSession
-
-
-def _until(condition, seconds: float = 120.0) -> None:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError("timed out")
-        time.sleep(0.05)
 
 
 def _session(tmp_path) -> AppSession:
@@ -55,10 +48,10 @@ def test_import_in_the_page_reports_and_opens_the_episodes(tmp_path):
     page = session.corpus_page
     page.import_source.value = str(source)
     page.start_import().join(120)
-    _until(lambda: session.corpus is not None)
+    until(lambda: session.corpus is not None)
     assert len(session.corpus) == 2
     session.tabs.selected_index = TUNE
-    _until(lambda: session.tuner is not None and not session.building)
+    until(lambda: session.tuner is not None and not session.building)
     assert session.tuner.corpus is session.corpus
     assert "broken.npz" in page.report.value and "1 problem" in page.report.value
     assert page.import_progress.value == page.import_progress.max == 3
@@ -92,7 +85,7 @@ def test_record_in_the_page_records_real_episodes_and_opens_them(tmp_path):
     page.policy.value, page.episodes.value, page.max_steps.value = "scripted", 2, 40
     page.record_out.value = str(tmp_path / "recorded")
     page.start_record().join(300)
-    _until(lambda: session.corpus is not None, 300)
+    until(lambda: session.corpus is not None, seconds=300)
     assert session.corpus.ids == ["scripted-s0-00000", "scripted-s0-00001"]
     assert page.record_progress.value == 2 and "recorded 2 episode(s)" in page.report.value
     assert "skipped" not in page.report.value  # a fresh run skips nothing (no "(resume)")
@@ -111,11 +104,11 @@ def test_the_baseline_is_the_config_given_and_a_draft_only_where_the_tuner_start
     draft = RewardConfig.from_file(shaped).with_changes(weights={"collect_wood": 7.5})
     session = AppSession(options)
     session.tabs.selected_index = TUNE
-    _until(lambda: session.tuner is not None and not session.building)
+    until(lambda: session.tuner is not None and not session.building)
     session.workspace.save_draft(draft)  # as a Tuner change in an earlier session leaves it
     later = AppSession(options)  # a reload, or a restart on the same workspace
     later.tabs.selected_index = TUNE
-    _until(lambda: later.tuner is not None and not later.building)
+    until(lambda: later.tuner is not None and not later.building)
     tuner = later.tuner
     assert (
         later.baseline_name == "upstream_shaped"
@@ -129,7 +122,7 @@ def test_the_baseline_is_the_config_given_and_a_draft_only_where_the_tuner_start
         "collect_wood", 1.0
     )
     later.tabs.selected_index = COMPARE
-    _until(lambda: later.compare is not None)
+    until(lambda: later.compare is not None)
     assert later.compare.picker_a.value == "upstream_shaped"
 
 
@@ -150,3 +143,15 @@ def test_the_tuners_save_box_into_the_workspace_refuses_a_symlink_on_the_way(tmp
         tuner.save(tmp_path / "ws" / "saved" / "mine.yaml")
     assert list(outside.iterdir()) == []
     assert tuner.save(tmp_path / "ws" / "mine.yaml") == tmp_path / "ws" / "mine.yaml"
+
+
+def test_without_configs_the_baseline_is_per_achievement_and_a_named_config_can_be_given(tmp_path):
+    from workbench.core.config import RewardConfig
+
+    bare = _session(tmp_path)
+    assert bare.baseline_name == "per_achievement"
+    assert bare.baseline == RewardConfig(strategy="per_achievement", indicator_lambda=1.0)
+    assert bare.sources["per_achievement"].startswith("named config: ")
+    named = AppSession(AppOptions(corpus=None, configs=[Path("consistent")], workspace=tmp_path / "other"))
+    assert named.baseline_name == "consistent" and named.baseline == RewardConfig()
+    assert "per_achievement" not in named.configs  # given a config, no default is added

@@ -5,10 +5,10 @@ page. A build started before a reset is thrown away."""
 from __future__ import annotations
 
 import threading
-import time
 
 import ipywidgets as w
 import pytest
+from helpers.polling import until
 
 from workbench.data.sample import sample_corpus
 from workbench.errors import CorpusError
@@ -16,13 +16,6 @@ from workbench.views.app.common import COMPARE, CORPUS, REPLAY, TUNE, Status
 from workbench.views.app.options import AppOptions
 from workbench.views.app.session import AppSession
 from workbench.views.app.views_pages import LazyView, ViewPage
-
-
-def _until(condition, seconds: float = 60.0) -> None:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.02)
 
 
 class _View:
@@ -44,7 +37,7 @@ def test_opening_a_corpus_builds_no_view_before_the_first_page_is_drawn_or_its_p
     assert "opened" in session.corpus_page.status.text  # the corpus is open, its views wait
     assert "about to be built" in session.tune_page.note.value
     session.tabs.selected_index = TUNE
-    _until(lambda: session.tuner is not None)
+    until(lambda: session.tuner is not None)
     assert session.replayer is None and session.compare is None  # only the page shown
     assert session.tune_page.body.children == (session.tuner.widget,)
 
@@ -52,12 +45,12 @@ def test_opening_a_corpus_builds_no_view_before_the_first_page_is_drawn_or_its_p
 def test_a_click_in_the_tuner_builds_the_replayer_and_opens_the_episode_there(tmp_path):
     session = AppSession(AppOptions(corpus=sample_corpus(), workspace=tmp_path / "ws"))
     session.tabs.selected_index = TUNE
-    _until(lambda: session.tuner is not None)
+    until(lambda: session.tuner is not None)
     tuner, episode = session.tuner, session.corpus.ids[4]
     tuner.weight_sliders["collect_wood"].value = 3.0  # the Replayer must play under the Tuner's config, not its start
     tuner.open_episode(episode)
     assert session.tabs.selected_index == REPLAY
-    _until(lambda: session.replayer is not None and session.replayer.episode.id == episode)
+    until(lambda: session.replayer is not None and session.replayer.episode.id == episode)
     assert session.replayer.config == tuner.config
     assert session.replay_page.view is session.replayer
 
@@ -65,11 +58,11 @@ def test_a_click_in_the_tuner_builds_the_replayer_and_opens_the_episode_there(tm
 def test_sending_from_the_tuner_builds_compare_with_every_config_of_the_session(tmp_path):
     session = AppSession(AppOptions(corpus=sample_corpus(), workspace=tmp_path / "ws"))
     session.tabs.selected_index = TUNE
-    _until(lambda: session.tuner is not None)
+    until(lambda: session.tuner is not None)
     session.tuner.weight_sliders["place_table"].value = 4.0
     session.tuner.send_to_compare()
     assert session.tabs.selected_index == COMPARE
-    _until(lambda: session.compare is not None and not session.building)
+    until(lambda: session.compare is not None and not session.building)
     sent = [name for name in session.configs if name.startswith("tuned")]
     assert len(sent) == 1 and set(session.compare.configs) == set(session.configs)
     assert session.compare.shown.value[0] == sent[0]  # shown first, as a send does
@@ -89,7 +82,7 @@ def test_needs_while_building_share_one_build_and_run_in_order():
     lazy.need(lambda view: order.append(("second", view.name)))
     assert lazy.building and lazy.view is None and "building the Tuner" in page.note.value
     release.set()
-    _until(lambda: not lazy.building)
+    until(lambda: not lazy.building)
     assert [view.name for view in built] == ["one"]  # one build, installed once
     assert order == [("first", "one"), ("second", "one")]
     lazy.need(lambda view: order.append(("after", view.name)))  # built: called at once
@@ -108,7 +101,7 @@ def test_a_build_started_before_a_reset_is_thrown_away():
             thread.join(10)
     assert lazy.view is None and built == []  # the old view never enters the page
     lazy.need()
-    _until(lambda: lazy.view is not None)
+    until(lambda: lazy.view is not None)
     assert lazy.view.name == "new" and [view.name for view in built] == ["new"]
 
 
@@ -124,10 +117,10 @@ def test_a_failed_build_is_a_message_and_the_next_need_tries_again():
 
     lazy.reset(recipe)
     lazy.need()
-    _until(lambda: not lazy.building)
+    until(lambda: not lazy.building)
     assert status.level == "error" and "building the Tuner: the corpus folder went away" in status.text
     lazy.need()
-    _until(lambda: lazy.view is not None)
+    until(lambda: lazy.view is not None)
     assert lazy.view.name == "second try" and len(attempts) == 2
 
 
@@ -178,7 +171,7 @@ def test_once_the_first_page_is_drawn_every_view_is_built_behind_it(tmp_path):
     session = AppSession(AppOptions(corpus=sample_corpus(), workspace=tmp_path / "ws"))
     assert session.tuner is None and not session.first_paint.drawn
     _drawn(session)
-    _until(lambda: None not in (session.tuner, session.replayer, session.compare) and not session.building)
+    until(lambda: None not in (session.tuner, session.replayer, session.compare) and not session.building)
     assert session.tabs.selected_index == CORPUS  # built behind the page shown, not shown
     for page in (session.tune_page, session.replay_page, session.compare_page):
         assert page.body.children == (page.note,) and "ready" in page.note.value
@@ -187,7 +180,7 @@ def test_once_the_first_page_is_drawn_every_view_is_built_behind_it(tmp_path):
     # A corpus opened later has its views built at once, in the background.
     smaller = session.corpus[:3]
     session.set_corpus(smaller, "three episodes")
-    _until(lambda: session.compare is not None and not session.building)
+    until(lambda: session.compare is not None and not session.building)
     assert session.tuner.corpus is smaller and session.replayer.corpus is smaller and session.compare.corpus is smaller
 
 

@@ -20,8 +20,7 @@ import re
 from pathlib import Path
 
 import pytest
-
-from workbench.testing.browser_lab import (
+from helpers.browser_lab import (
     LABELS_JS,
     LAYOUT_JS,
     REPLAY_BOXES_JS,
@@ -40,7 +39,7 @@ pytestmark = pytest.mark.browser
 
 SHAPED = REPO / "configs" / "upstream_shaped.yaml"
 RECOMMENDED = REPO / "configs" / "recommended.yaml"
-DEFAULT = REPO / "configs" / "task_app_default.yaml"
+DEFAULT = REPO / "configs" / "consistent.yaml"
 #: A text rollout without frames: map views (material names) and the model's messages.
 TEXT_EPISODE = """
 import json
@@ -75,7 +74,7 @@ CELLS = [
     "from workbench.testing.long_names import long_name, uuid_policies\nlong = uuid_policies(corpus)\n"
     "long_tuner = Tuner(long, shaped)\nlong_tuner",
     "long_compare = Compare(long, {long_name(n): c for n, c in "
-    "[('upstream_shaped', shaped), ('recommended', recommended), ('task_app_default', default)]})\nlong_compare",
+    "[('upstream_shaped', shaped), ('recommended', recommended), ('consistent', default)]})\nlong_compare",
 ]
 WIDGET_CELLS = [1, 2, 3, 4, 5, 6]
 

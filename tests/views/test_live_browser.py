@@ -15,10 +15,10 @@ import uuid
 from pathlib import Path
 
 import pytest
+from helpers.browser_app import app_server, tab, wait_text
+from helpers.browser_lab import REPO, TIMEOUT_MS, launch
 
 from workbench.data.storage import load_corpus
-from workbench.testing.browser_app import app_server, tab, wait_text
-from workbench.testing.browser_lab import REPO, TIMEOUT_MS, launch
 
 pytestmark = pytest.mark.browser
 
@@ -181,7 +181,7 @@ LAB_CELLS = [
     "corpus = search_corpus()\n"
     "run = Corpus.concat([corpus.select(policy='scripted'), corpus.select(policy='farmer')])\n"
     f"configs = {{'3f2b9c1e-8d4a-4b7e-9a61-0c5d2e7f8a90': RewardConfig.from_file({str(REPO / 'configs' / 'upstream_shaped.yaml')!r}),\n"
-    f"           'task_app_default': RewardConfig.from_file({str(REPO / 'configs' / 'task_app_default.yaml')!r})}}\n"
+    f"           'consistent': RewardConfig.from_file({str(REPO / 'configs' / 'consistent.yaml')!r})}}\n"
     "live = LiveScores(run[:10], configs)\nview = Timeline(live, window=10, reps=100)",
     "view",
 ]
@@ -190,9 +190,8 @@ LAB_CELLS = [
 def test_timeline_widget_in_jupyterlab(tmp_path):
     """The notebook widget: episodes appended in the kernel are drawn, the takeover's change point
     is listed, a click opens the Replayer below; screenshots at both sizes."""
+    from helpers.browser_lab import lab_server, open_notebook, output, run_all, write_notebook
     from playwright.sync_api import sync_playwright
-
-    from workbench.testing.browser_lab import lab_server, open_notebook, output, run_all, write_notebook
 
     write_notebook(tmp_path / "timeline.ipynb", [*LAB_CELLS, "live.append(run[10:])"])
     with lab_server(tmp_path) as (base, token), sync_playwright() as playwright:
@@ -205,7 +204,7 @@ def test_timeline_widget_in_jupyterlab(tmp_path):
         )
         assert view.locator(".bqplot .dot").count() == 96  # 48 episodes x 2 configs, all drawn
         legend = view.locator(".wb-timeline-legend").inner_text()
-        assert "3f2b9c1e-8d4a-4b7e-9a61-0c5d2e7f8a90" in legend and "task_app_default" in legend
+        assert "3f2b9c1e-8d4a-4b7e-9a61-0c5d2e7f8a90" in legend and "consistent" in legend
         view.locator(".workbench-timeline").scroll_into_view_if_needed()
         folder = os.environ.get("WORKBENCH_APP_SCREENSHOTS")
         for width, height in ((1280, 800), (1920, 1080)):

@@ -5,24 +5,16 @@ missing source with a message, and stops."""
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 from helpers import REPO
+from helpers.polling import until
 
 from workbench.data.storage import load_corpus
 from workbench.views.app.options import AppOptions
 from workbench.views.app.session import AppSession
 
 TASKAPP = REPO / "workbench" / "data" / "shipped" / "sample_imports" / "taskapp"
-DEADLINE = 60.0
-
-
-def _until(condition, what: str) -> None:
-    deadline = time.monotonic() + DEADLINE
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.05)
 
 
 def _write(folder: Path, run_id: str) -> None:
@@ -42,14 +34,14 @@ def test_follow_switch_watches_scores_and_reports(tmp_path):
     try:
         assert page.follow.description == "Following" and page.live is not None
         _write(run, "first-run")
-        _until(lambda: page.live is not None and len(page.live) == 1, "the first episode")
+        until(lambda: page.live is not None and len(page.live) == 1, "the first episode")
         (run / "broken.json").write_text("{ not json")
         _write(run, "second-run")
-        _until(lambda: len(page.live) == 2 and page.problems, "the second episode and the problem")
+        until(lambda: len(page.live) == 2 and page.problems, "the second episode and the problem")
         assert "broken.json" in page.problems[0] and "broken.json" in page.report.value
         table = page.live.episodes()
         assert set(table["config"]) == set(session.configs) and len(table) == 2 * len(session.configs)
-        _until(lambda: "second-run" in page.counter.value and page.timeline.redraws >= 2, "the redraw")
+        until(lambda: "second-run" in page.counter.value and page.timeline.redraws >= 2, "the redraw")
     finally:
         page.follow.value = False
     assert page.follow.description == "Follow"
@@ -79,7 +71,7 @@ def test_replay_page_goes_back_to_the_session_replayer(tmp_path):
     session = AppSession(AppOptions(corpus=sample_corpus(), workspace=tmp_path / "ws"))
     corpus = session.corpus
     session.tabs.selected_index = REPLAY
-    _until(lambda: session.replayer is not None, "the Replayer built")
+    until(lambda: session.replayer is not None, "the Replayer built")
     own = session.replayer
     followed = Replayer(corpus[:2], next(iter(session.configs.values())))
     session.replay_page.show(followed)  # what LivePage._open does

@@ -28,7 +28,7 @@ def run() -> Corpus:
 def configs() -> dict[str, RewardConfig]:
     return {
         UUID: RewardConfig.from_file(REPO / "configs" / "upstream_shaped.yaml"),
-        "task_app_default": RewardConfig.from_file(REPO / "configs" / "task_app_default.yaml"),
+        "consistent": RewardConfig.from_file(REPO / "configs" / "consistent.yaml"),
     }
 
 
@@ -52,10 +52,10 @@ def test_follows_appends_with_the_same_marks(run, configs):
         assert timeline.means[name].y[-1] == pytest.approx(tail)
         assert timeline.means[name].visible and timeline.bands[name].visible
     assert not timeline.means[""].visible  # the every-config line is for Crafter's score
-    # task_app_default pays progress: it falls where the farmer takes over (between 23 and 24)
+    # consistent pays progress: it falls where the farmer takes over (between 23 and 24)
     assert 23.5 in np.atleast_2d(timeline.change_lines.x)[:, 0].tolist()  # bqplot keeps one line 1-D
     assert "shifts at episode 24" in timeline.changes.value
-    assert UUID in timeline.legend.value and "task_app_default" in timeline.legend.value
+    assert UUID in timeline.legend.value and "consistent" in timeline.legend.value
 
 
 def test_every_series_draws(run, configs):

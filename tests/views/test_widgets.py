@@ -18,12 +18,12 @@ from workbench.data.sample import sample_corpus
 from workbench.errors import WorkbenchError
 from workbench.scoring import compare, score
 from workbench.views.widgets import Compare, Replayer, Tuner, link
-from workbench.views.widgets.common import LatestWins, component_label
+from workbench.views.widgets.common import LatestWins
 from workbench.views.widgets.map_view import CELL, parse_view, render_views, texture
 
 SHAPED = RewardConfig.from_file(REPO / "configs" / "upstream_shaped.yaml")
 RECOMMENDED = RewardConfig.from_file(REPO / "configs" / "recommended.yaml")
-DEFAULT = RewardConfig.from_file(REPO / "configs" / "task_app_default.yaml")
+DEFAULT = RewardConfig.from_file(REPO / "configs" / "consistent.yaml")
 
 
 @pytest.fixture(scope="module")
@@ -210,9 +210,7 @@ def test_replayer_switching_episode_starts_it_at_its_start_and_follows_a_config(
     assert replayer.decision_at(replayer.step) == int(np.argmax(rewards)) + 1
     replayer.set_config(DEFAULT)
     assert max(replayer.data["reward"]) == 1.0
-    assert all(
-        label == "unlocking decision (consistent)" for rows in replayer.data["components"].values() for label, _ in rows
-    )
+    assert all(label == "indicator (consistent)" for rows in replayer.data["components"].values() for label, _ in rows)
     with pytest.raises(WorkbenchError, match="no episode 'missing'"):
         replayer.open("missing")
 
@@ -269,7 +267,7 @@ def test_compare_three_configs_raw_and_normalised(corpus):
     view.scale.value = "ranks"
     assert view.bars.y.min() >= 1 and view.bars.y.max() <= 10
     assert "__indicator__" not in view.components_view.value
-    assert "unlocking decision (consistent)" in view.components_view.value
+    assert "indicator (consistent)" in view.components_view.value
     view.swap()
     assert view.picker_a.value == "recommended" and view.others[0] == "shaped"
     # Each config keeps the colour it got on first appearance, whatever is swapped or added.
@@ -317,12 +315,6 @@ def test_clicking_an_episode_in_the_tuner_opens_it_in_the_replayer(corpus):
     assert replayer.episode.id == "farmer-s2024-00002"
     assert replayer.config.weights["collect_wood"] == 9.0
     assert replayer.state_at(replayer.step)["reward"] == max(replayer.data["reward"])
-
-
-def test_component_labels_are_friendly():
-    assert component_label("indicator", "__indicator__") == "unlocking decision (consistent)"
-    assert component_label("inventory", "stone") == "stone (inventory rise)"
-    assert component_label("achievement", "collect_wood") == "collect_wood (credit)"
 
 
 def test_estimated_counts_are_said_in_the_tuner_and_compare_headers(corpus):

@@ -6,7 +6,7 @@ import argparse
 import logging
 from pathlib import Path
 
-from workbench.cli.common import CORPUS_HELP
+from workbench.cli.common import CORPUS_HELP, NAMED_HELP
 from workbench.cli.errors import UsageError
 
 EXAMPLE = """\
@@ -36,9 +36,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--config",
         action="append",
         default=[],
-        metavar="FILE",
+        metavar="CONFIG",
         type=Path,
-        help="a config the session starts with (YAML or synth-ai TOML); repeat for several",
+        help=f"a config the session starts with (YAML or synth-ai TOML, or {NAMED_HELP}); repeat for several",
     )
     parser.add_argument(
         "--workspace",
@@ -70,7 +70,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Check the arguments (the corpus opens, the configs read), then serve until interrupted."""
-    from workbench.cli.common import open_corpus, read_config
+    from workbench.cli.common import read_config
+    from workbench.data.opening import open_corpus
     from workbench.views.app.options import AppOptions
     from workbench.views.app.server import check_host, new_token, serve
     from workbench.views.app.workspace import default_workspace

@@ -10,9 +10,10 @@ from typing import Any
 
 from workbench.analysis.audit import DEAD_ENTRY_SCOPES, SECTIONS, Audit, AuditThresholds, audit, empty_audit
 from workbench.analysis.diagnostics import COMPONENT_THRESHOLD, DOMINANCE_THRESHOLD
-from workbench.cli.common import CORPUS_HELP, open_corpus, read_config
+from workbench.cli.common import CORPUS_HELP, read_config
 from workbench.cli.watch_cmd import add_source_arguments, polls_limit
 from workbench.data.episodes import Corpus
+from workbench.data.opening import open_corpus
 from workbench.data.storage import holds_episodes, load_corpus
 from workbench.data.watch import Watcher, WatchReport, open_source
 

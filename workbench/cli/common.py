@@ -1,13 +1,12 @@
-"""What the command modules share: reading named configs and corpora, writing tables.
+"""What the command modules share: reading named configs, writing tables, the shared help texts.
 
-A config or a corpus named on the command line is read here, and result tables are written
-atomically."""
+A config named on the command line is read here (a corpus through ``workbench.data.opening``),
+and result tables are written atomically."""
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Iterator
-from contextlib import AbstractContextManager, ExitStack, contextmanager, nullcontext
+from contextlib import AbstractContextManager, ExitStack, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -15,10 +14,7 @@ import pandas as pd
 
 from workbench.cli.errors import UsageError
 from workbench.core.config import RewardConfig
-from workbench.data.episodes import Corpus
-from workbench.data.storage import load_corpus
-from workbench.data.storage.layout import MARKER
-from workbench.errors import CorpusFormatError, WorkbenchError
+from workbench.core.named_configs import NAMED_CONFIGS, load_config
 from workbench.util.atomic import atomic_path, write_errors_named
 
 #: What a CORPUS argument may be, for every command's --help.
@@ -26,43 +22,25 @@ CORPUS_HELP = (
     "a corpus folder (from `workbench record` / `workbench import`), or the word `sample` "
     "for the sample corpus shipped with the package (write ./sample for a folder of that name)"
 )
+#: The named configs a CONFIG argument may be instead of a file, for every command's --help.
+NAMED_HELP = "a named config: " + ", ".join(f"{n.name} ({n.description})" for n in NAMED_CONFIGS.values())
 #: Suffixes a table output may have.
 OUT_SUFFIXES = (".parquet", ".csv")
 
 
-def read_config(path: str) -> RewardConfig:
-    """The config file ``path`` names (our YAML or a synth-ai TOML); ``ConfigError`` naming the
-    file and key when it cannot be read."""
-    return RewardConfig.from_file(path)
+def read_config(spec: str) -> RewardConfig:
+    """The config a CONFIG argument names.
 
+    Args:
+        spec: a config file (our YAML or a synth-ai TOML) or a named config (``NAMED_HELP``).
 
-def open_corpus(spec: str) -> Corpus:
-    """The corpus a CORPUS argument names. Raises ``UsageError`` when there is no such folder
-    and ``CorpusFormatError`` naming its ``corpus.json`` when it is not a readable corpus."""
-    if spec == "sample":
-        try:
-            from workbench.data.sample import sample_corpus  # shipped data: only touched when asked for
-        except ImportError:
-            raise UsageError("the sample corpus is not available in this installation") from None
-        return sample_corpus()
-    if not Path(spec).is_dir():
-        raise UsageError(f"{spec}: no such corpus folder")
-    with index_errors_named(Path(spec)):
-        return load_corpus(spec)
+    Returns:
+        The config.
 
-
-@contextmanager
-def index_errors_named(root: Path) -> Iterator[None]:
-    """Around code that reads only ``root``'s index: whatever breaks is the index's fault, so it
-    becomes a ``CorpusFormatError`` naming ``corpus.json`` (a ``WorkbenchError`` passes through)."""
-    try:
-        yield
-    except WorkbenchError:
-        raise
-    except (OSError, UnicodeDecodeError, TypeError, KeyError, AttributeError, ValueError) as error:
-        raise CorpusFormatError(
-            f"{root / MARKER}: not a readable corpus index ({type(error).__name__}: {str(error)[:120]})"
-        ) from None
+    Raises:
+        ConfigError: naming the file and key when it cannot be read, or an unknown name.
+    """
+    return load_config(spec)
 
 
 def output_paths(out: Path, tables: tuple[str, ...], *, overwrite: bool) -> dict[str, Path]:
@@ -103,7 +81,7 @@ def _csv_ready(table: pd.DataFrame) -> pd.DataFrame:
 #: The --cluster option's help, shared by record, score and search.
 CLUSTER_HELP = (
     "run on a Dask cluster: local:N starts N worker processes on this machine (dashboard link printed), "
-    "tcp://HOST:8786 uses a running `dask scheduler` (see README, Running on a cluster)"
+    "tcp://HOST:8786 uses a running `dask scheduler` (see docs/cluster.md)"
 )
 
 

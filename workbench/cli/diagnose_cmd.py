@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from workbench.cli.common import CORPUS_HELP, open_corpus, output_paths, read_config, write_tables
+from workbench.cli.common import CORPUS_HELP, output_paths, read_config, write_tables
 from workbench.cli.errors import UsageError
+from workbench.data.opening import open_corpus
 from workbench.util.atomic import atomic_path
 
 #: Rows of long tables printed (all rows go to --out).

@@ -7,11 +7,11 @@ from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
-from workbench.cli.common import index_errors_named
 from workbench.cli.errors import UsageError
 from workbench.core.config import RewardConfig
 from workbench.data.episodes import Corpus
 from workbench.data.importers import ImportResult, import_crafter_recorder, import_rollouts, import_traces
+from workbench.data.opening import index_errors_named
 from workbench.data.storage import read_index, remove_empty_corpus, save_corpus
 from workbench.data.storage.layout import MARKER
 from workbench.errors import TargetExistsError

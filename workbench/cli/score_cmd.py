@@ -14,14 +14,15 @@ import pandas as pd
 from workbench.analysis.alignment import group_comparison, progress_summary
 from workbench.cli.common import (
     CORPUS_HELP,
+    NAMED_HELP,
     add_cluster_argument,
     cluster_client,
-    open_corpus,
     output_paths,
     read_config,
     write_tables,
 )
 from workbench.cli.errors import UsageError
+from workbench.data.opening import open_corpus
 from workbench.scoring import compare, crafter_score, score, verify
 
 #: The tables ``--out`` writes, each to ``<stem>.<table><suffix>``.
@@ -92,7 +93,7 @@ info.stepwise (reward, base_reward, indicator, resource_reward, new and credited
 Prints every decision that differs, and what was checked and skipped (episodes without a log).
 
 An episode that follows another in one rollout (on_done = reset) has its first decision scored
-against the previous episode's end, as the task app does (quirk 7 in the README). Text
+against the previous episode's end, as the task app does (quirk 7 in docs/reward.md). Text
 observations carry no achievement counts: a per_achievement rollout logged every rise, so its
 counts are rebuilt exactly; a consistent one logged none, so its counts are estimates (lower
 bounds), said in the output and in each difference's note.
@@ -117,8 +118,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     score.add_argument(
         "--config",
         required=True,
-        metavar="FILE",
-        help="reward config: our YAML or a synth-ai TOML (see `workbench config --help`)",
+        metavar="CONFIG",
+        help=f"reward config: our YAML or a synth-ai TOML (see `workbench config --help`), or {NAMED_HELP}",
     )
     score.add_argument("corpus", metavar="CORPUS", help=CORPUS_HELP)
     score.add_argument(
@@ -140,7 +141,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         epilog=COMPARE_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    comparing.add_argument("config_a", metavar="A", help="the first reward config (our YAML or a synth-ai TOML)")
+    comparing.add_argument(
+        "config_a", metavar="A", help="the first reward config (our YAML, a synth-ai TOML or a named config)"
+    )
     comparing.add_argument("config_b", metavar="B", help="the second reward config")
     comparing.add_argument("corpus", metavar="CORPUS", help=CORPUS_HELP)
     comparing.add_argument(

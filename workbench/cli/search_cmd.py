@@ -8,8 +8,9 @@ from typing import Any
 
 import pandas as pd
 
-from workbench.cli.common import CORPUS_HELP, add_cluster_argument, cluster_client, open_corpus, read_config
+from workbench.cli.common import CORPUS_HELP, NAMED_HELP, add_cluster_argument, cluster_client, read_config
 from workbench.cli.errors import UsageError
+from workbench.data.opening import open_corpus
 from workbench.util.atomic import atomic_path
 
 TRIALS_SUFFIXES = (".csv", ".parquet")
@@ -37,6 +38,11 @@ examples:
 exit status: 0 searched, 2 bad usage, unreadable input or an output that exists.
 """
 
+#: The --base option's help: a file or a named config.
+BASE_HELP = (
+    f"config to start from (keeps its lambda and resource tables; default per_achievement): a file or {NAMED_HELP}"
+)
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``workbench search`` to ``subparsers``."""
@@ -61,7 +67,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--export", type=Path, metavar="TOML", help="write the best config into this existing training TOML"
     )
     parser.add_argument("--trials-out", type=Path, metavar="FILE", help="write the trials table (.csv or .parquet)")
-    parser.add_argument("--base", metavar="CONFIG", help="config to start from (keeps its lambda and resource tables)")
+    parser.add_argument("--base", metavar="CONFIG", help=BASE_HELP)
     parser.add_argument(
         "--progress",
         default="achievements",

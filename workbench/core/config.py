@@ -42,9 +42,10 @@ def _read_float(value: Any) -> float:
 class RewardConfig:
     """A step_rewards table: whether shaping runs, its strategy, weights and limits.
 
-    Field defaults describe an active consistent configuration (what ``configs/task_app_default.yaml``
-    ships); ``from_dict`` instead applies the task app's defaults to missing keys, so
-    ``RewardConfig.from_dict({})`` is "shaping off", exactly as the task app reads an empty table.
+    Field defaults describe an active consistent configuration (the named config ``consistent``,
+    ``configs/consistent.yaml``); ``from_dict`` instead applies the task app's defaults to missing
+    keys, so ``RewardConfig.from_dict({})`` is "shaping off", exactly as the task app reads an
+    empty table (the named config ``task_app_default``; see ``workbench.core.named_configs``).
     """
 
     enabled: bool = True

@@ -16,16 +16,59 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal, Protocol
 
 from workbench.core.crafter_facts import ACHIEVEMENT_ALIASES, ACHIEVEMENTS
 from workbench.core.reward import CONSISTENT, PER_ACHIEVEMENT, STEPWISE_MODE, STRATEGY_ALIASES
 from workbench.util.suggest import close_match
 
-if TYPE_CHECKING:  # lint is below config (config imports it for RewardConfig.lint); it needs the type only
-    from workbench.core.config import RewardConfig
+__all__ = ["CODES", "Finding", "LintedConfig", "lint"]
 
-__all__ = ["CODES", "Finding", "lint"]
+
+class LintedConfig(Protocol):
+    """What lint reads of a config: a ``RewardConfig`` (lint is below ``config``, which imports
+    it for ``RewardConfig.lint``, so it names the fields it reads rather than the class)."""
+
+    @property
+    def enabled(self) -> bool:
+        """Whether the table switches shaping on."""
+
+    @property
+    def mode(self) -> str:
+        """The mode as written."""
+
+    @property
+    def strategy(self) -> str:
+        """The strategy as written."""
+
+    @property
+    def weights(self) -> Mapping[str, float]:
+        """Achievement weights as given (unknown names kept)."""
+
+    @property
+    def k_limits(self) -> Mapping[str, int]:
+        """Achievement k-limits as given."""
+
+    @property
+    def indicator_lambda(self) -> float:
+        """The lambda as written (0 means 1.0)."""
+
+    @property
+    def step_beta(self) -> float:
+        """step_beta as written (unused by the reward)."""
+
+    @property
+    def resource_overrides(self) -> Mapping[str, Any]:
+        """The workbench's resource-table overrides."""
+
+    @property
+    def effective_mode(self) -> str:
+        """The mode the task app reads."""
+
+    @property
+    def effective_strategy(self) -> str:
+        """The strategy the task app runs."""
+
 
 Level = Literal["error", "warning", "info"]
 _LEVEL_ORDER = {"error": 0, "warning": 1, "info": 2}
@@ -65,7 +108,7 @@ class Finding:
         return f"{text} ({self.suggestion})" if self.suggestion else text
 
 
-def lint(config: RewardConfig) -> list[Finding]:
+def lint(config: LintedConfig) -> list[Finding]:
     """Every finding for ``config``: errors, then warnings, then info. Never changes ``config``."""
     findings = [
         *_shaping_off(config),
@@ -84,7 +127,7 @@ def _finding(code: str, key: str, message: str, suggestion: str | None = None) -
 
 
 # -- checks ---------------------------------------------------------------------------------------
-def _shaping_off(config: RewardConfig) -> Iterator[Finding]:
+def _shaping_off(config: LintedConfig) -> Iterator[Finding]:
     if not config.enabled:
         yield _finding(
             "shaping-disabled",
@@ -103,7 +146,7 @@ def _shaping_off(config: RewardConfig) -> Iterator[Finding]:
         )
 
 
-def _strategy(config: RewardConfig) -> Iterator[Finding]:
+def _strategy(config: LintedConfig) -> Iterator[Finding]:
     strategy = config.strategy
     if not isinstance(strategy, str):
         yield _finding(
@@ -131,7 +174,7 @@ def _strategy(config: RewardConfig) -> Iterator[Finding]:
         )
 
 
-def _names(config: RewardConfig) -> Iterator[Finding]:
+def _names(config: LintedConfig) -> Iterator[Finding]:
     for table in ("weights", "k_limits"):
         for name in getattr(config, table):
             if name not in ACHIEVEMENTS:
@@ -152,7 +195,7 @@ def _achievement_suggestion(name: str) -> str | None:
     return f"did you mean {' or '.join(candidates)}?" if candidates else None
 
 
-def _weights(config: RewardConfig) -> Iterator[Finding]:
+def _weights(config: LintedConfig) -> Iterator[Finding]:
     if config.effective_strategy == CONSISTENT:
         for table in ("weights", "k_limits"):
             if getattr(config, table):
@@ -172,7 +215,7 @@ def _weights(config: RewardConfig) -> Iterator[Finding]:
             )
 
 
-def _k_limits(config: RewardConfig) -> Iterator[Finding]:
+def _k_limits(config: LintedConfig) -> Iterator[Finding]:
     for name, limit in config.k_limits.items():
         if name not in ACHIEVEMENTS or not _is_number(limit):
             continue  # unknown names are reported once, as unknown-achievement
@@ -193,7 +236,7 @@ def _k_limits(config: RewardConfig) -> Iterator[Finding]:
             )
 
 
-def _numbers(config: RewardConfig) -> Iterator[Finding]:
+def _numbers(config: LintedConfig) -> Iterator[Finding]:
     numbers = {
         "indicator_lambda": config.indicator_lambda,
         "step_beta": config.step_beta,
@@ -237,7 +280,7 @@ def _resource_numbers(overrides: Mapping[str, Any], prefix: str = "resource_weig
     return numbers
 
 
-def _resources(config: RewardConfig) -> Iterator[Finding]:
+def _resources(config: LintedConfig) -> Iterator[Finding]:
     if config.resource_overrides:
         yield _finding(
             "resource-overrides-not-exported",

@@ -9,7 +9,7 @@ the task app's own tables, so a call that does not pass it computes what the tas
 This module is the reference. ``workbench.scoring`` computes the same numbers vectorised over
 whole corpora and is tested against it (``tests/vectors``: the task app's own outputs).
 
-The task app's quirks, kept as they are (the README's "What the task app's reward really does"
+The task app's quirks, kept as they are (docs/reward.md, "What the task app's reward really does",
 shows them to whoever chooses weights; docstrings cite them by number):
 
 1. A k_limit above 1 never matters in Crafter: an achievement unlocks at most once per

@@ -23,11 +23,12 @@ from gymnasium import spaces
 from workbench.core.config import RewardConfig
 from workbench.core.crafter_facts import INVENTORY_ITEMS
 from workbench.core.episode_reward import score_episode
+from workbench.core.named_configs import CONSISTENT_CONFIG, load_config
 from workbench.data.episodes import ACTION_IDS, FRAME_SHAPE, Corpus, Episode
 from workbench.data.policies import PolicyInput, policy_input_from
-from workbench.data.recording import state_row
+from workbench.data.recording import EpisodeTrace, state_row
 from workbench.env.actions import decision_space, decode_decision, encode_decision
-from workbench.env.episode_sink import EpisodeSink, EpisodeTrace, episode_metadata
+from workbench.env.episode_sink import EpisodeSink, episode_metadata
 from workbench.env.stepwise import DecisionScorer, state_from_row
 from workbench.errors import EnvError
 
@@ -37,18 +38,26 @@ OBSERVATIONS = ("image", "dict")
 
 
 def resolve_config(config: RewardConfig | str | Path | Mapping[str, Any] | None) -> RewardConfig:
-    """A ``RewardConfig`` from what a user passes: a config, a file path (``RewardConfig.from_file``),
-    a step_rewards table read leniently as the task app reads it (``RewardConfig.from_dict``), or
-    None for ``RewardConfig()`` (active, consistent, lambda 1: ``configs/task_app_default.yaml``).
+    """A ``RewardConfig`` from what a user passes.
 
-    Raises ``ConfigError`` for a file that cannot be read, ``EnvError`` for anything else.
+    Args:
+        config: a config; a named config or a file path (``load_config``); a step_rewards table
+            read leniently as the task app reads it (``RewardConfig.from_dict``); or None for the
+            named config ``consistent`` (active, consistent, lambda 1).
+
+    Returns:
+        The config the env scores with.
+
+    Raises:
+        ConfigError: a file that cannot be read, or a name that is no named config.
+        EnvError: anything else.
     """
     if config is None:
-        return RewardConfig()
+        return CONSISTENT_CONFIG.config
     if isinstance(config, RewardConfig):
         return config
     if isinstance(config, (str, Path)):
-        return RewardConfig.from_file(config)
+        return load_config(config)
     if isinstance(config, Mapping):
         return RewardConfig.from_dict(config)
     raise EnvError(

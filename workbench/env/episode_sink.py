@@ -1,21 +1,17 @@
-"""What the environment played, kept as ``Episode``s: in memory and/or saved into a corpus folder.
+"""Where the environment's finished episodes go: kept in memory and/or saved into a corpus folder.
 
-An ``EpisodeTrace`` holds one episode's rows as ``workbench.data.recording`` records them (the state
-after reset, then one row per decision: inventory, achievement counts, position, the actions
-executed, Crafter's reward, ``done``; optionally every frame) and turns them into an ``Episode``.
-An ``EpisodeSink`` keeps finished episodes in memory (``record=True``) and/or appends each one to
-a corpus folder as it ends (``record_to``), through ``Corpus.save`` (atomic writes, index updated).
+The env records what it plays with ``workbench.data.recording.EpisodeTrace`` (the one way played
+decisions become an ``Episode``, shared with ``record``). An ``EpisodeSink`` keeps finished
+episodes in memory (``record=True``) and/or appends each one to a corpus folder as it ends
+(``record_to``), through ``Corpus.save`` (atomic writes, index updated).
 """
 
 from __future__ import annotations
 
 import importlib.metadata
 import re
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
-
-import numpy as np
 
 from workbench.data.episodes import Corpus, Episode, now_iso
 from workbench.data.storage import holds_episodes, load_corpus
@@ -23,58 +19,6 @@ from workbench.errors import EnvError, TargetExistsError
 
 #: How an episode ended: Crafter's death, Crafter's length limit, or reset/close before either.
 ENDINGS = ("terminated", "truncated", "abandoned")
-
-
-class EpisodeTrace:
-    """One episode as it is played: rows, actions, Crafter's rewards and optionally frames."""
-
-    def __init__(self, reset_row: tuple[list[int], list[int], list[int]], reset_frame: np.ndarray | None) -> None:
-        self.rows = [reset_row]
-        self.actions: list[list[str]] = []
-        self.env_rewards: list[float] = []
-        self.dones: list[bool] = []
-        self.images: list[np.ndarray] | None = None if reset_frame is None else [reset_frame]
-
-    @property
-    def n_decisions(self) -> int:
-        """How many decisions the trace holds so far."""
-        return len(self.actions)
-
-    def add(
-        self,
-        row: tuple[list[int], list[int], list[int]],
-        actions: Sequence[str],
-        env_reward: float,
-        done: bool,
-        frames: Sequence[np.ndarray] = (),
-    ) -> None:
-        """Append one decision: the row after it, the actions executed, their summed reward, ``done``, their frames."""
-        self.rows.append(row)
-        self.actions.append(list(actions))
-        self.env_rewards.append(env_reward)
-        self.dones.append(done)
-        if self.images is not None:
-            self.images.extend(frames)
-
-    def episode(self, episode_id: str, metadata: dict[str, Any]) -> Episode:
-        """The ``Episode`` played so far (frames attached when they were kept).
-
-        Raises ``EpisodeError`` when no decision was played (an episode needs one).
-        """
-        inventory, counts, positions = (np.array(column, dtype=np.int32) for column in zip(*self.rows))
-        episode = Episode(
-            id=episode_id,
-            inventory=inventory,
-            achievement_counts=counts,
-            player_pos=positions,
-            actions=self.actions,
-            env_reward=np.array(self.env_rewards, dtype=np.float64),
-            done=np.array(self.dones, dtype=bool),
-            metadata=metadata,
-        )
-        if self.images is not None:
-            episode.set_frames(np.stack(self.images), episode.step_decisions())
-        return episode
 
 
 class EpisodeSink:

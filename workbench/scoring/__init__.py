@@ -30,7 +30,7 @@ package does not change the allocator: a program opts in with
 """
 
 from workbench.scoring.comparison import Comparison, compare
-from workbench.scoring.component_table import COMPONENT_NAMES, KINDS
+from workbench.scoring.component_table import COMPONENT_NAMES
 from workbench.scoring.crafter_score import crafter_score, success_rates
 from workbench.scoring.incremental import KIND_COLUMNS, LiveScores
 from workbench.scoring.prepare import PreparedCorpus, prepare
@@ -42,7 +42,6 @@ from workbench.scoring.weights import achievement_limits, achievement_weights, c
 __all__ = [
     "COMPONENT_NAMES",
     "KIND_COLUMNS",
-    "KINDS",
     "VERIFY_TOLERANCE",
     "Comparison",
     "LiveScores",

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from workbench.core.components import KINDS
 from workbench.core.config import RewardConfig
 from workbench.data.episodes import Corpus
-from workbench.scoring.component_table import KINDS
 from workbench.scoring.prepare import PreparedCorpus, as_prepared
 from workbench.scoring.score import score
 from workbench.scoring.scores import Scores

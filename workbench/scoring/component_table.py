@@ -3,21 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
+from workbench.core.components import KINDS
+from workbench.core.config import RewardConfig
 from workbench.core.crafter_facts import ACHIEVEMENTS, INVENTORY_ITEMS
-from workbench.core.reward import INDICATOR_COMPONENT_NAME
+from workbench.core.reward import INDICATOR_COMPONENT_NAME, PER_ACHIEVEMENT
 from workbench.data.episodes.events import N_ACHIEVEMENTS, N_ITEMS
+from workbench.scoring.prepare import PreparedCorpus
 from workbench.scoring.weights import achievement_limits, achievement_weights, slot_weights
 
-if TYPE_CHECKING:
-    from workbench.scoring.scores import Scores
-
-#: Component kinds, in the order a decision lists them.
-KINDS = ("indicator", "achievement", "inventory", "achievement_count")
 #: Every component name: the indicator, then achievements (codes 1..22), then items (23..38).
 COMPONENT_NAMES = (INDICATOR_COMPONENT_NAME, *ACHIEVEMENTS, *INVENTORY_ITEMS)
 ACHIEVEMENT_CODE0 = 1
@@ -48,15 +45,23 @@ def totals_by(
     )
 
 
-def components_table(scores: Scores) -> pd.DataFrame:
-    """The components of every decision (see ``Scores.components``)."""
-    p = scores.prepared
-    lam = scores.config.effective_lambda
-    if scores.per_achievement:
-        credited = scores._credited
+def components_table(p: PreparedCorpus, config: RewardConfig, credited: np.ndarray, gain: np.ndarray) -> pd.DataFrame:
+    """The components of every decision (see ``Scores.components``), from what ``Scores`` holds.
+
+    Args:
+        p: the prepared corpus.
+        config: the config scored with.
+        credited: per unlock of ``p``, whether it was paid a credit (per_achievement).
+        gain: per resource gain of ``p``, what it paid before lambda (per_achievement).
+
+    Returns:
+        One row per component, decision after decision.
+    """
+    lam = config.effective_lambda
+    if config.effective_strategy == PER_ACHIEVEMENT:
         names = p.unlock_name[credited].astype(np.int64)
-        limit = achievement_limits(scores.config)[names]
-        credit = achievement_weights(scores.config)[names]
+        limit = achievement_limits(config)[names]
+        credit = achievement_weights(config)[names]
         credit_decision = p.unlock_decision[credited]
         gain_slot = p.gain_slot.astype(np.int64)
         is_item = gain_slot < N_ITEMS
@@ -82,8 +87,8 @@ def components_table(scores: Scores) -> pd.DataFrame:
         name[credit_at] = names + ACHIEVEMENT_CODE0
         name[gain_at] = np.where(is_item, gain_slot + ITEM_CODE0, gain_slot - N_ITEMS + ACHIEVEMENT_CODE0)
         delta[credit_at], delta[gain_at] = 1, p.gain_delta
-        weight[credit_at], weight[gain_at] = credit, slot_weights(scores.config.resource_weights)[gain_slot]
-        reward[credit_at], reward[gain_at] = credit, scores._gain
+        weight[credit_at], weight[gain_at] = credit, slot_weights(config.resource_weights)[gain_slot]
+        reward[credit_at], reward[gain_at] = credit, gain
         prior[credit_at] = p.unlock_ordinal[credited]  # see credited_unlocks
         limits[credit_at] = limit
         resource_row[gain_at] = True

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from workbench.core.components import KINDS
 from workbench.core.config import RewardConfig
 from workbench.data.episodes import Corpus
 from workbench.data.episodes.events import N_ITEMS
@@ -29,12 +30,7 @@ from workbench.scoring.weights import achievement_weights
 
 #: Component kind -> the ``LiveScores.episodes`` column holding that kind's per-episode total,
 #: after lambda (the kinds of ``Scores.components``; together they add up to ``return``).
-KIND_COLUMNS = {
-    "indicator": "reward_indicator",
-    "achievement": "reward_achievement",
-    "inventory": "reward_inventory",
-    "achievement_count": "reward_achievement_count",
-}
+KIND_COLUMNS = {kind: f"reward_{kind}" for kind in KINDS}
 
 #: Columns of ``LiveScores.episodes`` taken from ``Corpus.index`` (the rest come from ``Scores``
 #: or the episode's metadata).

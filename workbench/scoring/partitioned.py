@@ -8,11 +8,11 @@ parts' sums are added in part order, so they equal the in-memory totals up to fl
 order (counts exactly). Crafter's score comes from per-part unlock counts (integers, exact);
 alignment numbers are computed from the combined per-episode table.
 
-A columnar corpus folder (``workbench.data.storage``) is split along its own parts: a task takes
+A corpus folder (``workbench.data.storage``) is split along its own parts: a task takes
 consecutive committed parts holding about ``episodes_per_part`` episodes (never splitting the
-parts an episode written again spans) and opens only those, through a folder of its own that
-links (or copies) their episodes and decisions tables; the corpus folder is only read. An
-old-layout folder (one file per episode) is split by index position.
+parts an episode written again spans) and opens only those (``load_corpus(root, parts=...)``);
+the folder is only read, and only through storage's API. A ``Corpus`` in memory is split by
+index position.
 
 What must fit in one process: one task's episodes, prepared and scored; and where the results
 are combined, the per-episode table (a row per episode) and one small component table per
@@ -22,9 +22,6 @@ task. Where tasks run is the caller's ``mapper`` (the builtin ``map`` here, a Da
 
 from __future__ import annotations
 
-import os
-import shutil
-import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,14 +29,12 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import pyarrow.parquet as pq
 
 from workbench.core.config import RewardConfig
 from workbench.core.crafter_facts import ACHIEVEMENTS, INVENTORY_ITEMS
 from workbench.core.reward import INDICATOR_COMPONENT_NAME, PER_ACHIEVEMENT
 from workbench.data.episodes import Corpus
-from workbench.data.storage import load_corpus
-from workbench.data.storage.layout import MARKER, committed_parts, marker_text, part_file
+from workbench.data.storage import episode_ids_by_part, load_corpus
 from workbench.errors import CorpusError
 from workbench.scoring.crafter_score import success_rates
 from workbench.scoring.prepare import prepare
@@ -103,10 +98,8 @@ def task_parts(root: str | Path, episodes_per_part: int) -> list[list[str]]:
     root = Path(root)
     if episodes_per_part < 1:
         raise CorpusError(f"episodes_per_part must be at least 1, got {episodes_per_part}")
-    names = committed_parts(root)
-    ids = [
-        pq.read_table(part_file(root, "episodes", name), columns=["episode"]).column(0).to_pylist() for name in names
-    ]
+    by_part = episode_ids_by_part(root)
+    names, ids = list(by_part), list(by_part.values())
     last_part = {episode: i for i, part_ids in enumerate(ids) for episode in part_ids}
     groups: list[list[str]] = []
     group: list[str] = []
@@ -126,26 +119,9 @@ def task_parts(root: str | Path, episodes_per_part: int) -> list[list[str]]:
 
 
 def score_parts_of(root: str, parts: Sequence[str], config: RewardConfig) -> PartScore:
-    """Score the episodes of ``parts`` of the columnar folder ``root`` (what one task does):
-    only those parts are opened, through a temporary folder linking (or copying) their episodes
-    and decisions tables; frames are not read."""
-    source = Path(root)
-    with tempfile.TemporaryDirectory(prefix="workbench-part-") as scratch:
-        view = Path(scratch) / "corpus"
-        for table in ("episodes", "decisions"):
-            (view / table).mkdir(parents=True)
-            for name in parts:
-                _link_or_copy(part_file(source, table, name), part_file(view, table, name))
-        (view / MARKER).write_text(marker_text(), encoding="utf-8")
-        return score_part(load_corpus(view), config)
-
-
-def _link_or_copy(source: Path, target: Path) -> None:
-    """A hard link (parts are never rewritten, so sharing the inode is safe), else a copy."""
-    try:
-        os.link(source, target, follow_symlinks=False)
-    except OSError:
-        shutil.copyfile(source, target, follow_symlinks=False)
+    """Score the episodes of ``parts`` of the corpus folder ``root`` (what one task does): only
+    those parts are opened (``load_corpus(root, parts=parts)``); frames are not read."""
+    return score_part(load_corpus(root, parts=parts), config)
 
 
 def corpus_tasks(root: str | Path, episodes_per_part: int) -> list[tuple[Callable[..., PartScore], tuple[Any, ...]]]:

@@ -121,12 +121,9 @@ class PreparedCorpus:
         """How many decisions all episodes hold together."""
         return int(self.lengths.sum())
 
-    def name_lists(self, status: str) -> list[list[str]]:
-        """Per episode, the names true in a per-episode status array (``"final_status"``,
-        ``"seen_status"``, ...), sorted as the rollout's summary lists them (fresh lists)."""
-        return [list(names) for names in self._name_lists(status)]
-
     def _name_lists(self, status: str) -> list[list[str]]:
+        """Per episode, the names true in a per-episode status array (``"final_status"``,
+        ``"seen_status"``, ...), sorted as the rollout's summary lists them (shared lists)."""
         if status not in self._names:
             rows = getattr(self, status)
             # Episodes share few distinct sets of names: build each set's list once.

@@ -207,7 +207,7 @@ class Scores:
         app's component dicts (NA for resource components); ``reward`` before lambda (the
         weight for credits, weight * delta for resources), ``scaled`` after it.
         """
-        return components_table(self)
+        return components_table(self.prepared, self.config, self._credited, self._gain)
 
     @cached_property
     def contributions(self) -> pd.DataFrame:

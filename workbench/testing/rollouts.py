@@ -1,7 +1,7 @@
 """Task-app rollout responses for tests and example files, made by playing real Crafter.
 
 Mirrors the synth-ai task app's rollout loop and the response shape its real server writes
-(measured on synth-ai 0.2.14; see the README's import section): a step is ``{obs, tool_calls,
+(measured on synth-ai 0.2.14; see docs/importing-rollouts.md): a step is ``{obs, tool_calls,
 reward, done, truncated, info}``, its ``obs`` what the policy saw before the decision and
 ``final.observation`` the state after the last one; ``tool_calls`` is one
 ``{"tool_name": "interact_many", "arguments": {"actions": [...]}}`` holding the actions that ran
@@ -133,12 +133,6 @@ def _map_observations(response: dict[str, Any], convert) -> dict[str, Any]:
             step["obs"] = convert(step["obs"])
         trajectory["final"]["observation"] = convert(trajectory["final"]["observation"])
     return copy
-
-
-def rollout_response(*, text: bool = True, **play: Any) -> dict[str, Any]:
-    """``play_rollout(**play)`` stored as text (the task app's way) or as raw dicts."""
-    response = play_rollout(**play)
-    return text_variant(response) if text else raw_variant(response)
 
 
 def play_rollout(

@@ -7,23 +7,15 @@ import pandas as pd
 
 from workbench.analysis.diagnostics.components import ComponentTotals, EpisodeFacts
 from workbench.analysis.diagnostics.flags import Flag
+from workbench.core.components import KIND_LABELS, RESOURCE_KINDS, component_label
 
-__all__ = ["COMPONENT_THRESHOLD", "DOMINANCE_THRESHOLD", "KIND_WORDS", "dominance"]
+__all__ = ["COMPONENT_THRESHOLD", "DOMINANCE_THRESHOLD", "dominance"]
 
 #: Default thresholds (``diagnose`` and ``workbench audit`` both take theirs from here): a group
 #: is flagged when resource shaping passes this share of its |reward| ...
 DOMINANCE_THRESHOLD = 0.5
 #: ... or when one component (kind, name) passes this share.
 COMPONENT_THRESHOLD = 0.25
-
-RESOURCE_KINDS = ("inventory", "achievement_count")
-#: How a flag names each component kind.
-KIND_WORDS = {
-    "indicator": "the indicator",
-    "achievement": "achievement credits",
-    "inventory": "inventory shaping",
-    "achievement_count": "achievement-count shaping",
-}
 
 
 def dominance(
@@ -62,13 +54,13 @@ def dominance(
                     "dominance",
                     "component-dominates",
                     f"{by} {group_name}",
-                    f"{KIND_WORDS.get(name_kind[i], name_kind[i])} for {name[i]} is {share[i]:.0%} of "
+                    f"{component_label(name_kind[i], name[i])} is {share[i]:.0%} of "
                     f"{group_name}'s shaped reward (past the {component_threshold:.0%} threshold for one component)",
                 )
             )
         if heavy[code]:
             parts = np.flatnonzero(resource & (kind_group == code))
-            detail = ", ".join(f"{KIND_WORDS[kind[i]]} {kind_share[i]:.0%}" for i in parts)
+            detail = ", ".join(f"{KIND_LABELS[kind[i]]} {kind_share[i]:.0%}" for i in parts)
             flags.append(
                 Flag(
                     "dominance",

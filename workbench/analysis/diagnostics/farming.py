@@ -15,14 +15,13 @@ import pandas as pd
 
 from workbench.analysis.diagnostics.components import ComponentTotals, EpisodeFacts
 from workbench.analysis.diagnostics.flags import Flag
+from workbench.core.components import RESOURCE_KINDS
 from workbench.core.config import RewardConfig
 from workbench.core.crafter_facts import ACHIEVEMENTS, INVENTORY_ITEMS
 from workbench.core.reward import PER_ACHIEVEMENT
 from workbench.scoring import Scores
 
 __all__ = ["CYCLES", "Cycle", "cycles", "farming_episodes", "farming_events"]
-
-RESOURCE_KINDS = ("inventory", "achievement_count")
 
 
 class Cycle(NamedTuple):

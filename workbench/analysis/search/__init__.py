@@ -42,6 +42,7 @@ from workbench.analysis.search.split import Split, split_episodes, stratified_fo
 from workbench.analysis.search.study import SearchSpace, TrialEvaluator, default_params, run_study, trials_table
 from workbench.core.config import STEPWISE_MODE, RewardConfig
 from workbench.core.crafter_facts import ACHIEVEMENTS, INVENTORY_ITEMS
+from workbench.core.named_configs import PER_ACHIEVEMENT_CONFIG
 from workbench.core.reward import coerce_weights
 from workbench.data.episodes import Corpus
 from workbench.errors import SearchError, WorkbenchError
@@ -131,7 +132,7 @@ def search(
 ) -> SearchResult:
     """Search for a config whose shaped return ranks ``corpus``'s episodes as ``progress`` does.
 
-    ``base``: the config to start from (default: per_achievement, lambda 1, every weight 1.0);
+    ``base``: the config to start from (default: the named config ``per_achievement``);
     the result keeps its lambda and resource tables and replaces strategy, weights and
     k-limits. ``metric``: "spearman" or "kendall"; ``penalize`` / ``penalty``: subtract
     ``penalty`` times how much more that group (e.g. "farmer") is paid per unit of progress
@@ -150,7 +151,7 @@ def search(
     """
     if trials < 0:
         raise SearchError(f"trials must be >= 0, got {trials}")
-    base = base or RewardConfig(strategy="per_achievement")
+    base = base or PER_ACHIEVEMENT_CONFIG.config
     objective = Objective(metric=metric, penalize=penalize, penalty=penalty if penalize is not None else 0.0)
     problem = _Problem.build(corpus, base, progress, objective, (held_out, folds, stratify, seed), weight_range)
     space = SearchSpace(

@@ -129,10 +129,6 @@ class DecisionArrays:
         """Crafter's reward per decision (N,), episode after episode: ``Episode.env_reward`` stacked."""
         return self.env_reward[self.is_decision]
 
-    def decision_done(self) -> np.ndarray:
-        """``done`` per decision (N,)."""
-        return self.done[self.is_decision]
-
     def steps(self) -> np.ndarray:
         """Environment steps per episode (int64)."""
         ends = self.action_offsets[self.row_starts + self.lengths + 1]

@@ -42,6 +42,7 @@ from workbench.data.recording.episode import (
     reset_env,
     state_row,
 )
+from workbench.data.recording.trace import EpisodeTrace
 from workbench.data.storage import holds_episodes, load_corpus, save_episode
 from workbench.errors import RecordingError, TargetExistsError
 from workbench.util.atomic import write_errors_named
@@ -49,6 +50,7 @@ from workbench.util.processes import saving, stop_signals
 
 __all__ = [
     "DEFAULT_DECISION_TIMEOUT",
+    "EpisodeTrace",
     "EpisodeScheduler",
     "Finish",
     "LocalScheduler",

@@ -17,6 +17,7 @@ import numpy as np
 from workbench.core.crafter_facts import ACHIEVEMENTS, INVENTORY_ITEMS
 from workbench.data.episodes import ACTION_IDS, Episode, now_iso
 from workbench.data.policies import PolicyFactory, PolicyInput, policy_input_from, resolve_policy
+from workbench.data.recording.trace import EpisodeTrace
 from workbench.util.processes import TimeLimitExceeded, die_with_parent, stop_requested, time_limit
 
 
@@ -71,45 +72,26 @@ def _record_episode(job: _Job, on_steps: Callable[[int], None]) -> Episode:
     env = reset_env(world_seed, job.max_steps)
     obs = env.reset()
     seen = policy_input_from(env, obs, None, 0, job.actions_per_decision)
-    rows = [state_row(seen.inventory, seen.achievements, seen.player_pos)]
-    actions: list[list[str]] = []
-    rewards: list[float] = []
-    dones: list[bool] = []
-    images = [obs] if job.frames else None
+    trace = EpisodeTrace(state_row(seen.inventory, seen.achievements, seen.player_pos), obs if job.frames else None)
     steps, done = 0, False
     while not done:
-        chosen = _decide(policy, seen, job, len(actions) + 1, steps)
-        executed, reward = [], 0.0
+        chosen = _decide(policy, seen, job, trace.n_decisions + 1, steps)
+        executed, reward, frames = [], 0.0, []
         for name in chosen:
             obs, step_reward, done, info = env.step(ACTION_IDS[name])
             executed.append(name)
             reward += step_reward
-            if images is not None:
-                images.append(obs)
+            if job.frames:
+                frames.append(obs)
             if done:
                 break  # the episode ended mid-decision: only executed actions are recorded
         steps += len(executed)
-        actions.append(executed)
-        rewards.append(reward)
-        dones.append(done)
-        rows.append(state_row(info["inventory"], info["achievements"], info["player_pos"]))
+        row = state_row(info["inventory"], info["achievements"], info["player_pos"])
+        trace.add(row, executed, reward, done, frames)
         on_steps(len(executed))
         if not done:
             seen = policy_input_from(env, obs, info, steps, job.actions_per_decision)
-    inventory, counts, positions = (np.array(column, dtype=np.int32) for column in zip(*rows))
-    episode = Episode(
-        id=job.episode_id,
-        inventory=inventory,
-        achievement_counts=counts,
-        player_pos=positions,
-        actions=actions,
-        env_reward=np.array(rewards),
-        done=np.array(dones),
-        metadata=_metadata(job, world_seed),
-    )
-    if images is not None:
-        episode.set_frames(np.stack(images), episode.step_decisions())
-    return episode
+    return trace.episode(job.episode_id, _metadata(job, world_seed))
 
 
 def _decide(

@@ -70,6 +70,7 @@ __all__ = [
     "FORMAT",
     "SCHEMA_VERSION",
     "committed_parts",
+    "episode_ids_by_part",
     "CorpusFormatError",
     "CorpusValueError",
     "EpisodeValueError",
@@ -89,6 +90,23 @@ def load_corpus(root: str | Path, *, parts: Collection[str] | None = None) -> Co
     ``CorpusFormatError`` (or a subclass) naming the file when it cannot be read, is of another
     schema version, holds a symlink or a value outside Crafter's ranges."""
     return columnar.load(Path(root), parts)
+
+
+def episode_ids_by_part(root: str | Path) -> dict[str, list[str]]:
+    """The committed parts of a corpus folder and the episodes each holds.
+
+    Reads only the episodes tables' ``episode`` column (once per part and process: a committed
+    part is never rewritten). An id written again with ``overwrite`` is in its old part and its
+    new one; ``load_corpus`` shows the newest.
+
+    Args:
+        root: a corpus folder.
+
+    Returns:
+        Part name -> the ids of its episodes, in commit (corpus) order; pass names to
+        ``load_corpus(root, parts=...)`` to open only those parts.
+    """
+    return columnar.part_ids(Path(root))
 
 
 def save_corpus(corpus: Corpus, root: str | Path, *, overwrite: bool = False, progress: bool = False) -> Path:

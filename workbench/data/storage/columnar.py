@@ -59,17 +59,21 @@ WRITE_BATCH = 1 << 18
 _PART_IDS: dict[tuple[str, str], list[str]] = {}
 
 
-def stored_ids(root: Path) -> dict[str, str]:
-    """Episode id -> the part holding it, over the committed parts (call under the lock)."""
-    held: dict[str, str] = {}
+def part_ids(root: Path) -> dict[str, list[str]]:
+    """Committed part -> the ids of the episodes its episodes table holds, in commit order."""
+    ids: dict[str, list[str]] = {}
     for part in committed_parts(root):
         key = (str(root.resolve()), part)
         if key not in _PART_IDS:
             path = part_file(root, "episodes", part)
             _PART_IDS[key] = read_table(path, columns=["episode"]).column("episode").to_pylist()
-        for episode_id in _PART_IDS[key]:
-            held[episode_id] = part
-    return held
+        ids[part] = _PART_IDS[key]
+    return ids
+
+
+def stored_ids(root: Path) -> dict[str, str]:
+    """Episode id -> the part holding it, over the committed parts (call under the lock)."""
+    return {episode_id: part for part, ids in part_ids(root).items() for episode_id in ids}
 
 
 def append(root: Path, corpus: Corpus, replaces: set[str], *, progress: bool = False) -> str | None:

@@ -6,7 +6,7 @@ mod 256 in planar order, each frame is stored as its difference from the previou
 dependency). Crafter draws textures, so a frame resembles the one before; the colour
 transform moves the night-time noise Crafter adds (grey, equal in R, G and B) into one plane.
 That noise is random per pixel and cannot be compressed away: night frames cost several times
-what day frames do (see the benchmark in the README).
+what day frames do (docs/benchmarks.md, "Bytes on disk and the frame codec").
 
 The frames table ``frames/<part>.parquet`` holds one row group per episode with columns
 ``episode``, ``frames`` (count, steps + 1), ``codec``, ``data`` (the blob) and

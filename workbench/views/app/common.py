@@ -1,6 +1,6 @@
-"""What the app's pages share: tabs, opening corpora, a status line, guarded callbacks.
+"""What the app's pages share: tabs, a status line, guarded callbacks, background work, lazy pages.
 
-The tabs, opening a corpus by name, a status line for messages, guarded callbacks (an error
+The tabs, a status line for messages, guarded callbacks (an error
 becomes a message in the page, its traceback goes to the server log), work in a background
 thread and pages built when first shown."""
 
@@ -11,15 +11,11 @@ import html
 import logging
 import threading
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any, Generic, Protocol, TypeVar
 
 import ipywidgets as w
 
-from workbench.data.episodes import Corpus
-from workbench.data.sample import sample_corpus
-from workbench.data.storage import load_corpus
-from workbench.errors import CorpusFormatError, WorkbenchError
+from workbench.errors import WorkbenchError
 
 log = logging.getLogger("workbench.views.app")
 
@@ -150,18 +146,3 @@ def heading(text: str, note: str = "") -> w.HTML:
 
 TABS = ("Corpus", "Tune", "Replay", "Compare", "Configs", "Live")
 CORPUS, TUNE, REPLAY, COMPARE, CONFIGS, LIVE = range(len(TABS))
-#: The config a session starts from when it is given none and the workspace holds none.
-DEFAULT_NAME = "task-app default"
-
-
-def open_corpus_spec(spec: str) -> Corpus:
-    """The corpus ``spec`` names: ``"sample"`` or a corpus folder. ``CorpusFormatError`` when it
-    is neither (no such folder, or not a readable corpus)."""
-    spec = spec.strip()
-    if spec == "sample":
-        return sample_corpus()
-    if not spec:
-        raise CorpusFormatError("no corpus folder given")
-    if not Path(spec).expanduser().is_dir():
-        raise CorpusFormatError(f"{spec}: no such corpus folder")
-    return load_corpus(Path(spec).expanduser())

@@ -14,9 +14,9 @@ import ipywidgets as w
 from workbench.core.config import RewardConfig
 from workbench.errors import ConfigError, CorpusError, TargetExistsError
 from workbench.views.app.common import COMPARE, Status, guarded, heading
+from workbench.views.app.page_session import PageSession
 
 if TYPE_CHECKING:
-    from workbench.views.app.session import AppSession
     from workbench.views.widgets import Tuner
 
 #: Width of the path boxes. A Layout is a widget of its own, so each box gets a new one: a module-level
@@ -48,7 +48,7 @@ def describe(config: RewardConfig, source: str) -> str:
 class ConfigsPage:
     """The Configs page (``widget``) of a session."""
 
-    def __init__(self, session: AppSession) -> None:
+    def __init__(self, session: PageSession) -> None:
         self.session = session
         self.status = Status()
         self.names = w.Select(options=[], rows=8, description="configs", layout=w.Layout(width="360px"))

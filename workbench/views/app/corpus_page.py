@@ -9,20 +9,18 @@ import html
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import ipywidgets as w
 
 from workbench.data.episodes import Corpus
 from workbench.data.importers import ImportResult, import_crafter_recorder, import_rollouts, import_traces
+from workbench.data.opening import SAMPLE, open_corpus
 from workbench.data.policies import BUILTIN_POLICIES
 from workbench.data.recording import RecordReport, record
 from workbench.errors import RecordingError
-from workbench.views.app.common import Status, guarded, heading, in_background, open_corpus_spec
+from workbench.views.app.common import Status, guarded, heading, in_background
+from workbench.views.app.page_session import PageSession
 from workbench.views.widgets.common import counts_note
-
-if TYPE_CHECKING:
-    from workbench.views.app.session import AppSession
 
 #: What can be imported: label -> (importer, the files it reads in a folder).
 IMPORTERS: dict[str, tuple[Callable[..., ImportResult], tuple[str, ...]]] = {
@@ -77,7 +75,7 @@ def corpus_summary(corpus: Corpus, label: str) -> str:
 class CorpusPage:
     """The Corpus page (``widget``) of a session."""
 
-    def __init__(self, session: AppSession) -> None:
+    def __init__(self, session: PageSession) -> None:
         self.session = session
         self.status = Status()
         self.current = w.HTML("<div class='wb-app-corpus'>no corpus open</div>")
@@ -137,8 +135,8 @@ class CorpusPage:
     def open_spec(self, spec: str) -> None:
         """Open the corpus ``spec`` names (a folder, or ``sample``) as the session's corpus."""
 
-        corpus = open_corpus_spec(spec)
-        label = "the sample corpus" if spec.strip() == "sample" else str(Path(spec.strip()).expanduser().resolve())
+        corpus = open_corpus(spec)
+        label = "the sample corpus" if spec.strip() == SAMPLE else str(Path(spec.strip()).expanduser().resolve())
         self.status.show(f"opening {label} ...", "info")
         self.session.set_corpus(corpus, label)
 

@@ -13,7 +13,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import ipywidgets as w
 import pandas as pd
@@ -25,10 +25,8 @@ from workbench.data.watch import KINDS, Watcher, WatchReport, open_source, origi
 from workbench.errors import WorkbenchError
 from workbench.scoring.incremental import LiveScores
 from workbench.views.app.common import REPLAY, Status, guarded, heading, kernel_context_of_session
+from workbench.views.app.page_session import PageSession
 from workbench.views.widgets import Replayer, Timeline
-
-if TYPE_CHECKING:
-    from workbench.views.app.session import AppSession
 
 #: Seconds between polls when no file event wakes the watcher.
 POLL_SECONDS = 0.5
@@ -43,7 +41,7 @@ class LivePage:
     ``live`` is the ``LiveScores`` followed and ``timeline`` its view (None until followed);
     ``problems`` the problems met, newest last."""
 
-    def __init__(self, session: AppSession) -> None:
+    def __init__(self, session: PageSession) -> None:
         self.session = session
         self.status = Status()
         self.source = w.Text(placeholder="/path/to/run-folder", description="source", layout=w.Layout(width="520px"))

@@ -10,12 +10,12 @@ from typing import Any
 import ipywidgets as w
 
 from workbench.core.config import RewardConfig
+from workbench.core.named_configs import NAMED_CONFIGS, PER_ACHIEVEMENT_CONFIG, load_config
 from workbench.data.episodes import Corpus
 from workbench.errors import CorpusError, WorkbenchError
 from workbench.views.app.common import (
     COMPARE,
     CONFIGS,
-    DEFAULT_NAME,
     LIVE,
     REPLAY,
     TABS,
@@ -79,7 +79,7 @@ class AppSession:
     (None until built: ``tuner_view``, ``replayer_view`` and ``compare_view`` build them once the
     browser has drawn the first page, or sooner when a page is shown or a link needs one);
     ``widget`` is the whole page (a ``Tab``).
-    ``baseline`` is the config the user gave (the first ``--config``; else the task app's defaults), named
+    ``baseline`` is the config the user gave (the first ``--config``; else the named config ``per_achievement``), named
     ``baseline_name`` in the header: the Tuner's ghost and where its Reset goes, whatever
     draft the Tuner starts from."""
 
@@ -137,19 +137,24 @@ class AppSession:
         given: list[str] = []
         for path in self.options.configs:
             try:
-                config = RewardConfig.from_file(path)
+                config = load_config(path)
             except (WorkbenchError, OSError) as error:
                 problems.append(str(error))
                 continue
             name = self.unique_name(Path(path).stem)
-            self.configs[name], self.sources[name] = config, f"file: {Path(path).resolve()}"
+            named = NAMED_CONFIGS.get(str(path))
+            self.configs[name] = config
+            self.sources[name] = f"named config: {named.description}" if named else f"file: {Path(path).resolve()}"
             given.append(name)
-        if not given and DEFAULT_NAME not in self.configs:
-            self.configs[DEFAULT_NAME] = RewardConfig(strategy="per_achievement")
-            self.sources[DEFAULT_NAME] = "the task app's defaults (every weight 1, k-limit 1)"
+        default = PER_ACHIEVEMENT_CONFIG
+        if not given and default.name not in self.configs:
+            self.configs[default.name], self.sources[default.name] = (
+                default.config,
+                f"named config: {default.description}",
+            )
         if problems:
             self.status.show("some configs were not loaded:\n" + "\n".join(problems), "warning")
-        baseline = given[0] if given else DEFAULT_NAME
+        baseline = given[0] if given else default.name
         return baseline, self.configs[baseline]
 
     def unique_name(self, name: str) -> str:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
+from workbench.core.components import KIND_LABELS, KINDS
 from workbench.core.crafter_facts import ACHIEVEMENTS
 from workbench.data.episodes import Corpus, Episode
 from workbench.util.labels import short_label
@@ -29,18 +30,7 @@ if TYPE_CHECKING:
 #: Okabe & Ito (2008), distinguishable with the common colour-vision deficiencies.
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
 #: One colour per reward component kind, the same in every figure.
-KIND_COLORS = {
-    "achievement": PALETTE[0],
-    "indicator": PALETTE[4],
-    "inventory": PALETTE[1],
-    "achievement_count": PALETTE[2],
-}
-KIND_LABELS = {
-    "achievement": "achievement credits",
-    "indicator": "indicator (consistent)",
-    "inventory": "inventory shaping",
-    "achievement_count": "achievement-count shaping",
-}
+KIND_COLORS = dict(zip(KINDS, (PALETTE[4], PALETTE[0], PALETTE[1], PALETTE[2])))
 WIDE = (10.0, 4.0)
 #: Names on tick labels and legends (episode ids, policies: task-app ids are 36-character UUIDs)
 #: are shortened to this many characters around an ellipsis, so the axes keep their room.

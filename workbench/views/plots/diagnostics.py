@@ -8,15 +8,16 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
+from workbench.core.components import KIND_LABELS
 from workbench.util.labels import short_label
-from workbench.views.plots import KIND_COLORS, KIND_LABELS, LABEL_CHARS, PALETTE
+from workbench.views.plots import KIND_COLORS, LABEL_CHARS, PALETTE
 
 __all__ = ["diagnosis_figure"]
 
 PAGE = (16.0, 10.0)
 #: Colours of the farming panel's three parts of a return.
 FARMING_PARTS = (
-    ("credits", "achievement credits", PALETTE[0]),
+    ("credits", KIND_LABELS["achievement"], KIND_COLORS["achievement"]),
     ("first_time", "resource, first rise", PALETTE[2]),
     ("repeats", "resource, repeats", PALETTE[5]),
 )

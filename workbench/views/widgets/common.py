@@ -11,7 +11,6 @@ from typing import Any
 import ipywidgets as w
 import pandas as pd
 
-from workbench.core.reward import INDICATOR_COMPONENT_NAME
 from workbench.data.episodes import Corpus
 from workbench.data.importers.counts import ESTIMATED_MEANING
 from workbench.util.labels import short_label, short_labels
@@ -27,13 +26,6 @@ MIN_UPDATE_GAP = 0.03
 #: Line height (px) of the views' text boxes: JupyterLab gives widget HTML a control's 28 px, so a
 #: fixed box of N lines (``lines_box``) holds N lines of ``lined`` text and scrolls at line boundaries.
 LINE_HEIGHT = 18
-#: Component kinds as people read them.
-KIND_NAMES = {
-    "achievement": "credit",
-    "indicator": "indicator",
-    "inventory": "inventory rise",
-    "achievement_count": "count rise",
-}
 
 
 def fixed(width: int | str, **more: Any) -> w.Layout:
@@ -115,14 +107,6 @@ class LatestWins:
             self._next = time.monotonic() + self.gap
 
 
-def component_label(kind: str, name: str) -> str:
-    """A component as people read it: ``collect_wood (credit)``, ``stone (inventory rise)``;
-    the indicator (internally ``__indicator__``) as ``unlocking decision (consistent)``."""
-    if name == INDICATOR_COMPONENT_NAME or kind == "indicator":
-        return "unlocking decision (consistent)"
-    return f"{name} ({KIND_NAMES.get(kind, kind)})"
-
-
 def groups_of(corpus: Corpus, by: str) -> pd.Series:
     """Episode id -> group (``corpus.groups``), with episodes that have none (e.g. no policy
     recorded) in a group named "(none)" rather than NaN."""
@@ -175,7 +159,6 @@ __all__ = [
     "LABEL_WIDTH",
     "LINE_HEIGHT",
     "LatestWins",
-    "component_label",
     "counts_note",
     "error_html",
     "fit_chars",

@@ -6,8 +6,9 @@ import html
 
 import pandas as pd
 
+from workbench.core.components import component_label
 from workbench.core.config import RewardConfig
-from workbench.views.widgets.common import component_label, lined
+from workbench.views.widgets.common import lined
 
 
 def config_legend_html(names: list[str], colors: list[str]) -> str:

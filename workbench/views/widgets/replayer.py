@@ -18,13 +18,14 @@ import ipywidgets as w
 import numpy as np
 import traitlets
 
+from workbench.core.components import KIND_LABELS, component_label
 from workbench.core.config import RewardConfig
 from workbench.core.crafter_facts import ACHIEVEMENTS, INVENTORY_ITEMS
 from workbench.data.episodes import Corpus, Episode
 from workbench.errors import CorpusError
 from workbench.scoring import Scores, score
-from workbench.views.plots import KIND_COLORS, KIND_LABELS
-from workbench.views.widgets.common import component_label, counts_note, from_browser
+from workbench.views.plots import KIND_COLORS
+from workbench.views.widgets.common import counts_note, from_browser
 from workbench.views.widgets.map_view import render_views
 
 HERE = Path(__file__).parent

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from workbench.analysis import timeline as tl
+from workbench.core.components import KIND_LABELS, KINDS
 from workbench.data.episodes import Corpus
 from workbench.scoring.incremental import LiveScores
 from workbench.views.plots import PALETTE
@@ -26,10 +27,7 @@ from workbench.views.widgets.replayer import Replayer
 #: What the y axis can show: label -> (kind of series, the column or component kind).
 Y_CHOICES: dict[str, tuple[str, str]] = {
     "shaped return": ("mean", "return"),
-    "credit share": ("share", "achievement"),
-    "inventory-rise share": ("share", "inventory"),
-    "count-rise share": ("share", "achievement_count"),
-    "indicator share": ("share", "indicator"),
+    **{f"{KIND_LABELS[kind]} share": ("share", kind) for kind in (*KINDS[1:], KINDS[0])},
     "Crafter score (%)": ("crafter", "unique_achievements_total"),
     "flags per window": ("flags", ""),
 }
@@ -79,7 +77,13 @@ class Timeline:
             value=x,
             style={"button_width": "110px"},
         )
-        self.y_picker = w.Dropdown(options=list(Y_CHOICES), value=y, description="y", layout=w.Layout(width="260px"))
+        self.y_picker = w.Dropdown(
+            options=list(Y_CHOICES),
+            value=y,
+            description="y",
+            layout=w.Layout(width="260px"),
+            style={"description_width": "initial"},  # room for the longest kind label
+        )
         self.window_picker = w.Dropdown(
             options=sorted({5, 10, 20, 50, 100, int(window)}),
             value=int(window),

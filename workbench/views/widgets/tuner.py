@@ -14,6 +14,7 @@ import numpy as np
 from workbench.analysis.alignment import progress_summary
 from workbench.core.config import RewardConfig
 from workbench.core.crafter_facts import ACHIEVEMENTS
+from workbench.core.named_configs import PER_ACHIEVEMENT_CONFIG
 from workbench.data.episodes import Corpus
 from workbench.errors import WorkbenchError
 from workbench.scoring import prepare, score
@@ -42,7 +43,8 @@ PROGRESS_LINES, EXTREMES_LINES, LINT_LINES = 8, 14, 6
 class Tuner:
     """Tune a RewardConfig on a corpus: every control change re-scores and redraws.
 
-    ``tuner.config`` is the config the controls describe; they start at ``config``.
+    ``tuner.config`` is the config the controls describe; they start at ``config`` (default: the
+    named config ``per_achievement``).
     ``tuner.baseline`` (default: ``config``; ``baseline_name`` names it in the header) is drawn
     as a grey ghost and is where Reset goes. ``tuner.scores`` are the latest scores;
     ``tuner.last_update_ms`` how long the last re-score and redraw took in the kernel.
@@ -66,7 +68,7 @@ class Tuner:
         self.path_check: Callable[[Path], Path] = lambda path: path
         self.corpus = corpus
         self.prepared = prepare(corpus)
-        self.initial = config or RewardConfig(strategy="per_achievement")
+        self.initial = config or PER_ACHIEVEMENT_CONFIG.config
         self.baseline, self.baseline_name = baseline or self.initial, baseline_name
         self.replayer, self.compare = replayer, compare
         # Names the controls do not cover (misspelled achievements) are kept as they are, so
@@ -327,7 +329,7 @@ class Tuner:
     def _file_action(self, action: Callable[[], Any]) -> None:
         try:
             result = action()
-        except (OSError, ValueError) as error:  # WorkbenchError is a ValueError
+        except (OSError, WorkbenchError, ValueError) as error:  # ValueError: a path with a NUL byte
             message = str(error)
             if "overwrite" in message:
                 message += " (tick 'overwrite' to replace it)"

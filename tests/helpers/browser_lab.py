@@ -1,6 +1,7 @@
 """A JupyterLab on loopback and Debian's chromium driven by Playwright.
 
-For the browser tests and ``benchmarks/bench_browser.py`` (a helper, not a test module)."""
+For the browser tests and ``benchmarks/bench_browser.py`` (a helper, not a test module; test-only
+code, so it lives beside the tests and never ships in the wheel)."""
 
 from __future__ import annotations
 

@@ -17,7 +17,7 @@ import urllib.request
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from workbench.testing.browser_lab import REPO, LabError, free_port
+from helpers.browser_lab import REPO, LabError, free_port
 
 URL = re.compile(r"dashboard: (http://127\.0\.0\.1:(\d+)/\?token=([0-9a-f]+))")
 START_SECONDS = 90

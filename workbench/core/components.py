@@ -1,0 +1,34 @@
+"""The reward's component kinds, as the scorer lists them and as people read them."""
+
+from __future__ import annotations
+
+__all__ = ["KINDS", "KIND_LABELS", "RESOURCE_KINDS", "component_label"]
+
+#: Component kinds, in the order a decision lists them: the consistent strategy's indicator, then
+#: per_achievement's achievement credits and its two resource-shaping kinds (reward.md, step 2).
+KINDS = ("indicator", "achievement", "inventory", "achievement_count")
+#: How each kind reads in legends, flags and tables (the one wording every view and report uses).
+KIND_LABELS = {
+    "indicator": "indicator (consistent)",
+    "achievement": "achievement credits",
+    "inventory": "inventory shaping",
+    "achievement_count": "achievement-count shaping",
+}
+#: The kinds of resource shaping: uncapped, paid on every rise (reward.md quirk 3).
+RESOURCE_KINDS = ("inventory", "achievement_count")
+
+
+def component_label(kind: str, name: str) -> str:
+    """One component as people read it: its name and its kind's label.
+
+    Args:
+        kind: one of ``KINDS`` (an unknown kind is shown as it is).
+        name: the component's name (an achievement or an item; the indicator's is internal).
+
+    Returns:
+        ``"collect_wood (achievement credits)"``, ``"stone (inventory shaping)"``; the indicator,
+        whose name is internal (``__indicator__``), as its kind's label alone.
+    """
+    if kind == "indicator":
+        return KIND_LABELS[kind]
+    return f"{name} ({KIND_LABELS.get(kind, kind)})"
