@@ -5,9 +5,9 @@ and broke the TOML export on a fresh install), so none is used. Read from the so
 
 - an import of a private module (``pyarrow._parquet``) or of a private name from another
   package (``from tomlkit.container import _x``);
-- an attribute ``obj._name`` where ``_name`` is defined nowhere in the package (no function,
-  class, assignment, attribute store, argument or import of that name): such an attribute
-  can only belong to another package's object. Attributes of standard-library modules
+- an attribute ``obj._name``, read or written, where ``_name`` is defined nowhere in the
+  package (no function, class, assignment, ``self._name = ...``, argument or import of that
+  name): such an attribute can only belong to another package's object. Attributes of standard-library modules
   (``os._exit``) are the language's, documented, and allowed.
 
 ``ALLOWED`` lists the exceptions, each with where and why.
@@ -48,7 +48,8 @@ def defined_names(trees: Iterable[ast.AST]) -> set[str]:
             elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
                 names.add(node.id)
             elif isinstance(node, ast.Attribute) and isinstance(node.ctx, (ast.Store, ast.Del)):
-                names.add(node.attr)
+                if _root(node.value) in ("self", "cls"):  # x._a = ... on another object defines nothing
+                    names.add(node.attr)
             elif isinstance(node, ast.arg):
                 names.add(node.arg)
             elif isinstance(node, ast.alias):
@@ -106,7 +107,7 @@ def private_uses(tree: ast.AST, own: str, defined: set[str]) -> list[tuple[int, 
                 for alias in node.names:
                     if _private(alias.name):
                         found.append((node.lineno, owner.get(node, ""), f"private name {node.module}.{alias.name}"))
-        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and _private(node.attr):
+        elif isinstance(node, ast.Attribute) and _private(node.attr):
             if node.attr not in defined and _root(node.value) not in stdlib:
                 found.append((node.lineno, owner.get(node, ""), f"private attribute .{node.attr}"))
     return sorted(found)
@@ -131,6 +132,7 @@ def f(body, env):
     body._insert_after("a", "b", 1)
     Ours()._cache
     pa.lib._internal
+    env._seed = 3
     return env.__class__
 """
     tree = ast.parse(source)
@@ -140,6 +142,7 @@ def f(body, env):
         (6, "private name tomlkit.container._helper"),
         (16, "private attribute ._insert_after"),
         (18, "private attribute ._internal"),
+        (19, "private attribute ._seed"),
     ]
     assert {function for line, function, _ in found if line > 6} == {"f"}
 
