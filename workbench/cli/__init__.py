@@ -13,6 +13,7 @@ import sys
 from collections.abc import Sequence
 
 from workbench.cli import (
+    advantages_cmd,
     app_cmd,
     audit_cmd,
     config_cmd,
@@ -35,6 +36,7 @@ COMMAND_MODULES = [
     corpus_cmd,
     score_cmd,
     diagnose_cmd,
+    advantages_cmd,
     audit_cmd,
     watch_cmd,
     search_cmd,
