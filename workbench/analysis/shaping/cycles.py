@@ -35,21 +35,38 @@ def previous_visits(states: np.ndarray, episode: np.ndarray) -> np.ndarray:
     states = np.asarray(states)
     if states.ndim != 2 or len(states) != len(episode):
         raise AnalysisError(f"states must be (R, F) with one row per episode label, got {states.shape}")
-    # A hash of each row (wrapping uint64 arithmetic), then candidates checked exactly, so a
-    # collision can never invent a revisit.
-    rng = np.random.default_rng(12345)
-    multipliers: np.ndarray = np.bitwise_or(rng.integers(1, 2**63, size=states.shape[1], dtype=np.uint64), 1)
-    key = np.zeros(len(states), dtype=np.uint64)
-    with np.errstate(over="ignore"):
-        for c in range(states.shape[1]):
-            key = key * np.uint64(1_000_003) + states[:, c].astype(np.uint64) * multipliers[c]
-    order = np.lexsort((np.arange(len(states)), key, np.asarray(episode)))
-    same = (key[order[1:]] == key[order[:-1]]) & (np.asarray(episode)[order[1:]] == np.asarray(episode)[order[:-1]])
+    # Each row packed exactly into a few int64 words (mixed radix per column), then sorted by
+    # (episode, words, row): equal neighbours in that order are visits of one state.
+    episode = np.asarray(episode)
+    words = _packed(states)
+    order = np.lexsort((np.arange(len(states)), *words[::-1], episode))
+    same = episode[order[1:]] == episode[order[:-1]]
+    for word in words:
+        same &= word[order[1:]] == word[order[:-1]]
     later, earlier = order[1:][same], order[:-1][same]
-    exact = (states[later] == states[earlier]).all(axis=1)
     previous = np.full(len(states), -1, dtype=np.int64)
-    previous[later[exact]] = earlier[exact]
+    previous[later] = earlier
     return previous
+
+
+def _packed(states: np.ndarray) -> list[np.ndarray]:
+    """The rows of ``states`` as int64 words, columns packed in mixed radix (exact, no hashing)."""
+    words: list[np.ndarray] = []
+    word = np.zeros(len(states), dtype=np.int64)
+    capacity = 1
+    for c in range(states.shape[1]):
+        column = states[:, c].astype(np.int64)
+        low = int(column.min(initial=0))
+        radix = int(column.max(initial=0)) - low + 1
+        if radix == 1:
+            continue
+        if capacity * radix >= 1 << 62:
+            words.append(word)
+            word, capacity = np.zeros(len(states), dtype=np.int64), 1
+        word = word * radix + (column - low)
+        capacity *= radix
+    words.append(word)
+    return words
 
 
 def segment_or(bits: np.ndarray, start: np.ndarray, stop: np.ndarray) -> np.ndarray:
