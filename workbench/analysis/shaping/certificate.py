@@ -166,8 +166,7 @@ def _fit(arrays: DecisionArrays, events, gamma: float) -> tuple[PotentialFit, np
     terminal = terminal_decisions(arrays)
     own = terminal.copy()
     own[decision] = True
-    own |= (arrays.inventory[after] != arrays.inventory[before]).any(axis=1)
-    own |= ((arrays.achievement_counts[after] > 0) != (arrays.achievement_counts[before] > 0)).any(axis=1)
+    own |= _changed_rows(arrays)[after]
     weight = np.ones(len(after))
     if gamma < 1.0:
         # runs of still decisions: broken by a decision of its own or an episode's start
@@ -196,12 +195,21 @@ def _fit(arrays: DecisionArrays, events, gamma: float) -> tuple[PotentialFit, np
     total = Moments(*(np.zeros(shape) for shape in _moment_shapes(len(FEATURE_NAMES), len(used))))
     for lo, hi in batches:
         total = total + moments(*batch(lo, hi))
-    fitted = solve(total)
-    residual = np.zeros(len(used))
-    for lo, hi in batches:  # exact residuals: a second pass (no cancellation)
-        design, rewards, w = batch(lo, hi)
-        residual += w @ (rewards - design @ fitted.theta) ** 2
-    return solve(total, residual), used
+    # residuals from the moments (|r|^2 - theta' D'r, clipped at 0): exact to float rounding
+    return solve(total), used
+
+
+def _changed_rows(arrays: DecisionArrays) -> np.ndarray:
+    """(R,) bool: rows whose state (inventory, unlocked achievements) differs from the row before
+    (column by column over the contiguous columns: no (R, 38) temporary)."""
+    changed = np.zeros(arrays.n_rows, dtype=bool)
+    for c in range(arrays.inventory.shape[1]):
+        column = arrays.inventory[:, c]
+        changed[1:] |= column[1:] != column[:-1]
+    for c in range(arrays.achievement_counts.shape[1]):
+        unlocked = arrays.achievement_counts[:, c] > 0
+        changed[1:] |= unlocked[1:] != unlocked[:-1]
+    return changed
 
 
 def _moment_shapes(f: int, c: int) -> tuple[tuple[int, ...], ...]:
