@@ -93,3 +93,8 @@ class WatchError(WorkbenchError):
 class ClusterError(WorkbenchError):
     """A ``--cluster`` setting that cannot be used (bad form, no scheduler at the address, a
     cluster that lost every worker); the message names the setting or address."""
+
+
+class AnalysisError(WorkbenchError):
+    """Input a reward analysis (advantages, shaping certificate, reward distances) cannot use:
+    mismatched array shapes, bad group labels, non-finite rewards, a bad gamma or lambda."""

@@ -13,8 +13,10 @@ import sys
 from collections.abc import Sequence
 
 from workbench.cli import (
+    advantages_cmd,
     app_cmd,
     audit_cmd,
+    certify_cmd,
     config_cmd,
     corpus_cmd,
     diagnose_cmd,
@@ -35,6 +37,8 @@ COMMAND_MODULES = [
     corpus_cmd,
     score_cmd,
     diagnose_cmd,
+    advantages_cmd,
+    certify_cmd,
     audit_cmd,
     watch_cmd,
     search_cmd,

@@ -22,6 +22,7 @@ from workbench.cli.common import (
     write_tables,
 )
 from workbench.cli.errors import UsageError
+from workbench.core.config import RewardConfig
 from workbench.data.opening import open_corpus
 from workbench.scoring import compare, crafter_score, score, verify
 
@@ -78,10 +79,14 @@ Scores the corpus under config A and config B and prints, per episode, both shap
 difference (B - A) and the episode's rank under each; per group of episodes (--by, default
 policy) the mean returns and what one achievement is worth; whether each config ranks episodes
 as their progress does; and the components whose corpus totals changed most (after lambda).
+--distance epic|starc|srrd adds a reward distance that ignores potential shaping and scale (EPIC,
+Gleave et al. 2021; STARC, Skalse et al. 2024; SRRD, Nyanhongo et al. 2025, built for sparse
+transitions such as a corpus), with the coverage it rests on and a warning when that is thin.
 
 examples:
   workbench compare configs/upstream_shaped.yaml configs/recommended.yaml sample
   workbench compare train.toml tuned.yaml corpora/scripted --top 5
+  workbench compare configs/upstream_shaped.yaml configs/recommended.yaml sample --distance srrd
 
 exit status: 0 compared, 2 bad usage or unreadable config / corpus.
 """
@@ -152,6 +157,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     comparing.add_argument(
         "--top", type=int, default=10, metavar="N", help="how many changed components to list (default 10)"
     )
+    comparing.add_argument(
+        "--distance",
+        action="append",
+        choices=("epic", "starc", "srrd"),
+        help="also print this reward distance between A and B, which ignores potential shaping, with the "
+        "coverage it rests on (repeatable; see workbench.analysis.distances)",
+    )
+    comparing.add_argument("--gamma", type=float, default=1.0, help="discount of --distance (default 1)")
     comparing.set_defaults(func=run_compare)
 
     verify = subparsers.add_parser(
@@ -242,7 +255,25 @@ def run_compare(args: argparse.Namespace) -> int:
         changes = comparison.largest_changes(args.top)[["component", "total_a", "total_b", "difference"]]
         print(f"\ncomponents that changed most (corpus totals after lambda, top {len(changes)}):")
         print(changes.to_string(index=False, float_format=number))
+    for kind in args.distance or ():
+        print_distance(corpus, config_a, config_b, kind, args.gamma)
     return 0
+
+
+def print_distance(corpus, config_a: RewardConfig, config_b: RewardConfig, kind: str, gamma: float) -> None:
+    """Print one reward distance between A and B with its coverage report (``--distance``)."""
+    from workbench.analysis.distances import reward_distance
+
+    result = reward_distance(corpus, config_a, config_b, kind, gamma=gamma)
+    c = result.coverage
+    print(
+        f"\n{kind.upper()} distance A-B: {result.value:.4f} (0 = the same up to potential shaping and scale; "
+        f"gamma {gamma:g}; {c.transitions} transitions, {c.states} distinct states, {c.distinct_transitions} "
+        f"distinct transitions, {c.branching:.0%} of states seen with 2+ successors, {c.observed_pairs:.1%} of "
+        "evaluated state pairs observed)"
+    )
+    if c.warning:
+        print(f"warning: {c.warning}")
 
 
 def run_verify(args: argparse.Namespace) -> int:

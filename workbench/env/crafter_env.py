@@ -29,7 +29,7 @@ from workbench.data.policies import PolicyInput, policy_input_from
 from workbench.data.recording import EpisodeTrace, state_row
 from workbench.env.actions import decision_space, decode_decision, encode_decision
 from workbench.env.episode_sink import EpisodeSink, episode_metadata
-from workbench.env.stepwise import DecisionScorer, state_from_row
+from workbench.env.stepwise import DecisionScorer, PotentialPayer, state_from_row
 from workbench.errors import EnvError
 
 #: Crafter clips every inventory entry to 0..9 (crafter.constants.items[...]["max"]).
@@ -79,6 +79,10 @@ class CrafterStepwiseEnv(gymnasium.Env):
       ``record_to``: save each into that corpus folder as it ends (it must not hold episodes);
       ``record_frames``: keep every frame too; ``policy_name``: the recorded ``policy``.
     - ``render_mode``: None or ``"rgb_array"`` (``render()`` draws ``render_size`` pixels square).
+    - ``shaping``: ``"task_app"`` pays the stepwise reward; ``"potential"`` pays its achievement
+      credits plus the potential-based counterpart of its resource shaping,
+      ``gamma Phi(s') - Phi(s)`` (``workbench.scoring.potential``; 0 potential after a death),
+      with ``gamma`` the learner's discount: what ``workbench certify`` proposes.
 
     Raises ``EnvError`` for a bad argument, ``ConfigError`` for an unreadable config file and
     ``TargetExistsError`` when ``record_to`` already holds episodes. Like ``workbench.score``, the
@@ -101,8 +105,11 @@ class CrafterStepwiseEnv(gymnasium.Env):
         policy_name: str | None = None,
         render_mode: str | None = None,
         render_size: int = 256,
+        shaping: Literal["task_app", "potential"] = "task_app",
+        gamma: float = 1.0,
     ) -> None:
         self.config = resolve_config(config)
+        self._potential = PotentialPayer(self.config, shaping, gamma)
         self.action_space = decision_space(actions_per_decision)
         self.actions_per_decision = int(actions_per_decision)
         if length is not None and (isinstance(length, bool) or not isinstance(length, (int, np.integer)) or length < 1):
@@ -170,6 +177,7 @@ class CrafterStepwiseEnv(gymnasium.Env):
         seen = policy_input_from(self._crafter, image, None, 0, self.actions_per_decision)
         row = state_row(seen.inventory, seen.achievements, seen.player_pos)
         self._scorer.reset(state_from_row(row[0], row[1]))
+        self._potential.reset(row[0], row[1])
         self._trace = EpisodeTrace(row, image.copy() if self.record_frames else None)
         self._steps = 0
         self._ended = False
@@ -184,7 +192,7 @@ class CrafterStepwiseEnv(gymnasium.Env):
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         """Play one decision. Returns ``(observation, reward, terminated, truncated, info)``:
-        reward the stepwise reward, terminated = the player died (Crafter's discount 0),
+        reward the stepwise reward (or its potential-based counterpart, ``shaping``), terminated = the player died (Crafter's discount 0),
         truncated = Crafter's length limit reached without dying.
 
         ``info``: ``stepwise`` (the task app's stepwise info of the decision), ``env_reward``
@@ -217,6 +225,7 @@ class CrafterStepwiseEnv(gymnasium.Env):
         self._trace.add(row, executed, env_reward, bool(done), frames)
         terminated = crafter_info["discount"] == 0.0
         truncated = bool(done) and not terminated
+        reward = self._potential.pay(stepwise, stats, row[0], row[1], terminated)
         info: dict[str, Any] = {
             "stepwise": stepwise,
             "env_reward": env_reward,
@@ -230,7 +239,7 @@ class CrafterStepwiseEnv(gymnasium.Env):
         }
         if done:
             info["episode_stepwise"] = self._finish("terminated" if terminated else "truncated")
-        return self._observe(image, row[0]), float(stats["reward"]), bool(terminated), truncated, info
+        return self._observe(image, row[0]), reward, bool(terminated), truncated, info
 
     def render(self) -> np.ndarray | None:
         """The current state drawn at ``render_size`` pixels (``render_mode="rgb_array"``), else None.

@@ -12,11 +12,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from workbench.core.config import RewardConfig
 from workbench.core.crafter_facts import ACHIEVEMENTS, INVENTORY_ITEMS
 from workbench.core.episode_reward import actions_summary
 from workbench.core.reward import compute_stepwise_reward
+from workbench.errors import EnvError
+from workbench.scoring.potential import config_potential, state_potential
 
+#: What ``CrafterStepwiseEnv(shaping=...)`` accepts.
+SHAPINGS = ("task_app", "potential")
 #: A task-app observation state: ``inventory``, ``achievements_status``, ``achievements_counts``.
 State = dict[str, dict[str, Any]]
 
@@ -87,3 +93,44 @@ class DecisionScorer:
     def credit_counts(self) -> dict[str, int]:
         """A copy of this episode's credit counts (name -> times credited so far)."""
         return dict(self._credit_counts)
+
+
+class PotentialPayer:
+    """The reward a decision pays under ``shaping``: the task app's stepwise reward
+    (``"task_app"``), or its achievement credits plus ``gamma Phi(s') - Phi(s)`` with the config's
+    potential-based counterpart (``"potential"``, ``workbench.scoring.potential``; a death's
+    potential is 0). Equal, decision by decision, to ``kind_rewards(...)[:, 0] +
+    shaping_payments(...)`` on the recorded episode."""
+
+    def __init__(self, config: RewardConfig, shaping: str, gamma: float) -> None:
+        if shaping not in SHAPINGS:
+            raise EnvError(f"shaping must be one of {list(SHAPINGS)}, got {shaping!r}")
+        if isinstance(gamma, bool) or not isinstance(gamma, (int, float)) or not 0.0 <= float(gamma) <= 1.0:
+            raise EnvError(f"gamma must be a number within [0, 1] (the learner's discount), got {gamma!r}")
+        self.shaping = shaping
+        self.gamma = float(gamma)
+        self._lambda = config.effective_lambda
+        self._weights = config_potential(config)
+        self._phi = 0.0
+
+    def reset(self, inventory: Sequence[int], counts: Sequence[int]) -> None:
+        """Start an episode at the reset state's inventory and counts."""
+        self._phi = state_potential(np.asarray(inventory), np.asarray(counts), self._weights)
+
+    def pay(
+        self,
+        stepwise: dict[str, Any],
+        stats: dict[str, float],
+        inventory: Sequence[int],
+        counts: Sequence[int],
+        terminated: bool,
+    ) -> float:
+        """The reward of the decision that ended in ``inventory`` / ``counts``."""
+        if self.shaping == "task_app":
+            return float(stats["reward"])
+        phi = state_potential(np.asarray(inventory), np.asarray(counts), self._weights)
+        after = 0.0 if terminated else phi
+        shaping = self.gamma * after - self._phi
+        self._phi = phi
+        credits = sum(c["weight"] for c in stepwise.get("components", ()) if "achievement" in c)
+        return float(self._lambda * credits + shaping)

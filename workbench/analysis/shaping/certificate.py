@@ -1,0 +1,296 @@
+"""``certify``: a config's shaping certificate on a corpus (potential fit per component, positive cycles, the potential-based counterpart)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from workbench.analysis.decision_kinds import kind_rewards
+from workbench.analysis.shaping.cycles import positive_cycles, segment_or
+from workbench.analysis.shaping.fit import Moments, PotentialFit, moments, shaping_design, solve
+from workbench.core.config import RewardConfig
+from workbench.core.crafter_facts import ACHIEVEMENTS, INVENTORY_ITEMS
+from workbench.core.reward import PER_ACHIEVEMENT
+from workbench.data.episodes import Corpus, DecisionArrays
+from workbench.errors import AnalysisError
+from workbench.scoring import (
+    PreparedCorpus,
+    achievement_limits,
+    achievement_weights,
+    credited_unlocks,
+    prepare,
+    score,
+    slot_weights,
+)
+from workbench.scoring.potential import FEATURE_NAMES, decision_rows, shaping_payments, terminal_decisions
+
+__all__ = ["Certificate", "certify", "component_events"]
+
+#: Decisions per batch of the fit (the (batch, 38) design and (batch, C) rewards stay ~30 MB).
+BATCH = 1 << 16
+#: Component kinds that are shaping (the rest, credits and the indicator, are the task's reward:
+#: they are meant to change what is optimal, so a potential need not explain them).
+SHAPING_KINDS = ("inventory", "achievement_count")
+#: Names of the component columns: credits per achievement, inventory items, achievement counts.
+SLOT_NAMES = (*(f"inventory:{i}" for i in INVENTORY_ITEMS), *(f"achievement_count:{a}" for a in ACHIEVEMENTS))
+
+
+@dataclass(frozen=True, eq=False)
+class Certificate:
+    """How far a config's shaping is from potential-based, on a corpus (``certify``).
+
+    - ``components``: per component (``kind``, ``name``, ``role``: shaping for resource
+      components, task reward for credits and the indicator) ``paid`` (corpus total, after lambda),
+      ``explained`` (by the best potential), ``unexplained`` (paid - explained),
+      ``unexplained_share`` (of the shaped return), ``unexplained_signal`` (|e| / |r|),
+      ``potential`` (the fitted Phi's largest terms).
+    - ``cycles``: every positive-return cycle (``episode``, ``from_decision`` = the decision
+      after which the state was first seen, 0 = reset, ``to_decision`` = when it was seen
+      again, ``decisions``, ``paid``, ``loop`` = the resource events paid inside it).
+    - ``loops``: cycles summed by ``loop``: ``cycles``, ``episodes``, ``paid``, ``paid_per_cycle``,
+      ``share_of_return`` and an ``example`` (episode and decisions, for the replayer).
+    - ``counterpart``: per episode the task app's ``return``, the potential-based counterpart's
+      ``potential_return`` (credits + gamma Phi(s') - Phi(s)), ``achievements``, the ``by`` group.
+    """
+
+    components: pd.DataFrame
+    cycles: pd.DataFrame
+    loops: pd.DataFrame
+    counterpart: pd.DataFrame
+    config: RewardConfig
+    gamma: float
+    by: str
+
+    def counterpart_by_group(self) -> pd.DataFrame:
+        """Means per ``by`` group of ``return``, ``potential_return`` and ``achievements``."""
+        columns = ["return", "potential_return", "achievements"]
+        return self.counterpart.groupby(self.by, sort=False)[columns].mean().reset_index()
+
+    def tables(self) -> dict[str, pd.DataFrame]:
+        """Every table by name (what ``--out`` writes)."""
+        return {
+            "components": self.components,
+            "cycles": self.cycles,
+            "loops": self.loops,
+            "counterpart": self.counterpart,
+        }
+
+
+def component_events(prepared: PreparedCorpus, config: RewardConfig) -> tuple[np.ndarray, np.ndarray, np.ndarray, list]:
+    """Every payment of ``config`` as (decision, component column, value after lambda).
+
+    Columns: per_achievement: 0..21 credits by achievement, 22..37 inventory items, 38..59
+    achievement counts; consistent: 0 the indicator.
+
+    Args:
+        prepared: the corpus's weight-independent arrays.
+        config: the reward config.
+
+    Returns:
+        ``(decision, column, value, names)``: (M,) arrays sorted by decision, and the
+        ``(kind, name)`` of each column.
+    """
+    lam = config.effective_lambda
+    if config.effective_strategy != PER_ACHIEVEMENT:
+        decision = np.unique(prepared.unlock_decision)
+        return decision, np.zeros(len(decision), dtype=np.int64), np.full(len(decision), lam * 1.0), [("indicator", "")]
+    credited = credited_unlocks(prepared.unlock_ordinal, achievement_limits(config)[prepared.unlock_name])
+    names = prepared.unlock_name[credited]
+    decision = np.concatenate([prepared.unlock_decision[credited], prepared.gain_decision])
+    column = np.concatenate([names, len(ACHIEVEMENTS) + prepared.gain_slot]).astype(np.int64)
+    value = lam * np.concatenate(
+        [
+            achievement_weights(config)[names],
+            slot_weights(config.resource_weights)[prepared.gain_slot] * prepared.gain_delta,
+        ]
+    )
+    order = np.argsort(decision, kind="stable")
+    labels = [("achievement", a) for a in ACHIEVEMENTS] + [tuple(s.split(":")) for s in SLOT_NAMES]
+    return decision[order], column[order], value[order], labels
+
+
+def certify(corpus: Corpus, config: RewardConfig, *, gamma: float = 1.0, by: str = "policy") -> Certificate:
+    """The shaping certificate of ``config`` on ``corpus`` (see ``Certificate``).
+
+    Args:
+        corpus: the episodes (transitions are their decisions).
+        config: the reward config.
+        gamma: the learner's discount, in [0, 1] (1: undiscounted returns, as GRPO sums them).
+        by: index column grouping episodes in ``counterpart_by_group``.
+
+    Returns:
+        The ``Certificate``.
+
+    Raises:
+        AnalysisError: gamma outside [0, 1] or an unknown ``by`` column.
+    """
+    if not 0.0 <= gamma <= 1.0:
+        raise AnalysisError(f"gamma must be within [0, 1], got {gamma}")
+    if by not in corpus.index.columns:
+        raise AnalysisError(f"no index column {by!r}; columns are {list(corpus.index.columns)}")
+    prepared = prepare(corpus)
+    arrays = corpus.decision_arrays()
+    events = component_events(prepared, config)
+    fit, used = _fit(arrays, events, gamma)
+    scores = score(prepared, config)
+    reward = scores.reward
+    total = float(reward.sum())
+    components = _components_table(fit, [events[3][c] for c in used], total)
+    cycles, loops = _cycles(arrays, prepared, reward, corpus.ids, total)
+    credit = kind_rewards(prepared, config)[:, 0]
+    potential = credit + shaping_payments(arrays, config, gamma)
+    counterpart = pd.DataFrame(
+        {
+            "episode": list(prepared.ids),
+            by: corpus.index[by].to_numpy(),
+            "return": scores.reward_sum,
+            "potential_return": np.bincount(prepared.episode_of, weights=potential, minlength=prepared.n_episodes),
+            "achievements": prepared.seen_status.sum(axis=1),
+        }
+    )
+    return Certificate(components, cycles, loops, counterpart, config, float(gamma), by)
+
+
+def _fit(arrays: DecisionArrays, events, gamma: float) -> tuple[PotentialFit, np.ndarray]:
+    """The least-squares potential of every component that paid, over the decisions in batches.
+
+    A decision that paid nothing and left the state as it was has the design row
+    ``(gamma - 1) x(s)``: 0 at gamma = 1 (dropped), and equal along a run of such decisions in
+    one state (kept once, weighted by the run's length). The rest are rows of their own."""
+    decision, column, value, labels = events
+    used = np.unique(column)
+    slot = np.searchsorted(used, column)
+    before, after = decision_rows(arrays)
+    terminal = terminal_decisions(arrays)
+    own = terminal.copy()
+    own[decision] = True
+    own |= _changed_rows(arrays)[after]
+    weight = np.ones(len(after))
+    if gamma < 1.0:
+        # runs of still decisions: broken by a decision of its own or an episode's start
+        episode_start = np.zeros(len(after), dtype=bool)
+        episode_start[np.cumsum(arrays.lengths)[:-1]] = True
+        run = np.cumsum(own | episode_start)
+        first = ~own & np.r_[True, (run[1:] != run[:-1]) | own[:-1]]
+        keep = own | first
+        lengths = np.bincount(run[~own], minlength=int(run[-1]) + 1 if len(run) else 0)
+        weight = np.where(first, lengths[run], 1.0)
+    else:
+        keep = own
+    rows = np.flatnonzero(keep)
+    weight = weight[rows]
+    event_row = np.searchsorted(rows, decision)  # every paying decision is a row of its own
+    batches = [(lo, min(lo + BATCH, len(rows))) for lo in range(0, len(rows), BATCH)]
+
+    def batch(lo: int, hi: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        at = rows[lo:hi]
+        design = shaping_design(_features(arrays, before[at]), _features(arrays, after[at]), gamma, terminal[at])
+        first, last = np.searchsorted(event_row, [lo, hi])
+        rewards = np.zeros((hi - lo, len(used)))
+        np.add.at(rewards, (event_row[first:last] - lo, slot[first:last]), value[first:last])
+        return design, rewards, weight[lo:hi]
+
+    total = Moments(*(np.zeros(shape) for shape in _moment_shapes(len(FEATURE_NAMES), len(used))))
+    for lo, hi in batches:
+        total = total + moments(*batch(lo, hi))
+    # residuals from the moments (|r|^2 - theta' D'r, clipped at 0): exact to float rounding
+    return solve(total), used
+
+
+def _changed_rows(arrays: DecisionArrays) -> np.ndarray:
+    """(R,) bool: rows whose state (inventory, unlocked achievements) differs from the row before
+    (column by column over the contiguous columns: no (R, 38) temporary)."""
+    changed = np.zeros(arrays.n_rows, dtype=bool)
+    for c in range(arrays.inventory.shape[1]):
+        column = arrays.inventory[:, c]
+        changed[1:] |= column[1:] != column[:-1]
+    for c in range(arrays.achievement_counts.shape[1]):
+        unlocked = arrays.achievement_counts[:, c] > 0
+        changed[1:] |= unlocked[1:] != unlocked[:-1]
+    return changed
+
+
+def _moment_shapes(f: int, c: int) -> tuple[tuple[int, ...], ...]:
+    return (f, f), (f, c), (f,), (c,), (c,)
+
+
+def _features(arrays: DecisionArrays, rows: np.ndarray) -> np.ndarray:
+    out = np.empty((len(rows), len(FEATURE_NAMES)))
+    out[:, : len(INVENTORY_ITEMS)] = arrays.inventory[rows]
+    out[:, len(INVENTORY_ITEMS) :] = arrays.achievement_counts[rows] > 0
+    return out
+
+
+def _components_table(fit: PotentialFit, labels: list, total: float) -> pd.DataFrame:
+    def potential_text(theta: np.ndarray) -> str:
+        top = np.argsort(-np.abs(theta), kind="stable")[:3]
+        return " + ".join(f"{theta[f]:.3f}*{FEATURE_NAMES[f]}" for f in top if abs(theta[f]) > 1e-9) or "0"
+
+    kinds = [k for k, _ in labels]
+    table = pd.DataFrame(
+        {
+            "kind": kinds,
+            "name": [n for _, n in labels],
+            "role": ["shaping" if k in SHAPING_KINDS else "task reward" for k in kinds],
+            "paid": fit.paid,
+            "explained": fit.explained,
+            "unexplained": fit.unexplained,
+            "unexplained_share": fit.unexplained / total if total else np.zeros(len(labels)),
+            "unexplained_signal": fit.unexplained_signal,
+            "potential": [potential_text(fit.theta[:, c]) for c in range(len(labels))],
+        }
+    )
+    table = table.sort_values("unexplained", ascending=False, key=np.abs, kind="stable")
+    return table.sort_values("role", kind="stable").reset_index(drop=True)  # shaping first
+
+
+def _cycles(
+    arrays: DecisionArrays, prepared: PreparedCorpus, reward: np.ndarray, ids: list[str], total: float
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The positive cycles and their summary by loop (the resource events paid inside)."""
+    _, after = decision_rows(arrays)
+    row_reward = np.zeros(arrays.n_rows)
+    row_reward[after] = reward
+    episode = np.repeat(np.arange(arrays.n_episodes), arrays.lengths + 1)
+    states = np.concatenate([arrays.inventory, arrays.achievement_counts > 0], axis=1)
+    start, stop, paid = positive_cycles(states, episode, row_reward)
+    # Which resource slots rose inside each cycle: a bit per slot per row, OR-ed over the cycle.
+    bits = np.zeros(arrays.n_rows, dtype=np.uint64)
+    np.bitwise_or.at(bits, after[prepared.gain_decision], np.uint64(1) << prepared.gain_slot.astype(np.uint64))
+    signature = segment_or(bits, start + 1, stop + 1)
+    row_starts = arrays.row_starts
+    distinct, inverse = np.unique(signature, return_inverse=True)
+    loop = np.array([_loop_name(int(s)) for s in distinct], dtype=object)[inverse.ravel()]
+    cycles = pd.DataFrame(
+        {
+            "episode": np.array(ids, dtype=object)[episode[stop]],
+            "from_decision": start - row_starts[episode[start]],
+            "to_decision": stop - row_starts[episode[stop]],
+            "decisions": stop - start,
+            "paid": paid,
+            "loop": loop,
+        }
+    )
+    if cycles.empty:
+        columns = ["loop", "cycles", "episodes", "paid", "paid_per_cycle", "share_of_return", "example"]
+        return cycles, pd.DataFrame(columns=columns)
+    grouped = cycles.groupby("loop", sort=False)
+    loops = grouped.agg(cycles=("paid", "size"), episodes=("episode", "nunique"), paid=("paid", "sum")).reset_index()
+    loops["paid_per_cycle"] = loops["paid"] / loops["cycles"]
+    loops["share_of_return"] = loops["paid"] / total if total else 0.0
+    first = grouped.head(1).set_index("loop")
+    loops["example"] = [
+        f"{first.at[name, 'episode']} decisions {first.at[name, 'from_decision'] + 1}..{first.at[name, 'to_decision']}"
+        for name in loops["loop"]
+    ]
+    return cycles, loops.sort_values("paid", ascending=False, kind="stable").reset_index(drop=True)
+
+
+def _loop_name(signature: int) -> str:
+    """The resource slots of a signature, counts first (what was done), then items."""
+    slots = [s for s in range(len(SLOT_NAMES)) if signature >> s & 1]
+    counts = [SLOT_NAMES[s].split(":")[1] for s in slots if s >= len(INVENTORY_ITEMS)]
+    items = [SLOT_NAMES[s].split(":")[1] for s in slots if s < len(INVENTORY_ITEMS)]
+    return " / ".join(counts) + (f" (+{', '.join(items)})" if items else "") if counts else "+" + ", ".join(items)
