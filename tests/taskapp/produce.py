@@ -20,7 +20,7 @@ from pathlib import Path
 from taskapp.cases import CASES, Case, post_rollout, save_json
 from taskapp.server import TRACE_DB, TaskAppServer, lay_out_app_folder, start_task_app
 from taskapp.standin import StandIn
-from taskapp.venv import TaskAppVenv, ensure_venv
+from taskapp.venv import VERSION, TaskAppVenv, ensure_venv
 
 STANDIN_SEED = 2026
 
@@ -38,11 +38,13 @@ class Produced:
 
 
 @contextmanager
-def running_task_app(venv: TaskAppVenv, folder: Path, trace: Path | None = None) -> Iterator[TaskAppServer]:
-    """The task app served from ``folder`` (tracing into ``trace`` when given); stopped (with its
-    children) on exit, also on error."""
+def running_task_app(
+    venv: TaskAppVenv, folder: Path, trace: Path | None = None, version: str = VERSION
+) -> Iterator[TaskAppServer]:
+    """The task app of synth-ai ``version`` served from ``folder`` (tracing into ``trace`` when
+    given); stopped (with its children) on exit, also on error."""
     lay_out_app_folder(venv, folder)
-    server = start_task_app(venv, folder, trace=trace)
+    server = start_task_app(venv, folder, trace=trace, version=version)
     try:
         yield server
     finally:
@@ -55,13 +57,14 @@ def produce(
     cases: Sequence[Case] = CASES,
     venv: TaskAppVenv | None = None,
     trace: Path | None = None,
+    version: str = VERSION,
 ) -> Produced:
     """Serve the task app (from ``venv``, else the cached one, built when missing) from
     ``work_dir`` (tracing into ``trace`` when given), post every case with the stand-in answering
     the policy's calls, and save the responses into ``out_dir``. Raises what ``ensure_venv`` and
     ``start_task_app`` raise."""
     seconds: dict[str, float] = {}
-    venv = venv or ensure_venv()
+    venv = venv or ensure_venv(version=version)
     if venv.build_seconds is not None:
         seconds["venv_build"] = venv.build_seconds
     standin = StandIn(seed=STANDIN_SEED).start()
@@ -69,7 +72,7 @@ def produce(
     requests: dict[str, dict] = {}
     try:
         started = time.monotonic()
-        with running_task_app(venv, work_dir, trace) as server:
+        with running_task_app(venv, work_dir, trace, version) as server:
             seconds["server_start"] = time.monotonic() - started
             for case in cases:
                 request = case.request(standin.inference_url(f"trace_{case.name}"))

@@ -22,6 +22,7 @@ from workbench.cli import (
     record_cmd,
     score_cmd,
     search_cmd,
+    verify_cmd,
     watch_cmd,
 )
 from workbench.errors import WorkbenchError
@@ -34,6 +35,7 @@ COMMAND_MODULES = [
     import_cmd,
     corpus_cmd,
     score_cmd,
+    verify_cmd,
     diagnose_cmd,
     audit_cmd,
     watch_cmd,

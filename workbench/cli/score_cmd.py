@@ -1,7 +1,6 @@
-"""``workbench score``, ``compare`` and ``verify``: rewards, configs side by side, checks.
+"""``workbench score`` and ``compare``: a config's rewards over a corpus, two configs side by side.
 
-``score`` gives a config's rewards over a corpus, ``compare`` two configs side by side, and
-``verify`` checks imported rollouts against what the task app logged."""
+(``verify``, which checks imported rollouts against what the task app logged, is ``verify_cmd``.)"""
 
 from __future__ import annotations
 
@@ -22,7 +21,7 @@ from workbench.cli.common import (
     write_tables,
 )
 from workbench.cli.errors import UsageError
-from workbench.scoring import compare, crafter_score, score, verify
+from workbench.scoring import compare, crafter_score, score
 
 #: The tables ``--out`` writes, each to ``<stem>.<table><suffix>``.
 TABLES = ("episodes", "decisions", "components")
@@ -85,27 +84,9 @@ examples:
 exit status: 0 compared, 2 bad usage or unreadable config / corpus.
 """
 
-VERIFY_EPILOG = """\
-For every episode imported from task-app rollouts (`workbench import rollouts`), re-scores it
-under the step_rewards config the rollout ran with and compares each decision with the logged
-info.stepwise (reward, base_reward, indicator, resource_reward, new and credited achievements).
-Prints every decision that differs, and what was checked and skipped (episodes without a log).
-
-An episode that follows another in one rollout (on_done = reset) has its first decision scored
-against the previous episode's end, as the task app does (quirk 7 in the README). Text
-observations carry no achievement counts: a per_achievement rollout logged every rise, so its
-counts are rebuilt exactly; a consistent one logged none, so its counts are estimates (lower
-bounds), said in the output and in each difference's note.
-
-examples:
-  workbench verify corpora/llm-rollouts
-
-exit status: 0 every logged decision reproduced, 1 some differ, 2 bad usage or unreadable corpus.
-"""
-
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    """Add ``workbench score``, ``compare`` and ``verify`` to ``subparsers``."""
+    """Add ``workbench score`` and ``compare`` to ``subparsers``."""
     score = subparsers.add_parser(
         "score",
         help="score a corpus with a reward config: per-episode returns and corpus totals",
@@ -150,17 +131,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--top", type=int, default=10, metavar="N", help="how many changed components to list (default 10)"
     )
     comparing.set_defaults(func=run_compare)
-
-    verify = subparsers.add_parser(
-        "verify",
-        help="check imported rollouts: does re-scoring reproduce the rewards the task app logged?",
-        description="Re-score imported task-app rollouts and list every decision whose logged "
-        "stepwise reward is not reproduced.",
-        epilog=VERIFY_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    verify.add_argument("corpus", metavar="CORPUS", help=CORPUS_HELP)
-    verify.set_defaults(func=run_verify)
 
 
 def run_score(args: argparse.Namespace) -> int:
@@ -240,37 +210,3 @@ def run_compare(args: argparse.Namespace) -> int:
         print(f"\ncomponents that changed most (corpus totals after lambda, top {len(changes)}):")
         print(changes.to_string(index=False, float_format=number))
     return 0
-
-
-def run_verify(args: argparse.Namespace) -> int:
-    """Print what verify checked and every decision that differs; exit status 1 when some differ."""
-    corpus = open_corpus(args.corpus)
-    result = verify(corpus)
-    mismatches = result.mismatches
-    print(
-        f"checked {result.decisions_checked} logged decision(s) in {result.episodes_checked} episode(s); "
-        f"{len(result.skipped)} episode(s) skipped, {len(result.unchecked)} decision(s) not checked"
-    )
-    for reason, count in pd.Series(result.skipped, dtype=object).value_counts().items():
-        print(f"  skipped {count} episode(s): {reason}")
-    for reason, count in pd.Series([u[2] for u in result.unchecked], dtype=object).value_counts().items():
-        print(f"  not checked {count} decision(s): {reason}")
-    if result.carried_over:
-        print(f"  {len(result.carried_over)} episode(s) scored from the previous episode's end (quirk 7)")
-    estimated = int((corpus.index["counts"] == "estimated").sum())
-    if estimated:
-        print(
-            f"  {estimated} episode(s) have estimated achievement counts (text observations, no logged rises): "
-            "their count shaping is a lower bound"
-        )
-    if mismatches.empty:
-        print(
-            "every logged decision reproduced"
-            if result.decisions_checked
-            else "nothing to verify: no episode carries a task-app log"
-        )
-        return 0
-    with pd.option_context("display.max_rows", None, "display.width", 200, "display.max_colwidth", 80):
-        print(f"\n{len(mismatches)} decision(s) differ:")
-        print(mismatches.to_string(index=False))
-    return 1
