@@ -110,7 +110,7 @@ def verify(corpus: Corpus, config: dict[str, Any] | None = None, config_source: 
     )
     return Verification(
         mismatches=table,
-        episodes_checked=sum(len(e) for _, e in plan.groups.values()),
+        episodes_checked=sum(len(e) for _, e in plan.groups.values()) + len(plan.indicator),
         decisions_checked=plan.decisions_checked,
         skipped=plan.skipped,
         unchecked=plan.unchecked,
@@ -229,7 +229,7 @@ class _Plan:
         when anything unlocked, ``new_achievements`` the names unlocked."""
         stepwise_log = list((episode.logged or {}).get("stepwise") or [])
         factor = INDICATOR.applied_lambda(table.get("indicator_lambda"))
-        status = episode.achievement_status
+        status = np.asarray(episode.achievement_status, dtype=bool)
         for i in range(episode.n_decisions):
             stepwise = stepwise_log[i] if i < len(stepwise_log) else None
             if not isinstance(stepwise, dict):

@@ -148,6 +148,20 @@ def producer_lines(metadata: Iterable[Mapping[str, Any]]) -> list[str]:
     return lines
 
 
+def weights_ignored_line(metadata: Iterable[Mapping[str, Any]], tables: Mapping[str, Mapping[str, Any]]) -> str | None:
+    """The ``WEIGHTS_IGNORED`` line for a user's configs (``tables``: name -> step_rewards
+    table) over episodes with ``metadata``: when some config asks for per_achievement and some
+    episode came from the indicator-only loop (its run never saw those weights); else None."""
+    asking = [name for name, table in tables.items() if weights_ignored(INDICATOR, table)]
+    produced = sum(producer_named(meta.get("producer")) is INDICATOR for meta in metadata)
+    if not asking or not produced:
+        return None
+    return (
+        f"{WEIGHTS_IGNORED}: {produced} episode(s) come from {INDICATOR.name}, which paid lambda x any unlock; "
+        f"the per_achievement weights of {', '.join(asking)} are not what those runs were paid"
+    )
+
+
 def _logged_stepwise(response: Mapping[str, Any]) -> Iterable[Mapping[str, Any]]:
     """Every step's ``info.stepwise`` object in a response."""
     for trajectory in response.get("trajectories") or []:

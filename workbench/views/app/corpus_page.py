@@ -19,7 +19,7 @@ from workbench.data.policies import BUILTIN_POLICIES
 from workbench.data.recording import RecordReport, record
 from workbench.errors import RecordingError
 from workbench.views.app.common import Status, guarded, heading, in_background, open_corpus_spec
-from workbench.views.widgets.common import counts_note
+from workbench.views.widgets.common import counts_note, producers_note
 
 if TYPE_CHECKING:
     from workbench.views.app.session import AppSession
@@ -64,13 +64,14 @@ def import_with_progress(kind: str, source: str, on_file: Callable[[int, int], N
 
 
 def corpus_summary(corpus: Corpus, label: str) -> str:
-    """HTML: which corpus is open, with its episodes, decisions and policies, and a line on
-    estimated achievement counts when some episodes have them."""
+    """HTML: which corpus is open, with its episodes, decisions and policies, the synth-ai loops
+    that produced them (and whether one ignored the run's weights), and a line on estimated
+    achievement counts when some episodes have them."""
     policies = corpus.groups("policy").astype(str).value_counts()
     by_policy = ", ".join(f"{html.escape(p)} ({n})" for p, n in policies.items())
     return (
         f"<div class='wb-app-corpus'><b>open:</b> {html.escape(label)}: {len(corpus)} episodes, "
-        f"{corpus.n_decisions:,} decisions; policies: {by_policy}{counts_note(corpus)}</div>"
+        f"{corpus.n_decisions:,} decisions; policies: {by_policy}{producers_note(corpus)}{counts_note(corpus)}</div>"
     )
 
 
