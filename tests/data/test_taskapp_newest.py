@@ -129,9 +129,7 @@ def test_cli_verify_with_and_without_the_request(produced: Produced, tmp_path: P
     assert "every logged decision reproduced" in out and WEIGHTS_IGNORED in out
 
 
-def test_the_trace_database_imports_every_session_equal_to_the_json(
-    produced: Produced, imported: ImportResult
-) -> None:
+def test_the_trace_database_imports_every_session_equal_to_the_json(produced: Produced, imported: ImportResult) -> None:
     assert produced.trace_db is not None
     traced = import_traces(produced.trace_db, progress=False)
     assert traced.ok, str(traced)

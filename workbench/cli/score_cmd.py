@@ -21,7 +21,10 @@ from workbench.cli.common import (
     write_tables,
 )
 from workbench.cli.errors import UsageError
+from workbench.core.config import RewardConfig
+from workbench.data.episodes import Corpus
 from workbench.scoring import compare, crafter_score, score
+from workbench.scoring.intervals import return_intervals
 
 #: The tables ``--out`` writes, each to ``<stem>.<table><suffix>``.
 TABLES = ("episodes", "decisions", "components")
@@ -177,6 +180,8 @@ def run_score(args: argparse.Namespace) -> int:
             f"{', ...' if len(estimated) > 3 else ''}): imported from text observations without logged rises, so "
             "their achievement-count shaping is a lower bound, not the task app's number (column counts)"
         )
+    if not args.cluster:
+        print_intervals(corpus, config)
     if args.out:
         written = write_tables({table: getattr(scores, table) for table in tables}, args.out, overwrite=args.overwrite)
         print("wrote " + ", ".join(map(str, written)))
@@ -206,7 +211,25 @@ def run_compare(args: argparse.Namespace) -> int:
         print("\nprogress:")
         print("  A: " + progress_summary(comparison.a))
         print("  B: " + progress_summary(comparison.b))
+        for label, config in (("A", config_a), ("B", config_b)):
+            print_intervals(corpus, config, label=f"{label}: ")
         changes = comparison.largest_changes(args.top)[["component", "total_a", "total_b", "difference"]]
         print(f"\ncomponents that changed most (corpus totals after lambda, top {len(changes)}):")
         print(changes.to_string(index=False, float_format=number))
     return 0
+
+
+def print_intervals(corpus: Corpus, config: RewardConfig, label: str = "") -> None:
+    """Under per_achievement, print the interval each episode with estimated counts may have
+    as its return (``return_intervals``): its single number is only the lower end."""
+    if config.effective_strategy != "per_achievement":
+        return
+    intervals = return_intervals(corpus, config)
+    if intervals.empty:
+        return
+    print(
+        f"\n{label}per_achievement returns of the {len(intervals)} episode(s) with estimated counts lie in "
+        "[return_low, return_high] (the returns above use the estimated counts, which cannot pin them):"
+    )
+    with pd.option_context("display.max_rows", None, "display.width", 200):
+        print(intervals.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
