@@ -104,6 +104,16 @@ def test_audit_says_a_per_achievement_config_was_not_what_the_indicator_runs_wer
     assert WEIGHTS_IGNORED not in out
 
 
+def test_score_names_the_weights_the_indicator_runs_never_saw(tmp_path, capsys):
+    corpus = _imported(tmp_path, capsys, FIXTURE / "responses")
+    code, out, _ = _run(capsys, "score", "--config", REPO / "configs" / "recommended.yaml", corpus)
+    assert code == 0 and sum(WEIGHTS_IGNORED in line for line in out.splitlines()) == 1
+    consistent = tmp_path / "consistent.yaml"
+    consistent.write_text(yaml.safe_dump({"enabled": True, "mode": "decision_stepwise", "strategy": "consistent"}))
+    code, out, _ = _run(capsys, "score", "--config", consistent, corpus)
+    assert code == 0 and WEIGHTS_IGNORED not in out
+
+
 def test_app_on_a_busy_port_is_one_line_exit_2_before_any_url():
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))

@@ -201,3 +201,38 @@ def test_steps_out_of_order_are_a_named_error(tmp_path):
     (error,) = result.errors
     assert error.file.endswith("reordered.json")
     assert error.location == "trajectories[0].steps[2].obs" and "step counter runs backwards" in error.message
+
+
+def test_a_saved_request_asking_for_weights_puts_the_line_in_the_import_report(tmp_path):
+    """A response saved with its request (per_achievement) from the indicator loop: one line, that
+    episode only; the lambda-omitted consistent one gets none."""
+    for name in (PER_ACHIEVEMENT, LAMBDA_OMITTED):
+        response = _response(name)
+        response["request"] = json.loads((FIXTURE / "requests" / f"{name}.json").read_text())
+        (tmp_path / f"{name}.json").write_text(json.dumps(response))
+    result = import_rollouts(tmp_path, progress=False)
+    assert [e.id for e in result.corpus if e.metadata.get("weights_ignored")] == [PER_ACHIEVEMENT]
+    lines = [line for line in str(result).splitlines() if WEIGHTS_IGNORED in line]
+    assert len(lines) == 1 and "1 episode(s)" in lines[0]
+    checked = verify(result.corpus)  # the saved request is the config: nothing else needed
+    assert checked.decisions_checked == 24 and checked.mismatches.empty
+
+
+def test_the_pseudo_step_of_a_bare_env_op_is_no_decision(tmp_path):
+    """0.2.24 ends a rollout at an ``env`` op without an ``agent`` op with a pseudo-step (raw
+    observation, no tool calls, reason no_tool_calls) for which no environment step ran."""
+    response = _response(LOOSE)
+    trajectory = response["trajectories"][0]
+    trajectory["steps"].append(
+        {
+            "obs": {"inventory": {"health": 9}, "achievements_status": {}},
+            "tool_calls": [],
+            "reward": None,
+            "done": True,
+            "info": {"terminated": True, "reason": "no_tool_calls"},
+        }
+    )
+    trajectory["final"]["rollout_status"] = "partial_no_tool_calls"
+    (tmp_path / "pseudo.json").write_text(json.dumps(response))
+    (episode,) = import_rollouts(tmp_path, progress=False).corpus
+    assert episode.n_decisions == 12 and episode.metadata["ended"] == "no_tool_calls"

@@ -23,6 +23,7 @@ from workbench.cli.common import (
 from workbench.cli.errors import UsageError
 from workbench.core.config import RewardConfig
 from workbench.data.episodes import Corpus
+from workbench.data.importers.producers import weights_ignored_line
 from workbench.scoring import compare, crafter_score, score
 from workbench.scoring.intervals import return_intervals
 
@@ -182,6 +183,7 @@ def run_score(args: argparse.Namespace) -> int:
         )
     if not args.cluster:
         print_intervals(corpus, config)
+        print_weights_note(corpus, {args.config: config})
     if args.out:
         written = write_tables({table: getattr(scores, table) for table in tables}, args.out, overwrite=args.overwrite)
         print("wrote " + ", ".join(map(str, written)))
@@ -213,6 +215,7 @@ def run_compare(args: argparse.Namespace) -> int:
         print("  B: " + progress_summary(comparison.b))
         for label, config in (("A", config_a), ("B", config_b)):
             print_intervals(corpus, config, label=f"{label}: ")
+        print_weights_note(corpus, {args.config_a: config_a, args.config_b: config_b})
         changes = comparison.largest_changes(args.top)[["component", "total_a", "total_b", "difference"]]
         print(f"\ncomponents that changed most (corpus totals after lambda, top {len(changes)}):")
         print(changes.to_string(index=False, float_format=number))
@@ -233,3 +236,13 @@ def print_intervals(corpus: Corpus, config: RewardConfig, label: str = "") -> No
     )
     with pd.option_context("display.max_rows", None, "display.width", 200):
         print(intervals.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
+
+
+def print_weights_note(corpus: Corpus, configs: dict[str, RewardConfig]) -> None:
+    """Say when a per_achievement config is scored on episodes an indicator-only synth-ai produced."""
+    line = weights_ignored_line(
+        (corpus.episode_extras(k).metadata for k in range(len(corpus))),
+        {name: config.to_dict() for name, config in configs.items()},
+    )
+    if line:
+        print(f"note: {line}")
