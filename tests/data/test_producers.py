@@ -24,6 +24,7 @@ from workbench.data.importers.producers import (
     WEIGHTS_IGNORED,
     producer_for_version,
     response_producer,
+    weights_ignored,
 )
 from workbench.data.sample import sample_imports_path
 from workbench.errors import WorkbenchError
@@ -236,3 +237,11 @@ def test_the_pseudo_step_of_a_bare_env_op_is_no_decision(tmp_path):
     (tmp_path / "pseudo.json").write_text(json.dumps(response))
     (episode,) = import_rollouts(tmp_path, progress=False).corpus
     assert episode.n_decisions == 12 and episode.metadata["ended"] == "no_tool_calls"
+
+
+def test_weights_are_ignored_only_by_the_indicator_loop_and_only_when_shaping_was_on():
+    table = _table(PER_ACHIEVEMENT)
+    assert weights_ignored(INDICATOR, table) and not weights_ignored(STEPWISE, table)
+    assert not weights_ignored(INDICATOR, {**table, "enabled": False})
+    assert not weights_ignored(INDICATOR, {**table, "mode": "off"})
+    assert not weights_ignored(INDICATOR, _table(LAMBDA_OMITTED))  # consistent asks for no weights

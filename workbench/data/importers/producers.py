@@ -119,8 +119,12 @@ def trace_producer(assistant_messages: int, llm_events: int) -> tuple[Producer, 
 
 def weights_ignored(producer: Producer, table: Mapping[str, Any] | None) -> bool:
     """True when ``table`` (a step_rewards table) asks for per_achievement shaping that
-    ``producer`` does not compute (the indicator-only loop reads no strategy or weights)."""
+    ``producer`` does not compute (the indicator-only loop reads no strategy or weights); a
+    table that switches shaping off (not ``enabled``, or a mode other than
+    ``decision_stepwise``) asks for nothing, under any producer."""
     if producer.reward != "indicator" or not isinstance(table, Mapping):
+        return False
+    if not table.get("enabled") or str(table.get("mode") or "off").lower() != "decision_stepwise":
         return False
     strategy = table.get("strategy")
     if not isinstance(strategy, str):
