@@ -17,23 +17,30 @@ import numpy as np
 import pandas as pd
 
 from workbench.core.config import RewardConfig
-from workbench.core.crafter_facts import ACHIEVEMENTS
+from workbench.core.crafter_facts import ACHIEVEMENTS, ACTIONS
 from workbench.core.reward import PER_ACHIEVEMENT
 from workbench.data.episodes import Corpus, Episode
+from workbench.scoring.prepare import PreparedCorpus, prepare
 from workbench.scoring.score import score
 
 #: Achievements whose count a ``do`` raises (a ``do`` raises at most one of them).
 _BY_DO = np.array([a.startswith(("collect_", "eat_", "defeat_")) for a in ACHIEVEMENTS])
+#: For each achievement, the action whose every step may raise its count by one (-1: ``do``
+#: achievements, counted apart); ``wake_up`` ends a sleep: once per ``sleep``, plus one.
+_RAISED_BY = np.array([ACTIONS.index(a) if a in ACTIONS else -1 for a in ACHIEVEMENTS])
+_RAISED_BY[ACHIEVEMENTS.index("wake_up")] = ACTIONS.index("sleep")
 _WAKE_UP = ACHIEVEMENTS.index("wake_up")
+_DO = ACTIONS.index("do")
+_ACTION_CODE = {name: k for k, name in enumerate(ACTIONS)}
 
 
-def _most_by_action(actions: list[str]) -> np.ndarray:
-    """How much each count other than the ``do`` ones can rise in a decision of ``actions``:
-    ``place_X`` / ``make_X`` once per such action, ``wake_up`` once per ``sleep`` (plus one
-    for a sleep already under way)."""
-    most = np.array([actions.count(name) for name in ACHIEVEMENTS], dtype=np.int64)
-    most[_WAKE_UP] = actions.count("sleep") + 1
-    return most
+def _action_table(actions: list[list[str]]) -> np.ndarray:
+    """(n, 17): how many times each Crafter action was played in each decision."""
+    decision = np.repeat(np.arange(len(actions)), [len(a) for a in actions])
+    codes = np.fromiter((_ACTION_CODE.get(name, 0) for a in actions for name in a), dtype=np.int64, count=len(decision))
+    table = np.zeros((len(actions), len(ACTIONS)), dtype=np.int64)
+    np.add.at(table, (decision, codes), 1)
+    return table
 
 
 def count_bounds(episode: Episode, weights: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -42,22 +49,25 @@ def count_bounds(episode: Episode, weights: np.ndarray | None = None) -> tuple[n
     most count shaping Crafter's rules allow (see the module docstring): per decision, the
     ``do`` steps beyond the estimated ``do``-raised rises all go to the unlocked ``do``
     achievement of the largest ``weights`` entry (the count-shaping weight per achievement;
-    default 1 each), every other count rises by its most. Never below the estimate."""
+    default 1 each), every other count rises by its most. Never below the estimate, 0 while locked."""
     lower = np.asarray(episode.achievement_counts, dtype=np.int64)
     if episode.metadata.get("counts") != "estimated":
         return lower, lower
     weights = np.ones(len(ACHIEVEMENTS)) if weights is None else np.asarray(weights, dtype=np.float64)
-    status = np.asarray(episode.achievement_status, dtype=bool)
-    upper = lower.copy()
-    for i, actions in enumerate(episode.actions, start=1):
-        least = lower[i] - lower[i - 1]
-        rise = np.where(_BY_DO, least, np.maximum(least, _most_by_action(actions)))
-        spare = actions.count("do") - int(least[_BY_DO].sum())
-        candidates = np.flatnonzero(_BY_DO & status[i])
-        if spare > 0 and candidates.size:
-            rise[candidates[np.argmax(weights[candidates])]] += spare
-        upper[i] = np.maximum(np.where(status[i], upper[i - 1] + rise, 0), lower[i])
-    return lower, upper
+    status = np.asarray(episode.achievement_status, dtype=bool)[1:]
+    played = _action_table(episode.actions)
+    least = np.diff(lower, axis=0)
+    most = np.where(_RAISED_BY >= 0, played[:, np.maximum(_RAISED_BY, 0)], 0)
+    most[:, _WAKE_UP] += 1
+    rise = np.where(_BY_DO, least, np.maximum(least, most))
+    spare = played[:, _DO] - least[:, _BY_DO].sum(axis=1)
+    paid = np.where(_BY_DO & status, weights, -np.inf)
+    best = np.argmax(paid, axis=1)
+    gets = (spare > 0) & np.isfinite(paid.max(axis=1))
+    rise[np.flatnonzero(gets), best[gets]] += spare[gets]
+    upper = np.vstack([lower[:1], lower[:1] + np.cumsum(np.where(status, rise, 0), axis=0)])
+    upper[1:] = np.where(status, upper[1:], 0)
+    return lower, np.maximum(upper, lower)
 
 
 def _with_counts(episode: Episode, counts: np.ndarray) -> Episode:
@@ -76,6 +86,47 @@ def _with_counts(episode: Episode, counts: np.ndarray) -> Episode:
     )
 
 
+class UpperReturns:
+    """The returns of a corpus's estimated episodes with their upper count bounds, re-scored as
+    cheaply as the corpus itself: the upper-bound episodes are prepared once per table of
+    count-shaping weights (the only part of a config the bounds depend on), so a view can
+    re-score them on every change of weights or lambda."""
+
+    #: Upper-bound corpora kept (one per count-weight table seen), newest last.
+    KEPT = 4
+
+    def __init__(self, corpus: Corpus) -> None:
+        self.corpus = corpus
+        #: Positions (in ``corpus``) of the episodes with estimated counts.
+        self.positions = np.flatnonzero(corpus.index["counts"].to_numpy() == "estimated")
+        self._prepared: dict[tuple[float, ...], PreparedCorpus] = {}
+
+    def high(self, config: RewardConfig) -> np.ndarray | None:
+        """The estimated episodes' returns (in ``positions`` order) under ``config`` with their
+        upper count bounds, or None when ``config`` reads no counts (not per_achievement) or no
+        episode's counts are estimated."""
+        if not len(self.positions) or config.effective_strategy != PER_ACHIEVEMENT:
+            return None
+        table = config.resource_weights
+        key = tuple(table.achievement_count_weight(name) for name in ACHIEVEMENTS)
+        if key not in self._prepared:
+            weights = np.array(key)
+            subset = self.corpus[np.isin(np.arange(len(self.corpus)), self.positions)]
+            self._prepared[key] = prepare(Corpus([_with_counts(e, count_bounds(e, weights)[1]) for e in subset]))
+            while len(self._prepared) > self.KEPT:
+                del self._prepared[next(iter(self._prepared))]
+        return score(self._prepared[key], config).reward_sum
+
+    def intervals(self, config: RewardConfig, returns: np.ndarray) -> dict[int, tuple[float, float]]:
+        """Position -> (low, high) for each estimated episode, given every episode's return as
+        scored (``returns``, corpus order); {} when ``high`` is None."""
+        high = self.high(config)
+        if high is None:
+            return {}
+        low = np.asarray(returns, dtype=np.float64)[self.positions]
+        return {int(p): (float(min(a, b)), float(max(a, b))) for p, a, b in zip(self.positions, low, high, strict=True)}
+
+
 def return_intervals(corpus: Corpus, config: RewardConfig) -> pd.DataFrame:
     """Each estimated episode's shaped return under ``config`` as an interval.
 
@@ -84,23 +135,18 @@ def return_intervals(corpus: Corpus, config: RewardConfig) -> pd.DataFrame:
     the two ends are the returns with the lower and the upper count bounds (``count_bounds``),
     ordered (a negative lambda flips them); under consistent both are the return as scored.
     """
-    estimated = corpus.index["counts"].to_numpy() == "estimated"
+    upper = UpperReturns(corpus)
     columns = ["episode", "return_low", "return_high", "exact"]
-    if not estimated.any():
+    if not len(upper.positions):
         return pd.DataFrame(columns=columns)
-    subset = corpus[estimated]
-    as_scored = score(subset, config).episodes["reward_sum"].to_numpy()
-    if config.effective_strategy != PER_ACHIEVEMENT:
-        high = as_scored
-    else:
-        table = config.resource_weights
-        weights = np.array([table.achievement_count_weight(name) for name in ACHIEVEMENTS])
-        upper = Corpus([_with_counts(e, count_bounds(e, weights)[1]) for e in subset])
-        high = score(upper, config).episodes["reward_sum"].to_numpy()
-    low, high = np.minimum(as_scored, high), np.maximum(as_scored, high)
-    return pd.DataFrame({"episode": subset.ids, "return_low": low, "return_high": high, "exact": low == high})
+    returns = score(corpus, config).reward_sum
+    bounds = upper.intervals(config, returns)
+    low = np.array([bounds.get(int(p), (returns[p], returns[p]))[0] for p in upper.positions])
+    high = np.array([bounds.get(int(p), (returns[p], returns[p]))[1] for p in upper.positions])
+    ids = [corpus.ids[p] for p in upper.positions]
+    return pd.DataFrame({"episode": ids, "return_low": low, "return_high": high, "exact": low == high})
 
 
-def interval_text(low: float, high: float) -> str:
-    """``[low, high]`` to 4 decimals, or the one number when they are equal."""
-    return f"{low:.4f}" if low == high else f"[{low:.4f}, {high:.4f}]"
+def interval_text(low: float, high: float, digits: int = 2) -> str:
+    """``[low, high]`` to ``digits`` decimals, or the one number when they are equal."""
+    return f"{low:.{digits}f}" if low == high else f"[{low:.{digits}f}, {high:.{digits}f}]"
