@@ -245,3 +245,9 @@ def test_weights_are_ignored_only_by_the_indicator_loop_and_only_when_shaping_wa
     assert not weights_ignored(INDICATOR, {**table, "enabled": False})
     assert not weights_ignored(INDICATOR, {**table, "mode": "off"})
     assert not weights_ignored(INDICATOR, _table(LAMBDA_OMITTED))  # consistent asks for no weights
+
+
+def test_a_trace_database_told_0_2_14_plays_by_its_cap():
+    traced = import_traces(FIXTURE / "synth_ai.db", progress=False, producer="synth-ai==0.2.14")
+    loose = traced.corpus[LOOSE]
+    assert len(loose.actions[6]) == 20 and loose.metadata["producer_basis"] == "given: --producer"
