@@ -251,3 +251,26 @@ def test_a_trace_database_told_0_2_14_plays_by_its_cap():
     traced = import_traces(FIXTURE / "synth_ai.db", progress=False, producer="synth-ai==0.2.14")
     loose = traced.corpus[LOOSE]
     assert len(loose.actions[6]) == 20 and loose.metadata["producer_basis"] == "given: --producer"
+
+
+def test_a_trace_session_out_of_order_is_named_and_its_id_kept_whole(tmp_path):
+    """The location stays "session <id>" (a live follower reads the id from it); the message
+    names the decision whose state runs backwards."""
+    import sqlite3
+
+    db = tmp_path / "synth_ai.db"
+    shutil.copy(FIXTURE / "synth_ai.db", db)
+    with sqlite3.connect(db) as connection:
+        rows = connection.execute(
+            "SELECT e.id, e.system_state_before FROM events e JOIN session_timesteps t ON e.timestep_id = t.id "
+            "WHERE e.session_id = ? AND e.event_type = 'environment' ORDER BY t.turn_number",
+            (LAMBDA_OMITTED,),
+        ).fetchall()
+        (first, one), (third, three) = rows[1], rows[3]
+        connection.execute("UPDATE events SET system_state_before = ? WHERE id = ?", (three, first))
+        connection.execute("UPDATE events SET system_state_before = ? WHERE id = ?", (one, third))
+    result = import_traces(db, progress=False)
+    assert sorted(result.corpus.ids) == [LOOSE, PER_ACHIEVEMENT]
+    (error,) = result.errors
+    assert error.location == f"session {LAMBDA_OMITTED}"
+    assert error.message.startswith("decision 3.system_state_before: step counter runs backwards")

@@ -133,8 +133,10 @@ def read_trace_sessions(
             try:
                 batch.episodes.append(_session_episode(connection, db, session, config, producer))
             except BadInput as error:
-                where = f"session {session.session_id}" + (f", {error.location}" if error.location else "")
-                batch.errors.append(ImportIssue(str(db), where, error.message))
+                # The location is exactly "session <id>" (a follower reads the id from it); the
+                # place inside the session, when known, leads the message.
+                message = f"{error.location}: {error.message}" if error.location else error.message
+                batch.errors.append(ImportIssue(str(db), f"session {session.session_id}", message))
             except Exception as error:  # noqa: BLE001 - one bad session never costs the others
                 batch.errors.append(ImportIssue(str(db), f"session {session.session_id}", unexpected(error)))
     return batch
