@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import sqlite3
 from pathlib import Path
 
 import numpy as np
@@ -256,8 +257,6 @@ def test_a_trace_database_told_0_2_14_plays_by_its_cap():
 def test_a_trace_session_out_of_order_is_named_and_its_id_kept_whole(tmp_path):
     """The location stays "session <id>" (a live follower reads the id from it); the message
     names the decision whose state runs backwards."""
-    import sqlite3
-
     db = tmp_path / "synth_ai.db"
     shutil.copy(FIXTURE / "synth_ai.db", db)
     with sqlite3.connect(db) as connection:
