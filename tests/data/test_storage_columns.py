@@ -97,7 +97,7 @@ def test_the_cli_and_widgets_never_read_frames_they_do_not_show(tmp_path, monkey
     shaped, recommended = (str(REPO / "configs" / f"{name}.yaml") for name in ("upstream_shaped", "recommended"))
     assert main(["score", "--config", shaped, str(tmp_path / "big")]) == 0
     assert main(["compare", shaped, recommended, str(tmp_path / "big")]) == 0
-    assert main(["verify", str(tmp_path / "big")]) in (0, 1)
+    assert main(["verify", str(tmp_path / "big")]) == 3  # the sample holds no task-app log: nothing to check
     capsys.readouterr()
     corpus = load_corpus(tmp_path / "big")
     assert corpus.n_decisions == 5 * sample.n_decisions

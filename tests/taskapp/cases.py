@@ -122,6 +122,39 @@ CASES: tuple[Case, ...] = (
 )
 
 
+#: The rollouts posted to synth-ai 0.2.24 (the indicator-only loop): per_achievement weights it
+#: ignores (lambda 0.5), consistent with lambda omitted (it pays 0), and loose answers (more than
+#: 20 actions in a decision, all played there).
+NEWEST_CASES: tuple[Case, ...] = (
+    Case(
+        "newest_per_achievement_policy_lambda_half",
+        seed=21,
+        decisions=40,
+        table_under="policy",
+        step_rewards=_table(
+            "per_achievement",
+            indicator_lambda=0.5,
+            weights={"collect_wood": 0.8, "collect_drink": 0.4, "place_table": 1.5},
+            k_limits={"collect_wood": 0},
+        ),
+    ),
+    Case(
+        "newest_consistent_env_lambda_omitted",
+        seed=22,
+        decisions=30,
+        table_under="env",
+        step_rewards=_table("consistent"),
+    ),
+    Case(
+        "newest_loose_consistent_policy",
+        seed=23,
+        decisions=30,
+        table_under="policy",
+        step_rewards=_table("consistent", indicator_lambda=1.0),
+    ),
+)
+
+
 def post_rollout(base_url: str, request: dict[str, Any], timeout_s: float = 300.0) -> tuple[bytes, float]:
     """POST ``/rollout`` with the ``X-API-Key`` header; return (the response body as the server
     sent it, seconds taken). The body is checked to be a JSON object.

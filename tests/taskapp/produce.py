@@ -3,6 +3,7 @@
 Used by ``tests/test_taskapp.py`` and, as a script, to (re)make ``workbench/data/shipped/sample_imports/taskapp``:
 
     PYTHONPATH=tests /work/main/.venv/bin/python -m taskapp.produce OUT_DIR [--decisions N]
+    PYTHONPATH=tests .venv/bin/python -m taskapp.produce OUT_DIR --version 0.2.24 --decisions 12  # traced into OUT_DIR/trace
 """
 
 from __future__ import annotations
@@ -17,10 +18,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from taskapp.cases import CASES, Case, post_rollout, save_json
+from taskapp.cases import CASES, NEWEST_CASES, Case, post_rollout, save_json
 from taskapp.server import TRACE_DB, TaskAppServer, lay_out_app_folder, start_task_app
 from taskapp.standin import StandIn
-from taskapp.venv import TaskAppVenv, ensure_venv
+from taskapp.venv import NEWEST, VERSION, TaskAppVenv, ensure_venv
 
 STANDIN_SEED = 2026
 
@@ -38,11 +39,13 @@ class Produced:
 
 
 @contextmanager
-def running_task_app(venv: TaskAppVenv, folder: Path, trace: Path | None = None) -> Iterator[TaskAppServer]:
-    """The task app served from ``folder`` (tracing into ``trace`` when given); stopped (with its
-    children) on exit, also on error."""
+def running_task_app(
+    venv: TaskAppVenv, folder: Path, trace: Path | None = None, version: str = VERSION
+) -> Iterator[TaskAppServer]:
+    """The task app of synth-ai ``version`` served from ``folder`` (tracing into ``trace`` when
+    given); stopped (with its children) on exit, also on error."""
     lay_out_app_folder(venv, folder)
-    server = start_task_app(venv, folder, trace=trace)
+    server = start_task_app(venv, folder, trace=trace, version=version)
     try:
         yield server
     finally:
@@ -55,13 +58,14 @@ def produce(
     cases: Sequence[Case] = CASES,
     venv: TaskAppVenv | None = None,
     trace: Path | None = None,
+    version: str = VERSION,
 ) -> Produced:
     """Serve the task app (from ``venv``, else the cached one, built when missing) from
     ``work_dir`` (tracing into ``trace`` when given), post every case with the stand-in answering
     the policy's calls, and save the responses into ``out_dir``. Raises what ``ensure_venv`` and
     ``start_task_app`` raise."""
     seconds: dict[str, float] = {}
-    venv = venv or ensure_venv()
+    venv = venv or ensure_venv(version=version)
     if venv.build_seconds is not None:
         seconds["venv_build"] = venv.build_seconds
     standin = StandIn(seed=STANDIN_SEED).start()
@@ -69,7 +73,7 @@ def produce(
     requests: dict[str, dict] = {}
     try:
         started = time.monotonic()
-        with running_task_app(venv, work_dir, trace) as server:
+        with running_task_app(venv, work_dir, trace, version) as server:
             seconds["server_start"] = time.monotonic() - started
             for case in cases:
                 request = case.request(standin.inference_url(f"trace_{case.name}"))
@@ -88,10 +92,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out_dir", type=Path)
     parser.add_argument("--decisions", type=int, default=None, help="override every case's max_llm_calls")
+    parser.add_argument("--version", default=VERSION, help=f"synth-ai release to serve ({VERSION} or {NEWEST})")
+    parser.add_argument("--trace", type=Path, default=None, help="trace into this folder (its synth_ai.db)")
     args = parser.parse_args(argv)
-    cases = [dataclasses.replace(c, decisions=args.decisions) if args.decisions else c for c in CASES]
+    chosen = CASES if args.version == VERSION else NEWEST_CASES
+    cases = [dataclasses.replace(c, decisions=args.decisions) if args.decisions else c for c in chosen]
+    trace = args.trace or (None if args.version == VERSION else args.out_dir / "trace")
     with tempfile.TemporaryDirectory(prefix="taskapp-") as work:
-        produced = produce(args.out_dir, Path(work), cases)
+        produced = produce(args.out_dir, Path(work), cases, trace=trace, version=args.version)
     save_json(args.out_dir / "requests.txt", produced.requests)  # .txt: importers read only .json/.jsonl
     print(json.dumps({name: str(path) for name, path in produced.files.items()}, indent=1))
     print(json.dumps(produced.seconds, indent=1))

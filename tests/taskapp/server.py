@@ -1,4 +1,4 @@
-"""Start and stop synth-ai 0.2.14's real Crafter task app with synth-ai's own CLI.
+"""Start and stop synth-ai's real Crafter task app (0.2.14 or 0.2.24) with synth-ai's own CLI.
 
 ``synth-ai task-app serve`` finds task apps by scanning the ``.py`` files under the current
 folder (and its ``examples/``) for a ``TaskAppConfig(app_id=...)`` / ``register_task_app``
@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
-from taskapp.venv import TaskAppVenv
+from taskapp.venv import VERSION, TaskAppVenv
 
 APP_ID = "grpo-crafter-task-app"
 API_KEY = "workbench-test-environment-key"
@@ -126,13 +126,33 @@ def _group_alive(pgid: int) -> bool:
     return True
 
 
+def serve_command(venv: TaskAppVenv, host: str, port: int, version: str) -> list[str]:
+    """The CLI that serves the app: ``task-app serve`` in 0.2.14; ``task-app-group serve`` (with
+    the ``.env`` named: it reads none by itself) in 0.2.24, whose ``task-app serve`` exits 2."""
+    # The console script's shebang names the folder the venv was built in (it is renamed after
+    # the build), so the script is run by the venv's interpreter.
+    if version == VERSION:
+        return [str(venv.python), str(venv.synth_ai), "task-app", "serve", APP_ID, "--host", host, "--port", str(port)]
+    return [
+        *(str(venv.python), str(venv.synth_ai), "task-app-group", "serve", APP_ID),
+        *("--host", host, "--port", str(port), "--env-file", ".env"),
+    ]
+
+
 def start_task_app(
-    venv: TaskAppVenv, folder: Path, *, host: str = "127.0.0.1", port: int | None = None, trace: Path | None = None
+    venv: TaskAppVenv,
+    folder: Path,
+    *,
+    host: str = "127.0.0.1",
+    port: int | None = None,
+    trace: Path | None = None,
+    version: str = VERSION,
 ) -> TaskAppServer:
     """Run ``synth-ai task-app serve grpo-crafter-task-app --host H --port P`` from ``folder``
-    (laid out by ``lay_out_app_folder``) and wait until ``/health`` answers healthy. With
-    ``trace``, tracing is on (``--trace DIR --trace-db DIR/synth_ai.db``: the trace database and
-    one SFT JSONL file per rollout go there).
+    (laid out by ``lay_out_app_folder``; ``task-app-group serve`` for 0.2.24, ``version``) and
+    wait until ``/health`` answers healthy. With ``trace``, tracing is on (``--trace DIR
+    --trace-db DIR/synth_ai.db``: the trace database and one SFT JSONL file per rollout go there;
+    0.2.24 cannot run without it: every rollout fails without a trace).
 
     Raises ``RuntimeError`` with the server's log when it exits or does not get healthy in time
     (the process is stopped first).
@@ -141,9 +161,7 @@ def start_task_app(
     env = {k: v for k, v in os.environ.items() if k not in _DROPPED}
     env.update(DUMMY_ENV)
     env.update(HOME=str(folder / "home"), HF_HUB_OFFLINE="1", PYTHONUNBUFFERED="1", NO_COLOR="1")
-    # The console script's shebang names the folder the venv was built in (it is renamed after
-    # the build), so the script is run by the venv's interpreter.
-    command = [str(venv.python), str(venv.synth_ai), "task-app", "serve", APP_ID, "--host", host, "--port", str(port)]
+    command = serve_command(venv, host, port, version)
     if trace is not None:
         trace.mkdir(parents=True, exist_ok=True)
         command += ["--trace", str(trace), "--trace-db", str(trace / TRACE_DB)]

@@ -1,8 +1,8 @@
-"""A cached virtual environment holding synth-ai 0.2.14 (the real task app), built once and reused.
+"""A cached virtual environment holding a synth-ai release (the real task app), built once and reused.
 
 The task app pulls in many dependencies (fastapi, openai, groq, modal, datasets ...), so it lives
-in a venv of its own under ``${XDG_CACHE_HOME:-~/.cache}/crafter-workbench/synth-ai-0.2.14/venv``,
-never in the project's. A build runs in a ``venv.building-<pid>`` folder beside it and is renamed
+in a venv of its own under ``${XDG_CACHE_HOME:-~/.cache}/crafter-workbench/synth-ai-<version>/venv``
+(0.2.14 by default, 0.2.24 for the indicator-only loop), never in the project's. A build runs in a ``venv.building-<pid>`` folder beside it and is renamed
 into place only after the install finished and the stamp file was written, so a build that was
 killed half-way is never taken for a finished one.
 """
@@ -20,7 +20,14 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-SYNTH_AI = "synth-ai==0.2.14"
+#: The release the 0.2.14 tests serve (the full stepwise loop).
+VERSION = "0.2.14"
+#: The newest release with the Crafter app (the indicator-only loop, ``synth-ai task-app-group serve``).
+NEWEST = "0.2.24"
+SYNTH_AI = f"synth-ai=={VERSION}"
+#: What a release's Crafter app needs beside it: 0.2.24 no longer depends on crafter (its app
+#: refuses to load without it: "Missing Python module 'crafter'").
+EXTRAS = {NEWEST: ("crafter",)}
 #: Written inside a venv as the last step of its build; its text is the requirement installed.
 STAMP = ".crafter-workbench-built"
 #: pip's install of the task app: a fresh resolve of ~150 packages takes a few minutes here.
@@ -54,18 +61,18 @@ class TaskAppVenv:
         return found[0]
 
 
-def cache_root() -> Path:
-    """``${XDG_CACHE_HOME:-~/.cache}/crafter-workbench/synth-ai-0.2.14``."""
+def cache_root(version: str = VERSION) -> Path:
+    """``${XDG_CACHE_HOME:-~/.cache}/crafter-workbench/synth-ai-<version>``."""
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "crafter-workbench" / "synth-ai-0.2.14"
+    return Path(base) / "crafter-workbench" / f"synth-ai-{version}"
 
 
-def is_built(venv: Path) -> bool:
-    """True when ``venv`` holds a finished build of ``SYNTH_AI``."""
+def is_built(venv: Path, requirement: str = SYNTH_AI) -> bool:
+    """True when ``venv`` holds a finished build of ``requirement``."""
     stamp = venv / STAMP
     return (
         stamp.is_file()
-        and stamp.read_text(encoding="utf-8").strip() == SYNTH_AI
+        and stamp.read_text(encoding="utf-8").strip() == requirement
         and (venv / "bin" / "synth-ai").is_file()
     )
 
@@ -88,7 +95,7 @@ def _pip_index_url() -> str:
     return default.stdout.strip()
 
 
-def check_registry(timeout_s: float = 20.0) -> str:
+def check_registry(timeout_s: float = 20.0, requirement: str = SYNTH_AI) -> str:
     """Ask the package index for synth-ai's page; return the index URL.
 
     Any HTTP answer (even an error status) means the index is reachable: the install then runs
@@ -108,7 +115,7 @@ def check_registry(timeout_s: float = 20.0) -> str:
         return index  # it answered
     except (urllib.error.URLError, ConnectionError, TimeoutError) as error:
         raise RegistryUnreachable(
-            f"the package index {index} is unreachable ({error}); cannot install {SYNTH_AI}"
+            f"the package index {index} is unreachable ({error}); cannot install {requirement}"
         ) from None
     return index
 
@@ -125,25 +132,35 @@ def _remove_stale_builds(root: Path) -> None:
             continue  # alive, someone else's
 
 
-def ensure_venv(root: Path | None = None) -> TaskAppVenv:
-    """The built venv, building it first when missing.
+def ensure_venv(root: Path | None = None, version: str = VERSION) -> TaskAppVenv:
+    """The built venv of synth-ai ``version``, building it first when missing.
 
     Raises ``RegistryUnreachable`` when a build is needed and the index cannot be reached, and
     ``RuntimeError`` (with pip's output) when the install itself fails.
     """
-    root = root or cache_root()
+    requirement = f"synth-ai=={version}"
+    root = root or cache_root(version)
     venv = root / "venv"
-    if is_built(venv):
+    if is_built(venv, requirement):
         return TaskAppVenv(venv, None)
     root.mkdir(parents=True, exist_ok=True)
     _remove_stale_builds(root)
-    check_registry()
+    check_registry(requirement=requirement)
     started = time.monotonic()
     building = root / f"venv.building-{os.getpid()}"
     shutil.rmtree(building, ignore_errors=True)
     subprocess.run([sys.executable, "-m", "venv", str(building)], check=True)
     install = subprocess.run(
-        [str(building / "bin" / "python"), "-m", "pip", "install", "--disable-pip-version-check", "-q", SYNTH_AI],
+        [
+            str(building / "bin" / "python"),
+            "-m",
+            "pip",
+            "install",
+            "--disable-pip-version-check",
+            "-q",
+            requirement,
+            *EXTRAS.get(version, ()),
+        ],
         capture_output=True,
         text=True,
         timeout=INSTALL_TIMEOUT_S,
@@ -152,11 +169,11 @@ def ensure_venv(root: Path | None = None) -> TaskAppVenv:
     if install.returncode != 0:
         shutil.rmtree(building, ignore_errors=True)
         tail = "\n".join((install.stdout + install.stderr).splitlines()[-40:])
-        raise RuntimeError(f"pip install {SYNTH_AI} failed (exit {install.returncode}):\n{tail}")
+        raise RuntimeError(f"pip install {requirement} failed (exit {install.returncode}):\n{tail}")
     if not (building / "bin" / "synth-ai").is_file():
-        raise RuntimeError(f"{building}: pip installed {SYNTH_AI} but bin/synth-ai is missing")
-    (building / STAMP).write_text(SYNTH_AI + "\n", encoding="utf-8")
-    if is_built(venv):  # another process finished a build meanwhile: keep that one (it may be in use)
+        raise RuntimeError(f"{building}: pip installed {requirement} but bin/synth-ai is missing")
+    (building / STAMP).write_text(requirement + "\n", encoding="utf-8")
+    if is_built(venv, requirement):  # another process finished a build meanwhile: keep that one (it may be in use)
         shutil.rmtree(building, ignore_errors=True)
         return TaskAppVenv(venv, time.monotonic() - started)
     if venv.exists():  # an unstamped leftover (only stamped builds are ever renamed into place)

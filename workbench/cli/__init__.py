@@ -24,6 +24,7 @@ from workbench.cli import (
     record_cmd,
     score_cmd,
     search_cmd,
+    verify_cmd,
     watch_cmd,
 )
 from workbench.errors import WorkbenchError
@@ -36,6 +37,7 @@ COMMAND_MODULES = [
     import_cmd,
     corpus_cmd,
     score_cmd,
+    verify_cmd,
     diagnose_cmd,
     advantages_cmd,
     certify_cmd,

@@ -17,7 +17,8 @@ example:
   another machine, tunnel the port instead of binding another address:
       ssh -N -L 8765:127.0.0.1:8765 you@this-machine   then open the printed URL there.
 
-exit status: 0 stopped (Ctrl-C), 2 bad usage (a corpus that does not open, a non-loopback --host).
+exit status: 0 stopped (Ctrl-C), 2 bad usage (a corpus that does not open, a non-loopback --host,
+a --port another server holds).
 """
 
 
@@ -73,12 +74,13 @@ def run(args: argparse.Namespace) -> int:
     from workbench.cli.common import read_config
     from workbench.data.opening import open_corpus
     from workbench.views.app.options import AppOptions
-    from workbench.views.app.server import check_host, new_token, serve
+    from workbench.views.app.server import check_host, check_port, new_token, serve
     from workbench.views.app.workspace import default_workspace
 
     if not 0 < args.port < 65536:
         raise UsageError(f"--port {args.port}: must be between 1 and 65535")
     check_host(args.host, allow_remote=args.allow_remote)
+    check_port(args.host, args.port)  # a busy port is one line, before any URL
     if args.corpus is not None:
         open_corpus(args.corpus)  # fail here, with one line, rather than in the page
     for path in args.config:

@@ -13,6 +13,7 @@ from workbench.analysis.diagnostics import COMPONENT_THRESHOLD, DOMINANCE_THRESH
 from workbench.cli.common import CORPUS_HELP, read_config
 from workbench.cli.watch_cmd import add_source_arguments, polls_limit
 from workbench.data.episodes import Corpus
+from workbench.data.importers.producers import weights_ignored_line
 from workbench.data.opening import open_corpus
 from workbench.data.storage import holds_episodes, load_corpus
 from workbench.data.watch import Watcher, WatchReport, open_source
@@ -93,8 +94,15 @@ def run(args: argparse.Namespace) -> int:
         dead_entries=args.dead_entries,
     ).checked()
     if args.follow is None:
-        found = audit(open_corpus(args.corpus), configs, thresholds, name=args.corpus)
+        corpus = open_corpus(args.corpus)
+        found = audit(corpus, configs, thresholds, name=args.corpus)
         _print(found, args.json)
+        ignored = weights_ignored_line(
+            (corpus.episode_extras(k).metadata for k in range(len(corpus))),
+            {name: config.to_dict() for name, config in configs.items()},
+        )
+        if ignored and not args.json:
+            print(f"note: {ignored}")
         return 0 if found.clean else 1
     return _follow(args, configs, thresholds)
 

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from workbench.data.importers.counts import estimated_counts_line
+from workbench.data.importers.producers import producer_lines
 from workbench.data.storage import load_corpus
 
 EXAMPLE = """\
@@ -32,7 +33,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_info(args: argparse.Namespace) -> int:
-    """Print a corpus folder's size and episodes (and which have estimated counts); exit status 0."""
+    """Print a corpus folder's size and episodes, the loops that produced them (and whether one
+    ignored the run's weights) and which have estimated counts; exit status 0."""
     corpus = load_corpus(args.path)  # a CorpusFormatError is a WorkbenchError: one line, exit 2
     size = sum(f.stat().st_size for f in Path(args.path).rglob("*") if f.is_file())
     print(f"{args.path}: columnar corpus (schema_version 2)")
@@ -43,6 +45,8 @@ def run_info(args: argparse.Namespace) -> int:
     index = corpus.index
     counts = index["counts"].value_counts()
     print("achievement counts: " + ", ".join(f"{source} {n}" for source, n in counts.items()))
+    for line in producer_lines(corpus.episode_extras(k).metadata for k in range(len(corpus))):
+        print(line)
     estimated = estimated_counts_line(list(index["episode"]), list(index["counts"])) if len(index) else None
     if estimated:
         print(f"note: {estimated}")

@@ -64,6 +64,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "--overwrite", action="store_true", help="replace episodes --out already holds under the same ids"
         )
         sub.add_argument("--quiet", action="store_true", help="no progress bar")
+        if name != "recorder":
+            sub.add_argument(
+                "--producer",
+                metavar="synth-ai==X",
+                help="the synth-ai release that produced the input (0.2.14, or 0.2.16 ... 0.2.24); "
+                "default: told from its shape",
+            )
         if name == "traces":
             sub.add_argument(
                 "--config",
@@ -78,7 +85,10 @@ def run(importer: Callable[..., ImportResult], args: argparse.Namespace) -> int:
     """Import with ``importer``, save the good episodes, print the report; exit status 1 when some input failed."""
     if not Path(args.path).exists():
         raise UsageError(f"{args.path}: no such file or folder")
-    result = importer(args.path, progress=not args.quiet, **_trace_options(importer, args))
+    options = _trace_options(importer, args)
+    if getattr(args, "producer", None):
+        options["producer"] = args.producer
+    result = importer(args.path, progress=not args.quiet, **options)
     if len(result.corpus):
         save_all_or_nothing(result.corpus, Path(args.out), overwrite=args.overwrite)
     print(result)

@@ -1,7 +1,6 @@
-"""``workbench score``, ``compare`` and ``verify``: rewards, configs side by side, checks.
+"""``workbench score`` and ``compare``: a config's rewards over a corpus, two configs side by side.
 
-``score`` gives a config's rewards over a corpus, ``compare`` two configs side by side, and
-``verify`` checks imported rollouts against what the task app logged."""
+(``verify``, which checks imported rollouts against what the task app logged, is ``verify_cmd``.)"""
 
 from __future__ import annotations
 
@@ -23,8 +22,11 @@ from workbench.cli.common import (
 )
 from workbench.cli.errors import UsageError
 from workbench.core.config import RewardConfig
+from workbench.data.episodes import Corpus
+from workbench.data.importers.producers import weights_ignored_line
 from workbench.data.opening import open_corpus
-from workbench.scoring import compare, crafter_score, score, verify
+from workbench.scoring import compare, crafter_score, score
+from workbench.scoring.intervals import return_intervals
 
 #: The tables ``--out`` writes, each to ``<stem>.<table><suffix>``.
 TABLES = ("episodes", "decisions", "components")
@@ -91,27 +93,9 @@ examples:
 exit status: 0 compared, 2 bad usage or unreadable config / corpus.
 """
 
-VERIFY_EPILOG = """\
-For every episode imported from task-app rollouts (`workbench import rollouts`), re-scores it
-under the step_rewards config the rollout ran with and compares each decision with the logged
-info.stepwise (reward, base_reward, indicator, resource_reward, new and credited achievements).
-Prints every decision that differs, and what was checked and skipped (episodes without a log).
-
-An episode that follows another in one rollout (on_done = reset) has its first decision scored
-against the previous episode's end, as the task app does (quirk 7 in docs/reward.md). Text
-observations carry no achievement counts: a per_achievement rollout logged every rise, so its
-counts are rebuilt exactly; a consistent one logged none, so its counts are estimates (lower
-bounds), said in the output and in each difference's note.
-
-examples:
-  workbench verify corpora/llm-rollouts
-
-exit status: 0 every logged decision reproduced, 1 some differ, 2 bad usage or unreadable corpus.
-"""
-
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    """Add ``workbench score``, ``compare`` and ``verify`` to ``subparsers``."""
+    """Add ``workbench score`` and ``compare`` to ``subparsers``."""
     score = subparsers.add_parser(
         "score",
         help="score a corpus with a reward config: per-episode returns and corpus totals",
@@ -167,17 +151,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     comparing.add_argument("--gamma", type=float, default=1.0, help="discount of --distance (default 1)")
     comparing.set_defaults(func=run_compare)
 
-    verify = subparsers.add_parser(
-        "verify",
-        help="check imported rollouts: does re-scoring reproduce the rewards the task app logged?",
-        description="Re-score imported task-app rollouts and list every decision whose logged "
-        "stepwise reward is not reproduced.",
-        epilog=VERIFY_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    verify.add_argument("corpus", metavar="CORPUS", help=CORPUS_HELP)
-    verify.set_defaults(func=run_verify)
-
 
 def run_score(args: argparse.Namespace) -> int:
     """Print a config's per-episode returns, totals and alignment (and write ``--out``); exit status 0."""
@@ -223,6 +196,9 @@ def run_score(args: argparse.Namespace) -> int:
             f"{', ...' if len(estimated) > 3 else ''}): imported from text observations without logged rises, so "
             "their achievement-count shaping is a lower bound, not the task app's number (column counts)"
         )
+    if not args.cluster:
+        print_intervals(corpus, config)
+        print_weights_note(corpus, {args.config: config})
     if args.out:
         written = write_tables({table: getattr(scores, table) for table in tables}, args.out, overwrite=args.overwrite)
         print("wrote " + ", ".join(map(str, written)))
@@ -252,6 +228,9 @@ def run_compare(args: argparse.Namespace) -> int:
         print("\nprogress:")
         print("  A: " + progress_summary(comparison.a))
         print("  B: " + progress_summary(comparison.b))
+        for label, config in (("A", config_a), ("B", config_b)):
+            print_intervals(corpus, config, label=f"{label}: ")
+        print_weights_note(corpus, {args.config_a: config_a, args.config_b: config_b})
         changes = comparison.largest_changes(args.top)[["component", "total_a", "total_b", "difference"]]
         print(f"\ncomponents that changed most (corpus totals after lambda, top {len(changes)}):")
         print(changes.to_string(index=False, float_format=number))
@@ -276,35 +255,27 @@ def print_distance(corpus, config_a: RewardConfig, config_b: RewardConfig, kind:
         print(f"warning: {c.warning}")
 
 
-def run_verify(args: argparse.Namespace) -> int:
-    """Print what verify checked and every decision that differs; exit status 1 when some differ."""
-    corpus = open_corpus(args.corpus)
-    result = verify(corpus)
-    mismatches = result.mismatches
+def print_intervals(corpus: Corpus, config: RewardConfig, label: str = "") -> None:
+    """Under per_achievement, print the interval each episode with estimated counts may have
+    as its return (``return_intervals``): its single number is only the lower end."""
+    if config.effective_strategy != "per_achievement":
+        return
+    intervals = return_intervals(corpus, config)
+    if intervals.empty:
+        return
     print(
-        f"checked {result.decisions_checked} logged decision(s) in {result.episodes_checked} episode(s); "
-        f"{len(result.skipped)} episode(s) skipped, {len(result.unchecked)} decision(s) not checked"
+        f"\n{label}per_achievement returns of the {len(intervals)} episode(s) with estimated counts lie in "
+        "[return_low, return_high] (the returns above use the estimated counts, which cannot pin them):"
     )
-    for reason, count in pd.Series(result.skipped, dtype=object).value_counts().items():
-        print(f"  skipped {count} episode(s): {reason}")
-    for reason, count in pd.Series([u[2] for u in result.unchecked], dtype=object).value_counts().items():
-        print(f"  not checked {count} decision(s): {reason}")
-    if result.carried_over:
-        print(f"  {len(result.carried_over)} episode(s) scored from the previous episode's end (quirk 7)")
-    estimated = int((corpus.index["counts"] == "estimated").sum())
-    if estimated:
-        print(
-            f"  {estimated} episode(s) have estimated achievement counts (text observations, no logged rises): "
-            "their count shaping is a lower bound"
-        )
-    if mismatches.empty:
-        print(
-            "every logged decision reproduced"
-            if result.decisions_checked
-            else "nothing to verify: no episode carries a task-app log"
-        )
-        return 0
-    with pd.option_context("display.max_rows", None, "display.width", 200, "display.max_colwidth", 80):
-        print(f"\n{len(mismatches)} decision(s) differ:")
-        print(mismatches.to_string(index=False))
-    return 1
+    with pd.option_context("display.max_rows", None, "display.width", 200):
+        print(intervals.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
+
+
+def print_weights_note(corpus: Corpus, configs: dict[str, RewardConfig]) -> None:
+    """Say when a per_achievement config is scored on episodes an indicator-only synth-ai produced."""
+    line = weights_ignored_line(
+        (corpus.episode_extras(k).metadata for k in range(len(corpus))),
+        {name: config.to_dict() for name, config in configs.items()},
+    )
+    if line:
+        print(f"note: {line}")

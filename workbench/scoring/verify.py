@@ -12,6 +12,7 @@ import pandas as pd
 from workbench.core.config import RewardConfig
 from workbench.core.crafter_facts import ACHIEVEMENTS
 from workbench.data.episodes import Corpus, Episode
+from workbench.data.importers.producers import INDICATOR, producer_named, weights_ignored
 from workbench.scoring.score import score
 from workbench.scoring.scores import Scores
 
@@ -40,19 +41,41 @@ class Verification:
     skipped: dict[str, str] = field(default_factory=dict)
     unchecked: list[tuple[str, int, str]] = field(default_factory=list)
     carried_over: list[str] = field(default_factory=list)
+    #: Decisions checked per producer profile (``metadata["producer"]``).
+    producers: dict[str, int] = field(default_factory=dict)
+    #: Episodes whose run asked for per_achievement weights their producer did not pay.
+    weights_ignored: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
-        """True when every checked decision reproduced."""
-        return self.mismatches.empty
+        """True when every checked decision reproduced (and something was checked)."""
+        return self.mismatches.empty and self.decisions_checked > 0
+
+    @property
+    def nothing_checked(self) -> str | None:
+        """Why no decision was checked, in one line, or None when some were."""
+        if self.decisions_checked:
+            return None
+        if not self.skipped and not self.unchecked:
+            return "the corpus holds no episode"
+        reasons = sorted(set(self.skipped.values()) | {u[2] for u in self.unchecked})
+        return "; ".join(reasons)
 
 
 #: Fields of a logged ``info.stepwise`` that ``verify_logged`` checks, with their defaults.
 VERIFIED_FIELDS = ("reward", "base_reward", "indicator", "resource_reward", "new_achievements", "credited_achievements")
 
 
-def verify(corpus: Corpus) -> Verification:
+def verify(corpus: Corpus, config: dict[str, Any] | None = None, config_source: str = "given") -> Verification:
     """Decisions whose logged shaped reward the workbench does not reproduce.
+
+    Each episode is checked against the reward its producer computes (``metadata["producer"]``,
+    ``workbench.data.importers.producers``): the indicator-only loop of synth-ai 0.2.16-0.2.24
+    pays ``lambda * (1 if anything unlocked)`` (lambda omitted or 0 pays 0) and logs
+    ``reward``, ``indicator`` and ``new_achievements``, which are compared. For the full
+    stepwise loop (0.2.14, and episodes that name no producer), as follows. ``config`` (a
+    step_rewards table, e.g. from ``--request`` or ``--config``; ``config_source`` says which)
+    is used for episodes whose log holds none.
 
     For every episode with ``episode.logged`` (imported task-app rollouts), re-scores it under
     the config it ran with (``RewardConfig.from_dict(logged["config"])``) and compares each
@@ -70,13 +93,15 @@ def verify(corpus: Corpus) -> Verification:
     achievement counts are estimates, ``metadata["counts"] == "estimated"``); empty when
     everything matches. The other fields say what was checked (see ``Verification``).
     """
-    plan = _Plan()
+    plan = _Plan(fallback=config, fallback_source=config_source)
     plan.group(corpus)
-    for config, episodes in plan.groups.values():
-        scores = score(Corpus(episodes), config)
+    for reward_config, episodes in plan.groups.values():
+        scores = score(Corpus(episodes), reward_config)
         names = _unlock_names(scores)
         for position, episode in enumerate(episodes):
             plan.check(episode, scores, int(scores.prepared.starts[position]), names)
+    for episode, table in plan.indicator:
+        plan.check_indicator(episode, table)
     table = pd.DataFrame(
         plan.rows, columns=["episode", "decision", "logged", "recomputed", "difference", "fields", "note"]
     )
@@ -85,11 +110,13 @@ def verify(corpus: Corpus) -> Verification:
     )
     return Verification(
         mismatches=table,
-        episodes_checked=sum(len(e) for _, e in plan.groups.values()),
+        episodes_checked=sum(len(e) for _, e in plan.groups.values()) + len(plan.indicator),
         decisions_checked=plan.decisions_checked,
         skipped=plan.skipped,
         unchecked=plan.unchecked,
         carried_over=plan.carried_over,
+        producers=plan.producers,
+        weights_ignored=plan.weights_ignored,
     )
 
 
@@ -107,6 +134,11 @@ class _Plan:
     notes: dict[str, str] = field(default_factory=dict)  # episode -> why its first decision may not reproduce
     rows: list[dict[str, Any]] = field(default_factory=list)
     decisions_checked: int = 0
+    fallback: dict[str, Any] | None = None
+    fallback_source: str = "given"
+    indicator: list[tuple[Episode, dict[str, Any]]] = field(default_factory=list)
+    producers: dict[str, int] = field(default_factory=dict)
+    weights_ignored: list[str] = field(default_factory=list)
 
     def group(self, corpus: Corpus) -> None:
         """Sort ``corpus``'s episodes: skipped (no log, no config in it) or grouped by config,
@@ -119,9 +151,15 @@ class _Plan:
             if not logged:
                 self.skipped[episode.id] = "no task-app log"
                 continue
-            if not isinstance(logged.get("config"), dict):
-                self.skipped[episode.id] = "the log holds no step_rewards config"
+            table = logged.get("config") if isinstance(logged.get("config"), dict) else self.fallback
+            if table is None:
+                self.skipped[episode.id] = (
+                    "the log holds no step_rewards config (give the run's with --request or --config)"
+                )
                 continue
+            producer = producer_named(episode.metadata.get("producer"))
+            if weights_ignored(producer, table):
+                self.weights_ignored.append(episode.id)
             follows = episode.metadata.get("follows")
             if follows in ids:
                 previous = corpus[follows]
@@ -135,7 +173,10 @@ class _Plan:
                     )
             elif follows is not None:
                 self.predecessor_missing[episode.id] = follows
-            config = RewardConfig.from_dict(logged["config"])
+            if producer is INDICATOR:
+                self.indicator.append((episode, table))
+                continue
+            config = RewardConfig.from_dict(table)
             key = json.dumps(config.to_dict(), sort_keys=True, default=str)
             self.groups.setdefault(key, (config, []))[1].append(episode)
 
@@ -153,7 +194,7 @@ class _Plan:
                 reason = f"scored by the task app against the end of {follows!r}, not in this corpus"
                 self.unchecked.append((episode.id, 1, reason))
                 continue
-            self.decisions_checked += 1
+            self._count(episode)
             mine: dict[str, Any] = {
                 "reward": float(scores.reward[start + i]),
                 "base_reward": float(scores.base[start + i]),
@@ -173,6 +214,48 @@ class _Plan:
                         "difference": mine["reward"] - logged_reward,
                         "fields": ", ".join(differing),
                         "note": _note(episode, i, self.notes),
+                    }
+                )
+
+    def _count(self, episode: Episode) -> None:
+        """One more decision checked, of ``episode``'s producer."""
+        self.decisions_checked += 1
+        name = producer_named(episode.metadata.get("producer")).name
+        self.producers[name] = self.producers.get(name, 0) + 1
+
+    def check_indicator(self, episode: Episode, table: dict[str, Any]) -> None:
+        """Compare each decision ``episode`` logged with the indicator-only loop's reward under
+        ``table``: ``reward = lambda * indicator`` (lambda omitted or 0 pays 0), ``indicator`` 1
+        when anything unlocked, ``new_achievements`` the names unlocked."""
+        stepwise_log = list((episode.logged or {}).get("stepwise") or [])
+        factor = INDICATOR.applied_lambda(table.get("indicator_lambda"))
+        status = np.asarray(episode.achievement_status, dtype=bool)
+        for i in range(episode.n_decisions):
+            stepwise = stepwise_log[i] if i < len(stepwise_log) else None
+            if not isinstance(stepwise, dict):
+                self.unchecked.append((episode.id, i + 1, "no info.stepwise logged"))
+                continue
+            if i == 0 and episode.id in self.predecessor_missing:
+                follows = self.predecessor_missing[episode.id]
+                reason = f"scored by the task app against the end of {follows!r}, not in this corpus"
+                self.unchecked.append((episode.id, 1, reason))
+                continue
+            self._count(episode)
+            unlocked = [ACHIEVEMENTS[k] for k in np.flatnonzero(status[i + 1] & ~status[i])]
+            indicator = 1 if unlocked else 0
+            mine: dict[str, Any] = {"reward": factor * indicator, "indicator": indicator, "new_achievements": unlocked}
+            differing = [f for f in mine if not _same(stepwise.get(f, _LOGGED_DEFAULTS.get(f)), mine[f])]
+            if differing:
+                logged_reward = _number(stepwise.get("reward"))
+                self.rows.append(
+                    {
+                        "episode": episode.id,
+                        "decision": i + 1,
+                        "logged": logged_reward,
+                        "recomputed": mine["reward"],
+                        "difference": mine["reward"] - logged_reward,
+                        "fields": ", ".join(differing),
+                        "note": self.notes.get(episode.id, "") if i == 0 else "",
                     }
                 )
 

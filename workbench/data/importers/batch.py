@@ -9,6 +9,7 @@ from pathlib import Path
 
 from workbench.data.episodes import Corpus, Episode, _unique_id
 from workbench.data.importers.counts import estimated_counts_line
+from workbench.data.importers.producers import producer_lines
 from workbench.data.importers.toolcalls import NORMALISATIONS
 from workbench.data.storage.rows import check_storable
 from workbench.errors import EpisodeError, WorkbenchError
@@ -69,6 +70,8 @@ class ImportResult:
         lines += [f"  - {issue}" for issue in self.errors]
         lines += [f"  warning: {issue}" for issue in self.warnings]
         lines += [f"  note: {line}" for line in self.normalised_lines() + self.notes]
+        extras = (self.corpus.episode_extras(k).metadata for k in range(len(self.corpus)))
+        lines += [f"  note: {line}" for line in producer_lines(extras)]
         index = self.corpus.index
         estimated = estimated_counts_line(list(index["episode"]), list(index["counts"])) if len(index) else None
         if estimated:

@@ -144,7 +144,8 @@ def inventory_disagreements(inventory: np.ndarray, stepwise: Sequence[Mapping[st
 ESTIMATED_MEANING = (
     "their achievement counts are lower bounds (text observations show unlocks, not repeats): "
     "re-scoring under per_achievement under-pays their achievement-count resource shaping; "
-    "consistent, the achievement credits and the inventory shaping are exact"
+    "consistent, the achievement credits and the inventory shaping are exact; "
+    "`workbench score` / `compare` give each per_achievement return as an interval"
 )
 
 

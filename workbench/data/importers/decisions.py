@@ -9,7 +9,7 @@ from typing import Any
 from workbench.data.importers.batch import BadInput
 from workbench.data.importers.jsonfiles import dig
 from workbench.data.importers.observations import Observed
-from workbench.data.importers.toolcalls import PlayedActions, RefusedToolCall, played_actions
+from workbench.data.importers.toolcalls import MAX_ACTIONS, PlayedActions, RefusedToolCall, played_actions
 
 #: The most characters of the model's words kept per decision.
 MAX_MESSAGE_CHARS = 2000
@@ -17,12 +17,13 @@ MAX_MESSAGE_CHARS = 2000
 MAX_CALLS_CHARS = 4000
 
 
-def decision_actions(tool_calls: Any, where: str) -> PlayedActions:
-    """The Crafter actions one decision played, by the task app's own rules (``played_actions``).
+def decision_actions(tool_calls: Any, where: str, cap: int | None = MAX_ACTIONS) -> PlayedActions:
+    """The Crafter actions one decision played, by the task app's own rules (``played_actions``;
+    ``cap``: the producer's most actions a decision, None for none).
 
     Raises ``BadInput`` at ``where`` for calls the task app refuses too (it raises on them)."""
     try:
-        return played_actions(tool_calls)
+        return played_actions(tool_calls, cap)
     except RefusedToolCall as error:
         raise BadInput(where, f"{error} (the task app refuses it too: its step raises)") from None
 

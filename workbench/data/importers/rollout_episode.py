@@ -22,6 +22,7 @@ from workbench.data.importers.counts import estimated_counts, inventory_disagree
 from workbench.data.importers.decisions import calls_text, decision_actions, executed_actions, model_messages
 from workbench.data.importers.jsonfiles import as_mapping, dig
 from workbench.data.importers.observations import Observed, observation
+from workbench.data.importers.producers import STEPWISE, Producer, weights_ignored
 from workbench.data.importers.values import INT32_MAX, finite, flag, integer
 from workbench.errors import EpisodeError
 
@@ -36,6 +37,8 @@ class RolloutContext:
     config: dict[str, Any] | None
     config_source: str | None
     summary: dict[str, Any] | None
+    producer: Producer = STEPWISE
+    producer_basis: str = "assumed"
 
 
 @dataclass(frozen=True)
@@ -68,6 +71,21 @@ def state_arrays(states: list[Observed]) -> tuple[np.ndarray, np.ndarray, np.nda
     return inventory, status, positions
 
 
+def check_step_order(states: list[Observed], places: list[str]) -> None:
+    """Raise ``BadInput`` at the first state whose ``Step: i/max`` counter is below the one
+    before it (``places[k]`` names state ``k``; the last state, after the last decision, is named
+    after it): states in an order the game never ran, e.g. a file edited or reordered."""
+    steps = [(k, s.step) for k, s in enumerate(states) if s.step is not None]
+    for (_, before), (k, now) in zip(steps, steps[1:]):
+        if now < before:
+            place = places[k] if k < len(places) else f"the state after {places[-1]}"
+            raise BadInput(
+                place,
+                f"step counter runs backwards (Step {now} after Step {before}): the states are out of order "
+                "(the file may have been edited or reordered)",
+            )
+
+
 def normalised_decisions(notes: list[tuple[str, ...]]) -> list[list[Any]]:
     """``[[decision, [notes...]], ...]`` for the decisions (1-based) whose calls the task app normalised
     (kept in ``metadata["normalised_calls"]``; the import report counts them)."""
@@ -80,7 +98,7 @@ def rollout_episode(context: RolloutContext, segment: Segment, previous: Episode
     path, steps = segment.path, segment.steps[segment.start : segment.stop]
     observed = [observation(step.get("obs"), f"{path}.steps[{i}].obs") for i, step in enumerate(steps, segment.start)]
     played = [
-        decision_actions(step.get("tool_calls"), f"{path}.steps[{i}].tool_calls")
+        decision_actions(step.get("tool_calls"), f"{path}.steps[{i}].tool_calls", context.producer.action_cap)
         for i, step in enumerate(steps, segment.start)
     ]
     actions = [p.actions for p in played]
@@ -96,6 +114,7 @@ def rollout_episode(context: RolloutContext, segment: Segment, previous: Episode
     if steps[-1].get("done") is True or steps[-1].get("done") == 1:
         actions[-1] = executed_actions(actions[-1], last)
     states = observed + [after]
+    check_step_order(states, [f"{path}.steps[{i}].obs" for i in range(segment.start, segment.stop)])
     rewards = [
         finite(step.get("reward") if step.get("reward") is not None else 0.0, f"{path}.steps[{i}]", "reward")
         for i, step in enumerate(steps, segment.start)
@@ -257,7 +276,11 @@ def _episode_metadata(context: RolloutContext, segment: Segment, states: list[Ob
         "observations": kinds[0] if len(kinds) == 1 else "mixed",
         "episode_in_trajectory": k,
         "episodes_in_trajectory": count,
+        "producer": context.producer.name,
+        "producer_basis": context.producer_basis,
     }
+    if weights_ignored(context.producer, context.config):
+        metadata["weights_ignored"] = True
     max_steps = next((s.max_steps for s in states if s.max_steps), None)
     if max_steps:
         metadata["max_steps"] = max_steps

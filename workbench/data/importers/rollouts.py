@@ -17,13 +17,14 @@ from tqdm.auto import tqdm
 from workbench.data.episodes import Episode
 from workbench.data.importers.batch import BadInput, Collector, ImportIssue, ImportResult, batch_files, unexpected
 from workbench.data.importers.jsonfiles import dig, join_path, read_responses
+from workbench.data.importers.producers import Producer, producer_for_version, response_producer
 from workbench.data.importers.rollout_episode import RolloutContext, Segment, rollout_episode, step_done
 
 #: Rollout steps the task app appends when it ends a rollout early without stepping the env.
 _NOT_EXECUTED = ("no_tool_calls", "invalid_action")
 
 
-def import_rollouts(path: str | Path, *, progress: bool = True) -> ImportResult:
+def import_rollouts(path: str | Path, *, progress: bool = True, producer: str | None = None) -> ImportResult:
     """Import task-app rollout responses: a ``.json`` file (one response or a list), a ``.jsonl``
     file (one response a line) or a folder of them.
 
@@ -40,11 +41,19 @@ def import_rollouts(path: str | Path, *, progress: bool = True) -> ImportResult:
     and ``metadata["terminal_state"]`` says how. ``episode.logged`` keeps the step_rewards
     config, each decision's ``info.stepwise`` and ``info.meta.decision_rewards``, and the
     rollout's ``metrics.details.stepwise`` summary (for the whole trajectory).
+
+    The loop that produced each response (``producers``) is told from its shape, or by
+    ``producer`` (``"synth-ai==0.2.24"``); its rules decide what a decision played (the 20-action
+    cap of 0.2.14, none in 0.2.16-0.2.24) and each episode records it in
+    ``metadata["producer"]`` / ``["producer_basis"]`` (``["weights_ignored"]`` when the run asked
+    for per_achievement weights an indicator-only loop did not pay). Raises ``WorkbenchError``
+    for a ``producer`` that names no known loop.
     """
+    told = producer_for_version(producer) if producer else None
     files, collected = batch_files(Path(path), ("*.json", "*.jsonl"), "rollout files (.json, .jsonl)")
     for file in tqdm(files, desc="import", unit="file", disable=not progress or len(files) < 2):
         try:
-            for item in _file_episodes(file):
+            for item in _file_episodes(file, told):
                 if isinstance(item, Episode):
                     if collected.add(item, str(file)):  # an episode that cannot be stored is its own issue
                         _warn(collected, file, item)
@@ -69,21 +78,22 @@ def _warn(collected: Collector, file: Path, episode: Episode) -> None:
         )
 
 
-def _file_episodes(file: Path) -> Iterator[Episode | BadInput]:
-    """Every episode of one file, or a ``BadInput`` per response/episode that cannot be read."""
+def _file_episodes(file: Path, told: Producer | None) -> Iterator[Episode | BadInput]:
+    """Every episode of one file, or a ``BadInput`` per response/episode that cannot be read
+    (``told``: the producer the user named, else each response's is told from its shape)."""
     for where, response in read_responses(file):
         if isinstance(response, BadInput):
             yield response
             continue
         try:
-            yield from _response_episodes(file, where, response)
+            yield from _response_episodes(file, where, response, told)
         except BadInput as error:
             yield error
         except Exception as error:  # noqa: BLE001 - one bad response never costs the file's others
             yield BadInput(where, unexpected(error))
 
 
-def _response_episodes(file: Path, where: str, response: Any) -> Iterator[Episode | BadInput]:
+def _response_episodes(file: Path, where: str, response: Any, told: Producer | None) -> Iterator[Episode | BadInput]:
     if not isinstance(response, Mapping):
         raise BadInput(where, f"expected a rollout response object, got {type(response).__name__}")
     trajectories = response.get("trajectories")
@@ -91,7 +101,8 @@ def _response_episodes(file: Path, where: str, response: Any) -> Iterator[Episod
         raise BadInput(where, "no 'trajectories' list: not a task-app rollout response")
     summary = dig(response, "metrics", "details", "stepwise")
     summary = dict(summary) if isinstance(summary, Mapping) else None
-    context = RolloutContext(file, where, response, *_logged_config(response, summary), summary)
+    producer = (told, "given: --producer") if told else response_producer(response)
+    context = RolloutContext(file, where, response, *_logged_config(response, summary), summary, *producer)
     for t, trajectory in enumerate(trajectories):
         path = join_path(where, f"trajectories[{t}]")
         try:

@@ -48,7 +48,7 @@ class PlayedActions:
     notes: tuple[str, ...] = ()
 
 
-def played_actions(tool_calls: Any) -> PlayedActions:
+def played_actions(tool_calls: Any, cap: int | None = MAX_ACTIONS) -> PlayedActions:
     """The Crafter actions the task app plays for one decision's ``tool_calls``.
 
     Each call's name is ``tool`` or else ``tool_name``; its arguments ``arguments`` or else
@@ -57,7 +57,8 @@ def played_actions(tool_calls: Any) -> PlayedActions:
     ``arguments.action`` (an integer or an action name), else its own name read as an action.
     An entry that is an action name plays it; an integer is an action id, clipped to Crafter's
     range as the engine does (``True`` is 1); anything else is skipped. Calls are concatenated;
-    nothing left plays one ``noop``; more than 20 play the first 20.
+    nothing left plays one ``noop``; more than ``cap`` (20 in synth-ai 0.2.14) play the first
+    ``cap``; ``cap=None`` plays them all (the 0.2.16-0.2.24 loop has no cap).
 
     Raises ``RefusedToolCall`` where the task app raises: calls that are not a list, a call that
     is not an object or has neither name key, and ``interact_many`` whose arguments are not an
@@ -71,8 +72,8 @@ def played_actions(tool_calls: Any) -> PlayedActions:
         actions.extend(_call_actions(call, notes))
     if not actions:
         actions, notes = ["noop"], [*notes, "noop"]
-    if len(actions) > MAX_ACTIONS:
-        actions, notes = actions[:MAX_ACTIONS], [*notes, "cut"]
+    if cap is not None and len(actions) > cap:
+        actions, notes = actions[:cap], [*notes, "cut"]
     return PlayedActions(actions, tuple(dict.fromkeys(notes)))
 
 

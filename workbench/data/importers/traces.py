@@ -18,7 +18,8 @@ server's writer waits at most 5 s for a lock and drops tracing rows silently aft
 
 What an episode holds: the text states (each decision's ``system_state_before``, then the last
 one's ``system_state_after``), the actions played (the task app's rules,
-``toolcalls.played_actions``, over the assistant message's tool calls, kept in
+``toolcalls.played_actions``, over the assistant message's tool calls, or, where a session
+has no messages (synth-ai 0.2.16-0.2.24), over its ``cais`` events' tool calls; kept in
 ``episode.calls``), Crafter's reward per decision, the model's words (from the LLM call record)
 and the map views. Every event and message row is stored twice (during the rollout and again at
 its end): rows are deduplicated by content. The database holds no step_rewards config and no
@@ -44,7 +45,9 @@ from workbench.data.importers.batch import BadInput, ImportIssue, ImportResult, 
 from workbench.data.importers.counts import estimated_counts
 from workbench.data.importers.decisions import calls_text, decision_actions, model_words
 from workbench.data.importers.observations import Observed, observation
-from workbench.data.importers.rollout_episode import normalised_decisions, state_arrays, views_of
+from workbench.data.importers.producers import Producer, producer_for_version, trace_producer, weights_ignored
+from workbench.data.importers.rollout_episode import check_step_order, normalised_decisions, state_arrays, views_of
+from workbench.data.importers.toolcalls import policy_tool_calls
 from workbench.errors import EpisodeError
 
 #: Seconds a query waits for the server's write lock before giving up (a reader never holds one).
@@ -107,10 +110,16 @@ def trace_sessions(db: str | Path) -> list[TraceSession]:
 
 
 def read_trace_sessions(
-    db: str | Path, *, skip: Collection[str] = (), config: Mapping[str, Any] | None = None, progress: bool = False
+    db: str | Path,
+    *,
+    skip: Collection[str] = (),
+    config: Mapping[str, Any] | None = None,
+    progress: bool = False,
+    producer: Producer | None = None,
 ) -> TraceBatch:
     """The episodes of ``db``'s finished sessions whose id is not in ``skip`` (see the module
-    docstring); ``config`` is the step_rewards table the rollouts ran with, if the user knows it.
+    docstring); ``config`` is the step_rewards table the rollouts ran with, if the user knows it;
+    ``producer`` the loop that wrote it, if the user says (else told per session from its rows).
     Raises ``BadInput`` when ``db`` is not a trace database; a bad session is an error of its own."""
     db = Path(db)
     batch = TraceBatch()
@@ -122,25 +131,36 @@ def read_trace_sessions(
     with closing(_connect(db)) as connection:
         for session in tqdm(todo, desc="sessions", unit="session", disable=not progress or len(todo) < 2):
             try:
-                batch.episodes.append(_session_episode(connection, db, session, config))
+                batch.episodes.append(_session_episode(connection, db, session, config, producer))
             except BadInput as error:
-                batch.errors.append(ImportIssue(str(db), f"session {session.session_id}", error.message))
+                # The location is exactly "session <id>" (a follower reads the id from it); the
+                # place inside the session, when known, leads the message.
+                message = f"{error.location}: {error.message}" if error.location else error.message
+                batch.errors.append(ImportIssue(str(db), f"session {session.session_id}", message))
             except Exception as error:  # noqa: BLE001 - one bad session never costs the others
                 batch.errors.append(ImportIssue(str(db), f"session {session.session_id}", unexpected(error)))
     return batch
 
 
 def import_traces(
-    db: str | Path, *, config: Mapping[str, Any] | None = None, skip: Collection[str] = (), progress: bool = True
+    db: str | Path,
+    *,
+    config: Mapping[str, Any] | None = None,
+    skip: Collection[str] = (),
+    progress: bool = True,
+    producer: str | None = None,
 ) -> ImportResult:
     """Import a synth-ai trace database (or a folder of ``*.db`` files): one episode per finished
     session not in ``skip``, as an ``ImportResult`` (running sessions are warnings; a file that
-    is no trace database is an error and the other files still import)."""
+    is no trace database is an error and the other files still import). ``producer``
+    (``"synth-ai==0.2.24"``) names the loop that wrote it; else each session's is told from its
+    rows. Raises ``WorkbenchError`` for a ``producer`` that names no known loop."""
+    told = producer_for_version(producer) if producer else None
     files, collected = batch_files(Path(db), ("*.db",), "trace databases (.db)")
     notes = []
     for file in files:
         try:
-            batch = read_trace_sessions(file, skip=skip, config=config, progress=progress)
+            batch = read_trace_sessions(file, skip=skip, config=config, progress=progress, producer=told)
         except BadInput as error:
             collected.errors.append(ImportIssue(str(file), error.location, error.message))
             continue
@@ -163,9 +183,17 @@ def import_traces(
 
 
 def _session_episode(
-    connection: sqlite3.Connection, db: Path, session: TraceSession, config: Mapping[str, Any] | None
+    connection: sqlite3.Connection,
+    db: Path,
+    session: TraceSession,
+    config: Mapping[str, Any] | None,
+    told: Producer | None,
 ) -> Episode:
-    """One finished session as an episode (``BadInput`` naming the decision when rows are missing)."""
+    """One finished session as an episode (``BadInput`` naming the decision when rows are missing).
+
+    The tool calls are the assistant messages' (synth-ai 0.2.14); where the session has none
+    (0.2.16-0.2.24 write no messages), they are the policy's reading of each ``cais`` event's
+    ``output_tool_calls`` (``policy_tool_calls``), what its rollout's steps hold."""
     sid = session.session_id
     turns = {
         int(r[0]): int(r[1] if r[1] is not None else r[2])
@@ -192,6 +220,7 @@ def _session_episode(
             sid,
         ),
         "assistant message",
+        required=False,
     )
     llm = _per_turn(
         turns,
@@ -206,10 +235,30 @@ def _session_episode(
     n = len(environment)
     if n == 0:
         raise BadInput("", "has no environment events: an episode needs at least one decision")
-    missing = [t + 1 for t in range(n) if t not in assistant]
+    producer, basis = (told, "given: --producer") if told else trace_producer(len(assistant), len(llm))
+    source, what = (assistant, "assistant message") if assistant or not llm else (llm, "cais event")
+    missing = [t + 1 for t in range(n) if t not in source]
     if missing:
-        raise BadInput("", f"decision(s) {missing[:5]} have no assistant message (rows lost while tracing?)")
-    return _build(db, session, environment, assistant, llm, config)
+        raise BadInput("", f"decision(s) {missing[:5]} have no {what} (rows lost while tracing?)")
+    if source is assistant:
+        calls = [_json_value(assistant[t][2], f"decision {t + 1} assistant message") for t in range(n)]
+    else:
+        calls = [policy_tool_calls(_output_tool_calls(llm[t], t)) for t in range(n)]
+    episode = _build(db, session, environment, calls, llm, config, producer)
+    episode.metadata["producer_basis"] = basis
+    return episode
+
+
+def _output_tool_calls(row: tuple[Any, ...], t: int) -> list[dict[str, Any]]:
+    """The model's tool calls in one ``cais`` event (``call_records[0].output_tool_calls``) in
+    the OpenAI form the policy parses."""
+    records = _json_value(row[2], f"decision {t + 1} cais event call_records")
+    record = records[0] if isinstance(records, list) and records and isinstance(records[0], Mapping) else {}
+    return [
+        {"function": {"name": c.get("name"), "arguments": c.get("arguments_json")}}
+        for c in record.get("output_tool_calls") or []
+        if isinstance(c, Mapping)
+    ]
 
 
 def _per_turn(
@@ -237,18 +286,20 @@ def _build(
     db: Path,
     session: TraceSession,
     environment: dict[int, tuple[Any, ...]],
-    assistant: dict[int, tuple[Any, ...]],
+    calls: list[Any],
     llm: dict[int, tuple[Any, ...]],
     config: Mapping[str, Any] | None,
+    producer: Producer,
 ) -> Episode:
-    """The episode of one session's deduplicated rows, by decision."""
+    """The episode of one session's deduplicated rows, by decision (``calls``: each decision's
+    tool calls as the policy gave them)."""
     n = len(environment)
     states: list[Observed] = [
         observation(_json_object(environment[t][3]), f"decision {t + 1}.system_state_before") for t in range(n)
     ]
     states.append(observation(_json_object(environment[n - 1][4]), f"decision {n}.system_state_after"))
-    calls = [_json_value(assistant[t][2], f"decision {t + 1} assistant message") for t in range(n)]
-    played = [decision_actions(c, f"decision {t + 1} tool calls") for t, c in enumerate(calls)]
+    check_step_order(states, [f"decision {t + 1}.system_state_before" for t in range(n)])
+    played = [decision_actions(c, f"decision {t + 1} tool calls", producer.action_cap) for t, c in enumerate(calls)]
     actions = [p.actions for p in played]
     inventory, status, positions = state_arrays(states)
     metadata: dict[str, Any] = {
@@ -264,8 +315,11 @@ def _build(
     }
     if states[0].max_steps:
         metadata["max_steps"] = states[0].max_steps
+    metadata["producer"] = producer.name
     if config is not None:
         metadata["step_rewards"] = dict(config)
+        if weights_ignored(producer, config):
+            metadata["weights_ignored"] = True
     normalised = normalised_decisions([p.notes for p in played])
     if normalised:
         metadata["normalised_calls"] = normalised

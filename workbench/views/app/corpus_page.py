@@ -20,7 +20,7 @@ from workbench.data.recording import RecordReport, record
 from workbench.errors import RecordingError
 from workbench.views.app.common import Status, guarded, heading, in_background
 from workbench.views.app.page_session import PageSession
-from workbench.views.widgets.common import counts_note
+from workbench.views.widgets.common import counts_note, producers_note
 
 #: What can be imported: label -> (importer, the files it reads in a folder).
 IMPORTERS: dict[str, tuple[Callable[..., ImportResult], tuple[str, ...]]] = {
@@ -62,13 +62,14 @@ def import_with_progress(kind: str, source: str, on_file: Callable[[int, int], N
 
 
 def corpus_summary(corpus: Corpus, label: str) -> str:
-    """HTML: which corpus is open, with its episodes, decisions and policies, and a line on
-    estimated achievement counts when some episodes have them."""
+    """HTML: which corpus is open, with its episodes, decisions and policies, the synth-ai loops
+    that produced them (and whether one ignored the run's weights), and a line on estimated
+    achievement counts when some episodes have them."""
     policies = corpus.groups("policy").astype(str).value_counts()
     by_policy = ", ".join(f"{html.escape(p)} ({n})" for p, n in policies.items())
     return (
         f"<div class='wb-app-corpus'><b>open:</b> {html.escape(label)}: {len(corpus)} episodes, "
-        f"{corpus.n_decisions:,} decisions; policies: {by_policy}{counts_note(corpus)}</div>"
+        f"{corpus.n_decisions:,} decisions; policies: {by_policy}{producers_note(corpus)}{counts_note(corpus)}</div>"
     )
 
 

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import errno
 import hmac
 import ipaddress
 import logging
 import os
 import secrets
+import socket
 import warnings
 from collections.abc import Awaitable, Callable
 from http.cookies import SimpleCookie
@@ -49,6 +51,23 @@ def check_host(host: str, *, allow_remote: bool) -> None:
             f"--host {host}: not a loopback address; the dashboard would be reachable from other machines. "
             "Reach it through an SSH tunnel instead, or pass --allow-remote if you mean it"
         )
+
+
+class PortInUseError(WorkbenchError):
+    """A ``--port`` that cannot be bound (another server listens there, or it is not allowed)."""
+
+
+def check_port(host: str, port: int) -> None:
+    """``PortInUseError`` naming ``host:port`` when it cannot be bound now, found by binding
+    it once as uvicorn will (``SO_REUSEADDR``) and letting go, before any URL is printed."""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind(address)
+    except OSError as error:
+        reason = "already in use (another server listens there)" if error.errno == errno.EADDRINUSE else str(error)
+        raise PortInUseError(f"--port {port}: cannot serve on {host}:{port}: {reason}; pick another --port") from None
 
 
 def new_token() -> str:
@@ -157,11 +176,13 @@ def serve(
     allow_remote: bool = False,
     announce: Callable[[str], None] = print,
 ) -> None:
-    """Serve the dashboard until interrupted: checks ``host`` (``HostError``), sets the options
+    """Serve the dashboard until interrupted: checks ``host`` (``HostError``) and ``port``
+    (``PortInUseError``, before the URL is printed), sets the options
     every page session starts from, prints the URL through ``announce`` and runs uvicorn. The
     server owns its process, so it opts into keeping freed memory for re-scoring
     (``workbench.util.memory``)."""
     check_host(host, allow_remote=allow_remote)
+    check_port(host, port)
     retain_freed_memory()
     import uvicorn
 

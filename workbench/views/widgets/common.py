@@ -13,6 +13,7 @@ import pandas as pd
 
 from workbench.data.episodes import Corpus
 from workbench.data.importers.counts import ESTIMATED_MEANING
+from workbench.data.importers.producers import producer_lines
 from workbench.util.labels import short_label, short_labels
 from workbench.views.plots import KIND_COLORS, PALETTE
 
@@ -128,6 +129,13 @@ def counts_note(corpus: Corpus) -> str:
         f"<div style='color:#8a5a00'>&#9888; {estimated} of {len(corpus)} episodes have estimated "
         f"achievement counts: {html.escape(ESTIMATED_MEANING)}.</div>"
     )
+
+
+def producers_note(corpus: Corpus) -> str:
+    """HTML naming the synth-ai loops that produced the corpus's episodes (``metadata["producer"]``)
+    and saying when one ignored a run's step_rewards weights, or '' when no episode names one."""
+    lines = producer_lines(corpus.episode_extras(k).metadata for k in range(len(corpus)))
+    return "".join(f"<div>{html.escape(line)}</div>" for line in lines)
 
 
 def fit_chars(width_px: float, slots: int, char_px: float = 8.5) -> int:

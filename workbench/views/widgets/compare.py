@@ -4,6 +4,8 @@ A click on an episode replays it."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import ipywidgets as w
@@ -15,6 +17,7 @@ from workbench.core.config import RewardConfig
 from workbench.data.episodes import Corpus
 from workbench.errors import WorkbenchError
 from workbench.scoring import Comparison, Scores, compare, prepare, score
+from workbench.scoring.intervals import UpperReturns, interval_text
 from workbench.views.plots import PALETTE
 from workbench.views.widgets.common import LatestWins, counts_note, groups_of, legend_html
 from workbench.views.widgets.compare_figures import CompareFigures
@@ -67,6 +70,8 @@ class Compare:
             )
         self.corpus, self.by, self.top, self.replayer = corpus, by, top, replayer
         self.prepared = prepare(corpus)
+        #: Episodes with estimated counts show their per_achievement returns as intervals.
+        self._upper = UpperReturns(corpus)
         self.configs = dict(configs)
         names = list(self.configs)
         self._colors: dict[str, str] = {}  # a config's colour, given once by first appearance
@@ -256,6 +261,7 @@ class Compare:
         xs, ys, colors, labels, self._picked = [], [], [], [], []
         others = [m for m in names if m != reference] or [reference]
         groups = groups_of(self.corpus, self.by)
+        shown = self._shown_returns(scale, scores)
         for name in others:
             y_all = normalised(scores[name].reward_sum, scale)
             xs.append(x_all[picked])
@@ -264,13 +270,22 @@ class Compare:
             for i in picked:
                 episode = self.prepared.ids[i]
                 labels.append(
-                    f"{episode} · {groups.get(episode, '')} · {reference} {x_all[i]:.3g} · {name} "
-                    f"{y_all[i]:.3g} · {int(scores[name].episodes['unique_achievements_total'].iat[i])} "
+                    f"{episode} · {groups.get(episode, '')} · {reference} {shown[reference](i, x_all[i])} · {name} "
+                    f"{shown[name](i, y_all[i])} · {int(scores[name].episodes['unique_achievements_total'].iat[i])} "
                     "achievements"
                 )
                 self._picked.append(int(i))
         sample = f" ({MAX_POINTS} of {n} episodes, evenly spaced)" if n > MAX_POINTS else ""
         self.figures.draw_points(np.concatenate(xs), np.concatenate(ys), colors, labels, scale, sample)
+
+    def _shown_returns(self, scale: str, scores: dict[str, Scores]) -> dict[str, Callable[[int, float], str]]:
+        """Per config, how an episode's value is written: ``3g``, or on the raw scale the
+        interval ``[low, high]`` of an episode with estimated counts under per_achievement."""
+        shown: dict[str, Callable[[int, float], str]] = {}
+        for name, scored in scores.items():
+            bounds = self._upper.intervals(scored.config, scored.reward_sum) if scale == "raw" else {}
+            shown[name] = partial(_value_text, bounds)
+        return shown
 
     def _on_pick(self, position: int) -> None:
         if self.replayer is not None and 0 <= position < len(self._picked):
@@ -301,3 +316,11 @@ class Compare:
         from IPython.display import display
 
         display(self.widget)
+
+
+def _value_text(bounds: dict[int, tuple[float, float]], i: int, value: float) -> str:
+    """Episode ``i``'s value: its return interval when ``bounds`` has one, else ``value`` to 3 figures."""
+    if i in bounds:
+        low, high = bounds[i]
+        return interval_text(low, high, 3)
+    return f"{value:.3g}"

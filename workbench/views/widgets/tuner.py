@@ -18,6 +18,7 @@ from workbench.core.named_configs import PER_ACHIEVEMENT_CONFIG
 from workbench.data.episodes import Corpus
 from workbench.errors import WorkbenchError
 from workbench.scoring import prepare, score
+from workbench.scoring.intervals import UpperReturns, interval_text
 from workbench.util.memory import retain_freed_memory
 from workbench.views.widgets.common import (
     LatestWins,
@@ -80,6 +81,8 @@ class Tuner:
         self._policy_code = groups.map({p: i for i, p in enumerate(self._policies)}).to_numpy(dtype=np.int64)
         self._ids = np.array(self.prepared.ids, dtype=object)
         self.baseline_scores = score(self.prepared, self.baseline)
+        #: Episodes with estimated counts show their per_achievement return as an interval.
+        self._upper = UpperReturns(corpus)
         self._shown: np.ndarray = np.zeros(0, dtype=np.int64)
         self._baseline_key: bytes | None = None
         self._updates = LatestWins(self.update)
@@ -233,8 +236,11 @@ class Tuner:
             order = rows[np.argsort(live[rows], kind="stable")]
             shown = np.concatenate([order[:EXTREMES], order[-EXTREMES:]])
         self._shown = shown
+        bounds = self._upper.intervals(config, live)
         names = [
-            f"{self._ids[i]} · {self._policies[self._policy_code[i]]} · return {live[i]:.2f} "
+            f"{self._ids[i]} · {self._policies[self._policy_code[i]]} · return "
+            f"{interval_text(*bounds.get(int(i), (live[i], live[i])))}"
+            f"{' (estimated counts)' if int(i) in bounds else ''} "
             f"(baseline {base[i]:.2f}) · {achievements[i]} achievements"
             for i in shown
         ]
@@ -245,7 +251,7 @@ class Tuner:
         live_progress = progress_summary(self.scores.episodes[mask]) if mask.any() else None
         self.progress_view.value = lined(progress_html(live_progress, self._baseline_progress))
         self.extremes_view.value = lined(
-            extremes_html(rows, self._ids, self._policies, self._policy_code, live, base, achievements)
+            extremes_html(rows, self._ids, self._policies, self._policy_code, live, base, achievements, bounds)
         )
         self.lint_view.value = lined(lint_html(config))
         self.header.value = lined(

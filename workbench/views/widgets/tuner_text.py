@@ -41,8 +41,10 @@ def extremes_html(
     live: np.ndarray,
     base: np.ndarray,
     achievements: np.ndarray,
+    bounds: dict[int, tuple[float, float]] | None = None,
 ) -> str:
-    """The top 5 and bottom 5 of the episodes at ``rows`` by live return (hover: the policy)."""
+    """The top 5 and bottom 5 of the episodes at ``rows`` by live return (hover: the policy);
+    an episode in ``bounds`` (estimated counts) shows its return as the interval ``[low, high]``."""
     if not len(rows):
         return ""
     order = rows[np.argsort(-live[rows], kind="stable")]
@@ -56,7 +58,7 @@ def extremes_html(
         for i in indices:
             lines.append(
                 f"<tr><td title='{html.escape(policies[policy_code[i]])}'>{html.escape(str(ids[i]))}</td>"
-                f"<td style='text-align:right'>{live[i]:.3f}</td>"
+                f"<td style='text-align:right'>{_return_cell(live[i], (bounds or {}).get(int(i)))}</td>"
                 f"<td style='text-align:right;color:#777'>{base[i]:.3f}</td>"
                 f"<td style='text-align:right'>{achievements[i]}</td></tr>"
             )
@@ -81,3 +83,13 @@ def lint_html(config: RewardConfig) -> str:
         for f in findings
     )
     return f"<b>lint:</b><ul style='margin:0;padding-left:18px'>{items}</ul>"
+
+
+def _return_cell(value: float, interval: tuple[float, float] | None) -> str:
+    """A return to 3 decimals, or its interval (estimated counts) with a hover saying why."""
+    if interval is None or interval[0] == interval[1]:
+        return f"{value:.3f}"
+    return (
+        "<span title='estimated achievement counts: the return lies in this interval'>"
+        f"[{interval[0]:.3f}, {interval[1]:.3f}]</span>"
+    )

@@ -1,0 +1,191 @@
+"""Which synth-ai rollout loop produced a rollout or trace database, and the rules it played by.
+
+Two loops serve Crafter (``../shared`` facts, measured on the real servers):
+
+- ``synth-ai 0.2.14``: the full stepwise reward (``compute_stepwise_reward``, strategies,
+  weights, k_limits, resource shaping), at most 20 actions a decision, lambda 0 read as x1.0,
+  a ``metrics.details.stepwise`` summary echoing the config;
+- ``synth-ai 0.2.16-0.2.24``: another copy of the loop (``examples/warming_up_to_rl``, served by
+  0.2.23/0.2.24 through ``synth_ai.demos``): indicator-only (``lambda * any unlock``; lambda
+  omitted or 0 pays 0.0; strategy, weights and k_limits read by nobody), every action of a
+  decision played, no summary, and a trace database whose ``messages`` table stays empty.
+
+``response_producer`` / ``trace_producer`` tell them apart by shape; ``producer_for_version``
+reads ``--producer synth-ai==X``. An importer records ``metadata["producer"]`` (the profile's
+name) and ``metadata["producer_basis"]`` (how it was told) on every episode.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from workbench.errors import WorkbenchError
+
+#: The keys of the indicator-only loop's ``info.stepwise``, exactly.
+INDICATOR_KEYS = frozenset({"decision_index", "indicator", "new_achievements", "reward"})
+#: What the import report, ``verify``, ``audit`` and the Corpus page say when a run asked for
+#: per_achievement but its producer paid indicator-only.
+WEIGHTS_IGNORED = "this synth-ai ignored your step_rewards weights"
+
+
+@dataclass(frozen=True)
+class Producer:
+    """One rollout loop's rules: its ``name`` (``metadata["producer"]``), the ``reward`` it
+    computes (``"stepwise"`` or ``"indicator"``), the most actions a decision plays
+    (``action_cap``; None: every one) and what ``indicator_lambda`` 0 (or omitted) pays."""
+
+    name: str
+    reward: str
+    action_cap: int | None
+    zero_lambda: float
+    summary: str
+
+    def applied_lambda(self, value: Any) -> float:
+        """The factor this loop multiplies by for a table's ``indicator_lambda`` ``value``
+        (``float(value or 0.0)``, 0.0 on error; then 0 means ``zero_lambda``)."""
+        try:
+            factor = float(value or 0.0)
+        except (TypeError, ValueError):
+            factor = 0.0
+        return self.zero_lambda if factor == 0 else factor
+
+
+STEPWISE = Producer(
+    "synth-ai 0.2.14",
+    "stepwise",
+    20,
+    1.0,
+    "full stepwise reward, first 20 actions of a decision played, lambda 0 pays x1.0",
+)
+INDICATOR = Producer(
+    "synth-ai 0.2.16-0.2.24",
+    "indicator",
+    None,
+    0.0,
+    "indicator-only reward (lambda x any unlock; weights, k_limits and strategy ignored), "
+    "every action of a decision played, lambda 0 pays 0",
+)
+PRODUCERS = {p.name: p for p in (STEPWISE, INDICATOR)}
+_VERSION = re.compile(r"^(?:synth-ai\s*==\s*)?(\d+)\.(\d+)\.(\d+)$")
+
+
+def producer_named(name: Any) -> Producer:
+    """The profile an episode's ``metadata["producer"]`` names (0.2.14's when it names none:
+    corpora imported before profiles were recorded)."""
+    return PRODUCERS.get(str(name), STEPWISE) if name else STEPWISE
+
+
+def producer_for_version(spec: str) -> Producer:
+    """The profile of ``--producer synth-ai==X`` (or ``X``). Raises ``WorkbenchError`` naming
+    the versions known for a release that serves no known Crafter loop."""
+    found = _VERSION.match(spec.strip())
+    if found:
+        version = tuple(int(part) for part in found.groups())
+        if version == (0, 2, 14):
+            return STEPWISE
+        if (0, 2, 16) <= version <= (0, 2, 24):
+            return INDICATOR
+    raise WorkbenchError(
+        f"--producer {spec!r}: known producers are synth-ai==0.2.14 (full stepwise loop) and "
+        "synth-ai==0.2.16 ... synth-ai==0.2.24 (indicator-only loop); 0.3 and later ship no Crafter app"
+    )
+
+
+def response_producer(response: Mapping[str, Any]) -> tuple[Producer, str]:
+    """The loop that produced a rollout response, told from its shape, and how it was told."""
+    details = response.get("metrics")
+    details = details.get("details") if isinstance(details, Mapping) else None
+    if isinstance(details, Mapping) and isinstance(details.get("stepwise"), Mapping):
+        return STEPWISE, "told by its shape: a metrics.details.stepwise summary"
+    for stepwise in _logged_stepwise(response):
+        if set(stepwise) == INDICATOR_KEYS:
+            return INDICATOR, "told by its shape: info.stepwise holds exactly the 4 indicator keys, no summary"
+        if "base_reward" in stepwise:
+            return STEPWISE, "told by its shape: info.stepwise holds base_reward"
+    if _has_message_type(response.get("trace"), "policy_tool_call"):
+        return INDICATOR, "told by its shape: its trace holds policy_tool_call messages"
+    return STEPWISE, "assumed: nothing in the file tells the producer (no stepwise log, no trace); pass --producer"
+
+
+def trace_producer(assistant_messages: int, llm_events: int) -> tuple[Producer, str]:
+    """The loop that wrote a trace database session, told from its rows."""
+    if assistant_messages == 0 and llm_events > 0:
+        return INDICATOR, "told by its shape: no messages, tool calls only in the cais events"
+    return STEPWISE, "told by its shape: assistant messages hold the tool calls"
+
+
+def weights_ignored(producer: Producer, table: Mapping[str, Any] | None) -> bool:
+    """True when ``table`` (a step_rewards table) asks for per_achievement shaping that
+    ``producer`` does not compute (the indicator-only loop reads no strategy or weights); a
+    table that switches shaping off (not ``enabled``, or a mode other than
+    ``decision_stepwise``) asks for nothing, under any producer."""
+    if producer.reward != "indicator" or not isinstance(table, Mapping):
+        return False
+    if not table.get("enabled") or str(table.get("mode") or "off").lower() != "decision_stepwise":
+        return False
+    strategy = table.get("strategy")
+    if not isinstance(strategy, str):
+        return False
+    name = strategy.strip().lower()
+    return name in {"per_achievement", "per-achievement", "perachievement", "achievement_weighted", "complex"}
+
+
+def producer_lines(metadata: Iterable[Mapping[str, Any]]) -> list[str]:
+    """Lines for a report: each producer profile with its episode count and rules, then the
+    ``WEIGHTS_IGNORED`` line when some episode's run asked for weights it did not get."""
+    tally: dict[str, int] = {}
+    ignored = 0
+    for meta in metadata:
+        name = meta.get("producer")
+        if name:
+            tally[str(name)] = tally.get(str(name), 0) + 1
+        ignored += bool(meta.get("weights_ignored"))
+    lines = [f"producer {name}: {n} episode(s) ({producer_named(name).summary})" for name, n in tally.items()]
+    if ignored:
+        lines.append(
+            f"{WEIGHTS_IGNORED}: {ignored} episode(s) ran with a per_achievement table, "
+            "but their producer paid indicator-only (lambda x any unlock)"
+        )
+    return lines
+
+
+def weights_ignored_line(metadata: Iterable[Mapping[str, Any]], tables: Mapping[str, Mapping[str, Any]]) -> str | None:
+    """The ``WEIGHTS_IGNORED`` line for a user's configs (``tables``: name -> step_rewards
+    table) over episodes with ``metadata``: when some config asks for per_achievement and some
+    episode came from the indicator-only loop (its run never saw those weights); else None."""
+    asking = [name for name, table in tables.items() if weights_ignored(INDICATOR, table)]
+    produced = sum(producer_named(meta.get("producer")) is INDICATOR for meta in metadata)
+    if not asking or not produced:
+        return None
+    return (
+        f"{WEIGHTS_IGNORED}: {produced} episode(s) come from {INDICATOR.name}, which paid lambda x any unlock; "
+        f"the per_achievement weights of {', '.join(asking)} are not what those runs were paid"
+    )
+
+
+def _logged_stepwise(response: Mapping[str, Any]) -> Iterable[Mapping[str, Any]]:
+    """Every step's ``info.stepwise`` object in a response."""
+    for trajectory in response.get("trajectories") or []:
+        if not isinstance(trajectory, Mapping):
+            continue
+        for step in trajectory.get("steps") or []:
+            info = step.get("info") if isinstance(step, Mapping) else None
+            stepwise = info.get("stepwise") if isinstance(info, Mapping) else None
+            if isinstance(stepwise, Mapping):
+                yield stepwise
+
+
+def _has_message_type(value: Any, kind: str, depth: int = 0) -> bool:
+    """Whether a (structured trace) value holds a message object of ``message_type`` ``kind``."""
+    if depth > 6:
+        return False
+    if isinstance(value, Mapping):
+        if value.get("message_type") == kind:
+            return True
+        return any(_has_message_type(v, kind, depth + 1) for v in value.values() if isinstance(v, (Mapping, list)))
+    if isinstance(value, list):
+        return any(_has_message_type(v, kind, depth + 1) for v in value)
+    return False
