@@ -11,7 +11,6 @@ into a folder (``.watch.lock``). The source is only read.
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -19,18 +18,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from filelock import FileLock, Timeout
-
 from workbench.data.episodes import Corpus, Episode, unique_id
 from workbench.data.importers import ImportIssue
 from workbench.data.storage import holds_episodes, load_corpus, save_corpus
 from workbench.data.watch.source import Poll, Source, origin_of
+from workbench.data.watch.state import STATE_FILE, WATCH_LOCK, read_state, take_lock, target_folder, write_state
 from workbench.errors import WatchError
-from workbench.util.atomic import atomic_write_text
 
-#: The watcher's state file and lock inside the target corpus folder.
-STATE_FILE = "watch-state.json"
-WATCH_LOCK = ".watch.lock"
+__all__ = ["STATE_FILE", "WATCH_LOCK", "WatchReport", "Watcher"]
 #: How soon to poll again while an item is settling (two polls see it unchanged).
 SETTLE_SECONDS = 0.2
 
@@ -64,17 +59,11 @@ class Watcher:
         watched, target = source.path.resolve(), self.into.resolve()
         if target == watched or watched in target.parents:
             raise WatchError(f"{self.into}: the target corpus must not be inside the watched {source.path}")
-        self.into.mkdir(parents=True, exist_ok=True)
-        self._lock = FileLock(str(self.into / WATCH_LOCK))
-        try:
-            self._lock.acquire(timeout=0)
-        except Timeout:
-            raise WatchError(
-                f"{self.into}: another watcher is writing into this corpus ({WATCH_LOCK} is held)"
-            ) from None
+        target_folder(self.into)
+        self._lock = take_lock(self.into)
         try:
             self._ids, self._origins = _held(self.into)
-            self._state = _read_state(self.into / STATE_FILE)
+            self._state = read_state(self.into)
             source.restore(self._state.get("sources", {}).get(source.key, {}))
         except BaseException:
             self._lock.release()
@@ -88,8 +77,7 @@ class Watcher:
 
     def close(self) -> None:
         """Release the folder's watch lock (idempotent)."""
-        if self._lock.is_locked:
-            self._lock.release()
+        self._lock.release()
 
     @property
     def held(self) -> int:
@@ -156,8 +144,7 @@ class Watcher:
         if sources.get(self.source.key) == progress:
             return
         sources[self.source.key] = progress
-        self._state = {"format": "crafter-workbench-watch", "version": 1, "sources": sources}
-        atomic_write_text(self.into / STATE_FILE, json.dumps(self._state, indent=1, sort_keys=True), overwrite=True)
+        self._state = write_state(self.into, sources)
 
 
 def _held(root: Path) -> tuple[set[str], set[tuple[str, str]]]:
@@ -167,16 +154,6 @@ def _held(root: Path) -> tuple[set[str], set[tuple[str, str]]]:
     corpus = load_corpus(root)
     origins = {origin_of(corpus.episode_extras(i).metadata) for i in range(len(corpus))}
     return set(corpus.ids), {o for o in origins if o is not None}
-
-
-def _read_state(path: Path) -> dict[str, Any]:
-    """The state file's contents; a missing or unreadable one is an empty state (origins in the
-    corpus still prevent duplicates: a lost state costs a re-read, never a duplicate)."""
-    try:
-        state = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return state if isinstance(state, dict) and isinstance(state.get("sources"), dict) else {}
 
 
 class _Waiter:
