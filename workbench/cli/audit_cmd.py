@@ -10,7 +10,7 @@ from typing import Any
 
 from workbench.analysis.audit import DEAD_ENTRY_SCOPES, SECTIONS, Audit, AuditThresholds, audit, empty_audit
 from workbench.analysis.diagnostics import COMPONENT_THRESHOLD, DOMINANCE_THRESHOLD
-from workbench.cli.common import CORPUS_HELP, open_corpus, read_config
+from workbench.cli.common import CORPUS_HELP, open_corpus, read_named_configs
 from workbench.cli.watch_cmd import add_source_arguments, polls_limit
 from workbench.data.episodes import Corpus
 from workbench.data.storage import holds_episodes, load_corpus
@@ -84,7 +84,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Audit (once, or after every poll with --follow); 0 clean, 1 a flag fired."""
-    configs = {Path(path).stem: read_config(path) for path in args.config}
+    configs = read_named_configs(args.config)
     thresholds = AuditThresholds(
         dominance=args.dominance_threshold,
         component=args.component_threshold,

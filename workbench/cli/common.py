@@ -36,6 +36,22 @@ def read_config(path: str) -> RewardConfig:
     return RewardConfig.from_file(path)
 
 
+def read_named_configs(paths: list[str]) -> dict[str, RewardConfig]:
+    """Each config file of ``paths`` by name: its file stem, or, when two files share a stem
+    (``a/reward.yaml``, ``b/reward.yaml``), each of those by its path as given, so every config
+    given is kept and told apart. Raises ``UsageError`` when one file is given twice and
+    ``ConfigError`` naming a file that cannot be read."""
+    seen: dict[Path, str] = {}
+    for path in paths:
+        real = Path(path).resolve()
+        if real in seen:
+            raise UsageError(f"--config {path}: given twice (also as {seen[real]}); give each config once")
+        seen[real] = path
+    stems = [Path(path).stem for path in paths]
+    names = [stem if stems.count(stem) == 1 else str(path) for stem, path in zip(stems, paths)]
+    return {name: read_config(path) for name, path in zip(names, paths)}
+
+
 def open_corpus(spec: str) -> Corpus:
     """The corpus a CORPUS argument names. Raises ``UsageError`` when there is no such folder
     and ``CorpusFormatError`` naming its ``corpus.json`` when it is not a readable corpus."""

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
-from workbench.cli.common import read_config
+from workbench.cli.common import read_named_configs
 from workbench.cli.errors import UsageError
 from workbench.data.episodes import Corpus
 from workbench.data.watch import KINDS, Watcher, WatchReport, open_source
@@ -94,7 +93,7 @@ def polls_limit(args: argparse.Namespace) -> int | None:
 def run(args: argparse.Namespace) -> int:
     """Watch until --once / --max-polls / Ctrl-C; exit 1 when some input could not be read."""
     limit = polls_limit(args)
-    configs = {Path(path).stem: read_config(path) for path in args.config}
+    configs = read_named_configs(args.config)
     source = open_source(args.source, args.kind)
     live = LiveScores(Corpus(), configs) if configs else None
     counts = {"problems": 0, "appended": 0}
