@@ -108,6 +108,8 @@ class CorpusFolder:
     wrote again (``overwrite``) comes back under the same id: the watcher keeps the first."""
 
     kind = "corpus"
+    #: An item (an episode id in the corpus, a session id in the database) names one episode for good.
+    items_are_identities = True
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)

@@ -24,6 +24,8 @@ class TraceDatabase:
     that cannot be read is a problem, reported once and not read again."""
 
     kind = "traces"
+    #: An item (an episode id in the corpus, a session id in the database) names one episode for good.
+    items_are_identities = True
 
     def __init__(self, path: Path, *, config: dict[str, Any] | None = None) -> None:
         self.path = Path(path)

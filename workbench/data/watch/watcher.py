@@ -1,10 +1,11 @@
 """``Watcher``: appends each new episode of a live source into a corpus folder once, across restarts.
 
-What was appended is told by the target corpus itself: every episode a watcher saves carries
-its origin (``ORIGIN_KEY`` metadata: the source's key and the item it came from), and a new
-watcher reads the origins the folder holds before its first poll, so a restart, a crash between
-saving and recording progress, or a source that offers an item again never duplicates an
-episode. The source's progress (files taken, parts read, sessions done) is kept beside it in
+What was appended is told by the target corpus itself: an episode's identity is its content
+(``content_key``: run id, seed, the hash of its decisions), and a new watcher reads the
+contents (and origins: ``ORIGIN_KEY`` metadata) of every episode the folder holds before its
+first poll, so a restart, a crash between saving and recording progress, a file moved or read
+again, a rotated log or a source imported before never duplicates an episode, while a file
+rewritten with another run is read again and its episode appended. The source's progress (files taken, parts read, sessions done) is kept beside it in
 ``watch-state.json`` so a restart does not read everything again. One watcher at a time writes
 into a folder (``.watch.lock``). The source is only read.
 """
@@ -21,7 +22,7 @@ from typing import Any
 from workbench.data.episodes import Corpus, Episode, unique_id
 from workbench.data.importers import ImportIssue
 from workbench.data.storage import holds_episodes, load_corpus, save_corpus
-from workbench.data.watch.source import Poll, Source, origin_of
+from workbench.data.watch.source import Poll, Source, content_key, origin_of
 from workbench.data.watch.state import STATE_FILE, WATCH_LOCK, read_state, take_lock, target_folder, write_state
 from workbench.errors import WatchError
 
@@ -62,7 +63,7 @@ class Watcher:
         target_folder(self.into)
         self._lock = take_lock(self.into)
         try:
-            self._ids, self._origins = _held(self.into)
+            self._ids, self._origins, self._contents = _held(self.into)
             self._state = read_state(self.into)
             source.restore(self._state.get("sources", {}).get(source.key, {}))
         except BaseException:
@@ -91,11 +92,15 @@ class Watcher:
         landed: list[float] = []
         skipped = 0
         for episode, when in zip(found.corpus, found.landed):
-            origin = origin_of(episode.metadata)
-            if origin is None or origin in self._origins:
+            origin, content = origin_of(episode.metadata), content_key(episode)
+            # Identity is content (a moved file, an imported episode, a rotated log read again);
+            # where a source's items are identities themselves (a corpus's ids), the item too.
+            by_item = getattr(self.source, "items_are_identities", False) and origin in self._origins
+            if origin is None or content in self._contents or by_item:
                 skipped += 1
                 continue
             self._origins.add(origin)
+            self._contents.add(content)
             episode.id = unique_id(episode.id, self._ids)  # another source's episode may hold the id
             self._ids.add(episode.id)
             fresh.append(episode)
@@ -147,13 +152,15 @@ class Watcher:
         self._state = write_state(self.into, sources)
 
 
-def _held(root: Path) -> tuple[set[str], set[tuple[str, str]]]:
-    """The ids and origins the corpus folder ``root`` holds (nothing for a new folder)."""
+def _held(root: Path) -> tuple[set[str], set[tuple[str, str]], set[str]]:
+    """The ids, origins and contents (``content_key``) the corpus folder ``root`` holds (nothing
+    for a new folder): its imported episodes' contents too, so a watch never appends them again."""
     if not holds_episodes(root):
-        return set(), set()
+        return set(), set(), set()
     corpus = load_corpus(root)
     origins = {origin_of(corpus.episode_extras(i).metadata) for i in range(len(corpus))}
-    return set(corpus.ids), {o for o in origins if o is not None}
+    contents = {content_key(episode) for episode in corpus}
+    return set(corpus.ids), {o for o in origins if o is not None}, contents
 
 
 class _Waiter:
