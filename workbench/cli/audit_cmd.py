@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ from workbench.cli.watch_cmd import add_source_arguments, polls_limit
 from workbench.data.episodes import Corpus
 from workbench.data.storage import holds_episodes, load_corpus
 from workbench.data.watch import Watcher, WatchReport, open_source
+from workbench.util.processes import signals_set
 
 EXAMPLE = f"""\
 examples:
@@ -121,8 +123,10 @@ def _follow(args: argparse.Namespace, configs: dict[str, Any], thresholds: Audit
         return False
 
     with Watcher(source, into) as watcher:
-        try:
-            watcher.run(interval=args.interval, max_polls=limit, on_report=report)
+        stop = threading.Event()
+        try:  # Ctrl-C (or SIGTERM) ends the run after the poll under way
+            with signals_set(stop):
+                watcher.run(interval=args.interval, max_polls=limit, on_report=report, stop=stop)
         except KeyboardInterrupt:
             pass
     found = state["audit"] or empty_audit(configs, thresholds, name=str(into))

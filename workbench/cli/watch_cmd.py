@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import argparse
 import sys
+import threading
 
 from workbench.cli.common import read_named_configs
 from workbench.cli.errors import UsageError
 from workbench.data.episodes import Corpus
 from workbench.data.watch import KINDS, Watcher, WatchReport, open_source
 from workbench.scoring import LiveScores
+from workbench.util.processes import signals_set
 
 EXAMPLE = """\
 examples:
@@ -112,10 +114,12 @@ def run(args: argparse.Namespace) -> int:
             print(
                 f"watching {source.path} ({source.kind}) into {args.into}; {watcher.held} episode(s) held", flush=True
             )
-        try:
-            watcher.run(interval=args.interval, max_polls=limit, on_report=report)
+        stop = threading.Event()
+        try:  # Ctrl-C (or SIGTERM) ends the run at once, after the poll under way is saved
+            with signals_set(stop):
+                watcher.run(interval=args.interval, max_polls=limit, on_report=report, stop=stop)
         except KeyboardInterrupt:
-            pass  # the way to stop following: what was appended is saved
+            pass  # a second Ctrl-C: what was appended is saved (each poll saves before it records progress)
     print(f"appended {counts['appended']} episode(s) into {args.into}; {counts['problems']} problem(s)", flush=True)
     return 1 if counts["problems"] else 0
 

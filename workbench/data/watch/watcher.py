@@ -187,7 +187,7 @@ class _Waiter:
         deadline = time.monotonic() + seconds
         while time.monotonic() < deadline and not self.stop.is_set():
             changes = next(self._iterator, None)
-            if changes is None:  # watchfiles stopped (stop set, or it caught an interrupt): poll by time
+            if changes is None:  # watchfiles stopped (stop set): poll by time
                 self._iterator = None
                 self.stop.wait(max(0.0, deadline - time.monotonic()))
                 return
@@ -219,6 +219,6 @@ def _event_iterator(paths: list[Path], stop: threading.Event) -> Iterator[Any] |
             yield_on_timeout=True,
             debounce=20,
             step=10,
-            raise_interrupt=False,
+            raise_interrupt=True,  # a Ctrl-C it catches must still stop the caller, not just this wait
         )
     )
