@@ -7,7 +7,8 @@ from typing import Any
 
 __all__ = ["MAX_DEPTH", "JSONDepthError", "loads"]
 
-#: The deepest nesting accepted (Crafter's documents nest a few levels; a corpus row allows 64).
+#: The deepest nesting accepted: a task app's documents (rollouts, trace rows) nest about ten
+#: levels; a stored episode's metadata may nest 32 (``workbench.data.storage.rows``).
 MAX_DEPTH = 64
 
 
