@@ -106,3 +106,29 @@ def test_the_state_is_written_as_the_folder_own_file_and_read_back(tmp_path, cap
     assert state.is_file() and not state.is_symlink()
     code, out, _ = cli("watch", source, "--into", target, "--once", capsys=capsys)
     assert code == 0 and "appended 0 episode(s)" in out
+
+
+def test_an_unreadable_subfolder_is_named_and_the_rest_appended(tmp_path):
+    source, target = rollouts(tmp_path), tmp_path / "corpus"
+    secret = source / "secret"
+    secret.mkdir()
+    shutil.copy(SAMPLE_ROLLOUTS / "shaped_raw.json", secret / "hidden.json")
+    secret.chmod(0)
+    # Root reads any folder: the watcher runs without the capabilities that let it (as a user would).
+    limited = ["setpriv", "--bounding-set=-dac_override,-dac_read_search"]
+    try:
+        done = subprocess.run(
+            [*limited, *WORKBENCH, "watch", str(source), "--into", str(target), "--once"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    finally:
+        secret.chmod(0o755)
+    assert "Traceback" not in done.stderr
+    problems = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(problems) == 1 and problems[0].startswith("problem: ") and str(secret) in problems[0]
+    assert "Permission denied" in problems[0]
+    assert done.returncode == 1
+    expected = import_rollouts(SAMPLE_ROLLOUTS, progress=False).corpus.ids
+    assert sorted(saved_ids(target)) == sorted(expected)

@@ -38,6 +38,13 @@ class _FileSource:
         episodes: list[Episode] = []
         landed: list[float] = []
         problems: list[ImportIssue] = []
+        for folder, reason in self._settler.unreadable.items():
+            issue = ImportIssue(
+                folder, "", f"cannot list this folder ({reason}): its files are not read until it can be"
+            )
+            if str(issue) not in self._reported:
+                self._reported.add(str(issue))
+                problems.append(issue)
         for rel, signature in ready:
             result = self._import(self.path / rel)
             if result.errors and not self._settler.failed(rel, signature):

@@ -186,7 +186,10 @@ class _Waiter:
             return
         deadline = time.monotonic() + seconds
         while time.monotonic() < deadline and not self.stop.is_set():
-            changes = next(self._iterator, None)
+            try:
+                changes = next(self._iterator, None)
+            except OSError:  # watchfiles cannot watch a folder (an unreadable subfolder): poll by time
+                changes = None
             if changes is None:  # watchfiles stopped (stop set): poll by time
                 self._iterator = None
                 self.stop.wait(max(0.0, deadline - time.monotonic()))
