@@ -91,3 +91,28 @@ def test_a_source_imported_then_watched_is_not_appended_twice(tmp_path, capsys):
     code, out, _ = cli("watch", source, "--into", target, "--once", capsys=capsys)
     assert code == 0 and "appended 0 episode(s)" in out
     assert saved_ids(target) == imported
+
+
+def test_a_corpus_part_that_fails_to_read_for_a_moment_is_read_at_a_later_poll(tmp_path, monkeypatch):
+    import errno
+
+    from helpers.episodes import make_episode
+
+    import workbench.data.watch.folders as folders
+    from workbench.data.episodes import Corpus
+    from workbench.data.storage import save_corpus
+
+    save_corpus(Corpus([make_episode("e1", seed=1)]), tmp_path / "run")
+    real, calls = folders.load_corpus, [0]
+
+    def flaky(*args, **kwargs):  # the first read meets an I/O error (a network disk's hiccup)
+        calls[0] += 1
+        if calls[0] == 1:
+            raise OSError(errno.EIO, "Input/output error")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(folders, "load_corpus", flaky)
+    with Watcher(open_source(tmp_path / "run"), tmp_path / "corpus") as watcher:
+        first = watcher.poll()
+        assert first.appended.ids == [] and first.problems == [] and first.settling == 1
+        assert watcher.poll().appended.ids == ["e1"]

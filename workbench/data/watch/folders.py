@@ -134,19 +134,25 @@ class CorpusFolder:
         episodes: list[Episode] = []
         landed: list[float] = []
         problems: list[ImportIssue] = []
+        settling = 0
         for part in committed_parts(self.path):
             if part in self._seen:
                 continue
-            self._seen.add(part)
             try:
                 corpus = load_corpus(self.path, parts=[part])
                 when = part_file(self.path, "episodes", part).stat().st_mtime_ns / 1e9
-                for episode in corpus:
-                    episodes.append(with_origin(episode, self.key, episode.id))
-                    landed.append(when)
-            except (WorkbenchError, OSError) as error:
+            except WorkbenchError as error:  # the part itself is broken: reported, not read again
+                self._seen.add(part)
                 problems.append(ImportIssue(str(self.path), f"part {part}", str(error)))
-        return Poll(Corpus(episodes), landed, problems, 0)
+                continue
+            except OSError:  # transient (a read error, a file moved mid-read): read again next poll
+                settling += 1
+                continue
+            self._seen.add(part)
+            for episode in corpus:
+                episodes.append(with_origin(episode, self.key, episode.id))
+                landed.append(when)
+        return Poll(Corpus(episodes), landed, problems, settling)
 
     def progress(self) -> dict[str, Any]:
         """The parts read."""
