@@ -132,3 +132,12 @@ def test_an_unreadable_subfolder_is_named_and_the_rest_appended(tmp_path):
     assert done.returncode == 1
     expected = import_rollouts(SAMPLE_ROLLOUTS, progress=False).corpus.ids
     assert sorted(saved_ids(target)) == sorted(expected)
+
+
+def test_a_state_file_that_is_a_folder_is_named(tmp_path, capsys):
+    source, target = rollouts(tmp_path), tmp_path / "corpus"
+    (target / STATE_FILE).mkdir(parents=True)
+    code, _, err = cli("watch", source, "--into", target, "--once", capsys=capsys)
+    assert code == 2
+    one_line_error(err, STATE_FILE, "not a regular file")
+    assert saved_ids(target) == []

@@ -46,7 +46,7 @@ def open_owned(path: Path, flags: int, what: str) -> int:
     mode = os.fstat(fd).st_mode
     if not stat.S_ISREG(mode):
         os.close(fd)
-        raise UnsafePathError(f"{path}: the {what} is not a regular file (a FIFO or a device?); remove it")
+        raise UnsafePathError(f"{path}: the {what} is not a regular file (a folder, a FIFO or a device); remove it")
     return fd
 
 
