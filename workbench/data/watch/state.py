@@ -28,7 +28,7 @@ def target_folder(into: Path) -> None:
     """Make the target folder ``into`` (its parents too). Raises ``WatchError`` naming it when
     it is a file (or a FIFO...) or cannot be made."""
     if into.exists() and not into.is_dir():
-        raise WatchError(f"{into}: --into must be a corpus folder (or a folder to make), this is a file")
+        raise WatchError(f"{into}: the corpus to append into must be a folder (or one to make); this is a file")
     with write_errors_named(into, "cannot make the corpus folder"):
         into.mkdir(parents=True, exist_ok=True)
 
