@@ -77,7 +77,12 @@ class CorpusValueError(CorpusFormatError):
     decision and column."""
 
 
-class UnsafeCorpusPathError(CorpusFormatError):
+class UnsafePathError(WorkbenchError):
+    """A file a folder owns (a watcher's state or lock, a workspace's config) that is a symlink,
+    a FIFO, a device or a folder, or a path that would leave its folder; names the path."""
+
+
+class UnsafeCorpusPathError(CorpusFormatError, UnsafePathError):
     """A corpus folder holding a symlink, or a path that would leave the folder."""
 
 

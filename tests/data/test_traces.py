@@ -162,7 +162,7 @@ def test_a_file_that_is_no_trace_database_is_one_error(tmp_path):
 def test_every_query_is_its_own_short_read_transaction(db, monkeypatch):
     """Right after each query, a writer gets the exclusive lock at once: the reader holds none
     across its Python work (the server's writer gives up after 5 s and drops rows)."""
-    real = traces_module._rows
+    real = traces_module.rows
     checked = []
 
     def then_write(connection, sql, *params):
@@ -176,7 +176,7 @@ def test_every_query_is_its_own_short_read_transaction(db, monkeypatch):
         checked.append(sql)
         return rows
 
-    monkeypatch.setattr(traces_module, "_rows", then_write)
+    monkeypatch.setattr(traces_module, "rows", then_write)
     assert len(import_traces(db, progress=False).corpus) == 2
     assert len(checked) >= 1 + 4 * 2  # the listing, then four queries per finished session
 

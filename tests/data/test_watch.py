@@ -53,6 +53,13 @@ def appended_ids(reports) -> list[str]:
     return [i for r in reports for i in r.appended.ids]
 
 
+def reseeded(original: Path, copy: Path, *, seed: int) -> None:
+    """``original`` written to ``copy`` with the request's seed set to ``seed``."""
+    document = json.loads(original.read_text(encoding="utf-8"))
+    document["request"]["env"]["seed"] = seed
+    copy.write_text(json.dumps(document), encoding="utf-8")
+
+
 def test_rollout_files_land_and_are_appended_once_complete(tmp_path: Path) -> None:
     source, target = tmp_path / "rollouts", tmp_path / "corpus"
     source.mkdir()
@@ -115,8 +122,8 @@ def test_a_corrupt_file_is_a_named_problem_and_the_watcher_goes_on(tmp_path: Pat
     # reported once; the good file is not read again
     later = [watcher.poll() for _ in range(4)]
     assert all(r.problems == [] and len(r.appended) == 0 for r in later)
-    # fixed later (a new signature): read then
-    shutil.copy(ROLLOUTS / "shaped_raw.json", source / "bad.json")
+    # fixed later (a new signature): read then (another seed: other episodes than shaped_raw's)
+    reseeded(ROLLOUTS / "shaped_raw.json", source / "bad.json", seed=22)
     fixed = poll_until(watcher, lambda rs: len(rs[-1].appended) > 0)
     assert len(appended_ids(fixed)) == len(import_rollouts(ROLLOUTS / "shaped_raw.json", progress=False).corpus)
 
@@ -220,9 +227,9 @@ def test_run_wakes_on_file_events(tmp_path: Path) -> None:
 
 def test_ids_clashing_across_sources_are_renamed(tmp_path: Path) -> None:
     a, b, target = tmp_path / "a", tmp_path / "b", tmp_path / "corpus"
-    for folder in (a, b):
+    for folder, seed in ((a, 21), (b, 22)):  # the same ids, other episodes (a copy would be the same ones)
         folder.mkdir()
-        shutil.copy(ROLLOUTS / "shaped_raw.json", folder)
+        reseeded(ROLLOUTS / "shaped_raw.json", folder / "shaped_raw.json", seed=seed)
     for folder in (a, b):
         with Watcher(open_source(folder), target) as watcher:
             poll_until(watcher, lambda rs: len(rs[-1].appended) > 0)

@@ -5,18 +5,20 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
 from workbench.analysis.audit import DEAD_ENTRY_SCOPES, SECTIONS, Audit, AuditThresholds, audit, empty_audit
 from workbench.analysis.diagnostics import COMPONENT_THRESHOLD, DOMINANCE_THRESHOLD
-from workbench.cli.common import CORPUS_HELP, read_config
+from workbench.cli.common import CORPUS_HELP, read_named_configs
 from workbench.cli.watch_cmd import add_source_arguments, polls_limit
 from workbench.data.episodes import Corpus
 from workbench.data.importers.producers import weights_ignored_line
 from workbench.data.opening import open_corpus
 from workbench.data.storage import holds_episodes, load_corpus
 from workbench.data.watch import Watcher, WatchReport, open_source
+from workbench.util.processes import signals_set
 
 EXAMPLE = f"""\
 examples:
@@ -86,7 +88,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Audit (once, or after every poll with --follow); 0 clean, 1 a flag fired."""
-    configs = {Path(path).stem: read_config(path) for path in args.config}
+    configs = read_named_configs(args.config)
     thresholds = AuditThresholds(
         dominance=args.dominance_threshold,
         component=args.component_threshold,
@@ -130,8 +132,10 @@ def _follow(args: argparse.Namespace, configs: dict[str, Any], thresholds: Audit
         return False
 
     with Watcher(source, into) as watcher:
-        try:
-            watcher.run(interval=args.interval, max_polls=limit, on_report=report)
+        stop = threading.Event()
+        try:  # Ctrl-C (or SIGTERM) ends the run after the poll under way
+            with signals_set(stop):
+                watcher.run(interval=args.interval, max_polls=limit, on_report=report, stop=stop)
         except KeyboardInterrupt:
             pass
     found = state["audit"] or empty_audit(configs, thresholds, name=str(into))

@@ -43,6 +43,32 @@ def read_config(spec: str) -> RewardConfig:
     return load_config(spec)
 
 
+def read_named_configs(paths: list[str]) -> dict[str, RewardConfig]:
+    """Each config of ``paths`` by name: its file stem, or, when two files share a stem
+    (``a/reward.yaml``, ``b/reward.yaml``), each of those by its path as given, so every config
+    given is kept and told apart.
+
+    Args:
+        paths: CONFIG arguments (files or named configs), in order.
+
+    Returns:
+        name -> config, in the order given.
+
+    Raises:
+        UsageError: one file is given twice.
+        ConfigError: naming a file that cannot be read.
+    """
+    seen: dict[Path, str] = {}
+    for path in paths:
+        real = Path(path).resolve()
+        if real in seen:
+            raise UsageError(f"--config {path}: given twice (also as {seen[real]}); give each config once")
+        seen[real] = path
+    stems = [Path(path).stem for path in paths]
+    names = [stem if stems.count(stem) == 1 else str(path) for stem, path in zip(stems, paths)]
+    return {name: read_config(path) for name, path in zip(names, paths)}
+
+
 def output_paths(out: Path, tables: tuple[str, ...], *, overwrite: bool) -> dict[str, Path]:
     """Where ``--out FILE.ext`` puts each table (``FILE.<table>.ext``). Raises ``UsageError`` for
     a bad suffix, or when one exists and ``overwrite`` is not set (check before the work)."""

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
+import threading
 
-from workbench.cli.common import read_config
+from workbench.cli.common import read_named_configs
 from workbench.cli.errors import UsageError
 from workbench.data.episodes import Corpus
 from workbench.data.watch import KINDS, Watcher, WatchReport, open_source
 from workbench.scoring import LiveScores
+from workbench.util.processes import signals_set
 
 EXAMPLE = """\
 examples:
@@ -94,7 +95,7 @@ def polls_limit(args: argparse.Namespace) -> int | None:
 def run(args: argparse.Namespace) -> int:
     """Watch until --once / --max-polls / Ctrl-C; exit 1 when some input could not be read."""
     limit = polls_limit(args)
-    configs = {Path(path).stem: read_config(path) for path in args.config}
+    configs = read_named_configs(args.config)
     source = open_source(args.source, args.kind)
     live = LiveScores(Corpus(), configs) if configs else None
     counts = {"problems": 0, "appended": 0}
@@ -113,10 +114,12 @@ def run(args: argparse.Namespace) -> int:
             print(
                 f"watching {source.path} ({source.kind}) into {args.into}; {watcher.held} episode(s) held", flush=True
             )
-        try:
-            watcher.run(interval=args.interval, max_polls=limit, on_report=report)
+        stop = threading.Event()
+        try:  # Ctrl-C (or SIGTERM) ends the run at once, after the poll under way is saved
+            with signals_set(stop):
+                watcher.run(interval=args.interval, max_polls=limit, on_report=report, stop=stop)
         except KeyboardInterrupt:
-            pass  # the way to stop following: what was appended is saved
+            pass  # a second Ctrl-C: what was appended is saved (each poll saves before it records progress)
     print(f"appended {counts['appended']} episode(s) into {args.into}; {counts['problems']} problem(s)", flush=True)
     return 1 if counts["problems"] else 0
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from workbench.core.config_io import export_table, read_table, write_table
+from workbench.core.config_io import export_table, read_table, table_text, write_table
 from workbench.core.lint import Finding, lint
 from workbench.core.resource_weights import RESOURCE_OVERRIDE_KEYS, TASK_APP_RESOURCE_WEIGHTS, ResourceWeights
 from workbench.core.reward import (
@@ -143,6 +143,11 @@ class RewardConfig:
         path. Raises ``TargetExistsError`` when it exists (unless ``overwrite``) and
         ``ConfigError`` for a config that would not read back."""
         return write_table(self.to_dict(), path, overwrite=overwrite)
+
+    def to_text(self, path: str | Path) -> str:
+        """The text ``to_file(path)`` writes (YAML or TOML by ``path``'s suffix), for writers
+        that place the file themselves. Raises ``ConfigError`` as ``to_file`` does."""
+        return table_text(self.to_dict(), path)
 
     def export_into(self, toml_path: str | Path) -> Path:
         """Update the step-rewards keys of an existing training TOML in place, keeping the rest;

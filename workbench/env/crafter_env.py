@@ -210,14 +210,23 @@ class CrafterStepwiseEnv(gymnasium.Env):
         executed: list[str] = []
         frames: list[np.ndarray] = []
         env_reward = 0.0
-        for name in names:
-            image, step_reward, done, crafter_info = self._crafter.step(ACTION_IDS[name])
-            executed.append(name)
-            env_reward += step_reward
-            if self.record_frames:
-                frames.append(image.copy())
-            if done:
-                break  # the episode ended mid-decision: the remaining actions are not run
+        try:
+            for name in names:
+                image, step_reward, done, crafter_info = self._crafter.step(ACTION_IDS[name])
+                executed.append(name)
+                env_reward += step_reward
+                if self.record_frames:
+                    frames.append(image.copy())
+                if done:
+                    break  # the episode ended mid-decision: the remaining actions are not run
+        except BaseException as error:
+            # Ctrl-C (or an error) inside Crafter's step: the world moved on by actions the trace
+            # never saw, so the episode cannot go on as if whole. It ends here, recorded up to the
+            # last whole decision and marked truncated (never as if it had ended on its own).
+            self._finish(
+                "truncated", interrupted=f"{type(error).__name__} during decision {self._trace.n_decisions + 1}"
+            )
+            raise
         self._steps += len(executed)
         self._image = image
         row = state_row(crafter_info["inventory"], crafter_info["achievements"], crafter_info["player_pos"])
@@ -309,10 +318,11 @@ class CrafterStepwiseEnv(gymnasium.Env):
             return image
         return {"image": image, "inventory": np.array(inventory, dtype=np.int64)}
 
-    def _finish(self, end: str) -> dict[str, Any] | None:
+    def _finish(self, end: str, *, interrupted: str | None = None) -> dict[str, Any] | None:
         """Close the current episode: record it and return the rollout's stepwise summary.
 
-        Does nothing (None) when no episode is open or it has no decision yet.
+        ``interrupted`` (what cut the episode short) goes into its metadata. Does nothing (None)
+        when no episode is open or it has no decision yet.
         """
         trace, self._trace = self._trace, None
         self._ended = True
@@ -328,6 +338,8 @@ class CrafterStepwiseEnv(gymnasium.Env):
             config=self.config.to_dict(),
             end=end,
         )
+        if interrupted is not None:
+            metadata["interrupted"] = interrupted
         episode = trace.episode(self._sink.next_id(self._crafter_seed), metadata)
         if self._sink.active:
             self._sink.put(episode)

@@ -30,7 +30,8 @@ from workbench.data.episodes import Corpus, Episode
 from workbench.data.storage import save_corpus
 from workbench.env.crafter_env import CrafterStepwiseEnv
 from workbench.env.tensorboard import TensorBoardSeries
-from workbench.errors import EnvError
+from workbench.errors import EnvError, OutputError
+from workbench.util.atomic import write_errors_named
 
 
 class RecordEpisodes(gymnasium.Wrapper):
@@ -46,7 +47,11 @@ class RecordEpisodes(gymnasium.Wrapper):
     - ``save_interval``: seconds between two saves (default 2): the episodes that ended meanwhile
       go into one part (a part per episode would cost ~25 ms of CPU each).
     Adds ``info["recorded_episode"]`` (the id) on the step that ends an episode.
-    Raises ``EnvError`` when ``env`` is not a ``CrafterStepwiseEnv`` underneath, or ``num_envs < 1``.
+    Raises ``EnvError`` when ``env`` is not a ``CrafterStepwiseEnv`` underneath, or ``num_envs < 1``;
+    ``OutputError`` when ``tensorboard`` is a file or cannot be made.
+    A step cut short by Ctrl-C (``KeyboardInterrupt``) or any error ends its episode: it is
+    queued at once, marked ``end`` "truncated" with ``interrupted`` saying why (see
+    ``CrafterStepwiseEnv.step``), and ``close()`` saves it.
     """
 
     def __init__(
@@ -77,12 +82,16 @@ class RecordEpisodes(gymnasium.Wrapper):
         self.saved: list[str] = []
         series = None
         if tensorboard is not None:
-            series = TensorBoardSeries(tensorboard, configs or {"env": base.config})
+            series = _series(Path(tensorboard), configs or {"env": base.config})
         self._writer = _Writer(self.corpus_dir, self.saved, series, on_episode, save_interval)
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         """``env.step``; an episode that ended is queued for saving (``info["recorded_episode"]``)."""
-        observation, reward, terminated, truncated, info = self.env.step(action)
+        try:
+            observation, reward, terminated, truncated, info = self.env.step(action)
+        except BaseException:
+            self._queue_ended()  # an interrupted step ended its episode (marked truncated): queue it now
+            raise
         self._decisions += 1
         if terminated or truncated:
             ids = self._queue_ended()
@@ -117,6 +126,15 @@ class RecordEpisodes(gymnasium.Wrapper):
             )
             self._writer.put(episode)
         return [e.id for e in episodes]
+
+
+def _series(logdir: Path, configs: Mapping[str, RewardConfig]) -> TensorBoardSeries:
+    """The TensorBoard series in ``logdir``; ``OutputError`` naming it when it is a file or
+    cannot be made (never a raw ``NotADirectoryError``)."""
+    if logdir.exists() and not logdir.is_dir():
+        raise OutputError(f"{logdir}: tensorboard= must be a folder (made if missing), this is a file")
+    with write_errors_named(logdir, "cannot write TensorBoard series"):
+        return TensorBoardSeries(logdir, configs)
 
 
 class _Writer:

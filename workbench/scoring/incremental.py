@@ -240,7 +240,10 @@ def _epoch_seconds(value: Any) -> float:
     if isinstance(value, bool) or value is None:
         return float("nan")
     if isinstance(value, (int, float)):
-        return float(value)
+        try:
+            return float(value)
+        except OverflowError:  # an integer past a float's range is no time
+            return float("nan")
     if isinstance(value, str):
         stamp = pd.to_datetime(value, utc=True, errors="coerce")
         return float("nan") if pd.isna(stamp) else stamp.timestamp()
@@ -248,7 +251,11 @@ def _epoch_seconds(value: Any) -> float:
 
 
 def _integer(value: Any) -> int | None:
-    """An integer metadata value, None for anything else (a bool is not a step)."""
+    """An integer metadata value within int64 (the table's column), None for anything else (a
+    bool is not a step; a number past int64 is no step a run can reach)."""
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         return None
-    return int(value)
+    return int(value) if _INT64.min <= int(value) <= _INT64.max else None
+
+
+_INT64 = np.iinfo(np.int64)

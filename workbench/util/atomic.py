@@ -10,6 +10,9 @@ An existing file is replaced only with ``overwrite=True``; otherwise ``TargetExi
 the file. The check happens before any work and again at the rename (a hard link, which fails
 if the name was taken meanwhile), so a file created concurrently is not clobbered either.
 A replaced file keeps its permission bits; a symlink keeps pointing at the file it named.
+A folder's own file (``own=True``: a watcher's state) is never reached through a symlink: one
+at the name is refused, and the rename replaces the name itself, so a link swapped in after
+the check is replaced, never written through.
 """
 
 from __future__ import annotations
@@ -17,43 +20,54 @@ from __future__ import annotations
 import os
 import secrets
 import shutil
+import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from workbench.errors import OutputError, TargetExistsError, WorkbenchError
+from workbench.errors import OutputError, TargetExistsError, UnsafePathError, WorkbenchError
 
 __all__ = ["atomic_path", "atomic_write_bytes", "atomic_write_text", "write_errors_named"]
 
 
-def atomic_write_text(path: str | Path, text: str, *, overwrite: bool = False) -> Path:
-    """Write ``text`` as UTF-8, byte for byte (no newline translation), atomically."""
-    return atomic_write_bytes(path, text.encode("utf-8"), overwrite=overwrite)
+def atomic_write_text(path: str | Path, text: str, *, overwrite: bool = False, own: bool = False) -> Path:
+    """Write ``text`` as UTF-8, byte for byte (no newline translation), atomically (see
+    ``atomic_path`` for ``own``)."""
+    return atomic_write_bytes(path, text.encode("utf-8"), overwrite=overwrite, own=own)
 
 
-def atomic_write_bytes(path: str | Path, data: bytes, *, overwrite: bool = False) -> Path:
-    """Write ``data`` atomically; returns the path written."""
-    with atomic_path(path, overwrite=overwrite) as tmp:
+def atomic_write_bytes(path: str | Path, data: bytes, *, overwrite: bool = False, own: bool = False) -> Path:
+    """Write ``data`` atomically; returns the path written (see ``atomic_path`` for ``own``)."""
+    with atomic_path(path, overwrite=overwrite, own=own) as tmp:
         tmp.write_bytes(data)
     return Path(path)
 
 
 @contextmanager
-def atomic_path(path: str | Path, *, overwrite: bool = False) -> Iterator[Path]:
+def atomic_path(path: str | Path, *, overwrite: bool = False, own: bool = False) -> Iterator[Path]:
     """Yield a temporary path to write to; on success it is renamed to ``path``.
 
     The temporary file already exists (empty) when yielded, so its name is reserved; write it
     by name (``open(tmp, "wb")``, ``np.savez(tmp, ...)``). If the ``with`` body raises, the
     temporary file is removed and ``path`` is untouched.
+
+    Args:
+        path: the file to write.
+        overwrite: replace an existing file (else ``TargetExistsError``).
+        own: ``path`` is a file its folder owns: never followed if a symlink (``UnsafePathError``
+            for a symlink, a folder, a FIFO or a device at the name; the final rename replaces
+            the name itself).
     """
-    target = _resolve(Path(path))
+    target = _checked_own(Path(path)) if own else _resolve(Path(path))
     if not overwrite:
         _refuse_existing(target)
     tmp = _reserve_temp(target)
     try:
         yield tmp
         _fsync(tmp)
-        if overwrite and target.exists():
+        if own:
+            _keep_own_mode(target, tmp)
+        elif overwrite and target.exists():
             shutil.copymode(target, tmp)
         _move_into_place(tmp, target, overwrite)
     except BaseException:
@@ -81,6 +95,28 @@ def _resolve(path: Path) -> Path:
     # Replacing a symlink itself would turn it into a regular file and leave the file it
     # points at unchanged; write where it points instead, as editors do.
     return Path(os.path.realpath(path)) if path.is_symlink() else path
+
+
+def _checked_own(target: Path) -> Path:
+    try:
+        mode = os.lstat(target).st_mode
+    except FileNotFoundError:
+        return target
+    if stat.S_ISLNK(mode):
+        raise UnsafePathError(f"{target}: is a symlink; remove it (the folder holds its own files)")
+    if not stat.S_ISREG(mode):
+        raise UnsafePathError(f"{target}: is not a regular file (a folder, a FIFO or a device); remove it")
+    return target
+
+
+def _keep_own_mode(target: Path, tmp: Path) -> None:
+    # lstat, not stat: a symlink swapped in meanwhile lends no mode (and is replaced, not followed).
+    try:
+        mode = os.lstat(target).st_mode
+    except FileNotFoundError:
+        return
+    if stat.S_ISREG(mode):
+        os.chmod(tmp, stat.S_IMODE(mode))
 
 
 def _refuse_existing(target: Path) -> None:

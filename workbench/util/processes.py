@@ -14,7 +14,15 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
 
-__all__ = ["TimeLimitExceeded", "die_with_parent", "stop_signals", "time_limit", "stop_requested", "saving"]
+__all__ = [
+    "TimeLimitExceeded",
+    "die_with_parent",
+    "saving",
+    "signals_set",
+    "stop_requested",
+    "stop_signals",
+    "time_limit",
+]
 
 
 class TimeLimitExceeded(BaseException):
@@ -95,6 +103,28 @@ def stop_signals() -> Iterator[None]:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
         _STATE.installed = False
+
+
+@contextmanager
+def signals_set(stop: threading.Event) -> Iterator[None]:
+    """Within the body, the first SIGINT or SIGTERM sets ``stop`` (a loop watching it ends at its
+    next check, having finished the step it was in: nothing half-saved) and a second one raises
+    ``KeyboardInterrupt`` (a user who insists). A no-op outside the main thread."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def on_stop(signum: int, frame: FrameType | None) -> None:
+        if stop.is_set():
+            raise KeyboardInterrupt
+        stop.set()
+
+    previous = {sig: signal.signal(sig, on_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 @contextmanager

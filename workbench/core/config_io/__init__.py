@@ -30,6 +30,14 @@ every other key keeps its bytes; see its docstring for the edge cases.
 from workbench.core.config_io.export import ExportResult, export_table
 from workbench.core.config_io.locate import StepRewardsLocation, find_step_rewards
 from workbench.core.config_io.read import read_table
-from workbench.core.config_io.write import write_table
+from workbench.core.config_io.write import table_text, write_table
 
-__all__ = ["ExportResult", "StepRewardsLocation", "export_table", "find_step_rewards", "read_table", "write_table"]
+__all__ = [
+    "ExportResult",
+    "StepRewardsLocation",
+    "export_table",
+    "find_step_rewards",
+    "read_table",
+    "table_text",
+    "write_table",
+]

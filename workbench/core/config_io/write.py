@@ -29,15 +29,25 @@ def write_table(table: Mapping[str, Any], path: str | Path, *, overwrite: bool =
     non-string strategy, ...) raises ``ConfigError`` and nothing is written.
     """
     path = Path(path)
-    kind = file_kind(path)
-    table = checked(table, CONFIG_KEYS, f"cannot write {path}")
-    text = _yaml_text(table) if kind == "yaml" else _toml_text(table)
+    text = table_text(table, path)
     try:
         return atomic_write_text(path, text, overwrite=overwrite)
     except FileExistsError:
         raise
     except OSError as error:
         raise ConfigError(f"{path}: cannot write: {error.strerror}") from None
+
+
+def table_text(table: Mapping[str, Any], path: str | Path) -> str:
+    """The text ``write_table(table, path)`` writes (YAML or TOML by ``path``'s suffix).
+
+    Raises:
+        ConfigError: an unknown suffix, or a table that would not read back.
+    """
+    path = Path(path)
+    kind = file_kind(path)
+    table = checked(table, CONFIG_KEYS, f"cannot write {path}")
+    return _yaml_text(table) if kind == "yaml" else _toml_text(table)
 
 
 class _Dumper(yaml.SafeDumper):

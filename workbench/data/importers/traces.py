@@ -12,7 +12,8 @@ API (for ``workbench import traces`` and a live follower such as ``workbench wat
 - ``import_traces(db, config=None, skip=(), progress=True) -> ImportResult``: the same as an
   import report (running sessions are warnings: import again once they end).
 
-How it reads: read-only (``file:...?mode=ro``), in autocommit mode with every query fetched at
+How it reads: read-only (``file:...?mode=ro``, ``immutable`` where no writer can be at work:
+``trace_db``), leaving no file beside the database, in autocommit mode with every query fetched at
 once, so each query is its own short read transaction and none is held across Python work: the
 server's writer waits at most 5 s for a lock and drops tracing rows silently after that.
 
@@ -29,7 +30,6 @@ config is the user's to give (``config``: kept in ``metadata["step_rewards"]``).
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Collection, Mapping
 from contextlib import closing
@@ -48,10 +48,9 @@ from workbench.data.importers.observations import Observed, observation
 from workbench.data.importers.producers import Producer, producer_for_version, trace_producer, weights_ignored
 from workbench.data.importers.rollout_episode import check_step_order, normalised_decisions, state_arrays, views_of
 from workbench.data.importers.toolcalls import policy_tool_calls
+from workbench.data.importers.trace_db import Locked, connect, is_locked, rows
 from workbench.errors import EpisodeError
-
-#: Seconds a query waits for the server's write lock before giving up (a reader never holds one).
-READ_TIMEOUT_S = 10.0
+from workbench.util import jsonsafe
 
 
 @dataclass(frozen=True)
@@ -63,6 +62,8 @@ class TraceSession:
     created_at: str | None
     metadata: dict[str, Any]
     finished: bool
+    #: Why the session cannot be read at all (its metadata not UTF-8 or nested too deeply), or None.
+    problem: str | None = None
 
 
 @dataclass
@@ -73,6 +74,7 @@ class TraceBatch:
     errors: list[ImportIssue] = field(default_factory=list)
     running: list[str] = field(default_factory=list)
     skipped: int = 0  # finished or running sessions left out because their id was in ``skip``
+    locked: list[str] = field(default_factory=list)  # finished, but locked by a writer at their read: read again later
 
     @property
     def imported(self) -> list[str]:
@@ -80,33 +82,43 @@ class TraceBatch:
         return [e.id for e in self.episodes]
 
 
-def _connect(db: Path) -> sqlite3.Connection:
-    """A read-only, autocommit connection (each statement its own transaction)."""
-    if not db.is_file():
-        raise BadInput("", "no such trace database file")
-    uri = f"{db.resolve().as_uri()}?mode=ro"
-    return sqlite3.connect(uri, uri=True, timeout=READ_TIMEOUT_S, isolation_level=None)
-
-
-def _rows(connection: sqlite3.Connection, sql: str, *params: Any) -> list[tuple[Any, ...]]:
-    """All rows of one query, fetched at once so its read transaction ends here."""
-    return connection.execute(sql, params).fetchall()
-
-
-def trace_sessions(db: str | Path) -> list[TraceSession]:
-    """Every session of the trace database ``db``, oldest first. Raises ``BadInput`` when it is
-    not a synth-ai trace database."""
-    with closing(_connect(Path(db))) as connection:
+def trace_sessions(db: str | Path, *, timeout: float | None = None) -> list[TraceSession]:
+    """Every session of the trace database ``db``, oldest first. Raises ``Locked`` (a
+    ``BadInput``) when a writer holds it locked past ``timeout`` seconds (default ``READ_TIMEOUT_S``), ``BadInput`` when it
+    is not a synth-ai trace database."""
+    with closing(connect(Path(db), timeout=timeout)) as connection:
         try:
-            rows = _rows(
+            # Metadata and times as bytes: one session's invalid UTF-8 must fail that session only.
+            found = rows(
                 connection,
-                "SELECT s.session_id, s.created_at, s.metadata, "
+                "SELECT s.session_id, CAST(s.created_at AS BLOB), CAST(s.metadata AS BLOB), "
                 "EXISTS (SELECT 1 FROM outcome_rewards o WHERE o.session_id = s.session_id) "
                 "FROM session_traces s ORDER BY s.created_at, s.session_id",
             )
         except sqlite3.DatabaseError as error:
             raise BadInput("", f"not a synth-ai trace database ({error})") from None
-    return [TraceSession(str(r[0]), r[1], _json_object(r[2]), bool(r[3])) for r in rows]
+    sessions = []
+    for r in found:
+        metadata, problem = _session_metadata(r[2])
+        created = r[1].decode("utf-8", "replace") if isinstance(r[1], bytes) else r[1]
+        sessions.append(TraceSession(str(r[0]), created, metadata, bool(r[3]), problem))
+    return sessions
+
+
+def _session_metadata(raw: Any) -> tuple[dict[str, Any], str | None]:
+    """A session's metadata column as an object, and why it cannot be read (None when it can;
+    text that is not JSON reads as no metadata, as before)."""
+    try:
+        text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
+    except UnicodeDecodeError as error:
+        return {}, f"its metadata is not UTF-8 text (byte {error.start})"
+    try:
+        value = jsonsafe.loads(text) if isinstance(text, str) else text
+    except jsonsafe.JSONDepthError as error:
+        return {}, f"its metadata cannot be read ({error})"
+    except ValueError:
+        return {}, None
+    return (dict(value) if isinstance(value, Mapping) else {}), None
 
 
 def read_trace_sessions(
@@ -116,22 +128,35 @@ def read_trace_sessions(
     config: Mapping[str, Any] | None = None,
     progress: bool = False,
     producer: Producer | None = None,
+    timeout: float | None = None,
 ) -> TraceBatch:
     """The episodes of ``db``'s finished sessions whose id is not in ``skip`` (see the module
     docstring); ``config`` is the step_rewards table the rollouts ran with, if the user knows it;
     ``producer`` the loop that wrote it, if the user says (else told per session from its rows).
-    Raises ``BadInput`` when ``db`` is not a trace database; a bad session is an error of its own."""
+    A session a writer holds locked past ``timeout`` seconds is in ``locked`` (read it again
+    later). Raises ``Locked`` when the listing itself is locked, ``BadInput`` when ``db`` is not
+    a trace database; a bad session is an error of its own."""
     db = Path(db)
     batch = TraceBatch()
-    every = trace_sessions(db)
+    every = trace_sessions(db, timeout=timeout)
     sessions = [s for s in every if s.session_id not in skip]
     batch.skipped = len(every) - len(sessions)
     batch.running = [s.session_id for s in sessions if not s.finished]
     todo = [s for s in sessions if s.finished]
-    with closing(_connect(db)) as connection:
+    with closing(connect(db, timeout=timeout)) as connection:
         for session in tqdm(todo, desc="sessions", unit="session", disable=not progress or len(todo) < 2):
+            if session.problem is not None:
+                batch.errors.append(ImportIssue(str(db), f"session {session.session_id}", session.problem))
+                continue
             try:
                 batch.episodes.append(_session_episode(connection, db, session, config, producer))
+            except Locked:
+                batch.locked.append(session.session_id)  # transient: never reported as unreadable
+            except sqlite3.OperationalError as error:
+                if not is_locked(error):
+                    batch.errors.append(ImportIssue(str(db), f"session {session.session_id}", unexpected(error)))
+                else:
+                    batch.locked.append(session.session_id)
             except BadInput as error:
                 # The location is exactly "session <id>" (a follower reads the id from it); the
                 # place inside the session, when known, leads the message.
@@ -167,6 +192,10 @@ def import_traces(
         for episode in batch.episodes:
             collected.add(episode, str(file))
         collected.errors.extend(batch.errors)
+        for session_id in batch.locked:
+            collected.errors.append(
+                ImportIssue(str(file), f"session {session_id}", "locked by another process: import again later")
+            )
         if batch.skipped:
             notes.append(f"{file}: {batch.skipped} session(s) already imported (ids the corpus holds) skipped")
         for session_id in batch.running:
@@ -197,13 +226,11 @@ def _session_episode(
     sid = session.session_id
     turns = {
         int(r[0]): int(r[1] if r[1] is not None else r[2])
-        for r in _rows(
-            connection, "SELECT id, turn_number, step_index FROM session_timesteps WHERE session_id = ?", sid
-        )
+        for r in rows(connection, "SELECT id, turn_number, step_index FROM session_timesteps WHERE session_id = ?", sid)
     }
     environment = _per_turn(
         turns,
-        _rows(
+        rows(
             connection,
             "SELECT id, timestep_id, reward, system_state_before, system_state_after, metadata FROM events "
             "WHERE session_id = ? AND event_type = 'environment' ORDER BY id",
@@ -213,7 +240,7 @@ def _session_episode(
     )
     assistant = _per_turn(
         turns,
-        _rows(
+        rows(
             connection,
             "SELECT id, timestep_id, content FROM messages WHERE session_id = ? AND message_type = 'assistant' "
             "ORDER BY id",
@@ -224,7 +251,7 @@ def _session_episode(
     )
     llm = _per_turn(
         turns,
-        _rows(
+        rows(
             connection,
             "SELECT id, timestep_id, call_records FROM events WHERE session_id = ? AND event_type = 'cais' ORDER BY id",
             sid,
@@ -349,7 +376,7 @@ def _model_words(row: tuple[Any, ...] | None) -> str:
     record = records[0] if isinstance(records, list) and records and isinstance(records[0], Mapping) else {}
     text = record.get("output_text")
     try:
-        raw = json.loads(text) if isinstance(text, str) else None
+        raw = jsonsafe.loads(text) if isinstance(text, str) else None
     except ValueError:
         raw = None
     if isinstance(raw, Mapping) and isinstance(raw.get("choices"), list):
@@ -366,19 +393,21 @@ def _model_words(row: tuple[Any, ...] | None) -> str:
 
 
 def _json_value(text: Any, where: str) -> Any:
-    """A JSON column's value (``BadInput`` naming ``where`` when it is not JSON)."""
+    """A JSON column's value (``BadInput`` naming ``where`` when it is not JSON or nests too deeply)."""
     if not isinstance(text, str):
         return text
     try:
-        return json.loads(text)
+        return jsonsafe.loads(text)
+    except jsonsafe.JSONDepthError as error:
+        raise BadInput("", f"{where}: {error}") from None
     except ValueError:
         raise BadInput("", f"{where} is not JSON") from None
 
 
 def _json_object(text: Any) -> dict[str, Any]:
-    """A JSON object column, or {} when it is empty or not an object."""
+    """A JSON object column, or {} when it is empty, not an object or nested too deeply."""
     try:
-        value = json.loads(text) if isinstance(text, str) else text
+        value = jsonsafe.loads(text) if isinstance(text, str) else text
     except ValueError:
         return {}
     return dict(value) if isinstance(value, Mapping) else {}

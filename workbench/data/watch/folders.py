@@ -38,6 +38,13 @@ class _FileSource:
         episodes: list[Episode] = []
         landed: list[float] = []
         problems: list[ImportIssue] = []
+        for folder, reason in self._settler.unreadable.items():
+            issue = ImportIssue(
+                folder, "", f"cannot list this folder ({reason}): its files are not read until it can be"
+            )
+            if str(issue) not in self._reported:
+                self._reported.add(str(issue))
+                problems.append(issue)
         for rel, signature in ready:
             result = self._import(self.path / rel)
             if result.errors and not self._settler.failed(rel, signature):
@@ -108,6 +115,8 @@ class CorpusFolder:
     wrote again (``overwrite``) comes back under the same id: the watcher keeps the first."""
 
     kind = "corpus"
+    #: An item (an episode id in the corpus, a session id in the database) names one episode for good.
+    items_are_identities = True
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
@@ -125,19 +134,25 @@ class CorpusFolder:
         episodes: list[Episode] = []
         landed: list[float] = []
         problems: list[ImportIssue] = []
+        settling = 0
         for part in committed_parts(self.path):
             if part in self._seen:
                 continue
-            self._seen.add(part)
             try:
                 corpus = load_corpus(self.path, parts=[part])
                 when = part_file(self.path, "episodes", part).stat().st_mtime_ns / 1e9
-                for episode in corpus:
-                    episodes.append(with_origin(episode, self.key, episode.id))
-                    landed.append(when)
-            except (WorkbenchError, OSError) as error:
+            except WorkbenchError as error:  # the part itself is broken: reported, not read again
+                self._seen.add(part)
                 problems.append(ImportIssue(str(self.path), f"part {part}", str(error)))
-        return Poll(Corpus(episodes), landed, problems, 0)
+                continue
+            except OSError:  # transient (a read error, a file moved mid-read): read again next poll
+                settling += 1
+                continue
+            self._seen.add(part)
+            for episode in corpus:
+                episodes.append(with_origin(episode, self.key, episode.id))
+                landed.append(when)
+        return Poll(Corpus(episodes), landed, problems, settling)
 
     def progress(self) -> dict[str, Any]:
         """The parts read."""

@@ -38,6 +38,9 @@ class FileSettler:
     suffixes: Collection[str]
     taken: dict[str, Signature] = field(default_factory=dict)
     retries: int = 2
+    #: Folders under ``root`` the last scan could not list (path -> the reason): their files
+    #: cannot be seen, which the source reports rather than skipping them silently.
+    unreadable: dict[str, str] = field(default_factory=dict)
     _seen: dict[str, _Seen] = field(default_factory=dict)
 
     def ready(self) -> tuple[list[tuple[str, Signature]], int]:
@@ -82,7 +85,12 @@ class FileSettler:
         if not self.root.is_dir():
             return found
         suffixes = {s.lower() for s in self.suffixes}
-        for folder, dirs, files in os.walk(self.root, followlinks=False):
+        self.unreadable = {}
+
+        def unreadable(error: OSError) -> None:
+            self.unreadable[str(error.filename)] = error.strerror or str(error)
+
+        for folder, dirs, files in os.walk(self.root, onerror=unreadable, followlinks=False):
             dirs[:] = sorted(d for d in dirs if not d.startswith("."))
             for name in files:
                 if name.startswith(".") or Path(name).suffix.lower() not in suffixes:

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
+
+import numpy as np
 
 from workbench.data.episodes import Corpus, Episode
 from workbench.data.importers import ImportIssue
@@ -67,6 +71,20 @@ def with_origin(episode: Episode, key: str, item: str) -> Episode:
     """``episode`` with ``ORIGIN_KEY`` metadata naming where it came from (in place; returned)."""
     episode.metadata = {**episode.metadata, ORIGIN_KEY: {"source": key, "item": item}}
     return episode
+
+
+def content_key(episode: Episode) -> str:
+    """An episode's identity by its content, not by where it was found: a hash of its run id,
+    its seed and its decisions (the actions played, the inventories, Crafter's rewards). The
+    same episode read from a moved file, a file imported before, or a file read again hashes
+    the same; a file rewritten with another run does not."""
+    metadata = episode.metadata
+    digest = hashlib.sha256()
+    head = [str(metadata.get("run_id")), str(metadata.get("seed")), episode.actions]
+    digest.update(json.dumps(head, separators=(",", ":")).encode("utf-8"))
+    digest.update(np.ascontiguousarray(episode.inventory, dtype=np.int64).tobytes())
+    digest.update(np.ascontiguousarray(episode.env_reward, dtype=np.float64).tobytes())
+    return digest.hexdigest()
 
 
 def origin_of(metadata: dict[str, Any]) -> tuple[str, str] | None:

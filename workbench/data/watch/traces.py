@@ -8,10 +8,15 @@ from typing import Any
 from workbench.data.episodes import Corpus, Episode
 from workbench.data.importers import ImportIssue, read_trace_sessions
 from workbench.data.importers.batch import BadInput
+from workbench.data.importers.trace_db import Locked
 from workbench.data.watch.source import Poll, source_key, with_origin
 
 #: How ``read_trace_sessions`` names a bad session's location.
 _SESSION = "session "
+#: Seconds a poll waits for a writer's lock (short: a locked poll is retried, and Ctrl-C waits for it).
+LOCK_WAIT_S = 1.0
+#: Polls in a row the database may stay locked before it is reported (still retried after).
+LOCKED_POLLS = 5
 
 
 class TraceDatabase:
@@ -24,12 +29,15 @@ class TraceDatabase:
     that cannot be read is a problem, reported once and not read again."""
 
     kind = "traces"
+    #: An item (an episode id in the corpus, a session id in the database) names one episode for good.
+    items_are_identities = True
 
     def __init__(self, path: Path, *, config: dict[str, Any] | None = None) -> None:
         self.path = Path(path)
         self.config = config
         self._done: set[str] = set()
         self._reported: set[str] = set()
+        self._locked_polls = 0
 
     @property
     def key(self) -> str:
@@ -41,9 +49,16 @@ class TraceDatabase:
         if not self.path.is_file():
             return Poll()
         try:
-            batch = read_trace_sessions(self.path, skip=self._done, config=self.config)
+            batch = read_trace_sessions(self.path, skip=self._done, config=self.config, timeout=LOCK_WAIT_S)
+        except Locked as error:
+            self._locked_polls += 1
+            if self._locked_polls < LOCKED_POLLS:
+                return Poll(settling=1)  # read again at the next poll
+            issue = ImportIssue(str(self.path), error.location, f"{error.message} (retrying at every poll)")
+            return Poll(problems=self._once([issue]), settling=1)
         except BadInput as error:
             return Poll(problems=self._once([ImportIssue(str(self.path), error.location, error.message)]))
+        self._locked_polls = 0
         landed = self.path.stat().st_mtime  # the last write: when the server recorded the outcome, or later
         episodes: list[Episode] = []
         for episode in batch.episodes:
@@ -52,7 +67,8 @@ class TraceDatabase:
         for issue in batch.errors:
             if issue.location.startswith(_SESSION):
                 self._done.add(issue.location[len(_SESSION) :])
-        return Poll(Corpus(episodes), [landed] * len(episodes), self._once(batch.errors), len(batch.running))
+        settling = len(batch.running) + len(batch.locked)
+        return Poll(Corpus(episodes), [landed] * len(episodes), self._once(batch.errors), settling)
 
     def _once(self, issues: list[ImportIssue]) -> list[ImportIssue]:
         fresh = [issue for issue in issues if str(issue) not in self._reported]

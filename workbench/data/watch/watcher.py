@@ -1,17 +1,17 @@
 """``Watcher``: appends each new episode of a live source into a corpus folder once, across restarts.
 
-What was appended is told by the target corpus itself: every episode a watcher saves carries
-its origin (``ORIGIN_KEY`` metadata: the source's key and the item it came from), and a new
-watcher reads the origins the folder holds before its first poll, so a restart, a crash between
-saving and recording progress, or a source that offers an item again never duplicates an
-episode. The source's progress (files taken, parts read, sessions done) is kept beside it in
+What was appended is told by the target corpus itself: an episode's identity is its content
+(``content_key``: run id, seed, the hash of its decisions), and a new watcher reads the
+contents (and origins: ``ORIGIN_KEY`` metadata) of every episode the folder holds before its
+first poll, so a restart, a crash between saving and recording progress, a file moved or read
+again, a rotated log or a source imported before never duplicates an episode, while a file
+rewritten with another run is read again and its episode appended. The source's progress (files taken, parts read, sessions done) is kept beside it in
 ``watch-state.json`` so a restart does not read everything again. One watcher at a time writes
 into a folder (``.watch.lock``). The source is only read.
 """
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -19,18 +19,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from filelock import FileLock, Timeout
-
 from workbench.data.episodes import Corpus, Episode, unique_id
 from workbench.data.importers import ImportIssue
 from workbench.data.storage import holds_episodes, load_corpus, save_corpus
-from workbench.data.watch.source import Poll, Source, origin_of
+from workbench.data.watch.source import Poll, Source, content_key, origin_of
+from workbench.data.watch.state import STATE_FILE, WATCH_LOCK, read_state, take_lock, target_folder, write_state
 from workbench.errors import WatchError
-from workbench.util.atomic import atomic_write_text
 
-#: The watcher's state file and lock inside the target corpus folder.
-STATE_FILE = "watch-state.json"
-WATCH_LOCK = ".watch.lock"
+__all__ = ["STATE_FILE", "WATCH_LOCK", "WatchReport", "Watcher"]
 #: How soon to poll again while an item is settling (two polls see it unchanged).
 SETTLE_SECONDS = 0.2
 
@@ -64,17 +60,11 @@ class Watcher:
         watched, target = source.path.resolve(), self.into.resolve()
         if target == watched or watched in target.parents:
             raise WatchError(f"{self.into}: the target corpus must not be inside the watched {source.path}")
-        self.into.mkdir(parents=True, exist_ok=True)
-        self._lock = FileLock(str(self.into / WATCH_LOCK))
+        target_folder(self.into)
+        self._lock = take_lock(self.into)
         try:
-            self._lock.acquire(timeout=0)
-        except Timeout:
-            raise WatchError(
-                f"{self.into}: another watcher is writing into this corpus ({WATCH_LOCK} is held)"
-            ) from None
-        try:
-            self._ids, self._origins = _held(self.into)
-            self._state = _read_state(self.into / STATE_FILE)
+            self._ids, self._origins, self._contents = _held(self.into)
+            self._state = read_state(self.into)
             source.restore(self._state.get("sources", {}).get(source.key, {}))
         except BaseException:
             self._lock.release()
@@ -88,8 +78,7 @@ class Watcher:
 
     def close(self) -> None:
         """Release the folder's watch lock (idempotent)."""
-        if self._lock.is_locked:
-            self._lock.release()
+        self._lock.release()
 
     @property
     def held(self) -> int:
@@ -103,11 +92,15 @@ class Watcher:
         landed: list[float] = []
         skipped = 0
         for episode, when in zip(found.corpus, found.landed):
-            origin = origin_of(episode.metadata)
-            if origin is None or origin in self._origins:
+            origin, content = origin_of(episode.metadata), content_key(episode)
+            # Identity is content (a moved file, an imported episode, a rotated log read again);
+            # where a source's items are identities themselves (a corpus's ids), the item too.
+            by_item = getattr(self.source, "items_are_identities", False) and origin in self._origins
+            if origin is None or content in self._contents or by_item:
                 skipped += 1
                 continue
             self._origins.add(origin)
+            self._contents.add(content)
             episode.id = unique_id(episode.id, self._ids)  # another source's episode may hold the id
             self._ids.add(episode.id)
             fresh.append(episode)
@@ -156,27 +149,18 @@ class Watcher:
         if sources.get(self.source.key) == progress:
             return
         sources[self.source.key] = progress
-        self._state = {"format": "crafter-workbench-watch", "version": 1, "sources": sources}
-        atomic_write_text(self.into / STATE_FILE, json.dumps(self._state, indent=1, sort_keys=True), overwrite=True)
+        self._state = write_state(self.into, sources)
 
 
-def _held(root: Path) -> tuple[set[str], set[tuple[str, str]]]:
-    """The ids and origins the corpus folder ``root`` holds (nothing for a new folder)."""
+def _held(root: Path) -> tuple[set[str], set[tuple[str, str]], set[str]]:
+    """The ids, origins and contents (``content_key``) the corpus folder ``root`` holds (nothing
+    for a new folder): its imported episodes' contents too, so a watch never appends them again."""
     if not holds_episodes(root):
-        return set(), set()
+        return set(), set(), set()
     corpus = load_corpus(root)
     origins = {origin_of(corpus.episode_extras(i).metadata) for i in range(len(corpus))}
-    return set(corpus.ids), {o for o in origins if o is not None}
-
-
-def _read_state(path: Path) -> dict[str, Any]:
-    """The state file's contents; a missing or unreadable one is an empty state (origins in the
-    corpus still prevent duplicates: a lost state costs a re-read, never a duplicate)."""
-    try:
-        state = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return state if isinstance(state, dict) and isinstance(state.get("sources"), dict) else {}
+    contents = {content_key(episode) for episode in corpus}
+    return set(corpus.ids), {o for o in origins if o is not None}, contents
 
 
 class _Waiter:
@@ -202,8 +186,11 @@ class _Waiter:
             return
         deadline = time.monotonic() + seconds
         while time.monotonic() < deadline and not self.stop.is_set():
-            changes = next(self._iterator, None)
-            if changes is None:  # watchfiles stopped (stop set, or it caught an interrupt): poll by time
+            try:
+                changes = next(self._iterator, None)
+            except OSError:  # watchfiles cannot watch a folder (an unreadable subfolder): poll by time
+                changes = None
+            if changes is None:  # watchfiles stopped (stop set): poll by time
                 self._iterator = None
                 self.stop.wait(max(0.0, deadline - time.monotonic()))
                 return
@@ -235,6 +222,6 @@ def _event_iterator(paths: list[Path], stop: threading.Event) -> Iterator[Any] |
             yield_on_timeout=True,
             debounce=20,
             step=10,
-            raise_interrupt=False,
+            raise_interrupt=True,  # a Ctrl-C it catches must still stop the caller, not just this wait
         )
     )

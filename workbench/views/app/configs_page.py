@@ -172,7 +172,7 @@ class ConfigsPage:
             raise ConfigError("give the file to write in the 'save as' box")
         try:
             target = self.session.workspace.checked(self.save_path.value.strip())
-            path = config.to_file(target, overwrite=self.overwrite.value)
+            path = self.session.workspace.write_file(target, config, overwrite=self.overwrite.value)
         except TargetExistsError as error:
             raise TargetExistsError(f"{error} (tick 'replace if it exists' to replace it)") from None
         self.overwrite.value = False

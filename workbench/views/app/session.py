@@ -238,6 +238,7 @@ class AppSession:
         # The Tuner's own Save writes relative to the server's folder: point it into the workspace.
         tuner.path.value = str(self.workspace.folder / "my_reward.yaml")
         tuner.path_check = self.workspace.checked  # a symlink on the way into the workspace is refused
+        tuner.writer = self.workspace.write_file  # and one swapped in after the check cannot redirect the write
 
     def _compare_built(self, compare: Compare) -> None:
         compare.link(replayer=_ReplayerLink(self))

@@ -9,7 +9,8 @@ import stat
 from pathlib import Path
 
 from workbench.core.config import RewardConfig
-from workbench.errors import WorkbenchError
+from workbench.errors import ConfigError, UnsafePathError, WorkbenchError
+from workbench.util.atomic_at import write_at
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +49,8 @@ class Workspace:
     """The configs of a session, one ``NAME.yaml`` per config in ``folder`` (created on first
     use), plus the Tuner's draft in ``drafts/``. Every path it reads or writes comes from
     ``inside`` (no symlink anywhere from the folder down, never outside it); every write is
-    atomic (``RewardConfig.to_file``)."""
+    atomic and opened relative to the folder's descriptor, each step without following a
+    symlink (``write_at``), so a folder swapped for a link after the check cannot redirect it."""
 
     def __init__(self, folder: str | Path) -> None:
         # The folder's parents are resolved; the folder itself is not, so a symlink there
@@ -123,15 +125,46 @@ class Workspace:
     def save(self, name: str, config: RewardConfig, *, overwrite: bool = False) -> Path:
         """Keep ``config`` as ``name``; returns the file. ``TargetExistsError`` when a config of
         that file name is kept already and ``overwrite`` is not set; ``WorkspaceError`` for a
-        symlink on the way (see ``inside``)."""
-        path = self.inside(f"{file_stem(name)}.yaml", make_folders=True)
-        return Path(config.to_file(path, overwrite=overwrite))
+        symlink on the way (see ``write``)."""
+        return self.write((f"{file_stem(name)}.yaml",), config, overwrite=overwrite)
 
     def save_draft(self, config: RewardConfig) -> Path:
         """Keep the Tuner's config as it is now (replacing the previous draft); returns the file.
-        ``WorkspaceError`` for a symlink on the way (see ``inside``)."""
-        path = self.inside(DRAFTS, f"{DRAFT_NAME}.yaml", make_folders=True)
-        return Path(config.to_file(path, overwrite=True))
+        ``WorkspaceError`` for a symlink on the way (see ``write``)."""
+        return self.write((DRAFTS, f"{DRAFT_NAME}.yaml"), config, overwrite=True)
+
+    def write(self, parts: tuple[str, ...], config: RewardConfig, *, overwrite: bool = False) -> Path:
+        """Write ``config`` to ``folder/parts...`` (folders made), atomically and relative to
+        the workspace folder's descriptor, ``O_NOFOLLOW`` at each step (``write_at``).
+
+        Raises:
+            WorkspaceError: a part that is no plain name, or a symlink or wrong kind of file on
+                the way (also one swapped in between a check and the write).
+            TargetExistsError: the file exists and ``overwrite`` is False.
+            ConfigError: the config cannot be written (its text would not read back, a write
+                error such as a full disk).
+        """
+        text = config.to_text(parts[-1])
+        try:
+            return write_at(self.folder, parts, text.encode("utf-8"), overwrite=overwrite)
+        except UnsafePathError as error:
+            raise WorkspaceError(f"{error} (the workspace is {self.folder})") from None
+        except WorkbenchError:
+            raise
+        except OSError as error:
+            raise ConfigError(f"{self.folder.joinpath(*parts)}: cannot write: {error.strerror}") from None
+
+    def write_file(self, path: str | Path, config: RewardConfig, overwrite: bool = False) -> Path:
+        """Write ``config`` to a file the user named: inside the workspace through ``write``
+        (never redirected by a swapped symlink), elsewhere as given (the user's own choice)."""
+        target = Path(os.path.normpath(Path(path).expanduser().absolute()))
+        try:
+            relative = target.relative_to(self.folder)
+        except ValueError:
+            return Path(config.to_file(target, overwrite=overwrite))
+        if not relative.parts:
+            raise WorkspaceError(f"{target}: is the workspace folder; name a file in it")
+        return self.write(relative.parts, config, overwrite=overwrite)
 
     def draft(self) -> RewardConfig | None:
         """The Tuner's draft kept by an earlier session, or None (also when it cannot be read,

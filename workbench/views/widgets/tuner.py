@@ -67,6 +67,10 @@ class Tuner:
         retain_freed_memory()  # each drag re-scores into same-sized arrays: keep the freed heap for them
         #: Checks (and may refuse) the file Save writes: the app points it at its workspace's check.
         self.path_check: Callable[[Path], Path] = lambda path: path
+        #: Writes the config to a path (the app sets its workspace's: never through a swapped symlink).
+        self.writer: Callable[[Path, RewardConfig, bool], Path] = lambda path, config, overwrite: Path(
+            config.to_file(path, overwrite=overwrite)
+        )
         self.corpus = corpus
         self.prepared = prepare(corpus)
         self.initial = config or PER_ACHIEVEMENT_CONFIG.config
@@ -325,7 +329,7 @@ class Tuner:
         """Write the current config as YAML (atomic; an existing file needs ``overwrite``);
         returns the absolute path written."""
         target = self.path_check(Path(path or self.path.value).expanduser())
-        return Path(self.config.to_file(target, overwrite=overwrite)).resolve()
+        return self.writer(target, self.config, overwrite).resolve()
 
     def export(self, toml_path: str | Path | None = None) -> Path:
         """Write the current config's step_rewards into an existing training TOML; returns its
