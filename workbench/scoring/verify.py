@@ -185,16 +185,9 @@ class _Plan:
         ``start``; ``names``: the unlocks per row), recording mismatches and unchecked decisions."""
         stepwise_log = list((episode.logged or {}).get("stepwise") or [])
         for i in range(episode.n_decisions):
-            stepwise = stepwise_log[i] if i < len(stepwise_log) else None
-            if not isinstance(stepwise, dict):
-                self.unchecked.append((episode.id, i + 1, "no info.stepwise logged"))
+            stepwise = self._checkable(episode, i, stepwise_log)
+            if stepwise is None:
                 continue
-            if i == 0 and episode.id in self.predecessor_missing:
-                follows = self.predecessor_missing[episode.id]
-                reason = f"scored by the task app against the end of {follows!r}, not in this corpus"
-                self.unchecked.append((episode.id, 1, reason))
-                continue
-            self._count(episode)
             mine: dict[str, Any] = {
                 "reward": float(scores.reward[start + i]),
                 "base_reward": float(scores.base[start + i]),
@@ -217,6 +210,21 @@ class _Plan:
                     }
                 )
 
+    def _checkable(self, episode: Episode, i: int, stepwise_log: list[Any]) -> dict[str, Any] | None:
+        """Decision ``i``'s logged stepwise info when it can be checked (counted as checked), else
+        None with the reason recorded in ``unchecked``."""
+        stepwise = stepwise_log[i] if i < len(stepwise_log) else None
+        if not isinstance(stepwise, dict):
+            self.unchecked.append((episode.id, i + 1, "no info.stepwise logged"))
+            return None
+        if i == 0 and episode.id in self.predecessor_missing:
+            follows = self.predecessor_missing[episode.id]
+            reason = f"scored by the task app against the end of {follows!r}, not in this corpus"
+            self.unchecked.append((episode.id, 1, reason))
+            return None
+        self._count(episode)
+        return stepwise
+
     def _count(self, episode: Episode) -> None:
         """One more decision checked, of ``episode``'s producer."""
         self.decisions_checked += 1
@@ -231,16 +239,9 @@ class _Plan:
         factor = INDICATOR.applied_lambda(table.get("indicator_lambda"))
         status = np.asarray(episode.achievement_status, dtype=bool)
         for i in range(episode.n_decisions):
-            stepwise = stepwise_log[i] if i < len(stepwise_log) else None
-            if not isinstance(stepwise, dict):
-                self.unchecked.append((episode.id, i + 1, "no info.stepwise logged"))
+            stepwise = self._checkable(episode, i, stepwise_log)
+            if stepwise is None:
                 continue
-            if i == 0 and episode.id in self.predecessor_missing:
-                follows = self.predecessor_missing[episode.id]
-                reason = f"scored by the task app against the end of {follows!r}, not in this corpus"
-                self.unchecked.append((episode.id, 1, reason))
-                continue
-            self._count(episode)
             unlocked = [ACHIEVEMENTS[k] for k in np.flatnonzero(status[i + 1] & ~status[i])]
             indicator = 1 if unlocked else 0
             mine: dict[str, Any] = {"reward": factor * indicator, "indicator": indicator, "new_achievements": unlocked}
