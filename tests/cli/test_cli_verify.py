@@ -102,6 +102,13 @@ def test_audit_says_a_per_achievement_config_was_not_what_the_indicator_runs_wer
     assert sum(WEIGHTS_IGNORED in line for line in out.splitlines()) == 1
     _, out, _ = _run(capsys, "audit", older, "--config", per_achievement)
     assert WEIGHTS_IGNORED not in out
+    # --json carries it as a note (a note never changes the exit status), and only where it applies
+    code_text, _, _ = _run(capsys, "audit", newest, "--config", per_achievement)
+    code_json, out, _ = _run(capsys, "audit", newest, "--config", per_achievement, "--json")
+    notes = json.loads(out)["notes"]
+    assert len(notes) == 1 and WEIGHTS_IGNORED in notes[0] and code_json == code_text
+    _, out, _ = _run(capsys, "audit", older, "--config", per_achievement, "--json")
+    assert "notes" not in json.loads(out)
 
 
 def test_score_names_the_weights_the_indicator_runs_never_saw(tmp_path, capsys):

@@ -97,14 +97,8 @@ def run(args: argparse.Namespace) -> int:
     ).checked()
     if args.follow is None:
         corpus = open_corpus(args.corpus)
-        found = audit(corpus, configs, thresholds, name=args.corpus)
+        found = _with_notes(audit(corpus, configs, thresholds, name=args.corpus), corpus, configs)
         _print(found, args.json)
-        ignored = weights_ignored_line(
-            (corpus.episode_extras(k).metadata for k in range(len(corpus))),
-            {name: config.to_dict() for name, config in configs.items()},
-        )
-        if ignored and not args.json:
-            print(f"note: {ignored}")
         return 0 if found.clean else 1
     return _follow(args, configs, thresholds)
 
@@ -144,8 +138,22 @@ def _follow(args: argparse.Namespace, configs: dict[str, Any], thresholds: Audit
     found = Audit(
         found.configs, found.episodes, found.decisions, found.thresholds, found.flags, found.corpus, {"follow": follow}
     )
-    _print(found, args.json)
+    _print(_with_notes(found, state["corpus"], configs), args.json)
     return 0 if found.clean else 1
+
+
+def _with_notes(found: Audit, corpus: Corpus, configs: dict[str, Any]) -> Audit:
+    """``found`` with its ``notes`` (JSON) / ``note:`` lines (text): today, that the synth-ai
+    which produced some episodes ignored a per_achievement config's weights. Notes never change
+    the exit status."""
+    ignored = weights_ignored_line(
+        (corpus.episode_extras(k).metadata for k in range(len(corpus))),
+        {name: config.to_dict() for name, config in configs.items()},
+    )
+    if not ignored:
+        return found
+    extra = {**found.extra, "notes": [*found.extra.get("notes", []), ignored]}
+    return Audit(found.configs, found.episodes, found.decisions, found.thresholds, found.flags, found.corpus, extra)
 
 
 def _summary_line(found: Audit) -> str:
@@ -165,3 +173,5 @@ def _print(found: Audit, as_json: bool) -> None:
         print(f"{config}: {'clean' if rows.empty else f'{len(rows)} flag(s)'}")
         for row in rows.itertuples(index=False):
             print(f"  [{row.section}] {row.code} {row.subject}: {row.why}")
+    for note in found.extra.get("notes", []):
+        print(f"note: {note}")
