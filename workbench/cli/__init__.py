@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from workbench.cli import (
     app_cmd,
     audit_cmd,
+    benchmark_cmd,
     config_cmd,
     corpus_cmd,
     diagnose_cmd,
@@ -31,6 +32,7 @@ from workbench.util.memory import retain_freed_memory
 COMMAND_MODULES = [
     config_cmd,
     record_cmd,
+    benchmark_cmd,
     import_cmd,
     corpus_cmd,
     score_cmd,

@@ -105,7 +105,7 @@ def _record_episode(job: _Job, on_steps: Callable[[int], None]) -> Episode:
         actions=actions,
         env_reward=np.array(rewards),
         done=np.array(dones),
-        metadata=_metadata(job, world_seed),
+        metadata={**_metadata(job, world_seed), **_policy_metadata(policy)},
     )
     if images is not None:
         episode.set_frames(np.stack(images), episode.step_decisions())
@@ -165,6 +165,13 @@ def _metadata(job: _Job, world_seed: int) -> dict[str, Any]:
         "crafter_version": importlib.metadata.version("crafter"),
         "created": now_iso(),
     }
+
+
+def _policy_metadata(policy: Any) -> dict[str, Any]:
+    """What a policy adds to its episode's metadata through an optional ``episode_metadata()``
+    (the benchmark's labels: the decision spans where a hacker ran its loop); {} without one."""
+    extra = getattr(policy, "episode_metadata", None)
+    return dict(extra()) if callable(extra) else {}
 
 
 def _outcome(job: _Job, on_steps: Callable[[int], None]) -> tuple[str, Episode | None, str | None]:
