@@ -27,9 +27,11 @@ from __future__ import annotations
 
 import argparse
 import glob
+import json
 import os
 import warnings
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -70,15 +72,17 @@ class Row:
         waits = [w for w in self.ttf.values() if w is not None]
         ttf = f"{np.median(waits):.0f}" if waits else "-"
         never = len(self.ttf) - len(waits)
+        follow = f"{ttf} ({never}/{len(self.ttf)} never)" if self.ttf else "n/a (configs pooled)"
         return (
             f"| {self.config} | {self.detector} | {self.which} {self.threshold:.2f} | "
             + " | ".join(cells)
-            + f" | {ttf} ({never}/{len(self.ttf)} never) |"
+            + f" | {follow} |"
         )
 
 
-def measure(bench: Benchmark, reps: int, seed: int) -> list[Row]:
-    """Every (config, detector, threshold) row, measured on the held-out split."""
+def measure(bench: Benchmark, reps: int, seed: int) -> tuple[list[Row], list[Row]]:
+    """Every (config, detector, threshold) row, measured on the held-out split; and per detector
+    at audit's threshold, the shipped per_achievement configs pooled (config "pooled")."""
     labels = bench.labels
     exploit = (labels["label"] == EXPLOIT).to_numpy()
     tune = (labels["split"] == TUNE).to_numpy()
@@ -86,6 +90,7 @@ def measure(bench: Benchmark, reps: int, seed: int) -> list[Row]:
     strata = labels["policy"].to_numpy()
     held_labels = labels[held].reset_index(drop=True)
     rows = []
+    pooled: dict[str, list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = {d: [] for d in DETECTORS}
     for path in CONFIGS:
         config = RewardConfig.from_file(path)
         name = os.path.splitext(os.path.basename(path))[0]
@@ -103,7 +108,38 @@ def measure(bench: Benchmark, reps: int, seed: int) -> list[Row]:
                 point = rates(flagged, exploit[held])
                 runs = time_to_flag(flagged[hackers], held_labels.loc[hackers, "policy"].to_numpy())
                 rows.append(Row(name, detector, which, t, point, low, high, runs))
-    return rows
+                if which == "audit" and config.effective_strategy == "per_achievement":
+                    pooled[detector].append((flagged, exploit[held], name + "/" + strata[held]))
+    return rows, [_pooled_row(detector, parts, reps, seed) for detector, parts in pooled.items()]
+
+
+def _pooled_row(detector: str, parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]], reps: int, seed: int) -> Row:
+    """One detector's audit-threshold row over several configs' held-out episodes together."""
+    flagged, exploit, strata = (np.concatenate(column) for column in zip(*parts))
+    boot = bootstrap_rates(flagged, exploit, strata, reps=reps, seed=seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        low, high = np.nanpercentile(boot, [2.5, 97.5], axis=0)
+    return Row("pooled", detector, "audit", DETECTORS[detector], rates(flagged, exploit), low, high, {})
+
+
+def accuracy_json(rows: list[Row], pooled: list[Row], benchmark: str) -> dict[str, Any]:
+    """What ``workbench.analysis.detector_accuracy.measured`` reads: audit-threshold rows."""
+
+    def entry(row: Row) -> dict[str, Any]:
+        names = ("precision", "recall", "fpr")
+        values = {n: _number(v) for n, v in zip(names, row.point)}
+        return {**values, "low": _number(row.low[0]), "high": _number(row.high[0]), "threshold": row.threshold}
+
+    configs: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        if row.which == "audit":
+            configs.setdefault(row.config, {})[row.detector] = entry(row)
+    return {"benchmark": benchmark, "configs": configs, "pooled": {row.detector: entry(row) for row in pooled}}
+
+
+def _number(value: float) -> float | None:
+    return round(float(value), 4) if np.isfinite(value) else None
 
 
 def main() -> None:
@@ -113,6 +149,9 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=2000, help="bootstrap resamples (default 2000)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--markdown", default=None, help="also write the table to this file")
+    parser.add_argument(
+        "--accuracy-json", default=None, help="also write audit-threshold rows here (what audit --json carries)"
+    )
     args = parser.parse_args()
     bench = load_benchmark(args.path)
     labels = bench.labels
@@ -124,11 +163,17 @@ def main() -> None:
         "| config | detector | threshold (flag when >) | precision | recall | FPR on honest | "
         "time-to-flag, episodes (median) |\n|---|---|---|---|---|---|---|"
     )
-    table = "\n".join([head, *(row.markdown() for row in measure(bench, args.reps, args.seed))]) + "\n"
+    rows, pooled = measure(bench, args.reps, args.seed)
+    table = "\n".join([head, *(row.markdown() for row in [*rows, *pooled])]) + "\n"
     print(table)
     if args.markdown:
         with open(args.markdown, "w") as handle:
             handle.write(table)
+    if args.accuracy_json:
+        name = f"{args.path or 'shipped'}: held-out split, {len(held)} episodes, {args.reps} resamples"
+        with open(args.accuracy_json, "w") as handle:
+            json.dump(accuracy_json(rows, pooled, name), handle, indent=1)
+            handle.write("\n")
 
 
 if __name__ == "__main__":

@@ -3,16 +3,21 @@ detectors' statistics on hand-built episodes whose verdict is obvious."""
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
 import pytest
 from helpers.hand_episodes import hand_episode
 
+from workbench.analysis.audit import audit
 from workbench.analysis.detector_accuracy import (
+    MEASURED_PATH,
     bootstrap_rates,
     choose_threshold,
     detector_scores,
+    measured,
+    meets_target,
     rates,
     time_to_flag,
 )
@@ -90,3 +95,36 @@ def test_consistent_has_no_dominance_to_score():
     corpus = Corpus([hand_episode("loop", stone_loop(3), policy="hacker")])
     stats = detector_scores(corpus, RewardConfig(strategy="consistent"))
     assert stats.loc["loop"].tolist() == [0.0, 0.0, 0.0]
+
+
+def test_measured_reads_the_shipped_measurements_per_config_else_pooled():
+    table = json.loads(MEASURED_PATH.read_text())
+    code = "repeats-outweigh-credits"
+    shipped = measured(code, "upstream_shaped")
+    assert shipped is not None and shipped["config"] == "upstream_shaped"
+    assert shipped["precision"] == table["configs"]["upstream_shaped"][code]["precision"]
+    mine = measured(code, "my_own_config")
+    assert mine is not None and mine["config"] == "pooled"
+    assert mine["recall"] == table["pooled"][code]["recall"]
+    assert measured("unknown-name", "upstream_shaped") is None  # dead entries and the like judge configs
+
+
+def test_audit_json_carries_each_flags_measured_precision():
+    corpus = Corpus([hand_episode("loop", stone_loop(20), policy="hacker")])
+    config = RewardConfig(strategy="per_achievement", weights={"collect_stone": 1.0, "craft_wood_pickaxe": 1.0})
+    report = audit(corpus, {"mine": config}).to_json()
+    flags = {flag["code"]: flag for flag in report["configs"][0]["flags"]}
+    assert flags["repeats-outweigh-credits"]["measured"] == measured("repeats-outweigh-credits", "mine")
+    assert flags["repeats-outweigh-credits"]["measured"]["config"] == "pooled"
+    dead = [flag for flag in report["configs"][0]["flags"] if flag["section"] == "dead entries"]
+    assert dead and all(flag["measured"] is None for flag in dead)
+
+
+def testmeets_target_follows_the_issues_bar():
+
+    good = {"precision": 0.96, "fpr": 0.01, "recall": 0.91}
+    assert meets_target("repeats-outweigh-credits", good)
+    assert not meets_target("repeats-outweigh-credits", {**good, "recall": 0.89})
+    assert meets_target("component-dominates", {**good, "recall": 0.1})  # recall binds farming only
+    assert not meets_target("component-dominates", {**good, "fpr": 0.03})
+    assert not meets_target("component-dominates", {**good, "precision": None})

@@ -11,6 +11,11 @@ a run pass before the first flag.
 
 from __future__ import annotations
 
+import json
+from functools import cache
+from pathlib import Path
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
@@ -23,7 +28,22 @@ from workbench.data.episodes import Corpus
 from workbench.errors import DiagnosisError
 from workbench.scoring import score
 
-__all__ = ["DETECTORS", "bootstrap_rates", "choose_threshold", "detector_scores", "rates", "time_to_flag"]
+__all__ = [
+    "DETECTORS",
+    "MEASURED_PATH",
+    "TARGET",
+    "bootstrap_rates",
+    "choose_threshold",
+    "detector_scores",
+    "measured",
+    "meets_target",
+    "rates",
+    "time_to_flag",
+]
+
+#: What ``benchmarks/bench_detectors.py --accuracy-json`` measured on the shipped benchmark's
+#: held-out split at ``audit``'s thresholds, per shipped config and pooled (see ``measured``).
+MEASURED_PATH = Path(__file__).with_name("detector_accuracy.json")
 
 #: Each per-episode detector (a flag code) and the threshold ``audit`` flags past (statistic > it).
 DETECTORS = {
@@ -126,3 +146,39 @@ def time_to_flag(flagged: np.ndarray, runs: np.ndarray) -> dict[str, int | None]
         hits = np.flatnonzero(flagged[runs == run])
         out[str(run)] = int(hits[0]) + 1 if len(hits) else None
     return out
+
+
+@cache
+def _measurements() -> dict[str, Any]:
+    return dict(json.loads(MEASURED_PATH.read_text())) if MEASURED_PATH.exists() else {}
+
+
+def measured(code: str, config: str | None = None) -> dict[str, Any] | None:
+    """What the benchmark measured for the flag ``code`` at ``audit``'s threshold: ``precision``
+    (with its 95% interval ``low``, ``high``), ``recall``, ``fpr`` on honest episodes, the
+    ``config`` it was measured under (a shipped config of that name, else ``"pooled"``: all the
+    shipped per_achievement configs together), the ``benchmark`` it was measured on and
+    ``meets_target``: whether it reaches ``TARGET``. None for
+    a flag that judges a config rather than episodes (dead entries, estimated counts)."""
+    table = _measurements()
+    by_config = table.get("configs", {})
+    if config in by_config and code in by_config[config]:
+        row, on = by_config[config][code], config
+    elif code in table.get("pooled", {}):
+        row, on = table["pooled"][code], "pooled"
+    else:
+        return None
+    return {**row, "meets_target": meets_target(code, row), "config": on, "benchmark": table.get("benchmark", "")}
+
+
+#: The issue's bar for a flag that may stop training: precision, false-positive rate on honest
+#: episodes, and (for farming) recall, all on the held-out split.
+TARGET = {"precision": 0.95, "fpr": 0.02, "farming_recall": 0.90}
+
+
+def meets_target(code: str, row: dict[str, Any]) -> bool:
+    """Whether a measured row reaches ``TARGET`` (farming's recall only for the farming flag)."""
+    precision, fpr, recall = row.get("precision"), row.get("fpr"), row.get("recall")
+    if precision is None or fpr is None or precision < TARGET["precision"] or fpr > TARGET["fpr"]:
+        return False
+    return code != "repeats-outweigh-credits" or (recall is not None and recall >= TARGET["farming_recall"])
