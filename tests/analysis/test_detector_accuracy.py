@@ -19,6 +19,7 @@ from workbench.analysis.detector_accuracy import (
     measured,
     meets_target,
     rates,
+    repeated_spending,
     time_to_flag,
 )
 from workbench.core.config import RewardConfig
@@ -128,3 +129,13 @@ def testmeets_target_follows_the_issues_bar():
     assert meets_target("component-dominates", {**good, "recall": 0.1})  # recall binds farming only
     assert not meets_target("component-dominates", {**good, "fpr": 0.03})
     assert not meets_target("component-dominates", {**good, "precision": None})
+
+
+def test_repeated_spending_counts_the_most_repeated_place_make_or_eat():
+    corpus = Corpus(
+        [
+            hand_episode("loop", stone_loop(5), policy="hacker"),  # place_stone rose 5 times: 4 repeats
+            hand_episode("wood", [{"wood": 1, "collect_wood": 1}, {"wood": 2, "collect_wood": 2}], policy="honest"),
+        ]
+    )
+    assert repeated_spending(corpus).to_dict() == {"loop": 4.0, "wood": 0.0}  # collecting is not spending

@@ -23,12 +23,14 @@ from workbench.analysis.diagnostics.components import component_totals, episode_
 from workbench.analysis.diagnostics.dominance import COMPONENT_THRESHOLD, DOMINANCE_THRESHOLD, dominance
 from workbench.analysis.diagnostics.farming import farming_episodes, farming_events
 from workbench.core.config import RewardConfig
+from workbench.core.crafter_facts import ACHIEVEMENTS
 from workbench.core.reward import PER_ACHIEVEMENT
 from workbench.data.episodes import Corpus
 from workbench.errors import DiagnosisError
 from workbench.scoring import score
 
 __all__ = [
+    "CANDIDATES",
     "DETECTORS",
     "MEASURED_PATH",
     "TARGET",
@@ -38,6 +40,7 @@ __all__ = [
     "measured",
     "meets_target",
     "rates",
+    "repeated_spending",
     "time_to_flag",
 ]
 
@@ -52,6 +55,10 @@ DETECTORS = {
     "component-dominates": COMPONENT_THRESHOLD,
 }
 RESOURCE_KINDS = ("inventory", "achievement_count")
+#: Candidate detectors that ``audit`` does not (yet) run, with the threshold fixed before measuring:
+#: ``repeated-spending``, the most times one place_/make_/eat_ count rose beyond its first rise.
+CANDIDATES = {"repeated-spending": 3.0}
+SPENDING = np.array([name.startswith(("place_", "make_", "eat_")) for name in ACHIEVEMENTS])
 
 
 def detector_scores(corpus: Corpus, config: RewardConfig) -> pd.DataFrame:
@@ -93,6 +100,18 @@ def detector_scores(corpus: Corpus, config: RewardConfig) -> pd.DataFrame:
     if config.effective_strategy != PER_ACHIEVEMENT:
         out[["resource-shaping-dominates", "component-dominates"]] = 0.0
     return out
+
+
+def repeated_spending(corpus: Corpus) -> pd.Series:
+    """Per episode (index the ids) the ``repeated-spending`` statistic: the most times one
+    place_/make_/eat_ achievement count rose beyond its first rise (0 when none rose twice).
+    It reads counts only, so it is the same under every config."""
+    values = []
+    for episode in corpus:
+        counts = episode.achievement_counts
+        rises = np.maximum(counts[-1] - counts[0], 0)[SPENDING]
+        values.append(float(max(int(rises.max()) - 1, 0)))
+    return pd.Series(values, index=pd.Index(corpus.ids, name="episode"), name="repeated-spending")
 
 
 def rates(flagged: np.ndarray, exploit: np.ndarray) -> tuple[float, float, float]:
