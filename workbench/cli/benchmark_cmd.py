@@ -15,8 +15,9 @@ example:
 
   Every roster policy (10 reward hackers, 5 honest players) plays the same --episodes worlds of
   corpus seed --seed; each episode carries its label and the decision spans where its loop ran
-  (metadata benchmark_label, loop, loop_spans). The same command makes the same benchmark;
-  --resume continues an interrupted one. Load it with
+  (metadata benchmark_label, loop, loop_spans). The same command plays the same worlds with
+  the same policy seeds (Crafter itself is not reproducible step for step, so later steps may
+  differ); --resume continues an interrupted one. Load it with
   workbench.data.benchmarks.load_benchmark(DIR).
 
 exit status: 0 all recorded, 1 some episodes failed, 2 bad usage, 130 stopped by Ctrl-C or SIGTERM.

@@ -57,9 +57,10 @@ def make_benchmark(
 ) -> list[RecordReport]:
     """Record ``episodes`` episodes of every roster policy (or of ``policies``) into ``out``.
 
-    Every policy plays the same worlds (episode n's world derives from ``(seed, n)``), so the
-    same arguments give the same episodes, whatever ``workers`` or ``scheduler`` (as
-    ``workbench record``). Returns one ``RecordReport`` per policy. Raises ``RecordingError``
+    Every policy plays the same worlds (episode n's world and the policy's generator derive
+    from ``(seed, n)``), so the same arguments give the same worlds, ids and policy seeds
+    whatever ``workers`` or ``scheduler`` (as ``workbench record``; Crafter itself is not
+    reproducible step for step, so a policy that reads the world may drift later on). Returns one ``RecordReport`` per policy. Raises ``RecordingError``
     for an unknown policy and ``TargetExistsError`` when ``out`` holds episodes and not ``resume``.
     """
     names = list(policies) if policies is not None else [e.name for e in ROSTER]
