@@ -16,7 +16,9 @@ Four checks per config, built on the diagnostics (same computations, same defaul
 
 Alignment (rank agreement with progress) is not a hacking sign by itself and is left to
 ``workbench diagnose``. ``Audit.to_json()`` is the documented, stable machine format
-(``AUDIT_SCHEMA``).
+(``AUDIT_SCHEMA``); each flag in it carries ``measured``: its precision, recall and false-positive
+rate measured on the labelled benchmark (``workbench.analysis.detector_accuracy.measured``), so a
+training script can choose what to stop on.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from workbench.analysis.detector_accuracy import measured
 from workbench.analysis.diagnostics.components import component_totals, episode_facts
 from workbench.analysis.diagnostics.dead_entries import dead_entries
 from workbench.analysis.diagnostics.dominance import COMPONENT_THRESHOLD, DOMINANCE_THRESHOLD, dominance
@@ -101,7 +104,10 @@ class Audit:
                     "strategy": config.effective_strategy,
                     "clean": rows.empty,
                     "counts": {section: int((rows["section"] == section).sum()) for section in SECTIONS},
-                    "flags": rows[list(FLAG_COLUMNS)].to_dict("records"),
+                    "flags": [
+                        {**flag, "measured": measured(flag["code"], name)}
+                        for flag in rows[list(FLAG_COLUMNS)].to_dict("records")
+                    ],
                 }
             )
         return {

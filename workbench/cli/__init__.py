@@ -16,6 +16,7 @@ from workbench.cli import (
     advantages_cmd,
     app_cmd,
     audit_cmd,
+    benchmark_cmd,
     certify_cmd,
     config_cmd,
     corpus_cmd,
@@ -34,6 +35,7 @@ from workbench.util.memory import retain_freed_memory
 COMMAND_MODULES = [
     config_cmd,
     record_cmd,
+    benchmark_cmd,
     import_cmd,
     corpus_cmd,
     score_cmd,

@@ -87,7 +87,7 @@ def _record_episode(job: _Job, on_steps: Callable[[int], None]) -> Episode:
         on_steps(len(executed))
         if not done:
             seen = policy_input_from(env, obs, info, steps, job.actions_per_decision)
-    return trace.episode(job.episode_id, _metadata(job, world_seed))
+    return trace.episode(job.episode_id, {**_metadata(job, world_seed), **_policy_metadata(policy)})
 
 
 def _decide(
@@ -143,6 +143,13 @@ def _metadata(job: _Job, world_seed: int) -> dict[str, Any]:
         "crafter_version": importlib.metadata.version("crafter"),
         "created": now_iso(),
     }
+
+
+def _policy_metadata(policy: Any) -> dict[str, Any]:
+    """What a policy adds to its episode's metadata through an optional ``episode_metadata()``
+    (the benchmark's labels: the decision spans where a hacker ran its loop); {} without one."""
+    extra = getattr(policy, "episode_metadata", None)
+    return dict(extra()) if callable(extra) else {}
 
 
 def _outcome(job: _Job, on_steps: Callable[[int], None]) -> tuple[str, Episode | None, str | None]:

@@ -1,0 +1,203 @@
+"""How often a hacking detector is right on labelled episodes: per-episode scores, rates, stratified-bootstrap intervals.
+
+The detectors are ``diagnose``'s and ``audit``'s own statistics, taken per episode (each episode
+its own group), against labels that come from how each episode's policy was built
+(``workbench.data.benchmarks``): ``detector_scores`` gives each episode's statistic,
+``rates`` precision, recall and the false-positive rate on honest episodes, ``bootstrap_rates``
+their intervals resampling episodes within each policy (rliable's stratified bootstrap, Agarwal
+et al. 2021), ``choose_threshold`` the operating point, and ``time_to_flag`` how many episodes of
+a run pass before the first flag.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from workbench.analysis.diagnostics.components import component_totals, episode_facts
+from workbench.analysis.diagnostics.dominance import COMPONENT_THRESHOLD, DOMINANCE_THRESHOLD, dominance
+from workbench.analysis.diagnostics.farming import farming_episodes, farming_events
+from workbench.core.config import RewardConfig
+from workbench.core.crafter_facts import ACHIEVEMENTS
+from workbench.core.reward import PER_ACHIEVEMENT
+from workbench.data.episodes import Corpus
+from workbench.errors import DiagnosisError
+from workbench.scoring import score
+
+__all__ = [
+    "CANDIDATES",
+    "DETECTORS",
+    "MEASURED_PATH",
+    "TARGET",
+    "bootstrap_rates",
+    "choose_threshold",
+    "detector_scores",
+    "measured",
+    "meets_target",
+    "rates",
+    "repeated_spending",
+    "time_to_flag",
+]
+
+#: What ``benchmarks/bench_detectors.py --accuracy-json`` measured on the shipped benchmark's
+#: held-out split at ``audit``'s thresholds, per shipped config and pooled (see ``measured``).
+MEASURED_PATH = Path(__file__).with_name("detector_accuracy.json")
+
+#: Each per-episode detector (a flag code) and the threshold ``audit`` flags past (statistic > it).
+DETECTORS = {
+    "repeats-outweigh-credits": 1.0,
+    "resource-shaping-dominates": DOMINANCE_THRESHOLD,
+    "component-dominates": COMPONENT_THRESHOLD,
+}
+RESOURCE_KINDS = ("inventory", "achievement_count")
+#: Candidate detectors that ``audit`` does not (yet) run, with the threshold fixed before measuring:
+#: ``repeated-spending``, the most times one place_/make_/eat_ count rose beyond its first rise.
+CANDIDATES = {"repeated-spending": 3.0}
+SPENDING = np.array([name.startswith(("place_", "make_", "eat_")) for name in ACHIEVEMENTS])
+
+
+def detector_scores(corpus: Corpus, config: RewardConfig) -> pd.DataFrame:
+    """Per episode (corpus order, index the episode ids) each ``DETECTORS`` statistic under ``config``:
+
+    - ``repeats-outweigh-credits``: |repeated resource pay| / |achievement credits| (inf when
+      only repeats paid, 0 when neither did);
+    - ``resource-shaping-dominates``: resource shaping's share of the episode's |reward|;
+    - ``component-dominates``: the largest single component's share.
+
+    The dominance statistics are 0 under ``consistent`` (``audit`` does not check them there).
+    Adds the column ``unit`` (each episode's id: its own group) to ``corpus.index`` when missing.
+    Raises ``DiagnosisError`` for an empty corpus."""
+    if len(corpus) == 0:
+        raise DiagnosisError("detector_scores: the corpus has no episodes")
+    index = corpus.index
+    if "unit" not in index.columns:
+        index["unit"] = index["episode"]  # each episode its own group
+    scores = score(corpus, config)
+    facts = episode_facts(scores, corpus, "unit")
+    totals = component_totals(scores)
+    table, _ = farming_episodes(totals, facts, farming_events(totals, facts))
+    credits = np.abs(table["credits"].to_numpy())
+    repeats = np.abs(table["repeats"].to_numpy())
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(credits > 0, repeats / credits, np.where(repeats > 0, np.inf, 0.0))
+    by_name, by_kind, _ = dominance(totals, facts, threshold=0.5, component_threshold=0.5)
+    resource = by_kind[by_kind["kind"].isin(RESOURCE_KINDS)].groupby("unit")["share"].sum()
+    largest = by_name.groupby("unit")["share"].max()
+    ids = list(facts.ids)
+    out = pd.DataFrame(
+        {
+            "repeats-outweigh-credits": ratio,
+            "resource-shaping-dominates": resource.reindex(ids).fillna(0.0).to_numpy(),
+            "component-dominates": largest.reindex(ids).fillna(0.0).to_numpy(),
+        },
+        index=pd.Index(ids, name="episode"),
+    )
+    if config.effective_strategy != PER_ACHIEVEMENT:
+        out[["resource-shaping-dominates", "component-dominates"]] = 0.0
+    return out
+
+
+def repeated_spending(corpus: Corpus) -> pd.Series:
+    """Per episode (index the ids) the ``repeated-spending`` statistic: the most times one
+    place_/make_/eat_ achievement count rose beyond its first rise (0 when none rose twice).
+    It reads counts only, so it is the same under every config."""
+    values = []
+    for episode in corpus:
+        counts = episode.achievement_counts
+        rises = np.maximum(counts[-1] - counts[0], 0)[SPENDING]
+        values.append(float(max(int(rises.max()) - 1, 0)))
+    return pd.Series(values, index=pd.Index(corpus.ids, name="episode"), name="repeated-spending")
+
+
+def rates(flagged: np.ndarray, exploit: np.ndarray) -> tuple[float, float, float]:
+    """(precision, recall, false-positive rate on honest episodes) of boolean ``flagged``
+    against boolean labels ``exploit``; NaN where undefined (nothing flagged, no such episode)."""
+    flagged, exploit = np.asarray(flagged, bool), np.asarray(exploit, bool)
+    tp, fp = int(np.sum(flagged & exploit)), int(np.sum(flagged & ~exploit))
+    positives, negatives = int(exploit.sum()), int((~exploit).sum())
+    precision = tp / (tp + fp) if tp + fp else np.nan
+    recall = tp / positives if positives else np.nan
+    fpr = fp / negatives if negatives else np.nan
+    return precision, recall, fpr
+
+
+def bootstrap_rates(
+    flagged: np.ndarray, exploit: np.ndarray, strata: np.ndarray, *, reps: int = 2000, seed: int = 0
+) -> np.ndarray:
+    """``(reps, 3)`` resampled ``rates``: each resample draws, within every stratum (policy),
+    as many episodes as it has, with replacement. Raises ``DiagnosisError`` for ``reps < 1``."""
+    if reps < 1:
+        raise DiagnosisError(f"reps must be at least 1, not {reps}")
+    rng = np.random.default_rng(seed)
+    flagged, exploit = np.asarray(flagged, bool), np.asarray(exploit, bool)
+    groups = [np.flatnonzero(np.asarray(strata) == s) for s in pd.unique(np.asarray(strata))]
+    out = np.empty((reps, 3))
+    for r in range(reps):
+        pick = np.concatenate([g[rng.integers(len(g), size=len(g))] for g in groups])
+        out[r] = rates(flagged[pick], exploit[pick])
+    return out
+
+
+def choose_threshold(stat: np.ndarray, exploit: np.ndarray, max_fpr: float = 0.02) -> float:
+    """The smallest threshold (flag when ``stat`` > it) among the statistic's values (and 0)
+    whose false-positive rate on these honest episodes is at most ``max_fpr``: the operating
+    point with the most recall at that FPR."""
+    stat, exploit = np.asarray(stat, float), np.asarray(exploit, bool)
+    candidates = np.unique(np.r_[0.0, stat[np.isfinite(stat)]])
+    for t in candidates:
+        _, _, fpr = rates(stat > t, exploit)
+        if not fpr > max_fpr:
+            return float(t)
+    return float(candidates[-1])
+
+
+def time_to_flag(flagged: np.ndarray, runs: np.ndarray) -> dict[str, int | None]:
+    """Per run (``runs``: each episode's run, episodes in the order the run played them): how
+    many of its episodes pass until the first flag, counting the flagged one (None: never)."""
+    flagged, runs = np.asarray(flagged, bool), np.asarray(runs)
+    out: dict[str, int | None] = {}
+    for run in pd.unique(runs):
+        hits = np.flatnonzero(flagged[runs == run])
+        out[str(run)] = int(hits[0]) + 1 if len(hits) else None
+    return out
+
+
+@cache
+def _measurements() -> dict[str, Any]:
+    return dict(json.loads(MEASURED_PATH.read_text())) if MEASURED_PATH.exists() else {}
+
+
+def measured(code: str, config: str | None = None) -> dict[str, Any] | None:
+    """What the benchmark measured for the flag ``code`` at ``audit``'s threshold: ``precision``
+    (with its 95% interval ``low``, ``high``), ``recall``, ``fpr`` on honest episodes, the
+    ``config`` it was measured under (a shipped config of that name, else ``"pooled"``: all the
+    shipped per_achievement configs together), the ``benchmark`` it was measured on and
+    ``meets_target``: whether it reaches ``TARGET``. None for
+    a flag that judges a config rather than episodes (dead entries, estimated counts)."""
+    table = _measurements()
+    by_config = table.get("configs", {})
+    if config in by_config and code in by_config[config]:
+        row, on = by_config[config][code], config
+    elif code in table.get("pooled", {}):
+        row, on = table["pooled"][code], "pooled"
+    else:
+        return None
+    return {**row, "meets_target": meets_target(code, row), "config": on, "benchmark": table.get("benchmark", "")}
+
+
+#: The issue's bar for a flag that may stop training: precision, false-positive rate on honest
+#: episodes, and (for farming) recall, all on the held-out split.
+TARGET = {"precision": 0.95, "fpr": 0.02, "farming_recall": 0.90}
+
+
+def meets_target(code: str, row: dict[str, Any]) -> bool:
+    """Whether a measured row reaches ``TARGET`` (farming's recall only for the farming flag)."""
+    precision, fpr, recall = row.get("precision"), row.get("fpr"), row.get("recall")
+    if precision is None or fpr is None or precision < TARGET["precision"] or fpr > TARGET["fpr"]:
+        return False
+    return code != "repeats-outweigh-credits" or (recall is not None and recall >= TARGET["farming_recall"])

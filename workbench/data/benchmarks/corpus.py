@@ -1,0 +1,120 @@
+"""Make and load the labelled benchmark corpus: ``make_benchmark`` records it, ``load_benchmark`` reads it with its labels."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from workbench.data.benchmarks.roster import HELD_OUT, HONEST, ROSTER, TUNE, BenchmarkPolicy, entry, split_of
+from workbench.data.episodes import Corpus, Episode
+from workbench.data.importers import import_rollouts
+from workbench.data.recording import EpisodeScheduler, RecordReport, record
+from workbench.data.sample import sample_imports_path
+from workbench.data.storage import holds_episodes, load_corpus
+from workbench.errors import CorpusError, RecordingError
+
+__all__ = ["LABEL_COLUMNS", "Benchmark", "load_benchmark", "make_benchmark", "shipped_benchmark_path"]
+
+#: Columns of ``Benchmark.labels``, one row per episode.
+LABEL_COLUMNS = ("episode", "policy", "label", "loop", "split", "spans", "loop_decisions", "decisions")
+#: The shipped benchmark's recipe (``workbench benchmark make`` defaults): small enough to ship.
+SHIPPED_EPISODES, SHIPPED_MAX_STEPS, SHIPPED_SEED = 4, 400, 0
+
+
+def shipped_benchmark_path() -> Path:
+    """The folder of the small benchmark shipped in the package."""
+    return Path(__file__).resolve().parents[1] / "shipped" / "benchmark"
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    """A labelled corpus: ``corpus`` and ``labels`` (``LABEL_COLUMNS``, corpus order)."""
+
+    corpus: Corpus
+    labels: pd.DataFrame
+
+    def split(self, name: str) -> Benchmark:
+        """The episodes of one split (``"tune"`` or ``"held_out"``)."""
+        keep = (self.labels["split"] == name).to_numpy()
+        return Benchmark(self.corpus[keep], self.labels[keep].reset_index(drop=True))
+
+
+def make_benchmark(
+    out: str | Path,
+    *,
+    episodes: int = SHIPPED_EPISODES,
+    seed: int = SHIPPED_SEED,
+    max_steps: int = SHIPPED_MAX_STEPS,
+    policies: Sequence[str] | None = None,
+    workers: int = 1,
+    frames: bool = False,
+    resume: bool = False,
+    progress: bool = True,
+    scheduler: EpisodeScheduler | None = None,
+) -> list[RecordReport]:
+    """Record ``episodes`` episodes of every roster policy (or of ``policies``) into ``out``.
+
+    Every policy plays the same worlds (episode n's world and the policy's generator derive
+    from ``(seed, n)``), so the same arguments give the same worlds, ids and policy seeds
+    whatever ``workers`` or ``scheduler`` (as ``workbench record``; Crafter itself is not
+    reproducible step for step, so a policy that reads the world may drift later on). Returns one ``RecordReport`` per policy. Raises ``RecordingError``
+    for an unknown policy and ``TargetExistsError`` when ``out`` holds episodes and not ``resume``.
+    """
+    names = list(policies) if policies is not None else [e.name for e in ROSTER]
+    for name in names:
+        entry(name)
+    if not names:
+        raise RecordingError("policies: name at least one benchmark policy")
+    reports = []
+    for i, name in enumerate(names):
+        reports.append(
+            record(
+                BenchmarkPolicy(name),
+                episodes,
+                out,
+                seed=seed,
+                max_steps=max_steps,
+                workers=workers,
+                frames=frames,
+                resume=resume or i > 0,
+                progress=progress,
+                scheduler=scheduler,
+            )
+        )
+    return reports
+
+
+def load_benchmark(path: str | Path | None = None, *, rollouts: bool = True) -> Benchmark:
+    """The benchmark at ``path`` (default: the shipped one) with its labels; with ``rollouts``
+    the shipped real task-app rollouts join as honest episodes (even ones tuned on, odd held out).
+
+    Raises ``CorpusError`` when ``path`` holds no episodes or an episode carries no labels."""
+    root = Path(path) if path is not None else shipped_benchmark_path()
+    if not holds_episodes(root):
+        raise CorpusError(f"{root}: holds no benchmark episodes (make one with `workbench benchmark make`)")
+    episodes = list(load_corpus(root))
+    rows = [_recorded_labels(episode) for episode in episodes]
+    if rollouts:
+        imported = import_rollouts(sample_imports_path() / "taskapp", progress=False).corpus
+        for i, episode in enumerate(imported):
+            episodes.append(episode)
+            rows.append(_row(episode, "taskapp_rollout", HONEST, "", TUNE if i % 2 == 0 else HELD_OUT, []))
+    return Benchmark(Corpus(episodes), pd.DataFrame(rows, columns=list(LABEL_COLUMNS)))
+
+
+def _recorded_labels(episode: Episode) -> tuple[object, ...]:
+    """The labels row of a recorded benchmark episode, read from its metadata."""
+    meta = episode.metadata
+    if "benchmark_label" not in meta:
+        raise CorpusError(f"episode {episode.id!r} carries no benchmark labels (not recorded by make_benchmark)")
+    policy = str(meta["policy"])
+    split = split_of(policy, int(meta["episode_number"]))
+    return _row(episode, policy, str(meta["benchmark_label"]), str(meta["loop"]), split, meta["loop_spans"])
+
+
+def _row(episode: Episode, policy: str, label: str, loop: str, split: str, spans: list) -> tuple[object, ...]:
+    spans = [(int(a), int(b)) for a, b in spans]
+    return (episode.id, policy, label, loop, split, spans, sum(b - a for a, b in spans), episode.n_decisions)

@@ -1,0 +1,106 @@
+"""Who plays in the labelled benchmark: each policy with its label (exploit or honest) and split."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from workbench.data.policies import Policy, PolicyInput
+from workbench.data.policies.exploits import LOOPS
+from workbench.data.policies.explorers import Explorer
+from workbench.data.policies.random_policy import random_policy
+from workbench.data.policies.scripted import scripted_policy
+from workbench.errors import RecordingError
+
+__all__ = ["EXPLOIT", "HONEST", "ROSTER", "BenchmarkPolicy", "Entry", "entry", "split_of"]
+
+EXPLOIT, HONEST = "exploit", "honest"
+#: The split thresholds are chosen on; the other one ("held_out") is only reported on.
+TUNE, HELD_OUT = "tune", "held_out"
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One benchmark policy: ``name``, ``label``, what its loop repeats (``loop``, "" if
+    honest), its factory, and whether all its episodes are held out (policies never tuned on)."""
+
+    name: str
+    label: str
+    loop: str
+    factory: Callable[[np.random.Generator], Policy]
+    held_out: bool = False
+
+
+def _exploit(name: str, held_out: bool = False) -> Entry:
+    spec = LOOPS[name]
+    return Entry(name, EXPLOIT, spec.loop_text, spec.build, held_out)
+
+
+#: The benchmark's policies: 10 hackers (two of them held out) and 5 honest players (one held out).
+ROSTER: tuple[Entry, ...] = (
+    _exploit("stone_looper"),
+    _exploit("farmer"),
+    _exploit("sapling_looper"),
+    _exploit("drinker"),
+    _exploit("eater"),
+    _exploit("sleeper"),
+    _exploit("wood_hoarder"),
+    _exploit("late_stone_looper"),
+    _exploit("tool_crafter", held_out=True),
+    _exploit("part_time_looper", held_out=True),
+    Entry("random", HONEST, "", random_policy),
+    Entry("scripted", HONEST, "", scripted_policy),
+    Entry("explorer_10", HONEST, "", Explorer(0.1)),
+    Entry("explorer_60", HONEST, "", Explorer(0.6)),
+    Entry("explorer_30", HONEST, "", Explorer(0.3), held_out=True),
+)
+
+
+def entry(name: str) -> Entry:
+    """The roster entry called ``name``; ``RecordingError`` naming the known ones otherwise."""
+    for candidate in ROSTER:
+        if candidate.name == name:
+            return candidate
+    raise RecordingError(f"no benchmark policy {name!r}; known: {', '.join(e.name for e in ROSTER)}")
+
+
+def split_of(name: str, number: int) -> str:
+    """The split of episode ``number`` of policy ``name``: held out when the policy is, else
+    odd episode numbers (other worlds) are held out and even ones tuned on."""
+    return HELD_OUT if entry(name).held_out or number % 2 else TUNE
+
+
+class _Labelled:
+    """A policy that answers as ``inner`` does and labels its episode for the recorder."""
+
+    def __init__(self, inner: Policy, which: Entry) -> None:
+        self.inner, self.which = inner, which
+
+    def __call__(self, obs: PolicyInput) -> Sequence[str]:
+        return self.inner(obs)
+
+    def episode_metadata(self) -> dict[str, Any]:
+        """The episode's labels: ``benchmark_label``, ``loop`` and ``loop_spans``."""
+        own = getattr(self.inner, "episode_metadata", None)
+        spans = own()["loop_spans"] if callable(own) else []
+        return {"benchmark_label": self.which.label, "loop": self.which.loop, "loop_spans": spans}
+
+
+@dataclass(frozen=True)
+class BenchmarkPolicy:
+    """A picklable policy factory (it reaches worker processes and cluster tasks) for the
+    roster entry ``policy``; its episodes carry their labels in their metadata."""
+
+    policy: str
+
+    @property
+    def __name__(self) -> str:  # record() names episode ids and the policy column after it
+        return self.policy
+
+    def __call__(self, rng: np.random.Generator) -> Policy:
+        """The labelled policy for one episode."""
+        which = entry(self.policy)
+        return _Labelled(which.factory(rng), which)
