@@ -48,6 +48,7 @@ from workbench.data.importers.observations import Observed, observation
 from workbench.data.importers.producers import Producer, producer_for_version, trace_producer, weights_ignored
 from workbench.data.importers.rollout_episode import check_step_order, normalised_decisions, state_arrays, views_of
 from workbench.data.importers.toolcalls import policy_tool_calls
+from workbench.data.importers.trace_columns import json_object, json_value, session_metadata
 from workbench.data.importers.trace_db import Locked, connect, is_locked, rows
 from workbench.errors import EpisodeError
 from workbench.util import jsonsafe
@@ -99,26 +100,10 @@ def trace_sessions(db: str | Path, *, timeout: float | None = None) -> list[Trac
             raise BadInput("", f"not a synth-ai trace database ({error})") from None
     sessions = []
     for r in found:
-        metadata, problem = _session_metadata(r[2])
+        metadata, problem = session_metadata(r[2])
         created = r[1].decode("utf-8", "replace") if isinstance(r[1], bytes) else r[1]
         sessions.append(TraceSession(str(r[0]), created, metadata, bool(r[3]), problem))
     return sessions
-
-
-def _session_metadata(raw: Any) -> tuple[dict[str, Any], str | None]:
-    """A session's metadata column as an object, and why it cannot be read (None when it can;
-    text that is not JSON reads as no metadata, as before)."""
-    try:
-        text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
-    except UnicodeDecodeError as error:
-        return {}, f"its metadata is not UTF-8 text (byte {error.start})"
-    try:
-        value = jsonsafe.loads(text) if isinstance(text, str) else text
-    except jsonsafe.JSONDepthError as error:
-        return {}, f"its metadata cannot be read ({error})"
-    except ValueError:
-        return {}, None
-    return (dict(value) if isinstance(value, Mapping) else {}), None
 
 
 def read_trace_sessions(
@@ -268,7 +253,7 @@ def _session_episode(
     if missing:
         raise BadInput("", f"decision(s) {missing[:5]} have no {what} (rows lost while tracing?)")
     if source is assistant:
-        calls = [_json_value(assistant[t][2], f"decision {t + 1} assistant message") for t in range(n)]
+        calls = [json_value(assistant[t][2], f"decision {t + 1} assistant message") for t in range(n)]
     else:
         calls = [policy_tool_calls(_output_tool_calls(llm[t], t)) for t in range(n)]
     episode = _build(db, session, environment, calls, llm, config, producer)
@@ -279,7 +264,7 @@ def _session_episode(
 def _output_tool_calls(row: tuple[Any, ...], t: int) -> list[dict[str, Any]]:
     """The model's tool calls in one ``cais`` event (``call_records[0].output_tool_calls``) in
     the OpenAI form the policy parses."""
-    records = _json_value(row[2], f"decision {t + 1} cais event call_records")
+    records = json_value(row[2], f"decision {t + 1} cais event call_records")
     record = records[0] if isinstance(records, list) and records and isinstance(records[0], Mapping) else {}
     return [
         {"function": {"name": c.get("name"), "arguments": c.get("arguments_json")}}
@@ -322,9 +307,9 @@ def _build(
     tool calls as the policy gave them)."""
     n = len(environment)
     states: list[Observed] = [
-        observation(_json_object(environment[t][3]), f"decision {t + 1}.system_state_before") for t in range(n)
+        observation(json_object(environment[t][3]), f"decision {t + 1}.system_state_before") for t in range(n)
     ]
-    states.append(observation(_json_object(environment[n - 1][4]), f"decision {n}.system_state_after"))
+    states.append(observation(json_object(environment[n - 1][4]), f"decision {n}.system_state_after"))
     check_step_order(states, [f"decision {t + 1}.system_state_before" for t in range(n)])
     played = [decision_actions(c, f"decision {t + 1} tool calls", producer.action_cap) for t, c in enumerate(calls)]
     actions = [p.actions for p in played]
@@ -372,7 +357,7 @@ def _build(
 def _model_words(row: tuple[Any, ...] | None) -> str:
     """What the model said in one LLM call event, as the rollout import says it (``model_words``):
     its raw completion when the record kept one, else its text and ``output_tool_calls``."""
-    records = _json_value(row[2], "call_records") if row is not None else None
+    records = json_value(row[2], "call_records") if row is not None else None
     record = records[0] if isinstance(records, list) and records and isinstance(records[0], Mapping) else {}
     text = record.get("output_text")
     try:
@@ -390,24 +375,3 @@ def _model_words(row: tuple[Any, ...] | None) -> str:
         ],
     }
     return model_words({"choices": [{"message": message}]})
-
-
-def _json_value(text: Any, where: str) -> Any:
-    """A JSON column's value (``BadInput`` naming ``where`` when it is not JSON or nests too deeply)."""
-    if not isinstance(text, str):
-        return text
-    try:
-        return jsonsafe.loads(text)
-    except jsonsafe.JSONDepthError as error:
-        raise BadInput("", f"{where}: {error}") from None
-    except ValueError:
-        raise BadInput("", f"{where} is not JSON") from None
-
-
-def _json_object(text: Any) -> dict[str, Any]:
-    """A JSON object column, or {} when it is empty, not an object or nested too deeply."""
-    try:
-        value = jsonsafe.loads(text) if isinstance(text, str) else text
-    except ValueError:
-        return {}
-    return dict(value) if isinstance(value, Mapping) else {}

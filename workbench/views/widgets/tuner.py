@@ -93,7 +93,30 @@ class Tuner:
         self._on_update: list[Callable[[], None]] = []
         self._applying = False
         self.controls = TunerControls(self.initial, self._policies, int(self.prepared.unlock_ordinal.max(initial=0)))
-        controls = self.controls  # its controls are the Tuner's own attributes (tuner.weight_sliders ...)
+        self._take_controls()
+        self._build_outputs()
+        outputs = w.VBox(
+            [
+                self.header,
+                self.progress_view,
+                self.figure.widget,
+                self.legend,
+                self.extremes_view,
+                self.lint_view,
+                self.timing,
+            ],
+            layout=w.Layout(flex="1 1 360px", min_width="360px", overflow="hidden"),
+        )
+        self.widget = w.HBox([self.controls.box, outputs], layout=w.Layout(flex_flow="row wrap", width="100%"))
+        self.widget.add_class("workbench-tuner")
+        self.history: list[tuple] = [self.controls.values()]
+        self._last_change: tuple[str, float] = ("", 0.0)
+        self.update()
+        self._connect()
+
+    def _take_controls(self) -> None:
+        """Make the controls the Tuner's own attributes (``tuner.weight_sliders`` ...)."""
+        controls = self.controls
         self.strategy, self.lam, self.reset_button = controls.strategy, controls.lam, controls.reset_button
         self.undo_button, self.policy_filter, self.episode_filter = (
             controls.undo_button,
@@ -117,25 +140,6 @@ class Tuner:
             controls.compare_button,
         )
         self.file_status = controls.file_status
-        self._build_outputs()
-        outputs = w.VBox(
-            [
-                self.header,
-                self.progress_view,
-                self.figure.widget,
-                self.legend,
-                self.extremes_view,
-                self.lint_view,
-                self.timing,
-            ],
-            layout=w.Layout(flex="1 1 360px", min_width="360px", overflow="hidden"),
-        )
-        self.widget = w.HBox([self.controls.box, outputs], layout=w.Layout(flex_flow="row wrap", width="100%"))
-        self.widget.add_class("workbench-tuner")
-        self.history: list[tuple] = [self.controls.values()]
-        self._last_change: tuple[str, float] = ("", 0.0)
-        self.update()
-        self._connect()
 
     def _connect(self) -> None:
         self.reset_button.on_click(lambda _: self.reset())
