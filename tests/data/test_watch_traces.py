@@ -81,3 +81,33 @@ def test_polling_never_holds_the_writer_out(tmp_path: Path) -> None:
     with closing(sqlite3.connect(db)) as connection:
         assert connection.execute("SELECT COUNT(*) FROM probe").fetchone()[0] == 300
     assert polls >= 5
+
+
+def test_a_database_whose_tables_are_not_made_yet_is_waited_for(tmp_path: Path) -> None:
+    # A starting server makes the SQLite file before its tables: polls in between wait (settling,
+    # no problem), and the sessions are taken once the tables and rows are there.
+    db = tmp_path / "synth_ai.db"
+    with closing(sqlite3.connect(db)) as connection:
+        connection.execute("CREATE TABLE unrelated (x INTEGER)")  # a database, but no trace tables yet
+        connection.commit()
+    expected = import_traces(DB, progress=False).corpus.ids
+    with Watcher(open_source(db, "traces"), tmp_path / "corpus") as watcher:
+        early = watcher.poll()
+        assert early.problems == [] and early.settling == 1 and early.appended.ids == []
+        shutil.copy(DB, db)  # the server's tables and finished sessions arrive
+        assert sorted(watcher.poll().appended.ids) == sorted(expected)
+
+
+def test_a_database_that_never_gets_the_tables_is_named_once(tmp_path: Path, monkeypatch) -> None:
+    from workbench.data.watch import traces as watch_traces
+
+    monkeypatch.setattr(watch_traces, "NO_TABLES_GRACE_S", 0.0)
+    db = tmp_path / "other.db"
+    with closing(sqlite3.connect(db)) as connection:
+        connection.execute("CREATE TABLE unrelated (x INTEGER)")
+        connection.commit()
+    with Watcher(open_source(db, "traces"), tmp_path / "corpus") as watcher:
+        first, second = watcher.poll(), watcher.poll()
+    (problem,) = first.problems
+    assert "not a synth-ai trace database (no such table: session_traces)" in problem.message
+    assert second.problems == [] and second.settling == 1  # said once, still retried

@@ -29,6 +29,11 @@ class Locked(BadInput):
     """The database (or a session's rows) is locked by a writer right now: read it again later."""
 
 
+class NoTraceTables(BadInput):
+    """An SQLite database without synth-ai's trace tables: not a trace database, or one whose
+    server has made the file but not its tables yet (a follower waits a while before saying so)."""
+
+
 def connect(db: Path, *, timeout: float | None = None) -> sqlite3.Connection:
     """A read-only, autocommit connection (each statement its own transaction) that makes no
     file beside ``db``, waiting ``timeout`` seconds (default ``READ_TIMEOUT_S``) for a writer's

@@ -49,7 +49,7 @@ from workbench.data.importers.producers import Producer, producer_for_version, t
 from workbench.data.importers.rollout_episode import check_step_order, normalised_decisions, state_arrays, views_of
 from workbench.data.importers.toolcalls import policy_tool_calls
 from workbench.data.importers.trace_columns import json_object, json_value, session_metadata
-from workbench.data.importers.trace_db import Locked, connect, is_locked, rows
+from workbench.data.importers.trace_db import Locked, NoTraceTables, connect, is_locked, rows
 from workbench.errors import EpisodeError
 from workbench.util import jsonsafe
 
@@ -96,6 +96,10 @@ def trace_sessions(db: str | Path, *, timeout: float | None = None) -> list[Trac
                 "EXISTS (SELECT 1 FROM outcome_rewards o WHERE o.session_id = s.session_id) "
                 "FROM session_traces s ORDER BY s.created_at, s.session_id",
             )
+        except sqlite3.OperationalError as error:
+            if "no such table" in str(error):
+                raise NoTraceTables("", f"not a synth-ai trace database ({error})") from None
+            raise BadInput("", f"not a synth-ai trace database ({error})") from None
         except sqlite3.DatabaseError as error:
             raise BadInput("", f"not a synth-ai trace database ({error})") from None
     sessions = []

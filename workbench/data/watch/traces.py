@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
 from workbench.data.episodes import Corpus, Episode
 from workbench.data.importers import ImportIssue, read_trace_sessions
 from workbench.data.importers.batch import BadInput
-from workbench.data.importers.trace_db import Locked
+from workbench.data.importers.trace_db import Locked, NoTraceTables
 from workbench.data.watch.source import Poll, source_key, with_origin
 
 #: How ``read_trace_sessions`` names a bad session's location.
@@ -17,6 +18,9 @@ _SESSION = "session "
 LOCK_WAIT_S = 1.0
 #: Polls in a row the database may stay locked before it is reported (still retried after).
 LOCKED_POLLS = 5
+#: Seconds an SQLite file may lack the trace tables before it is reported (a starting server
+#: makes the file first; still retried after).
+NO_TABLES_GRACE_S = 30.0
 
 
 class TraceDatabase:
@@ -38,6 +42,7 @@ class TraceDatabase:
         self._done: set[str] = set()
         self._reported: set[str] = set()
         self._locked_polls = 0
+        self._tables_missing_since: float | None = None
 
     @property
     def key(self) -> str:
@@ -56,9 +61,16 @@ class TraceDatabase:
                 return Poll(settling=1)  # read again at the next poll
             issue = ImportIssue(str(self.path), error.location, f"{error.message} (retrying at every poll)")
             return Poll(problems=self._once([issue]), settling=1)
+        except NoTraceTables as error:
+            # A server makes the file before its tables: wait, and say so only if it lasts.
+            self._tables_missing_since = self._tables_missing_since or time.monotonic()
+            if time.monotonic() - self._tables_missing_since < NO_TABLES_GRACE_S:
+                return Poll(settling=1)
+            issue = ImportIssue(str(self.path), error.location, f"{error.message} (retrying at every poll)")
+            return Poll(problems=self._once([issue]), settling=1)
         except BadInput as error:
             return Poll(problems=self._once([ImportIssue(str(self.path), error.location, error.message)]))
-        self._locked_polls = 0
+        self._locked_polls, self._tables_missing_since = 0, None
         landed = self.path.stat().st_mtime  # the last write: when the server recorded the outcome, or later
         episodes: list[Episode] = []
         for episode in batch.episodes:
