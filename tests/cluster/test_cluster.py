@@ -276,6 +276,22 @@ def test_cli_score_and_search_on_a_running_scheduler(client, tmp_path, capsys, m
     assert status == 2 and "--batch needs --cluster" in err
 
 
+def test_cli_score_on_the_cluster_gives_the_intervals_and_notes_score_gives(client, tmp_path, capsys):
+    # Episodes with estimated counts (a synth-ai 0.2.24 import) under a per_achievement config:
+    # the cluster run prints the same intervals and weights-ignored note as the in-memory one.
+    dask_client, _ = client
+    corpus = tmp_path / "corpus"
+    source = REPO / "tests" / "fixtures" / "synth-ai-0.2.24" / "responses"
+    assert _main(capsys, "import", "rollouts", str(source), "--out", str(corpus), "--quiet")[0] == 0
+    config = str(REPO / "configs" / "recommended.yaml")
+    status, in_memory, _ = _main(capsys, "score", "--config", config, str(corpus))
+    assert status == 0 and "[return_low, return_high]" in in_memory and "ignored your step_rewards" in in_memory
+    address = dask_client.scheduler.address
+    status, on_cluster, err = _main(capsys, "score", "--config", config, str(corpus), "--cluster", address, "--quiet")
+    assert status == 0, err
+    assert on_cluster == in_memory
+
+
 @pytest.mark.crafter
 def test_cli_record_on_a_local_cluster_prints_the_dashboard(tmp_path):
     result = _cli(

@@ -196,7 +196,11 @@ def run_score(args: argparse.Namespace) -> int:
             f"{', ...' if len(estimated) > 3 else ''}): imported from text observations without logged rises, so "
             "their achievement-count shaping is a lower bound, not the task app's number (column counts)"
         )
-    if not args.cluster:
+    if args.cluster and estimated and scores.per_achievement:
+        # The intervals and the weights note need the estimated episodes' states: read here,
+        # and only then (text imports, small), not the whole corpus a cluster run avoids.
+        corpus = open_corpus(args.corpus)
+    if not args.cluster or (estimated and scores.per_achievement):
         print_intervals(corpus, config)
         print_weights_note(corpus, {args.config: config})
     if args.out:
