@@ -102,6 +102,26 @@ def test_a_lock_file_that_is_not_a_regular_file_is_refused(tmp_path, odd):
     assert list(load_corpus(root).ids) == ["first"]
 
 
+@pytest.mark.parametrize("odd", ["symlink", "fifo"])
+def test_a_lock_file_swapped_after_the_checks_is_refused_by_the_open(tmp_path, odd):
+    # The check-then-open gap: the name turns into a symlink (or a FIFO) between the writer's
+    # checks and its lock. The open itself refuses it (O_NOFOLLOW, O_NONBLOCK): nothing outside
+    # is truncated, nothing hangs.
+    from workbench.data.storage.layout import lock_file
+
+    outside = tmp_path / "outside.txt"
+    outside.write_text("keep me")
+    lock = tmp_path / ".corpus.lock"
+    if odd == "symlink":
+        lock.symlink_to(outside)
+    else:
+        os.mkfifo(lock)
+    with pytest.raises(UnsafeCorpusPathError, match=r"\.corpus\.lock"):
+        with lock_file(lock):
+            pass
+    assert outside.read_text() == "keep me"
+
+
 def test_a_leftover_of_a_live_writer_is_kept_and_a_dead_ones_removed(tmp_path):
     root = tmp_path / "corpus"
     save_corpus(Corpus([make_episode("first")]), root)

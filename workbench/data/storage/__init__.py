@@ -7,7 +7,7 @@
       decisions/<part>.parquet      one row per state: decision 0 = after reset, then one per decision
       episodes/<part>.parquet       one row per episode: the corpus index, metadata and logged rewards (JSON)
       frames/<part>.parquet         one row group per episode with frames (codec: workbench.data.storage.frames)
-      .corpus.lock                  the writers' lock file (filelock; the folder is flock'ed too)
+      .corpus.lock                  the writers' lock file (flock'ed, never through a link; the folder too)
 
 The column layout of the two tables is documented in ``workbench.data.storage.schema``: inventory
 uint8 (Crafter's 0..9), counts uint16, status bool, positions int16, actions as lists of uint8

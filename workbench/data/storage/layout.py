@@ -22,10 +22,10 @@ from typing import Any, BinaryIO
 import pyarrow as pa
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
-from filelock import FileLock
 
-from workbench.errors import CorpusFormatError, OutputError, UnsafeCorpusPathError
+from workbench.errors import CorpusFormatError, OutputError, UnsafeCorpusPathError, UnsafePathError
 from workbench.util.atomic import atomic_write_text
+from workbench.util.owned import LockHeld, OwnedLock
 
 FORMAT = "crafter-workbench-corpus"
 SCHEMA_VERSION = 2
@@ -236,7 +236,7 @@ def writing(root: Path) -> Iterator[None]:
 
     Two locks: an exclusive ``flock`` on the corpus folder itself (``folder_lock``), which no
     file deletion can break (a folder holding ``corpus.json`` cannot be removed), and the lock
-    file ``.corpus.lock`` (``filelock``; the only one where folders cannot be locked). Inside,
+    file ``.corpus.lock`` (``lock_file``; the only one where folders cannot be locked). Inside,
     no other writer is mid-write, so stray temporary files and the data files of a part that
     never committed are leftovers of a crashed write: they are removed on the way in (and even
     then only when the process that named the part is gone, see ``clean_leftovers``).
@@ -244,7 +244,7 @@ def writing(root: Path) -> Iterator[None]:
     root.mkdir(parents=True, exist_ok=True)
     refuse_symlinks(root)
     _check_lock_file(root / LOCK)
-    with folder_lock(root), FileLock(str(root / LOCK), timeout=_LOCK_TIMEOUT):
+    with folder_lock(root), lock_file(root / LOCK):
         refuse_symlinks(root)
         _check_lock_file(root / LOCK)
         if (root / MARKER).exists():
@@ -258,8 +258,8 @@ def writing(root: Path) -> Iterator[None]:
 
 
 def _check_lock_file(path: Path) -> None:
-    """The lock file must be absent or a regular file: ``filelock`` would follow a symlink
-    (and truncate what it points at) and cannot lock a folder or a FIFO."""
+    """The lock file must be absent or a regular file (named before waiting for the lock; the
+    open in ``lock_file`` refuses a symlink swapped in later)."""
     try:
         mode = os.lstat(path).st_mode
     except FileNotFoundError:
@@ -303,6 +303,36 @@ def folder_lock(root: Path) -> Iterator[None]:
         yield
     finally:
         os.close(fd)  # releases the flock
+
+
+@contextmanager
+def lock_file(path: Path) -> Iterator[None]:
+    """Hold an exclusive ``flock`` on the lock file ``path`` (made if missing), waiting up to
+    ``_LOCK_TIMEOUT``; opened with ``O_NOFOLLOW``, so a symlink swapped in after the checks is
+    refused by the open itself, never followed (``filelock`` followed it and truncated the target).
+
+    Raises:
+        UnsafeCorpusPathError: the lock file is a symlink, a folder or not a regular file.
+        OutputError: another writer held it past the timeout.
+    """
+    lock = OwnedLock(path, "the corpus writers' lock file")
+    deadline = time.monotonic() + _LOCK_TIMEOUT
+    while True:
+        try:
+            lock.acquire()
+            break
+        except LockHeld:
+            if time.monotonic() > deadline:
+                raise OutputError(
+                    f"{path.parent}: another writer has held the corpus for {_LOCK_TIMEOUT:.0f} s; try again later"
+                ) from None
+            lock_wait()
+        except UnsafePathError as error:
+            raise UnsafeCorpusPathError(str(error)) from None
+    try:
+        yield
+    finally:
+        lock.release()
 
 
 def lock_wait() -> None:
