@@ -71,6 +71,14 @@ def test_verify_with_a_request_that_holds_no_table_is_one_line_exit_2(tmp_path, 
     assert code == 2 and err.count("\n") == 1 and "no step_rewards table" in err and str(request) in err
 
 
+def test_verify_with_a_request_nested_100000_deep_is_one_line_exit_2(tmp_path, capsys):
+    corpus = _imported(tmp_path, capsys, FIXTURE / "responses" / f"{PER_ACHIEVEMENT}.json")
+    request = tmp_path / "request.json"
+    request.write_text("[" * 100_000 + "]" * 100_000)
+    code, _, err = _run(capsys, "verify", corpus, "--request", request)
+    assert code == 2 and err.count("\n") == 1 and str(request) in err and "not a readable JSON rollout request" in err
+
+
 def test_verify_of_0_2_14_rollouts_is_unchanged(tmp_path, capsys):
     corpus = _imported(tmp_path, capsys, sample_imports_path() / "taskapp")
     code, out, _ = _run(capsys, "verify", corpus)

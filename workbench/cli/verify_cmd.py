@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -15,6 +14,7 @@ from workbench.cli.errors import UsageError
 from workbench.data.importers.producers import INDICATOR, WEIGHTS_IGNORED
 from workbench.data.opening import open_corpus
 from workbench.scoring import verify
+from workbench.util import jsonsafe
 
 #: ``verify``'s exit status when it checked no decision at all (never a pass).
 NOTHING_CHECKED = 3
@@ -80,7 +80,7 @@ def request_table(path: Path) -> dict[str, Any]:
     ``policy.config.step_rewards`` when non-empty, else ``env.config.step_rewards``. Raises
     ``UsageError`` naming the file (and the keys looked at) when it has none."""
     try:
-        request = json.loads(path.read_text(encoding="utf-8"))
+        request = jsonsafe.loads(path.read_text(encoding="utf-8"))  # a depth limit: junk is one line, not a traceback
     except (OSError, UnicodeDecodeError, ValueError) as error:
         raise UsageError(f"{path}: not a readable JSON rollout request ({error})") from None
     if isinstance(request, Mapping) and isinstance(request.get("request"), Mapping):
