@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from workbench.cli.common import add_cluster_argument, cluster_client
-from workbench.cli.errors import UsageError
+from workbench.cli.common import add_cluster_argument, recording_scheduler
 from workbench.cli.record_cmd import _positive
 
 EXAMPLE = """\
@@ -55,14 +54,7 @@ def run(args: argparse.Namespace) -> int:
     """Make the benchmark and print each policy's report; exit status 1 when an episode failed."""
     from workbench.data.benchmarks import make_benchmark  # imports Crafter: only when recording
 
-    if args.cluster and args.workers > 1:
-        raise UsageError("--workers and --cluster: pick one (a cluster's workers are its own)")
-    with cluster_client(args.cluster) as client:
-        scheduler = None
-        if client is not None:
-            from workbench.cluster import DaskScheduler
-
-            scheduler = DaskScheduler(client)
+    with recording_scheduler(args.cluster, args.workers) as scheduler:
         reports = make_benchmark(
             args.out,
             episodes=args.episodes,

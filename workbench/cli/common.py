@@ -6,7 +6,8 @@ and result tables are written atomically."""
 from __future__ import annotations
 
 import argparse
-from contextlib import AbstractContextManager, ExitStack, nullcontext
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, ExitStack, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -125,3 +126,23 @@ def cluster_client(spec: str | None) -> AbstractContextManager[Any]:
 
     parse_cluster(spec)  # a bad spec fails before anything starts
     return connect(spec)
+
+
+@contextmanager
+def recording_scheduler(spec: str | None, workers: int) -> Iterator[Any]:
+    """For the ``with`` block: the scheduler that records episodes on ``--cluster`` (a
+    ``DaskScheduler`` on its client), or None without ``--cluster`` (local worker processes).
+
+    Raises:
+        UsageError: ``--workers`` above 1 given with ``--cluster``.
+        ClusterError: a bad spec or a scheduler that does not answer.
+    """
+    if spec and workers > 1:
+        raise UsageError("--workers and --cluster: pick one (a cluster's workers are its own)")
+    with cluster_client(spec) as client:
+        if client is None:
+            yield None
+            return
+        from workbench.cluster import DaskScheduler  # imports dask: only when asked for
+
+        yield DaskScheduler(client)

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from workbench.cli.common import add_cluster_argument, cluster_client
-from workbench.cli.errors import UsageError
+from workbench.cli.common import add_cluster_argument, recording_scheduler
 
 EXAMPLE = """\
 example:
@@ -109,14 +108,7 @@ def run(args: argparse.Namespace) -> int:
     """Record the episodes and print the report; exit status 1 when some episode failed."""
     from workbench.data.recording import DEFAULT_DECISION_TIMEOUT, record  # imports Crafter: only when recording
 
-    if args.cluster and args.workers > 1:
-        raise UsageError("--workers and --cluster: pick one (a cluster's workers are its own)")
-    with cluster_client(args.cluster) as client:
-        scheduler = None
-        if client is not None:
-            from workbench.cluster import DaskScheduler
-
-            scheduler = DaskScheduler(client)
+    with recording_scheduler(args.cluster, args.workers) as scheduler:
         report = record(
             args.policy,
             args.episodes,

@@ -195,20 +195,34 @@ class _Plan:
                 "resource_reward": float(scores.resource[start + i]),
                 **names.get(start + i, {"new_achievements": [], "credited_achievements": []}),
             }
-            differing = [f for f in VERIFIED_FIELDS if not _same(stepwise.get(f, _LOGGED_DEFAULTS.get(f)), mine[f])]
-            if differing:
-                logged_reward = _number(stepwise.get("reward"))
-                self.rows.append(
-                    {
-                        "episode": episode.id,
-                        "decision": i + 1,
-                        "logged": logged_reward,
-                        "recomputed": mine["reward"],
-                        "difference": mine["reward"] - logged_reward,
-                        "fields": ", ".join(differing),
-                        "note": _note(episode, i, self.notes),
-                    }
-                )
+            self._compare(episode, i, stepwise, mine, VERIFIED_FIELDS, _note(episode, i, self.notes))
+
+    def _compare(
+        self,
+        episode: Episode,
+        i: int,
+        stepwise: dict[str, Any],
+        mine: dict[str, Any],
+        fields: tuple[str, ...],
+        note: str,
+    ) -> None:
+        """Record decision ``i`` as a mismatch when any of ``fields`` differs between what it
+        logged (``stepwise``; a missing key reads as the task app's default) and ``mine``."""
+        differing = [f for f in fields if not _same(stepwise.get(f, _LOGGED_DEFAULTS.get(f)), mine[f])]
+        if not differing:
+            return
+        logged_reward = _number(stepwise.get("reward"))
+        self.rows.append(
+            {
+                "episode": episode.id,
+                "decision": i + 1,
+                "logged": logged_reward,
+                "recomputed": mine["reward"],
+                "difference": mine["reward"] - logged_reward,
+                "fields": ", ".join(differing),
+                "note": note,
+            }
+        )
 
     def _checkable(self, episode: Episode, i: int, stepwise_log: list[Any]) -> dict[str, Any] | None:
         """Decision ``i``'s logged stepwise info when it can be checked (counted as checked), else
@@ -245,20 +259,7 @@ class _Plan:
             unlocked = [ACHIEVEMENTS[k] for k in np.flatnonzero(status[i + 1] & ~status[i])]
             indicator = 1 if unlocked else 0
             mine: dict[str, Any] = {"reward": factor * indicator, "indicator": indicator, "new_achievements": unlocked}
-            differing = [f for f in mine if not _same(stepwise.get(f, _LOGGED_DEFAULTS.get(f)), mine[f])]
-            if differing:
-                logged_reward = _number(stepwise.get("reward"))
-                self.rows.append(
-                    {
-                        "episode": episode.id,
-                        "decision": i + 1,
-                        "logged": logged_reward,
-                        "recomputed": mine["reward"],
-                        "difference": mine["reward"] - logged_reward,
-                        "fields": ", ".join(differing),
-                        "note": self.notes.get(episode.id, "") if i == 0 else "",
-                    }
-                )
+            self._compare(episode, i, stepwise, mine, tuple(mine), self.notes.get(episode.id, "") if i == 0 else "")
 
 
 def verify_logged(corpus: Corpus) -> pd.DataFrame:
