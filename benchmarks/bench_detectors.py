@@ -7,12 +7,13 @@
 For every shipped config (``configs/*.yaml``) and every detector that judges episodes, each
 episode gets the detector's score (its statistic), and a detector flags it past a threshold:
 
+- ``farming-loop`` (farming): laps of a loop the config pays for past that loop's allowance
+  (``workbench.analysis.diagnostics.loops.LOOPS``; audit: > 0). Its "shipped" rows use the
+  allowances in the code, its "tuned" rows the allowances chosen on this benchmark's tune split
+  (per loop family, the most laps an honest tune episode ran), which the script prints;
 - ``repeats-outweigh-credits`` (farming): |repeated resource pay| / |achievement credits| (audit: > 1);
 - ``resource-shaping-dominates``: resource shaping's share of the episode's |reward| (audit: > 0.5);
-- ``component-dominates``: the largest single component's share (audit: > 0.25);
-- ``repeated-spending`` (a candidate ``audit`` does not run; its rows are under the first config
-  only, as it reads counts and is the same under every config): the most times one place_/make_/eat_
-  count rose beyond its first rise (threshold fixed a priori: > 3).
+- ``component-dominates``: the largest single component's share (audit: > 0.25).
 
 (``audit`` takes the dominance shares per policy; here each episode is its own group, which is
 what a run's policy is when followed episode by episode. Dead entries and estimated counts judge a
@@ -39,15 +40,16 @@ from typing import Any
 import numpy as np
 
 from workbench.analysis.detector_accuracy import (
-    CANDIDATES,
     DETECTORS,
     bootstrap_rates,
+    choose_allowances,
     choose_threshold,
     detector_scores,
+    laps_table,
     rates,
-    repeated_spending,
     time_to_flag,
 )
+from workbench.analysis.diagnostics.loops import LOOP_CODE, LOOPS, Loop
 from workbench.core.config import RewardConfig
 from workbench.data.benchmarks import EXPLOIT, HELD_OUT, TUNE, Benchmark, load_benchmark
 
@@ -85,7 +87,7 @@ class Row:
         )
 
 
-def measure(bench: Benchmark, reps: int, seed: int) -> tuple[list[Row], list[Row]]:
+def measure(bench: Benchmark, reps: int, seed: int, tuned_loops: tuple[Loop, ...]) -> tuple[list[Row], list[Row]]:
     """Every (config, detector, threshold) row, measured on the held-out split; and per detector
     at audit's threshold, the shipped per_achievement configs pooled (config "pooled")."""
     labels = bench.labels
@@ -95,21 +97,20 @@ def measure(bench: Benchmark, reps: int, seed: int) -> tuple[list[Row], list[Row
     strata = labels["policy"].to_numpy()
     held_labels = labels[held].reset_index(drop=True)
     rows = []
-    spending = repeated_spending(bench.corpus)
     pooled: dict[str, list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = {d: [] for d in DETECTORS}
     for path in CONFIGS:
         config = RewardConfig.from_file(path)
         name = os.path.splitext(os.path.basename(path))[0]
         stats = detector_scores(bench.corpus, config)
-        stats["repeated-spending"] = spending.to_numpy()
+        loop_tuned = detector_scores(bench.corpus, config, tuned_loops)[LOOP_CODE].to_numpy()
         hackers = (held_labels["label"] == EXPLOIT).to_numpy()
-        for detector, default in {**DETECTORS, **CANDIDATES}.items():
-            if detector in CANDIDATES and path != CONFIGS[0]:
-                continue  # reads counts only: the same under every config
+        for detector, default in DETECTORS.items():
             stat = stats[detector].to_numpy()
             tuned = choose_threshold(stat[tune], exploit[tune], MAX_FPR)
-            first = "audit" if detector in DETECTORS else "a priori"
+            first = "shipped" if detector == LOOP_CODE else "audit"
             for which, t in ((first, default), ("tuned", tuned)):
+                if detector == LOOP_CODE and which == "tuned":
+                    stat, t = loop_tuned, default  # the tuned allowances, flagged past them
                 flagged = stat[held] > t
                 boot = bootstrap_rates(flagged, exploit[held], strata[held], reps=reps, seed=seed)
                 with warnings.catch_warnings():  # a resample that flags nothing has no precision
@@ -118,7 +119,7 @@ def measure(bench: Benchmark, reps: int, seed: int) -> tuple[list[Row], list[Row
                 point = rates(flagged, exploit[held])
                 runs = time_to_flag(flagged[hackers], held_labels.loc[hackers, "policy"].to_numpy())
                 rows.append(Row(name, detector, which, t, point, low, high, runs))
-                if which == "audit" and config.effective_strategy == "per_achievement":
+                if which in ("audit", "shipped") and config.effective_strategy == "per_achievement":
                     pooled[detector].append((flagged, exploit[held], name + "/" + strata[held]))
     return rows, [_pooled_row(detector, parts, reps, seed) for detector, parts in pooled.items()]
 
@@ -143,7 +144,7 @@ def accuracy_json(rows: list[Row], pooled: list[Row], benchmark: str) -> dict[st
 
     configs: dict[str, dict[str, Any]] = {}
     for row in rows:
-        if row.which == "audit":
+        if row.which in ("audit", "shipped"):
             configs.setdefault(row.config, {})[row.detector] = entry(row)
     return {"benchmark": benchmark, "configs": configs, "pooled": {row.detector: entry(row) for row in pooled}}
 
@@ -173,7 +174,19 @@ def main() -> None:
         "| config | detector | threshold (flag when >) | precision | recall | FPR on honest | "
         "time-to-flag, episodes (median) |\n|---|---|---|---|---|---|---|"
     )
-    rows, pooled = measure(bench, args.reps, args.seed)
+    tune = labels["split"] == TUNE
+    tuned_loops = choose_allowances(
+        laps_table(bench.corpus[tune.to_numpy()]), (labels[tune]["label"] == EXPLOIT).to_numpy()
+    )
+    allowances = ", ".join(f"{loop.name} {loop.allowed}" for loop in tuned_loops)
+    shipped = ", ".join(f"{loop.name} {loop.allowed}" for loop in LOOPS)
+    head = (
+        f"Loop allowances chosen on the tune split: {allowances}.\n"
+        + ("(The same as shipped in LOOPS.)" if allowances == shipped else f"(Shipped in LOOPS: {shipped}.)")
+        + "\n\n"
+        + head
+    )
+    rows, pooled = measure(bench, args.reps, args.seed, tuned_loops)
     table = "\n".join([head, *(row.markdown() for row in [*rows, *pooled])]) + "\n"
     print(table)
     if args.markdown:

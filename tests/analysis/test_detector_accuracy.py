@@ -19,9 +19,9 @@ from workbench.analysis.detector_accuracy import (
     measured,
     meets_target,
     rates,
-    repeated_spending,
     time_to_flag,
 )
+from workbench.analysis.diagnostics.loops import LOOP_CODE, LOOPS
 from workbench.core.config import RewardConfig
 from workbench.data.episodes import Corpus
 from workbench.errors import DiagnosisError
@@ -81,6 +81,9 @@ def test_a_stone_loop_scores_as_farming_and_one_wood_does_not():
         ]
     )
     stats = detector_scores(corpus, CONFIG)
+    # loop: 20 laps of place_stone/collect_stone, past that loop's allowance by 20 - allowed.
+    assert stats.loc["loop", LOOP_CODE] == 20 - LOOPS[0].allowed
+    assert stats.loc["wood", LOOP_CODE] == 0
     # loop: credits collect_stone + place_stone = 2.0; each lap pays stone .15 + collect_stone
     # count .10 + place_stone count .05 = .30, 20 laps 6.0, of which 19 laps are repeats: 5.7.
     assert stats.loc["loop", "repeats-outweigh-credits"] == pytest.approx(5.7 / 2.0)
@@ -95,7 +98,7 @@ def test_a_stone_loop_scores_as_farming_and_one_wood_does_not():
 def test_consistent_has_no_dominance_to_score():
     corpus = Corpus([hand_episode("loop", stone_loop(3), policy="hacker")])
     stats = detector_scores(corpus, RewardConfig(strategy="consistent"))
-    assert stats.loc["loop"].tolist() == [0.0, 0.0, 0.0]
+    assert stats.loc["loop"].tolist() == [0.0, 0.0, 0.0, 0.0]  # consistent pays no loop either
 
 
 def test_measured_reads_the_shipped_measurements_per_config_else_pooled():
@@ -114,28 +117,21 @@ def test_audit_json_carries_each_flags_measured_precision():
     corpus = Corpus([hand_episode("loop", stone_loop(20), policy="hacker")])
     config = RewardConfig(strategy="per_achievement", weights={"collect_stone": 1.0, "craft_wood_pickaxe": 1.0})
     report = audit(corpus, {"mine": config}).to_json()
-    flags = {flag["code"]: flag for flag in report["configs"][0]["flags"]}
-    assert flags["repeats-outweigh-credits"]["measured"] == measured("repeats-outweigh-credits", "mine")
-    assert flags["repeats-outweigh-credits"]["measured"]["config"] == "pooled"
-    dead = [flag for flag in report["configs"][0]["flags"] if flag["section"] == "dead entries"]
+    [mine] = report["configs"]
+    found = {flag["code"]: flag for flag in mine["flags"] + mine["notes"]}
+    for code in (LOOP_CODE, "repeats-outweigh-credits"):
+        assert found[code]["measured"] == measured(code, "mine")
+        assert found[code]["measured"]["config"] == "pooled"
+        assert (found[code] in mine["flags"]) == found[code]["measured"]["meets_target"]  # below the bar: a note
+    dead = [flag for flag in mine["flags"] if flag["section"] == "dead entries"]
     assert dead and all(flag["measured"] is None for flag in dead)
 
 
-def testmeets_target_follows_the_issues_bar():
-
+def test_meets_target_follows_the_issues_bar():
     good = {"precision": 0.96, "fpr": 0.01, "recall": 0.91}
     assert meets_target("repeats-outweigh-credits", good)
     assert not meets_target("repeats-outweigh-credits", {**good, "recall": 0.89})
+    assert not meets_target(LOOP_CODE, {**good, "recall": 0.89})
     assert meets_target("component-dominates", {**good, "recall": 0.1})  # recall binds farming only
     assert not meets_target("component-dominates", {**good, "fpr": 0.03})
     assert not meets_target("component-dominates", {**good, "precision": None})
-
-
-def test_repeated_spending_counts_the_most_repeated_place_make_or_eat():
-    corpus = Corpus(
-        [
-            hand_episode("loop", stone_loop(5), policy="hacker"),  # place_stone rose 5 times: 4 repeats
-            hand_episode("wood", [{"wood": 1, "collect_wood": 1}, {"wood": 2, "collect_wood": 2}], policy="honest"),
-        ]
-    )
-    assert repeated_spending(corpus).to_dict() == {"loop": 4.0, "wood": 0.0}  # collecting is not spending

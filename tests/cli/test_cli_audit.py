@@ -11,6 +11,8 @@ from helpers import REPO
 from helpers.hand_episodes import HONEST, hand_episode
 
 from workbench.analysis.audit import AUDIT_SCHEMA, SECTIONS
+from workbench.analysis.detector_accuracy import gating
+from workbench.analysis.diagnostics.loops import LOOP_CODE
 from workbench.cli import main
 from workbench.data.episodes import Corpus
 from workbench.data.sample import sample_corpus
@@ -71,6 +73,7 @@ def test_a_clean_corpus_exits_0_and_says_clean(capsys, scripted: Path) -> None:
         "clean": True,
         "counts": {section: 0 for section in SECTIONS},
         "flags": [],
+        "notes": [],
     }
     assert report["thresholds"] == {
         "dominance": 0.5,
@@ -80,29 +83,53 @@ def test_a_clean_corpus_exits_0_and_says_clean(capsys, scripted: Path) -> None:
     }
 
 
-def test_the_sample_farmers_exit_1_with_farming_flags(capsys, farmers: Path, sample: Corpus) -> None:
-    code, out, _ = run(capsys, farmers, "--config", SHAPED, "--config", RECOMMENDED, "--json")
+def findings(config: dict, code: str) -> tuple[list[str], str]:
+    """The subjects of one code's findings in a config's JSON report, and where they are."""
+    for where in ("flags", "notes"):
+        subjects = [f["subject"] for f in config[where] if f["code"] == code]
+        if subjects:
+            return subjects, where
+    return [], ""
+
+
+def test_the_sample_farmers_are_caught_by_their_loops(capsys, farmers: Path, sample: Corpus) -> None:
+    code, out, _ = run(capsys, farmers, "--config", SHAPED, "--config", RECOMMENDED, "--json", "--dead-entries", "off")
     report = json.loads(out)
-    assert code == 1 and report["clean"] is False
     shaped, recommended = report["configs"]
-    farming = [f for f in shaped["flags"] if f["section"] == "farming"]
-    assert sorted(f["subject"] for f in farming) == sorted(sample.select(policy="farmer").ids)
-    assert {f["code"] for f in farming} == {"repeats-outweigh-credits"}
-    assert shaped["counts"]["farming"] == len(farming)
-    assert recommended["clean"] is True  # the same farmers under the recommended table: no flag
-    # text mode says the same, one line per flag
-    code, out, _ = run(capsys, farmers, "--config", SHAPED)
-    assert code == 1 and out.count("[farming] repeats-outweigh-credits") == len(farming)
+    farmer_ids = sorted(sample.select(policy="farmer").ids)
+    for config in (shaped, recommended):  # both pay the stone and sapling loops
+        subjects, where = findings(config, LOOP_CODE)
+        assert sorted(subjects) == farmer_ids and where == ("flags" if gating(LOOP_CODE) else "notes")
+        loop = [f for f in config[where] if f["code"] == LOOP_CODE][0]
+        assert loop["evidence"]["replay"]["link"].startswith(f"?view=replayer&episode={loop['subject']}&decision=")
+        assert loop["measured"]["config"] == config["name"]
+    subjects, where = findings(shaped, "repeats-outweigh-credits")
+    assert sorted(subjects) == farmer_ids and where == ("flags" if gating("repeats-outweigh-credits") else "notes")
+    # the exit status and `clean` follow the flags alone
+    assert code == (1 if shaped["flags"] or recommended["flags"] else 0)
+    assert report["clean"] is (code == 0)
+    assert shaped["counts"]["farming"] == len([f for f in shaped["flags"] if f["section"] == "farming"])
+    # text mode: one line per flag, "note [...]" per note, each with its evidence and measured precision
+    code, out, _ = run(capsys, farmers, "--config", SHAPED, "--dead-entries", "off")
+    prefix = "  [farming] " if gating(LOOP_CODE) else "  note [farming] "
+    assert out.count(prefix + LOOP_CODE) == len(farmer_ids)
+    assert (
+        out.count("evidence: place_stone/collect_stone x") + out.count("evidence: place_plant/collect_sapling x") >= 6
+    )
+    assert "measured on the benchmark (upstream_shaped): precision" in out
 
 
-def test_more_farming_episodes_needed_than_there_are(capsys, farmers: Path) -> None:
+def test_notes_never_change_the_exit_status(capsys, farmers: Path) -> None:
     code, out, _ = run(
         capsys, farmers, "--config", SHAPED, "--json", "--farming-episodes", "4", "--dead-entries", "off"
     )
     report = json.loads(out)
     assert report["configs"][0]["counts"]["farming"] == 0  # 3 farmers < 4
     assert report["configs"][0]["counts"]["dead entries"] == 0
-    assert code == 1  # resource shaping still dominates the farmers' reward
+    notes = report["configs"][0]["notes"]
+    assert {n["code"] for n in notes} >= {"resource-shaping-dominates"}  # resource shaping dominates the farmers
+    assert not any(gating(n["code"]) for n in notes)
+    assert code == (1 if report["configs"][0]["flags"] else 0)
 
 
 def test_hand_corpora_farming_against_honest(capsys, tmp_path: Path) -> None:
@@ -111,11 +138,15 @@ def test_hand_corpora_farming_against_honest(capsys, tmp_path: Path) -> None:
     save_corpus(Corpus([hand_episode("honest", HONEST, policy="honest")]), corpus)
     high = ["--component-threshold", "0.99", "--dominance-threshold", "0.99"]
     code, out, _ = run(capsys, corpus, "--config", config, "--json", *high)
-    assert code == 0, out
+    assert code == 0 and json.loads(out)["configs"][0]["notes"] == [], out
     save_corpus(Corpus([hand_episode("farmer", FARMING, policy="farmer")]), corpus)
     code, out, _ = run(capsys, corpus, "--config", config, "--json", *high)
-    flags = json.loads(out)["configs"][0]["flags"]
-    assert code == 1 and [(f["section"], f["subject"]) for f in flags] == [("farming", "farmer")]
+    [mine] = json.loads(out)["configs"]
+    subjects, where = findings(mine, LOOP_CODE)
+    assert subjects == ["farmer"] and code == (1 if where == "flags" else 0)
+    [loop] = [f for f in mine[where] if f["code"] == LOOP_CODE]
+    # 30 laps, from decision 2 (the first mining; decision 1 chops wood) to 61 (the last placing)
+    assert (loop["evidence"]["laps"], loop["evidence"]["decisions"]) == (30, [2, 61])
 
 
 def test_estimated_counts_under_count_shaping_only(capsys, tmp_path: Path) -> None:
@@ -150,8 +181,12 @@ def test_dead_entries_the_config_writes(capsys, tmp_path: Path, scripted: Path) 
 
 def test_thresholds_move_the_verdict(capsys) -> None:
     # the sample's random policy: wake_up credits are 48% of its reward under recommended
-    assert run(capsys, "sample", "--config", RECOMMENDED)[0] == 1
-    assert run(capsys, "sample", "--config", RECOMMENDED, "--component-threshold", "0.6")[0] == 0
+    component = [
+        n for n in json.loads(run(capsys, "sample", "--config", RECOMMENDED, "--json")[1])["configs"][0]["notes"]
+    ]
+    assert any(n["code"] == "component-dominates" and n["subject"] == "policy random" for n in component)
+    higher = json.loads(run(capsys, "sample", "--config", RECOMMENDED, "--component-threshold", "0.6", "--json")[1])
+    assert not any(n["code"] == "component-dominates" for n in higher["configs"][0]["notes"])
 
 
 def test_bad_input_exits_2(capsys, tmp_path: Path) -> None:
@@ -172,8 +207,9 @@ def test_follow_exits_1_at_the_first_flag(capsys, tmp_path: Path) -> None:
     argv = [target, "--config", config, "--follow", source, "--interval", "0.05", "--max-polls", "50", "--json", *high]
     code, out, _ = run(capsys, *argv)
     report = json.loads(out)
-    assert code == 1 and report["follow"]["appended"] == 2 and report["follow"]["kind"] == "corpus"
-    assert [f["subject"] for f in report["configs"][0]["flags"]] == ["farmer"]
+    subjects, where = findings(report["configs"][0], LOOP_CODE)
+    assert subjects == ["farmer"] and report["follow"]["appended"] == 2 and report["follow"]["kind"] == "corpus"
+    assert code == (1 if where == "flags" else 0)  # a note never stops the run
     assert load_corpus(target).ids == ["honest", "farmer"]
 
 

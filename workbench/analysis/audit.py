@@ -2,8 +2,11 @@
 
 Four checks per config, built on the diagnostics (same computations, same default thresholds):
 
-- **farming** (``repeats-outweigh-credits``): an episode whose repeated resource events paid more
-  than its achievement credits; fires when at least ``farming_episodes`` episodes do.
+- **farming** (``farming-loop``): an episode ran a loop the config pays for (stone mined and
+  placed back, a counter refilled whenever allowed, the same tool made again:
+  ``diagnostics.loops``) more often than honest players do; (``repeats-outweigh-credits``): an
+  episode whose repeated resource events paid more than its achievement credits. Each fires
+  when at least ``farming_episodes`` episodes do.
 - **dominance** (``resource-shaping-dominates``, ``component-dominates``): a policy's reward is
   mostly resource shaping (past ``dominance``) or one component (past ``component``). Not
   checked under ``consistent``, whose one component (the indicator) is the whole reward by design.
@@ -14,28 +17,31 @@ Four checks per config, built on the diagnostics (same computations, same defaul
 - **estimated counts** (``count-shaping-estimated``): the config pays achievement-count shaping
   and some episodes' counts are estimates (their returns are lower bounds, not the task app's).
 
-Alignment (rank agreement with progress) is not a hacking sign by itself and is left to
-``workbench diagnose``. ``Audit.to_json()`` is the documented, stable machine format
-(``AUDIT_SCHEMA``); each flag in it carries ``measured``: its precision, recall and false-positive
-rate measured on the labelled benchmark (``workbench.analysis.detector_accuracy.measured``), so a
-training script can choose what to stop on.
+Flags and notes: a detector whose precision measured on the labelled benchmark's held-out split
+is below the bar (``detector_accuracy.TARGET``; ``detector_accuracy.gating``) raises **notes**,
+which never make the audit unclean; the others raise flags. Alignment (rank agreement with
+progress) is not a hacking sign by itself and is left to ``workbench diagnose``.
+``Audit.to_json()`` is the documented, stable machine format (``AUDIT_SCHEMA``); each flag and
+note in it carries ``measured``: its precision, recall and false-positive rate measured on the
+benchmark (``detector_accuracy.measured``), and ``evidence``: what it saw in the episode.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from workbench.analysis.detector_accuracy import measured
+from workbench.analysis.detector_accuracy import gating, measured
 from workbench.analysis.diagnostics.components import component_totals, episode_facts
 from workbench.analysis.diagnostics.dead_entries import dead_entries
 from workbench.analysis.diagnostics.dominance import COMPONENT_THRESHOLD, DOMINANCE_THRESHOLD, dominance
 from workbench.analysis.diagnostics.farming import farming_episodes, farming_events
 from workbench.analysis.diagnostics.flags import FLAG_COLUMNS, Flag
+from workbench.analysis.diagnostics.loops import evidence, loop_flags, loop_table
 from workbench.core.config import RewardConfig
 from workbench.core.reward import PER_ACHIEVEMENT
 from workbench.data.episodes import Corpus
@@ -44,11 +50,29 @@ from workbench.errors import DiagnosisError
 from workbench.scoring import score, slot_weights
 
 #: The ``schema`` field of ``Audit.to_json()``; bumped when a field changes meaning or goes.
-AUDIT_SCHEMA = "workbench-audit/1"
+AUDIT_SCHEMA = "workbench-audit/2"
 #: The checks, in report order (``section`` of each flag).
 SECTIONS = ("farming", "dominance", "dead entries", "estimated counts")
 #: What ``dead_entries`` may be.
 DEAD_ENTRY_SCOPES = ("written", "all", "off")
+#: Columns of ``Audit.flags`` and ``Audit.notes``.
+AUDIT_COLUMNS = ("config", *FLAG_COLUMNS, "evidence")
+#: Columns of ``Audit.findings()``.
+FINDING_COLUMNS = (
+    "config",
+    "kind",
+    "section",
+    "code",
+    "subject",
+    "precision",
+    "episode",
+    "loop",
+    "laps",
+    "first",
+    "last",
+    "paid",
+    "replay",
+)
 
 
 @dataclass(frozen=True)
@@ -77,8 +101,9 @@ class AuditThresholds:
 
 @dataclass(frozen=True)
 class Audit:
-    """What ``audit`` found: ``flags`` (columns ``config`` + ``FLAG_COLUMNS``, configs in the
-    order given, sections in ``SECTIONS`` order), the corpus size and the thresholds used."""
+    """What ``audit`` found: ``flags`` (``AUDIT_COLUMNS``, configs in the order given, sections
+    in ``SECTIONS`` order: what makes it unclean), ``notes`` (the same columns: what detectors
+    below the bar of ``detector_accuracy.gating`` found), the corpus size and the thresholds used."""
 
     configs: dict[str, RewardConfig]
     episodes: int
@@ -87,27 +112,57 @@ class Audit:
     flags: pd.DataFrame
     corpus: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+    notes: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(AUDIT_COLUMNS), dtype=object))
 
     @property
     def clean(self) -> bool:
-        """True when no check fired under any config."""
+        """True when no flag fired under any config (notes do not count)."""
         return self.flags.empty
+
+    def findings(self) -> pd.DataFrame:
+        """Flags then notes, one tidy row each: ``config``, ``kind`` ("flag" or "note"),
+        ``section``, ``code``, ``subject``, the measured ``precision`` (null when unmeasured or
+        never fired on the benchmark) and the evidence (null when the finding has none):
+        ``episode``, ``loop``, ``laps``, ``first`` and ``last`` decision, ``paid``, ``replay``
+        (the dashboard's relative link to the Replayer at ``first``)."""
+        rows = []
+        for kind, table in (("flag", self.flags), ("note", self.notes)):
+            for row in table.to_dict("records"):
+                seen = measured(row["code"], row["config"]) or {}
+                evidence = row["evidence"] or {}
+                first, last = evidence.get("decisions", (None, None))
+                rows.append(
+                    {
+                        "config": row["config"],
+                        "kind": kind,
+                        **{c: row[c] for c in ("section", "code", "subject")},
+                        "precision": seen.get("precision"),
+                        "episode": evidence.get("episode"),
+                        "loop": evidence.get("loop"),
+                        "laps": evidence.get("laps"),
+                        "first": first,
+                        "last": last,
+                        "paid": evidence.get("paid"),
+                        "replay": evidence.get("replay", {}).get("link"),
+                    }
+                )
+        table = pd.DataFrame(rows, columns=list(FINDING_COLUMNS))
+        return table.astype({"laps": "Int64", "first": "Int64", "last": "Int64"})
 
     def to_json(self) -> dict[str, Any]:
         """The machine-readable report (``AUDIT_SCHEMA``; documented in docs/live.md)."""
         configs = []
         for name, config in self.configs.items():
             rows = self.flags[self.flags["config"] == name]
+            notes = self.notes[self.notes["config"] == name]
             configs.append(
                 {
                     "name": name,
                     "strategy": config.effective_strategy,
                     "clean": rows.empty,
                     "counts": {section: int((rows["section"] == section).sum()) for section in SECTIONS},
-                    "flags": [
-                        {**flag, "measured": measured(flag["code"], name)}
-                        for flag in rows[list(FLAG_COLUMNS)].to_dict("records")
-                    ],
+                    "flags": _records(rows, name),
+                    "notes": _records(notes, name),
                 }
             )
         return {
@@ -139,16 +194,28 @@ def audit(
     rows: list[tuple[str, Flag]] = []
     for config_name, config in configs.items():
         rows += [(config_name, flag) for flag in config_flags(corpus, config, thresholds)]
-    table = pd.DataFrame(
-        [(c, f.section, f.code, f.subject, f.why) for c, f in rows], columns=["config", *FLAG_COLUMNS], dtype=object
-    )
-    return Audit(dict(configs), len(corpus), corpus.n_decisions, thresholds, table, name)
+    gate = [gating(flag.code) for _, flag in rows]
+    flags = _table([row for row, g in zip(rows, gate) if g])
+    notes = _table([row for row, g in zip(rows, gate) if not g])
+    return Audit(dict(configs), len(corpus), corpus.n_decisions, thresholds, flags, name, notes=notes)
+
+
+def _table(rows: list[tuple[str, Flag]]) -> pd.DataFrame:
+    values = [(c, f.section, f.code, f.subject, f.why, f.evidence) for c, f in rows]
+    return pd.DataFrame(values, columns=list(AUDIT_COLUMNS), dtype=object)
+
+
+def _records(rows: pd.DataFrame, config: str) -> list[dict[str, Any]]:
+    """Flags or notes of one config as JSON records, each with ``measured`` and ``evidence``."""
+    return [
+        {**{c: row[c] for c in FLAG_COLUMNS}, "measured": measured(row["code"], config), "evidence": row["evidence"]}
+        for row in rows.to_dict("records")
+    ]
 
 
 def empty_audit(configs: Mapping[str, RewardConfig], thresholds: AuditThresholds, *, name: str = "") -> Audit:
     """The (clean) audit of no episodes: what following a source that brought none reports."""
-    table = pd.DataFrame(columns=["config", *FLAG_COLUMNS], dtype=object)
-    return Audit(dict(configs), 0, 0, thresholds.checked(), table, name)
+    return Audit(dict(configs), 0, 0, thresholds.checked(), _table([]), name)
 
 
 def config_flags(corpus: Corpus, config: RewardConfig, thresholds: AuditThresholds) -> list[Flag]:
@@ -156,8 +223,11 @@ def config_flags(corpus: Corpus, config: RewardConfig, thresholds: AuditThreshol
     scores = score(corpus, config)
     facts = episode_facts(scores, corpus, "policy")
     totals = component_totals(scores)
+    loops = loop_table(corpus, config, facts.returns)
+    looping = loop_flags(loops)
     _, farming = farming_episodes(totals, facts, farming_events(totals, facts))
-    flags = farming if len(farming) >= thresholds.farming_episodes else []
+    farming = [_with_loop(flag, loops) for flag in farming]
+    flags = [flag for found in (looping, farming) if len(found) >= thresholds.farming_episodes for flag in found]
     _, _, heavy = dominance(totals, facts, threshold=thresholds.dominance, component_threshold=thresholds.component)
     if config.effective_strategy != PER_ACHIEVEMENT:
         heavy = []  # consistent pays one component, the indicator: it is all of the reward by design
@@ -172,6 +242,15 @@ def config_flags(corpus: Corpus, config: RewardConfig, thresholds: AuditThreshol
         flags += dead
     flags += _estimated_counts(config, scores.estimated_episodes)
     return flags
+
+
+def _with_loop(flag: Flag, loops: pd.DataFrame) -> Flag:
+    """``flag`` (about one episode) with the evidence of that episode's most-lapped paid loop."""
+    mine = loops[(loops["episode"] == flag.subject) & (loops["paid"] > 0)]
+    if mine.empty:
+        return flag
+    top = mine.loc[(mine["laps"] - mine["allowed"]).idxmax()]
+    return replace(flag, evidence=evidence(top))
 
 
 def _written(config: RewardConfig, key: str) -> bool:

@@ -5,13 +5,17 @@ its own group), against labels that come from how each episode's policy was buil
 (``workbench.data.benchmarks``): ``detector_scores`` gives each episode's statistic,
 ``rates`` precision, recall and the false-positive rate on honest episodes, ``bootstrap_rates``
 their intervals resampling episodes within each policy (rliable's stratified bootstrap, Agarwal
-et al. 2021), ``choose_threshold`` the operating point, and ``time_to_flag`` how many episodes of
-a run pass before the first flag.
+et al. 2021), ``choose_threshold`` the operating point (``choose_allowances`` the loop detector's per-loop
+allowances), ``time_to_flag`` how many episodes of a run pass before the first flag, and
+``gating`` which flags change ``audit``'s exit status: those whose measured precision reaches
+``TARGET``; the others are notes.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
+from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -22,25 +26,26 @@ import pandas as pd
 from workbench.analysis.diagnostics.components import component_totals, episode_facts
 from workbench.analysis.diagnostics.dominance import COMPONENT_THRESHOLD, DOMINANCE_THRESHOLD, dominance
 from workbench.analysis.diagnostics.farming import farming_episodes, farming_events
+from workbench.analysis.diagnostics.loops import LOOP_CODE, LOOPS, REMAKE, Loop, loop_laps, loop_table
 from workbench.core.config import RewardConfig
-from workbench.core.crafter_facts import ACHIEVEMENTS
 from workbench.core.reward import PER_ACHIEVEMENT
 from workbench.data.episodes import Corpus
 from workbench.errors import DiagnosisError
 from workbench.scoring import score
 
 __all__ = [
-    "CANDIDATES",
     "DETECTORS",
     "MEASURED_PATH",
     "TARGET",
     "bootstrap_rates",
+    "choose_allowances",
     "choose_threshold",
     "detector_scores",
+    "gating",
+    "laps_table",
     "measured",
     "meets_target",
     "rates",
-    "repeated_spending",
     "time_to_flag",
 ]
 
@@ -50,20 +55,23 @@ MEASURED_PATH = Path(__file__).with_name("detector_accuracy.json")
 
 #: Each per-episode detector (a flag code) and the threshold ``audit`` flags past (statistic > it).
 DETECTORS = {
+    LOOP_CODE: 0.0,
     "repeats-outweigh-credits": 1.0,
     "resource-shaping-dominates": DOMINANCE_THRESHOLD,
     "component-dominates": COMPONENT_THRESHOLD,
 }
 RESOURCE_KINDS = ("inventory", "achievement_count")
-#: Candidate detectors that ``audit`` does not (yet) run, with the threshold fixed before measuring:
-#: ``repeated-spending``, the most times one place_/make_/eat_ count rose beyond its first rise.
-CANDIDATES = {"repeated-spending": 3.0}
-SPENDING = np.array([name.startswith(("place_", "make_", "eat_")) for name in ACHIEVEMENTS])
+#: ``choose_allowances``: a loop is allowed this many times the laps honest tune episodes ran.
+ALLOWANCE_MARGIN = 2
+#: ... and never fewer than this: twice is not yet a loop.
+MIN_ALLOWED = 2
 
 
-def detector_scores(corpus: Corpus, config: RewardConfig) -> pd.DataFrame:
+def detector_scores(corpus: Corpus, config: RewardConfig, loops: Sequence[Loop] = LOOPS) -> pd.DataFrame:
     """Per episode (corpus order, index the episode ids) each ``DETECTORS`` statistic under ``config``:
 
+    - ``farming-loop``: laps past the allowance of the loop that passed it most, among the
+      ``loops`` the config pays for (0 when none passed: flagged when > 0);
     - ``repeats-outweigh-credits``: |repeated resource pay| / |achievement credits| (inf when
       only repeats paid, 0 when neither did);
     - ``resource-shaping-dominates``: resource shaping's share of the episode's |reward|;
@@ -89,8 +97,12 @@ def detector_scores(corpus: Corpus, config: RewardConfig) -> pd.DataFrame:
     resource = by_kind[by_kind["kind"].isin(RESOURCE_KINDS)].groupby("unit")["share"].sum()
     largest = by_name.groupby("unit")["share"].max()
     ids = list(facts.ids)
+    found = loop_table(corpus, config, facts.returns, loops)
+    paid = found[found["paid"] > 0]
+    excess = (paid["laps"] - paid["allowed"]).clip(lower=0).groupby(paid["episode"]).max()
     out = pd.DataFrame(
         {
+            LOOP_CODE: excess.reindex(ids).fillna(0).to_numpy(dtype=float),
             "repeats-outweigh-credits": ratio,
             "resource-shaping-dominates": resource.reindex(ids).fillna(0.0).to_numpy(),
             "component-dominates": largest.reindex(ids).fillna(0.0).to_numpy(),
@@ -102,16 +114,35 @@ def detector_scores(corpus: Corpus, config: RewardConfig) -> pd.DataFrame:
     return out
 
 
-def repeated_spending(corpus: Corpus) -> pd.Series:
-    """Per episode (index the ids) the ``repeated-spending`` statistic: the most times one
-    place_/make_/eat_ achievement count rose beyond its first rise (0 when none rose twice).
-    It reads counts only, so it is the same under every config."""
-    values = []
-    for episode in corpus:
-        counts = episode.achievement_counts
-        rises = np.maximum(counts[-1] - counts[0], 0)[SPENDING]
-        values.append(float(max(int(rises.max()) - 1, 0)))
-    return pd.Series(values, index=pd.Index(corpus.ids, name="episode"), name="repeated-spending")
+def laps_table(corpus: Corpus, loops: Sequence[Loop] = LOOPS) -> pd.DataFrame:
+    """Per episode (rows, index the ids) and loop (columns, its name) how many laps it ran.
+    Laps read the episode's arrays only, so they are the same under every config."""
+    values = [[len(loop_laps(episode, loop)) for loop in loops] for episode in corpus]
+    return pd.DataFrame(values, index=pd.Index(corpus.ids, name="episode"), columns=[loop.name for loop in loops])
+
+
+def family(loop: Loop) -> str:
+    """Loops that share one allowance: making any tool again ("make again": a tool never wears
+    out, so honest play needs each once), placing any station again ("place again": honest
+    players place a new table where they are rather than walk back), else each loop on its own."""
+    if loop.kind != REMAKE:
+        return loop.name
+    return "make again" if loop.event.startswith("make_") else "place again"
+
+
+def choose_allowances(
+    laps: pd.DataFrame, exploit: np.ndarray, loops: Sequence[Loop] = LOOPS, margin: int = ALLOWANCE_MARGIN
+) -> tuple[Loop, ...]:
+    """``loops`` with each ``allowed`` set to ``margin`` times the most laps any honest episode
+    of ``laps`` (``laps_table`` rows of the tune split; ``exploit`` their labels) ran of a loop
+    of its ``family``, and at least ``MIN_ALLOWED``: the most of a few dozen honest episodes
+    understates what the next honest episode may do, and a hacker's loop runs many times more."""
+    honest = laps[~np.asarray(exploit, bool)]
+    most: dict[str, int] = {}
+    for loop in loops:
+        seen = int(honest[loop.name].max()) if len(honest) else 0
+        most[family(loop)] = max(most.get(family(loop), 0), seen)
+    return tuple(dataclasses.replace(loop, allowed=max(margin * most[family(loop)], MIN_ALLOWED)) for loop in loops)
 
 
 def rates(flagged: np.ndarray, exploit: np.ndarray) -> tuple[float, float, float]:
@@ -195,9 +226,23 @@ def measured(code: str, config: str | None = None) -> dict[str, Any] | None:
 TARGET = {"precision": 0.95, "fpr": 0.02, "farming_recall": 0.90}
 
 
+#: The flags that look for farming, which ``TARGET``'s recall binds.
+FARMING_CODES = (LOOP_CODE, "repeats-outweigh-credits")
+
+
 def meets_target(code: str, row: dict[str, Any]) -> bool:
-    """Whether a measured row reaches ``TARGET`` (farming's recall only for the farming flag)."""
+    """Whether a measured row reaches ``TARGET`` (farming's recall only for the farming flags)."""
     precision, fpr, recall = row.get("precision"), row.get("fpr"), row.get("recall")
     if precision is None or fpr is None or precision < TARGET["precision"] or fpr > TARGET["fpr"]:
         return False
-    return code != "repeats-outweigh-credits" or (recall is not None and recall >= TARGET["farming_recall"])
+    return code not in FARMING_CODES or (recall is not None and recall >= TARGET["farming_recall"])
+
+
+def gating(code: str) -> bool:
+    """Whether a flag of ``code`` changes ``audit``'s exit status. A detector measured on the
+    benchmark does only when its pooled held-out row (the shipped per_achievement configs
+    together) meets ``TARGET``; below that bar its flags are notes. A check that judges the
+    config itself rather than episodes (dead entries, estimated counts: nothing to measure
+    against episode labels) always does."""
+    row = _measurements().get("pooled", {}).get(code)
+    return row is None and code not in DETECTORS or (row is not None and meets_target(code, row))

@@ -6,11 +6,22 @@ import argparse
 import json
 import sys
 import threading
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from workbench.analysis.audit import DEAD_ENTRY_SCOPES, SECTIONS, Audit, AuditThresholds, audit, empty_audit
+from workbench.analysis.audit import (
+    AUDIT_SCHEMA,
+    DEAD_ENTRY_SCOPES,
+    SECTIONS,
+    Audit,
+    AuditThresholds,
+    audit,
+    empty_audit,
+)
+from workbench.analysis.detector_accuracy import TARGET, gating, measured
 from workbench.analysis.diagnostics import COMPONENT_THRESHOLD, DOMINANCE_THRESHOLD
+from workbench.analysis.diagnostics.loops import evidence_text
 from workbench.cli.common import CORPUS_HELP, read_named_configs
 from workbench.cli.watch_cmd import add_source_arguments, polls_limit
 from workbench.data.episodes import Corpus
@@ -26,16 +37,24 @@ examples:
   workbench audit sample --config configs/upstream_shaped.yaml --json
   workbench audit corpora/live --config my.yaml --follow runs/rollouts --max-polls 600
 
-  Checks per config: farming (an episode's repeated resource events paid more than its
-  achievement credits), dominance (resource shaping past --dominance-threshold of a policy's
-  reward, or one component past --component-threshold), dead entries (entries of the config
-  that cannot change any return; --dead-entries), estimated counts (count shaping paid on
-  episodes whose achievement counts are estimates).
+  Checks per config: farming (farming-loop: an episode ran a loop the config pays for, such as
+  mining a stone and placing it back, drinking whenever the counter allows or making the same
+  tool again, more often than honest players do; repeats-outweigh-credits: an episode's repeated
+  resource events paid more than its achievement credits), dominance (resource shaping past
+  --dominance-threshold of a policy's reward, or one component past --component-threshold),
+  dead entries (entries of the config that cannot change any return; --dead-entries), estimated
+  counts (count shaping paid on episodes whose achievement counts are estimates).
+  Flags and notes: a detector whose precision measured on the labelled benchmark's held-out
+  split is below 0.95 (or, for farming, whose recall is below 0.90 or false-positive rate above
+  2%) raises notes, printed as "note [...]" with the measured precision; notes never change the
+  exit status. Each flag or note about an episode shows its evidence: the loop, its laps, its
+  decisions, what it paid and a relative link to the dashboard's Replayer at that decision.
   --follow SOURCE appends SOURCE's new episodes into CORPUS as `workbench watch` does and audits
   after every poll that brought some: it exits 1 at the first flag, 0 after --max-polls or Ctrl-C.
-  --json prints one document (schema {Audit.__module__}.AUDIT_SCHEMA, see docs/live.md).
+  --json prints one document (schema {AUDIT_SCHEMA}: flags and notes per config, each with
+  `measured` and `evidence`; see docs/live.md).
 
-exit status: 0 clean, 1 a hacking flag fired, 2 bad usage or unreadable input.
+exit status: 0 clean (no flag; notes allowed), 1 a flag fired, 2 bad usage or unreadable input.
 """
 
 
@@ -44,7 +63,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "audit",
         help="exit 1 when a config shows a hacking sign on a corpus (farming, dominance, dead entries)",
-        description="Audit reward configs on a corpus for hacking signs; exit 1 when one fires.",
+        description="Audit reward configs on a corpus for hacking signs; exit 1 when a flag fires "
+        "(detectors below the measured-precision bar only raise notes).",
         epilog=EXAMPLE,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -135,9 +155,7 @@ def _follow(args: argparse.Namespace, configs: dict[str, Any], thresholds: Audit
     found = state["audit"] or empty_audit(configs, thresholds, name=str(into))
     follow = {"source": str(source.path), "kind": source.kind, "polls": state["polls"]}
     follow |= {"appended": state["appended"], "problems": state["problems"]}
-    found = Audit(
-        found.configs, found.episodes, found.decisions, found.thresholds, found.flags, found.corpus, {"follow": follow}
-    )
+    found = replace(found, extra={"follow": follow})
     _print(_with_notes(found, state["corpus"], configs), args.json)
     return 0 if found.clean else 1
 
@@ -152,15 +170,15 @@ def _with_notes(found: Audit, corpus: Corpus, configs: dict[str, Any]) -> Audit:
     )
     if not ignored:
         return found
-    extra = {**found.extra, "notes": [*found.extra.get("notes", []), ignored]}
-    return Audit(found.configs, found.episodes, found.decisions, found.thresholds, found.flags, found.corpus, extra)
+    return replace(found, extra={**found.extra, "notes": [*found.extra.get("notes", []), ignored]})
 
 
 def _summary_line(found: Audit) -> str:
     counts = found.flags.groupby("section").size().to_dict() if not found.flags.empty else {}
     parts = ", ".join(f"{section} {counts.get(section, 0)}" for section in SECTIONS)
     verdict = "clean" if found.clean else "FLAGGED"
-    return f"audit: {found.episodes} episode(s), {found.decisions} decision(s): {verdict} ({parts})"
+    notes = f"; {len(found.notes)} note(s)" if len(found.notes) else ""
+    return f"audit: {found.episodes} episode(s), {found.decisions} decision(s): {verdict} ({parts}){notes}"
 
 
 def _print(found: Audit, as_json: bool) -> None:
@@ -170,8 +188,28 @@ def _print(found: Audit, as_json: bool) -> None:
     print(_summary_line(found))
     for config in found.configs:
         rows = found.flags[found.flags["config"] == config]
-        print(f"{config}: {'clean' if rows.empty else f'{len(rows)} flag(s)'}")
+        notes = found.notes[found.notes["config"] == config]
+        counted = f"{len(rows)} flag(s)" if len(rows) else "clean"
+        print(
+            f"{config}: {counted}"
+            + (f", {len(notes)} note(s) that do not change the exit status" if len(notes) else "")
+        )
         for row in rows.itertuples(index=False):
             print(f"  [{row.section}] {row.code} {row.subject}: {row.why}")
+            _print_evidence(row, config)
+        for row in notes.itertuples(index=False):
+            print(f"  note [{row.section}] {row.code} {row.subject}: {row.why}")
+            _print_evidence(row, config)
     for note in found.extra.get("notes", []):
         print(f"note: {note}")
+
+
+def _print_evidence(row: Any, config: str) -> None:
+    """The lines under a flag or note: its measured precision and what it saw."""
+    seen = measured(row.code, config)
+    if seen is not None:
+        precision = "never fired there" if seen["precision"] is None else f"precision {seen['precision']:.2f}"
+        bar = "" if gating(row.code) else f"; below the {TARGET['precision']:.2f} bar, so a note"
+        print(f"      measured on the benchmark ({seen['config']}): {precision}, recall {seen['recall']:.2f}{bar}")
+    if row.evidence is not None:
+        print(f"      evidence: {evidence_text(row.evidence)}")

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 import pandas as pd
 
@@ -17,12 +18,15 @@ FLAG_COLUMNS = ("section", "code", "subject", "why")
 class Flag:
     """One problem: the ``section`` that found it (farming, dominance, dead entries, alignment),
     a stable ``code`` (for scripts and tests), the ``subject`` it is about (an episode, a policy,
-    a config key) and ``why``, a sentence with the numbers behind it."""
+    a config key) and ``why``, a sentence with the numbers behind it. ``evidence`` (or None)
+    holds what a flag about one episode saw there: the loop, its decisions, its pay and a
+    replay link (``workbench.analysis.diagnostics.loops.evidence``)."""
 
     section: str
     code: str
     subject: str
     why: str
+    evidence: dict[str, Any] | None = field(default=None, compare=False, hash=False)
 
     def __str__(self) -> str:
         return f"[{self.section}] {self.code} {self.subject}: {self.why}"
