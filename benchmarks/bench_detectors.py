@@ -2,6 +2,8 @@
 
     .venv/bin/python benchmarks/bench_detectors.py                        # the shipped benchmark
     .venv/bin/python benchmarks/bench_detectors.py --path corpora/bench   # one `workbench benchmark make` made
+    # the docs' table: workbench benchmark make --out corpora/benchmark-s3 --episodes 16 --max-steps 500 --seed 3
+    .venv/bin/python benchmarks/bench_detectors.py --path corpora/benchmark-s3 --accuracy-json workbench/analysis/detector_accuracy.json
     .venv/bin/python benchmarks/bench_detectors.py --markdown docs/detector-accuracy-table.md
 
 For every shipped config (``configs/*.yaml``) and every detector that judges episodes, each

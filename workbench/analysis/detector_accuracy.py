@@ -46,6 +46,7 @@ __all__ = [
     "measured",
     "meets_target",
     "rates",
+    "shortfall",
     "time_to_flag",
 ]
 
@@ -236,6 +237,25 @@ def meets_target(code: str, row: dict[str, Any]) -> bool:
     if precision is None or fpr is None or precision < TARGET["precision"] or fpr > TARGET["fpr"]:
         return False
     return code not in FARMING_CODES or (recall is not None and recall >= TARGET["farming_recall"])
+
+
+def shortfall(code: str) -> str:
+    """Where the pooled measured row of ``code`` falls short of ``TARGET``, in words ("" when it
+    does not, or was not measured)."""
+    row = _measurements().get("pooled", {}).get(code)
+    if row is None:
+        return ""
+    precision, fpr, recall = row.get("precision"), row.get("fpr"), row.get("recall")
+    parts = []
+    if precision is None or precision < TARGET["precision"]:
+        parts.append("never fired" if precision is None else f"precision {precision:.2f} < {TARGET['precision']:.2f}")
+    if fpr is None or fpr > TARGET["fpr"]:
+        parts.append(
+            f"false-positive rate {fpr:.2f} > {TARGET['fpr']:.2f}" if fpr is not None else "no honest episodes"
+        )
+    if code in FARMING_CODES and (recall is None or recall < TARGET["farming_recall"]):
+        parts.append(f"recall {recall or 0:.2f} < {TARGET['farming_recall']:.2f}")
+    return ", ".join(parts)
 
 
 def gating(code: str) -> bool:

@@ -94,15 +94,15 @@ def _refill(item: str, counts: tuple[str, ...], allowed: int, by_day: bool = Fal
 
 
 #: The loops Crafter allows, each with its allowance: twice the laps honest players ran on the
-#: tune split of `workbench benchmark make --seed 2 --episodes 16 --max-steps 500`, and at
+#: tune split of `workbench benchmark make --seed 3 --episodes 16 --max-steps 500`, and at
 #: least 2 (``detector_accuracy.choose_allowances``; ``benchmarks/bench_detectors.py`` prints them).
 LOOPS: tuple[Loop, ...] = (
     _cycle("collect_stone", "place_stone", "stone", 10),
-    _cycle("collect_sapling", "place_plant", "sapling", 2),
-    _remake("place_table", constants.place["table"]["uses"], "", 4),
-    _remake("place_furnace", constants.place["furnace"]["uses"], "", 4),
+    _cycle("collect_sapling", "place_plant", "sapling", 4),
+    _remake("place_table", constants.place["table"]["uses"], "", 6),
+    _remake("place_furnace", constants.place["furnace"]["uses"], "", 6),
     *(_remake(f"make_{tool}", recipe["uses"], tool, 2) for tool, recipe in constants.make.items()),
-    _refill("drink", ("collect_drink",), 2, by_day=True),
+    _refill("drink", ("collect_drink",), 4, by_day=True),
     _refill("food", ("eat_cow", "eat_plant"), 2),
     _refill("energy", ("wake_up",), 2, by_day=True, asked="sleep"),
 )
@@ -264,7 +264,7 @@ def loop_flags(table: pd.DataFrame) -> list[Flag]:
         seen = evidence(row)
         why = (
             f"ran the loop {row.loop} {row.laps} times over decisions {row.first}..{row.last}, paid {row.paid:.3f} "
-            f"(honest players ran it at most {row.allowed} times on the labelled benchmark)"
+            f"(allowed: {row.allowed}, twice the most honest players ran it on the labelled benchmark)"
         )
         flags.append(Flag("farming", LOOP_CODE, str(row.episode), why, seen))
     return flags
