@@ -4,16 +4,26 @@ decisions and pay counted by hand; the flag's evidence and replay link; notes vs
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 from helpers.hand_episodes import HONEST, hand_episode
 
 from workbench.analysis.audit import audit
-from workbench.analysis.detector_accuracy import gating
-from workbench.analysis.diagnostics.loops import LOOP_CODE, LOOPS, loop_flags, loop_laps, loop_table, replay_link
+from workbench.analysis.detector_accuracy import choose_allowances, gating
+from workbench.analysis.diagnostics.loops import (
+    LOOP_CODE,
+    LOOPS,
+    loop_flags,
+    loop_laps,
+    loop_table,
+    replay_link,
+    tracks,
+)
 from workbench.core.config import RewardConfig
 from workbench.core.crafter_facts import ACHIEVEMENTS, INVENTORY_ITEMS
 from workbench.data.episodes import Corpus, Episode
 from workbench.data.episodes.model import reset_state_arrays
+from workbench.data.storage import load_corpus, save_corpus
 
 PAYING = RewardConfig(strategy="per_achievement", weights={}, indicator_lambda=1.0)
 HALF = RewardConfig(strategy="per_achievement", weights={}, indicator_lambda=0.5)
@@ -143,3 +153,32 @@ def test_audit_flags_a_loop_above_the_bar_and_notes_the_rest():
     assert found.clean == found.flags.empty  # notes never make an audit unclean
     [loop] = [row for row in (found.flags if gating(LOOP_CODE) else found.notes).itertuples() if row.code == LOOP_CODE]
     assert loop.evidence["replay"]["link"] == replay_link("hacker", 1)
+
+
+def test_stored_columns_and_episodes_give_the_same_laps(tmp_path):
+    # several actions per decision, sleep among them: the columns' per-decision reading must match
+    episode = sleeper(0, asks=True)
+    episode.actions[3] = ["noop", "sleep", "move_left"]
+    episodes = [
+        episode,
+        hand_episode("looper", stone_loop(12), policy="hacker"),
+        hand_episode("guzzler", sips(6, 1), policy="p"),
+    ]
+    save_corpus(Corpus(episodes), tmp_path / "c")
+    stored = load_corpus(tmp_path / "c")
+    for track, original in zip(tracks(stored), episodes):
+        assert track.steps.tolist() == [len(actions) for actions in original.actions]
+        for loop in LOOPS:
+            assert loop_laps(track, loop).tolist() == loop_laps(original, loop).tolist(), loop.name
+
+
+def test_allowances_are_twice_the_most_honest_tune_laps_per_family():
+    names = [loop.name for loop in LOOPS]
+    laps = pd.DataFrame(0, index=["h1", "h2", "x"], columns=names)
+    laps.loc["h1", STONE.name] = 3
+    laps.loc["h2", "make_wood_pickaxe again"] = 2  # the tools share one allowance
+    laps.loc["x", STONE.name] = 50  # a hacker's laps never raise an allowance
+    chosen = {loop.name: loop.allowed for loop in choose_allowances(laps, np.array([False, False, True]))}
+    assert chosen[STONE.name] == 6
+    assert chosen["make_wood_pickaxe again"] == chosen["make_iron_sword again"] == 4
+    assert chosen["place_table again"] == 2 and chosen[DRINK.name] == 2  # never run: the floor of 2

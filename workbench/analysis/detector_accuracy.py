@@ -26,7 +26,7 @@ import pandas as pd
 from workbench.analysis.diagnostics.components import component_totals, episode_facts
 from workbench.analysis.diagnostics.dominance import COMPONENT_THRESHOLD, DOMINANCE_THRESHOLD, dominance
 from workbench.analysis.diagnostics.farming import farming_episodes, farming_events
-from workbench.analysis.diagnostics.loops import LOOP_CODE, LOOPS, REMAKE, Loop, loop_laps, loop_table
+from workbench.analysis.diagnostics.loops import LOOP_CODE, LOOPS, REMAKE, Loop, loop_laps, loop_table, tracks
 from workbench.core.config import RewardConfig
 from workbench.core.reward import PER_ACHIEVEMENT
 from workbench.data.episodes import Corpus
@@ -118,7 +118,7 @@ def detector_scores(corpus: Corpus, config: RewardConfig, loops: Sequence[Loop] 
 def laps_table(corpus: Corpus, loops: Sequence[Loop] = LOOPS) -> pd.DataFrame:
     """Per episode (rows, index the ids) and loop (columns, its name) how many laps it ran.
     Laps read the episode's arrays only, so they are the same under every config."""
-    values = [[len(loop_laps(episode, loop)) for loop in loops] for episode in corpus]
+    values = [[len(loop_laps(track, loop)) for loop in loops] for track in tracks(corpus)]
     return pd.DataFrame(values, index=pd.Index(corpus.ids, name="episode"), columns=[loop.name for loop in loops])
 
 

@@ -21,9 +21,9 @@ pay; ``loop_flags`` the ``farming-loop`` flags with their evidence and a replay 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import quote
 
 import numpy as np
@@ -32,7 +32,7 @@ from crafter import constants
 
 from workbench.analysis.diagnostics.flags import Flag
 from workbench.core.config import RewardConfig
-from workbench.core.crafter_facts import ACHIEVEMENTS, INVENTORY_ITEMS
+from workbench.core.crafter_facts import ACHIEVEMENTS, ACTIONS, INVENTORY_ITEMS
 from workbench.core.reward import PER_ACHIEVEMENT
 from workbench.data.episodes import Corpus, Episode
 from workbench.data.policies.navigation import daylight
@@ -108,14 +108,53 @@ LOOPS: tuple[Loop, ...] = (
 )
 
 
-def loop_laps(episode: Episode, loop: Loop) -> np.ndarray:
-    """The laps ``episode`` ran of ``loop``: an int array (laps, 2) of each lap's first and last
+#: The actions some loop asks about (``Loop.asked``): what a ``Track`` records per decision.
+ASKED = tuple(sorted({loop.asked for loop in LOOPS if loop.asked}))
+
+
+class Track(NamedTuple):
+    """What the loops read of one episode: its states (``inventory`` (n+1, 16), ``counts``
+    (n+1, 22)), per decision its ``steps`` (actions played) and, per action an ``asked`` loop
+    names, whether the decision played it (``played``)."""
+
+    inventory: np.ndarray
+    counts: np.ndarray
+    steps: np.ndarray
+    played: dict[str, np.ndarray]
+
+
+def track_of(episode: Episode) -> Track:
+    """The ``Track`` of one episode in memory."""
+    played = {name: np.array([name in actions for actions in episode.actions], dtype=bool) for name in ASKED}
+    steps = np.array([len(actions) for actions in episode.actions], dtype=np.int64)
+    return Track(episode.inventory, episode.achievement_counts, steps, played)
+
+
+def tracks(corpus: Corpus) -> Iterator[Track]:
+    """Every episode's ``Track`` in corpus order, read from the stacked columns batch by batch
+    (an episode in a columnar store is never built)."""
+    for _, arrays in corpus.decision_batches():
+        per_row = np.diff(arrays.action_offsets)  # row r holds the actions of the decision leading to it
+        hits = {name: np.concatenate([[0], np.cumsum(arrays.action_ids == ACTIONS.index(name))]) for name in ASKED}
+        for first, n in zip(arrays.row_starts.tolist(), arrays.lengths.tolist()):
+            rows = slice(first, first + n + 1)
+            offsets = arrays.action_offsets[first + 1 : first + n + 2]
+            before = arrays.action_offsets[first : first + n + 1]
+            played = {name: (hit[offsets] - hit[before]) > 0 for name, hit in hits.items()}
+            yield Track(
+                arrays.inventory[rows], arrays.achievement_counts[rows], per_row[first + 1 : first + n + 1], played
+            )
+
+
+def loop_laps(episode: Episode | Track, loop: Loop) -> np.ndarray:
+    """The laps ``episode`` (or its ``Track``) ran of ``loop``: an int array (laps, 2) of each lap's first and last
     decision (1-based), in order. A cycle's lap runs from a gathering to the spending at most ``CYCLE_WINDOW`` after it,
     a remake's from the decision after the previous making, a refill's from the decision the
     counter left its maximum to the one it was back."""
+    track = episode if isinstance(episode, Track) else track_of(episode)
     if loop.kind == REFILL:
-        return _refills(episode, loop)
-    counts = episode.achievement_counts
+        return _refills(track, loop)
+    counts = track.counts
     column = np.diff(counts[:, ACHIEVEMENTS.index(loop.event)])
     rises = np.flatnonzero(column > 0) + 1
     ends = np.repeat(rises, column[rises - 1])  # a count rising by 2 in one decision is two laps
@@ -133,20 +172,20 @@ def loop_laps(episode: Episode, loop: Loop) -> np.ndarray:
     return np.array(laps, dtype=np.int64).reshape(-1, 2)
 
 
-def _refills(episode: Episode, loop: Loop) -> np.ndarray:
+def _refills(track: Track, loop: Loop) -> np.ndarray:
     """A refill loop's laps (see ``loop_laps``): the counter left its maximum and was back within
     its ``REFILL_WINDOWS`` window (by day and asked for, as ``loop`` says)."""
-    level = episode.inventory[:, INVENTORY_ITEMS.index(loop.event)]
+    level = track.inventory[:, INVENTORY_ITEMS.index(loop.event)]
     top = int(constants.items[loop.event]["max"])
     left = np.flatnonzero((level[:-1] == top) & (level[1:] < top)) + 1  # states just below the top
     back = np.flatnonzero(level == top)
     nxt = np.searchsorted(back, left)  # the first state back at the top after leaving it
     ok = nxt < len(back)
     if loop.by_day:
-        steps = np.concatenate([[0], np.cumsum([len(actions) for actions in episode.actions])])
+        steps = np.concatenate([[0], np.cumsum(track.steps)])
         ok &= np.array([daylight(int(steps[state - 1])) >= NIGHT_DAYLIGHT for state in left], dtype=bool)
     if loop.asked:
-        asked = np.array([loop.asked in actions for actions in episode.actions], dtype=bool)
+        asked = track.played[loop.asked]
         ok &= np.array([asked[max(state - ASKED_WITHIN, 0) : state].any() for state in left], dtype=bool)
     done, left = back[nxt[ok]], left[ok]
     keep = done - left <= REFILL_WINDOWS[loop.event]
@@ -181,10 +220,10 @@ def loop_table(
     pays = _pays(config)
     rows: list[tuple[Any, ...]] = []
     policies = corpus.index["policy"].astype(str).tolist() if "policy" in corpus.index.columns else [""] * len(corpus)
-    for k, episode in enumerate(corpus):
-        gains = np.maximum(np.diff(np.hstack([episode.inventory, episode.achievement_counts]), axis=0), 0)
+    for k, (episode, track) in enumerate(zip(corpus.ids, tracks(corpus))):
+        gains = np.maximum(np.diff(np.hstack([track.inventory, track.counts]), axis=0), 0)
         for loop in loops:
-            laps = loop_laps(episode, loop)
+            laps = loop_laps(track, loop)
             if not len(laps):
                 continue
             first, last = int(laps[:, 0].min()), int(laps[-1, 1])
@@ -194,7 +233,7 @@ def loop_table(
             flagged = len(laps) > loop.allowed and paid > 0
             rows.append(
                 (
-                    episode.id,
+                    episode,
                     policies[k],
                     loop.name,
                     loop.kind,
