@@ -13,6 +13,8 @@ from workbench.data.storage import save_corpus
 
 SHAPED = REPO / "configs" / "upstream_shaped.yaml"
 RECOMMENDED = REPO / "configs" / "recommended.yaml"
+#: Pays no resource shaping, so no loop: clean on the farmers (recommended still pays their stone loop).
+CONSISTENT = REPO / "configs" / "consistent.yaml"
 
 
 def farmers(tmp_path: Path) -> Path:
@@ -22,10 +24,10 @@ def farmers(tmp_path: Path) -> Path:
 
 
 def two_rewards(tmp_path: Path) -> tuple[Path, Path]:
-    """a/reward.yaml: the recommended table (clean on farmers); b/reward.yaml: upstream's (flags farming)."""
+    """a/reward.yaml: the consistent table (clean on farmers); b/reward.yaml: upstream's (flags farming)."""
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
-    return shutil.copy(RECOMMENDED, tmp_path / "a" / "reward.yaml"), shutil.copy(SHAPED, tmp_path / "b" / "reward.yaml")
+    return shutil.copy(CONSISTENT, tmp_path / "a" / "reward.yaml"), shutil.copy(SHAPED, tmp_path / "b" / "reward.yaml")
 
 
 def test_two_configs_of_one_name_are_both_audited_and_the_flagged_one_fails_the_gate(tmp_path, capsys):

@@ -170,6 +170,10 @@ def test_stored_columns_and_episodes_give_the_same_laps(tmp_path):
         assert track.steps.tolist() == [len(actions) for actions in original.actions]
         for loop in LOOPS:
             assert loop_laps(track, loop).tolist() == loop_laps(original, loop).tolist(), loop.name
+    # and the same pay: a stone placed back is a drop of the stone item, which pays nothing
+    in_memory = loop_table(Corpus(episodes), PAYING, [1.0] * 3)
+    pd.testing.assert_frame_equal(loop_table(stored, PAYING, [1.0] * 3), in_memory)
+    assert in_memory.loc[in_memory["episode"] == "looper", "paid"].tolist() == pytest.approx([12 * 0.30])
 
 
 def test_allowances_are_twice_the_most_honest_tune_laps_per_family():

@@ -141,9 +141,9 @@ def tracks(corpus: Corpus) -> Iterator[Track]:
             offsets = arrays.action_offsets[first + 1 : first + n + 2]
             before = arrays.action_offsets[first : first + n + 1]
             played = {name: (hit[offsets] - hit[before]) > 0 for name, hit in hits.items()}
-            yield Track(
-                arrays.inventory[rows], arrays.achievement_counts[rows], per_row[first + 1 : first + n + 1], played
-            )
+            # stored columns may be unsigned: signed copies, so that a drop differences below 0
+            states = (arrays.inventory[rows].astype(np.int64), arrays.achievement_counts[rows].astype(np.int64))
+            yield Track(*states, per_row[first + 1 : first + n + 1], played)
 
 
 def loop_laps(episode: Episode | Track, loop: Loop) -> np.ndarray:
