@@ -12,13 +12,16 @@ from helpers.hand_episodes import hand_episode
 
 from workbench.analysis.audit import audit
 from workbench.analysis.detector_accuracy import (
+    DETECTORS,
     MEASURED_PATH,
     bootstrap_rates,
     choose_threshold,
     detector_scores,
+    gating,
     measured,
     meets_target,
     rates,
+    shortfall,
     time_to_flag,
 )
 from workbench.analysis.diagnostics.loops import LOOP_CODE, LOOPS
@@ -135,3 +138,12 @@ def test_meets_target_follows_the_issues_bar():
     assert meets_target("component-dominates", {**good, "recall": 0.1})  # recall binds farming only
     assert not meets_target("component-dominates", {**good, "fpr": 0.03})
     assert not meets_target("component-dominates", {**good, "precision": None})
+
+
+def test_a_detector_flags_only_when_its_pooled_row_meets_the_bar():
+    table = json.loads(MEASURED_PATH.read_text())
+    for code in DETECTORS:
+        row = table["pooled"][code]
+        assert gating(code) == meets_target(code, row)
+        assert (shortfall(code) == "") == gating(code)  # a note says where it falls short
+    assert gating("unknown-achievement") and gating("count-shaping-estimated")  # config checks always flag
