@@ -327,3 +327,13 @@ def main(args) -> None:
         f"load average before {load_before[0]:.2f}, after {load_after[0]:.2f} (2 cores); "
         f"{time.perf_counter() - started:.0f} s; timed-out actions (15 s, left out): {len(TIMEOUTS)}"
     )
+
+
+if __name__ == "__main__":  # `bench_app.py --sessions N`; the rest runs through `bench_browser.py --app`
+    import argparse
+
+    import bench_sessions
+
+    parser = argparse.ArgumentParser(description=bench_sessions.__doc__.split("\n")[0])
+    bench_sessions.add_arguments(parser)
+    bench_sessions.main(parser.parse_args())

@@ -35,6 +35,7 @@ def test_once_appends_what_is_complete_and_prints_returns(capsys, tmp_path: Path
         line = next(line for line in out.splitlines() if line.startswith(f"+ {episode_id} "))
         assert f"recommended={paid:.4g}" in line
     assert f"appended {len(expected)} episode(s)" in out
+    assert "tells its kind" not in out  # told by the path from the start: nothing to say
     code, out, _ = run(capsys, source, "--into", target, "--once")  # again: nothing new
     assert code == 0 and "appended 0 episode(s)" in out
 
@@ -48,8 +49,8 @@ def test_a_corrupt_file_exits_1_after_naming_it(capsys, tmp_path: Path) -> None:
 
 
 def test_bad_usage_exits_2(capsys, tmp_path: Path) -> None:
-    (tmp_path / "empty").mkdir()
-    code, _, err = run(capsys, tmp_path / "empty", "--into", tmp_path / "corpus", "--once")
-    assert code == 2 and "--kind" in err
+    (tmp_path / "notes.txt").write_text("not a database")
+    code, _, err = run(capsys, tmp_path / "notes.txt", "--into", tmp_path / "corpus", "--once")
+    assert code == 2 and "notes.txt" in err and "--kind" in err
     code, _, err = run(capsys, tmp_path / "empty", "--kind", "rollouts", "--into", tmp_path / "c", "--interval", "0")
     assert code == 2 and "--interval must be positive" in err

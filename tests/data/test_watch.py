@@ -16,7 +16,7 @@ from workbench.data.episodes import Corpus
 from workbench.data.importers import import_crafter_recorder, import_rollouts
 from workbench.data.sample import sample_path
 from workbench.data.storage import load_corpus, save_corpus
-from workbench.data.watch import STATE_FILE, Watcher, detect_kind, open_source, origin_of
+from workbench.data.watch import KINDS, STATE_FILE, Watcher, detect_kind, open_source, origin_of
 from workbench.errors import WatchError
 
 SHIPPED = sample_path().parent / "sample_imports"
@@ -246,16 +246,39 @@ def test_refusals(tmp_path: Path) -> None:
     with Watcher(open_source(source, "rollouts"), tmp_path / "corpus"):
         with pytest.raises(WatchError, match="another watcher"):
             Watcher(open_source(source, "rollouts"), tmp_path / "corpus")
-    with pytest.raises(WatchError, match="--kind"):
-        open_source(source)  # empty: cannot tell
-    with pytest.raises(WatchError, match="does not exist"):
-        open_source(tmp_path / "missing")
+    (tmp_path / "notes.txt").write_text("not a database")
+    with pytest.raises(WatchError, match="not a synth-ai trace database"):
+        open_source(tmp_path / "notes.txt")
     with pytest.raises(WatchError, match="unknown source kind 'ftp'"):
         open_source(source, "ftp")
     assert detect_kind(sample_path()) == "corpus"
     assert detect_kind(ROLLOUTS) == "rollouts"
     missing = open_source(tmp_path / "later", "rollouts")  # a folder the run has not made yet
     assert len(missing.poll().corpus) == 0
+
+
+@pytest.mark.parametrize("start", ["missing", "empty"])
+def test_an_undecided_folder_waits_and_tells_its_kind_from_the_first_file(tmp_path: Path, start: str) -> None:
+    source, target = tmp_path / "recorder", tmp_path / "corpus"
+    if start == "empty":
+        source.mkdir()
+    undecided = open_source(source)  # nothing tells the kind yet: waits
+    assert undecided.kind == "undecided"
+    with Watcher(undecided, target) as watcher:
+        assert watcher.poll().notes == [] and undecided.kind == "undecided"
+        source.mkdir(exist_ok=True)
+        (source / "stats.jsonl").touch()  # what crafter.Recorder writes first: tells nothing yet
+        assert watcher.poll().notes == [] and undecided.kind == "undecided"
+        assert not (target / STATE_FILE).exists()  # nothing read: no progress recorded
+        for npz in sorted(RECORDER.glob("*.npz")):
+            shutil.copyfile(npz, source / npz.name)
+        expected = import_crafter_recorder(RECORDER, progress=False).corpus
+        reports = poll_until(watcher, lambda rs: sum(len(r.appended) for r in rs) == len(expected))
+        reports += [watcher.poll() for _ in range(3)]  # and nothing more
+    notes = [note for report in reports for note in report.notes]
+    assert notes == [f"{source}: the first file tells its kind: recorder ({KINDS['recorder']})"]
+    assert undecided.kind == "recorder" and undecided.key == open_source(source, "recorder").key
+    assert sorted(load_corpus(target).ids) == sorted(expected.ids)
 
 
 def test_load_corpus_reads_only_the_named_parts(tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 from helpers.browser_lab import REPO, LabError, free_port
 
@@ -124,3 +125,62 @@ def upgrade_status(port: int, path: str, headers: dict[str, str]) -> str:
                 break
             answer += chunk
     return answer.split(b"\r\n", 1)[0].decode("latin-1")
+
+
+# -- driving the dashboard's views (benchmarks/bench_sessions.py and the session tests use
+# these; a change of the views' markup is made here once) ---------------------------------------
+def open_dashboard(context, url: str, width: int = 1280, height: int = 800):
+    """A new page of ``context`` on the dashboard at ``url``, its Corpus page drawn."""
+    page = context.new_page()
+    page.set_viewport_size({"width": width, "height": height})
+    page.goto(url)
+    page.locator(".wb-app-page-corpus input").first.wait_for(timeout=START_SECONDS * 1000)
+    return page
+
+
+def tuner_weight(page, name: str):
+    """The Tune page's figure and the weight slider of achievement ``name`` (its group opened):
+    (figure element, slider handle element, readout locator). A key press on the handle moves
+    the weight by 0.01."""
+    tuner = tab(page, "Tune")
+    tuner.locator(".workbench-tuner .bqplot").first.wait_for(timeout=START_SECONDS * 1000)
+    slider = tuner.locator(".widget-slider", has_text=name)
+    handle = slider.locator(".noUi-handle").first
+    if not handle.is_visible():  # its group is closed
+        tuner.locator(".jupyter-widget-Collapse-header", has_text=f"weights: {name.split('_')[0]}").click()
+    handle.wait_for(timeout=START_SECONDS * 1000)
+    figure = tuner.locator(".bqplot").first.element_handle()
+    return figure, handle.element_handle(), slider.locator(".widget-readout")
+
+
+def replay_controls(page) -> dict[str, Any]:
+    """The Replay page's parts (locators): ``root``, ``picker`` (the episode), ``counter``
+    (step n / N), and the ``start``, ``play`` and ``pause`` buttons."""
+    root = tab(page, "Replay")
+    return {
+        "root": root,
+        "picker": root.locator("select").first,
+        "counter": root.locator(".wb-counter").first,
+        **{name: root.locator(".wb-btn", has_text=name).first for name in ("start", "play", "pause")},
+    }
+
+
+def open_in_replayer(page, k: int) -> dict[str, Any]:
+    """Click the Tune figure's ``k``-th episode (modulo their number) to show it in the
+    Replayer; returns ``replay_controls`` once the Replayer shows it."""
+    tuner = tab(page, "Tune")
+    dots = tuner.locator(".bqplot .dot")
+    dots.first.wait_for(state="attached", timeout=START_SECONDS * 1000)
+    dots.nth(k % dots.count()).click(force=True)
+    page.locator(".wb-app-page-replay .wb-replay").wait_for(state="visible", timeout=START_SECONDS * 1000)
+    return replay_controls(page)
+
+
+def follow_run(page, run: Path, target: Path, kind: str = "rollouts"):
+    """Start the Live page following ``run`` into ``target``; returns the Live page's locator."""
+    live = tab(page, "Live")
+    live.locator("input[placeholder='/path/to/run-folder']").fill(str(run))
+    live.locator("input[placeholder='/path/to/target-corpus']").fill(str(target))
+    live.locator("select").first.select_option(label=kind)
+    live.locator(".wb-live-follow").click()
+    return live

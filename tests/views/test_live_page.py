@@ -51,10 +51,11 @@ def test_follow_switch_watches_scores_and_reports(tmp_path):
 def test_a_bad_source_is_a_message_and_nothing_follows(tmp_path):
     session = AppSession(AppOptions(corpus=None, workspace=tmp_path / "ws"))
     page = session.live_page
-    page.source.value, page.target.value = str(tmp_path / "no-such-run"), str(tmp_path / "corpus")
+    (tmp_path / "no-such-run.txt").write_text("a file, not a run folder nor a trace database")
+    page.source.value, page.target.value = str(tmp_path / "no-such-run.txt"), str(tmp_path / "corpus")
     page.follow.value = True
     assert page.follow.value is False and page.live is None
-    assert "no-such-run" in page.status.text
+    assert "no-such-run.txt" in page.status.text
     page.source.value = ""
     page.follow.value = True
     assert "give a source folder" in page.status.text

@@ -136,6 +136,8 @@ def _follow(args: argparse.Namespace, configs: dict[str, Any], thresholds: Audit
         state["problems"] += [str(issue) for issue in found.problems]
         for issue in found.problems:
             print(f"problem: {issue}", file=sys.stderr, flush=True)
+        for note in found.notes:
+            print(note, file=sys.stderr, flush=True)
         if len(found.appended):
             state["corpus"] = Corpus.concat([state["corpus"], found.appended])
         if len(found.appended) or (state["audit"] is None and len(state["corpus"])):

@@ -20,6 +20,10 @@ examples:
   workbench watch corpora/recording --into corpora/live --config configs/recommended.yaml
   workbench watch runs/rollouts --into corpora/live --once     # what is complete now, e.g. from cron
   workbench watch traces/synth_ai.db --into corpora/live       # a task app's trace database
+  workbench watch runs/new --into corpora/live                 # empty or missing: waits for the first file
+
+  Started before the run, on a folder that is missing or empty, it waits and tells SOURCE's
+  kind from the first file that lands (and says so once).
 
   A file is taken once complete: its size and mtime unchanged across two polls, and it reads
   cleanly; one that stays unchanged and unreadable is reported (file, line, problem) and the
@@ -106,14 +110,15 @@ def run(args: argparse.Namespace) -> int:
         for issue in found.problems:
             print(f"problem: {issue}", file=sys.stderr, flush=True)
         if not args.quiet:
+            for note in found.notes:
+                print(note, flush=True)
             print_appended(found, live)
         return bool(args.once and not found.settling)
 
     with Watcher(source, args.into, on_append=None if live is None else live.append) as watcher:
         if not args.quiet:
-            print(
-                f"watching {source.path} ({source.kind}) into {args.into}; {watcher.held} episode(s) held", flush=True
-            )
+            kind = source.kind if source.kind in KINDS else "its kind told by the first file that lands"
+            print(f"watching {source.path} ({kind}) into {args.into}; {watcher.held} episode(s) held", flush=True)
         stop = threading.Event()
         try:  # Ctrl-C (or SIGTERM) ends the run at once, after the poll under way is saved
             with signals_set(stop):

@@ -22,20 +22,25 @@ ORIGIN_KEY = "watched"
 class Poll:
     """What one poll found: ``corpus`` (episodes new since the last poll, in source order, each
     with its ``ORIGIN_KEY`` metadata), ``landed`` (per episode, when its item landed in the
-    source, epoch seconds: a file's mtime), ``problems`` (named, the source goes on) and
-    ``settling`` (items seen but not complete yet: poll again soon)."""
+    source, epoch seconds: a file's mtime), ``problems`` (named, the source goes on),
+    ``settling`` (items seen but not complete yet: poll again soon) and ``notes`` (what the
+    source says once, e.g. the kind it told from its first file)."""
 
     corpus: Corpus = field(default_factory=Corpus)
     landed: list[float] = field(default_factory=list)
     problems: list[ImportIssue] = field(default_factory=list)
     settling: int = 0
+    notes: list[str] = field(default_factory=list)
 
 
 class Source(Protocol):
     """A place episodes keep arriving in. Reading it never modifies it."""
 
-    #: ``rollouts``, ``recorder``, ``corpus`` or ``traces``.
-    kind: str
+    @property
+    def kind(self) -> str:
+        """``rollouts``, ``recorder``, ``corpus`` or ``traces`` (``undecided`` until a file tells it)."""
+        ...
+
     #: What is watched (a folder or a database file).
     path: Path
 

@@ -35,14 +35,15 @@ SETTLE_SECONDS = 0.2
 class WatchReport:
     """One poll's outcome: ``appended`` (the episodes saved, under their ids in the target),
     ``problems``, ``settling`` (items not complete yet), ``skipped`` (items offered again and
-    already held) and ``latency`` (per appended episode, seconds from landing in the source to
-    saved and handed to ``on_append``)."""
+    already held), ``latency`` (per appended episode, seconds from landing in the source to
+    saved and handed to ``on_append``) and ``notes`` (what the source said once, see ``Poll``)."""
 
     appended: Corpus = field(default_factory=Corpus)
     problems: list[ImportIssue] = field(default_factory=list)
     settling: int = 0
     skipped: int = 0
     latency: list[float] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
 
 class Watcher:
@@ -112,7 +113,8 @@ class Watcher:
         if fresh and self._on_append is not None:
             self._on_append(appended)
         now = time.time()
-        return WatchReport(appended, found.problems, found.settling, skipped, [now - t for t in landed])
+        latency = [now - t for t in landed]
+        return WatchReport(appended, found.problems, found.settling, skipped, latency, found.notes)
 
     def run(
         self,
@@ -146,7 +148,7 @@ class Watcher:
     def _save_progress(self) -> None:
         sources = dict(self._state.get("sources", {}))
         progress = self.source.progress()
-        if sources.get(self.source.key) == progress:
+        if sources.get(self.source.key, {} if not progress else None) == progress:  # unchanged, or nothing read yet
             return
         sources[self.source.key] = progress
         self._state = write_state(self.into, sources)

@@ -1,0 +1,139 @@
+"""Where opening and scoring a corpus from disk spends its time, stage by stage (issue 33).
+
+    .venv/bin/python benchmarks/bench_corpus.py --sizes 1000000 --work /tmp/corpora   # builds one
+    .venv/bin/python benchmarks/profile_corpus.py /tmp/corpora/corpus_1000000
+
+Prints medians of ``--repeats`` runs in one process (after a warm-up) of: Parquet decode of the
+columns opening reads (threads on and off, and without the status columns), the stages of
+``load_corpus`` (each wrapped with a timer; the decode done beforehand so the stages are the
+main thread's own work), the first score, and a re-score split into the config's arrays and
+``Scores``. The machine's load average is printed with them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from workbench.core.config import RewardConfig
+from workbench.data.sample import sample_corpus
+from workbench.data.storage import columnar, load_corpus, stream
+from workbench.data.storage.decode import READ_COLUMNS
+from workbench.data.storage.layout import ParquetReader
+from workbench.data.storage.schema import STATUS_COLUMNS
+from workbench.scoring import prepare, score, scores
+from workbench.util.memory import retain_freed_memory
+
+CONFIG = RewardConfig.from_file(Path(__file__).resolve().parent.parent / "configs" / "upstream_shaped.yaml")
+
+
+def median_ms(action: Callable[[], Any], repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        action()
+        times.append(time.perf_counter() - started)
+    return statistics.median(times) * 1e3
+
+
+def decode(root: Path, columns: list[str], threads: bool) -> None:
+    for path in sorted((root / "decisions").glob("*.parquet")):
+        with open(path, "rb") as handle:
+            for _ in ParquetReader(handle, dictionary=["episode"]).iter_batches(1 << 16, columns, threads):
+                pass
+
+
+class Stages:
+    """Timers around the stages of ``columnar.load`` / ``stream`` (module attributes swapped in)."""
+
+    NAMES = ("check_batch", "check_status_bits", "check_values", "check_totals", "decision_events")
+
+    def __init__(self) -> None:
+        self.spent: dict[str, float] = {}
+        for name in self.NAMES:
+            setattr(stream, name, self._timed(name, getattr(stream, name)))
+        block = stream._Block
+        block.append = self._timed("copies into the block", block.append)  # type: ignore[method-assign]
+        columnar._live_episodes = self._timed("index rows + metadata", columnar._live_episodes)
+        stream.read_ahead = self._decoded_first  # the decode done before the stages: their own time
+
+    def _timed(self, name: str, function: Callable[..., Any]) -> Callable[..., Any]:
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            started = time.perf_counter()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                self.spent[name] = self.spent.get(name, 0.0) + time.perf_counter() - started
+
+        return timed
+
+    @staticmethod
+    def _decoded_first(items: Iterator[Any]) -> Iterator[Any]:
+        yield from list(items)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("corpus", type=Path, help="a corpus folder (e.g. made by bench_corpus.py --work)")
+    parser.add_argument("--repeats", type=int, default=7)
+    args = parser.parse_args()
+    retain_freed_memory()
+    score(prepare(sample_corpus()), CONFIG).episodes  # warm-up: imports, code pages
+    load = os.getloadavg()
+    rows: list[tuple[str, float]] = []
+    without_status = [c for c in READ_COLUMNS if c not in STATUS_COLUMNS]
+    rows.append(
+        ("decode, 64 columns, 2 threads", median_ms(lambda: decode(args.corpus, READ_COLUMNS, True), args.repeats))
+    )
+    rows.append(
+        ("decode, 64 columns, 1 thread", median_ms(lambda: decode(args.corpus, READ_COLUMNS, False), args.repeats))
+    )
+    rows.append(
+        (
+            "decode without the 22 status columns",
+            median_ms(lambda: decode(args.corpus, without_status, True), args.repeats),
+        )
+    )
+    opened = [median_ms(lambda: load_corpus(args.corpus), args.repeats)]
+    corpus = load_corpus(args.corpus)
+    rows.append(("load_corpus (as shipped)", opened[0]))
+    rows.append(
+        ("prepare + score + episodes table", median_ms(lambda: score(prepare(corpus), CONFIG).episodes, args.repeats))
+    )
+    prepared = prepare(corpus)
+    changed = CONFIG.with_changes(weights={**CONFIG.weights, "collect_wood": 0.3})
+    rows.append(
+        ("re-score after a weight change", median_ms(lambda: score(prepared, changed).episodes, 4 * args.repeats))
+    )
+    made = score(prepared, changed)
+    parts = (made._base, made._resource, made._indicator, made._credited, made._gain)
+    rows.append(
+        (
+            "  of which Scores (sums, table)",
+            median_ms(lambda: scores.Scores(prepared, changed, *parts), 4 * args.repeats),
+        )
+    )
+    stages = Stages()
+    runs = []
+    for _ in range(args.repeats):
+        stages.spent.clear()
+        load_corpus(args.corpus)
+        runs.append(dict(stages.spent))
+    for name in runs[0]:
+        rows.append((f"  open stage: {name}", statistics.median(r[name] for r in runs) * 1e3))
+    print(f"{corpus.n_decisions:,} decisions, {len(corpus):,} episodes; medians of {args.repeats}")
+    print("| stage | median ms |")
+    print("|---|---:|")
+    for name, ms in rows:
+        print(f"| {name} | {ms:.1f} |")
+    after = os.getloadavg()
+    print(f"load average (1 min) {load[0]:.2f} before, {after[0]:.2f} after; {os.cpu_count()} cores")
+
+
+if __name__ == "__main__":
+    main()
