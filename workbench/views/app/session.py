@@ -35,44 +35,6 @@ from workbench.views.widgets import Compare, Replayer, Tuner
 log = logging.getLogger("workbench.views.app")
 
 
-class _ReplayerLink:
-    """Stands in for the session's Replayer in the views' links: the Replayer is built when first
-    used, and opening an episode brings the Replay page forward with it."""
-
-    def __init__(self, session: AppSession) -> None:
-        self._session = session
-
-    def set_config(self, config: RewardConfig) -> None:
-        """Score what the Replayer plays under ``config`` (once it is built)."""
-        self._session.replayer_view.need(lambda replayer: replayer.set_config(config))
-
-    def open(self, episode: str, *, decision: int | str | None = None) -> None:
-        """Show the Replay page and open ``episode`` in the session's Replayer (at ``decision``)."""
-        session = self._session
-
-        def show(replayer: Replayer) -> None:
-            if session.replay_page.view is not replayer:  # the Live page showed its own
-                session.replay_page.show(replayer)
-            replayer.open(episode, decision=decision)
-
-        session.tabs.selected_index = REPLAY
-        session.replayer_view.need(show)
-
-
-class _CompareLink:
-    """Stands in for Compare in the Tuner's link: a config the Tuner sends also joins the session's
-    configs, and Compare (built when first used) comes forward with it."""
-
-    def __init__(self, session: AppSession) -> None:
-        self._session = session
-
-    def add(self, name: str, config: RewardConfig, **kwargs: Any) -> None:
-        """Offer ``config`` to Compare, keep it among the session's configs and show Compare."""
-        self._session.add_config(name, config, "sent from the Tuner", to_compare=False)
-        self._session.tabs.selected_index = COMPARE  # first: its figures redraw in front, never hidden
-        self._session.compare_view.need(lambda compare: compare.add(name, config, **kwargs))
-
-
 class AppSession:
     """Everything one browser tab works with. ``configs`` maps names to configs (``sources``
     says where each came from); ``tuner``, ``replayer``, ``compare`` are the views on ``corpus``
@@ -233,15 +195,52 @@ class AppSession:
             self.tuner_view.need(lambda _: self.replayer_view.need(lambda _: self.compare_view.need()))
 
     def _tuner_built(self, tuner: Tuner) -> None:
-        tuner.link(replayer=_ReplayerLink(self), compare=_CompareLink(self))
-        tuner.on_update(self._keep_draft)  # after every re-score, not on a timing line that may repeat
+        tuner.observe(self._replay_pick, names="episode")
+        tuner.observe(self._send_to_compare, names="sent")
+        tuner.observe(lambda _change: self._keep_draft(), names="config")  # set once per re-score
         # The Tuner's own Save writes relative to the server's folder: point it into the workspace.
-        tuner.path.value = str(self.workspace.folder / "my_reward.yaml")
+        tuner.controls.path.value = str(self.workspace.folder / "my_reward.yaml")
         tuner.path_check = self.workspace.checked  # a symlink on the way into the workspace is refused
         tuner.writer = self.workspace.write_file  # and one swapped in after the check cannot redirect the write
 
     def _compare_built(self, compare: Compare) -> None:
-        compare.link(replayer=_ReplayerLink(self))
+        compare.observe(self._replay_pick, names="episode")
+
+    def _replay_pick(self, change: dict[str, Any]) -> None:
+        """An episode picked in a view (its ``episode`` trait): replay it under the view's config."""
+        if change["new"] is not None:  # a pick passing through None (the same episode picked again)
+            self.show_replay(change["new"], "best", config=change["owner"].config)
+
+    def _send_to_compare(self, change: dict[str, Any]) -> None:
+        """The Tuner sent ``(name, config)``: keep it among the session's configs and show it in Compare."""
+        name, config = change["new"]
+        self.add_config(name, config, "sent from the Tuner", to_compare=False)
+        self.tabs.selected_index = COMPARE  # first: its figures redraw in front, never hidden
+        self.compare_view.need(lambda compare: compare.add(name, config, show=True))
+
+    def show_replay(
+        self, episode: str, decision: int | str | None = None, *, config: RewardConfig | None = None
+    ) -> None:
+        """Show the Replay page with the session's Replayer on ``episode`` (built first if need be).
+
+        Args:
+            episode: An episode id of the corpus.
+            decision: The decision to show (1-based), ``"best"`` (the highest-paying) or None (the start).
+            config: The config to score it under (default: the Replayer's).
+
+        Raises:
+            CorpusError: No corpus is open.
+        """
+
+        def show(replayer: Replayer) -> None:
+            if self.replay_page.view is not replayer:  # the Live page showed its own
+                self.replay_page.show(replayer)
+            if config is not None:
+                replayer.config = config
+            replayer.open_episode(episode, decision=decision)
+
+        self.tabs.selected_index = REPLAY
+        self.replayer_view.need(show)
 
     def retune(self, config: RewardConfig) -> None:
         """Start the Tuner over from ``config`` (same corpus) and show the Tune page."""

@@ -32,19 +32,19 @@ class ViewPage:
         self.active = False
 
     def show(self, view: Any) -> None:
-        """Show ``view`` (a Tuner, Replayer or Compare: anything with a ``.widget``), at once if
-        the page is in front, else when it comes to the front."""
+        """Show ``view`` (a Tuner, Replayer or Compare widget), at once if the page is in front,
+        else when it comes to the front."""
         self.view = view
         if self.active:
-            self.body.children = [view.widget]
+            self.body.children = [view]
         else:
             self._say("ready")
 
     def activate(self) -> None:
         """The page's tab is shown: put its view in (once)."""
         self.active = True
-        if self.view is not None and self.view.widget not in self.body.children:
-            self.body.children = [self.view.widget]
+        if self.view is not None and self.view not in self.body.children:
+            self.body.children = [self.view]
 
     def wait(self, text: str) -> None:
         """Show ``text`` (HTML) instead of a view: while one is built, or when there is none."""
