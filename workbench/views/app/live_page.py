@@ -103,7 +103,16 @@ class LivePage:
     def start(self, source: str, target: str, kind: str | None = None) -> None:
         """Follow ``source`` into the corpus folder ``target`` (created when absent): its episodes
         so far, then each new one as it lands. Raises ``WorkbenchError`` for a bad source or
-        target (nothing starts then)."""
+        target (nothing starts then).
+
+        Args:
+            source: The folder (or file) to watch.
+            target: The corpus folder to append into.
+            kind: The source's kind, or None to tell from the folder.
+
+        Raises:
+            WorkbenchError: A bad source or target.
+        """
         if not source.strip() or not target.strip():
             raise WorkbenchError("give a source folder to watch and a target corpus folder to append into")
         self.stop()

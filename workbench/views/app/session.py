@@ -25,6 +25,7 @@ from workbench.views.app.common import (
 )
 from workbench.views.app.configs_page import ConfigsPage
 from workbench.views.app.corpus_page import CorpusPage
+from workbench.views.app.deep_link import parse_link
 from workbench.views.app.first_paint import FirstPaint
 from workbench.views.app.live_page import LivePage
 from workbench.views.app.options import AppOptions
@@ -120,7 +121,14 @@ class AppSession:
         return baseline, self.configs[baseline]
 
     def unique_name(self, name: str) -> str:
-        """``name``, or ``name-2``, ``name-3`` ... when the session has a config of that name."""
+        """``name``, or ``name-2``, ``name-3`` ... when the session has a config of that name.
+
+        Args:
+            name: The name wanted.
+
+        Returns:
+            A name no config of the session has.
+        """
         candidate, n = name or "config", 1
         while candidate in self.configs:
             n += 1
@@ -129,7 +137,17 @@ class AppSession:
 
     def add_config(self, name: str, config: RewardConfig, source: str, *, to_compare: bool = True) -> str:
         """Keep ``config`` as ``name`` in the session (replacing one of that name) and offer it to
-        Compare; returns the name."""
+        Compare; returns the name.
+
+        Args:
+            name: The config's name.
+            config: The config.
+            source: Where it came from (shown on the Configs page).
+            to_compare: Offer it to Compare too.
+
+        Returns:
+            The name.
+        """
         self.configs[name], self.sources[name] = config, source
         if to_compare and self.compare is not None:
             self.compare.add(name, config)
@@ -176,7 +194,15 @@ class AppSession:
         """Make ``corpus`` the session's. Its views are built in the background (at once if the
         first page is drawn, else then) or when first needed: the Tuner starting from the kept
         draft, else the baseline (its ghost and Reset are the baseline's), the Replayer under
-        the same config, Compare of the session's configs then."""
+        the same config, Compare of the session's configs then.
+
+        Args:
+            corpus: The corpus.
+            label: What it is called in the page.
+
+        Raises:
+            CorpusError: The corpus has no episodes.
+        """
         if len(corpus) == 0:
             raise CorpusError(f"{label}: the corpus has no episodes")
         start = self.workspace.draft() or self.baseline
@@ -218,6 +244,30 @@ class AppSession:
         self.tabs.selected_index = COMPARE  # first: its figures redraw in front, never hidden
         self.compare_view.need(lambda compare: compare.add(name, config, show=True))
 
+    def open_link(self, query: str | None) -> None:
+        """Open what a dashboard URL's query asks (``deep_link.parse_link``): with
+        ``view=replayer``, the Replay page on ``episode`` at ``decision``. A link that cannot be
+        followed says why on the status line and changes nothing.
+
+        Args:
+            query: The URL's query string (None or '': nothing to open).
+        """
+        try:
+            link = parse_link(query)
+            if link.view is None or link.episode is None:
+                return
+            if self.corpus is None:
+                raise CorpusError(f"link: no corpus is open to show episode {link.episode!r} in")
+            if link.episode not in self.corpus.ids:
+                raise CorpusError(f"link: no episode {link.episode!r} in {self.corpus_label}")
+            decisions = self.corpus[link.episode].n_decisions
+            if link.decision is not None and link.decision > decisions:
+                raise CorpusError(f"link: episode {link.episode!r} has decisions 1 to {decisions}, not {link.decision}")
+        except WorkbenchError as error:
+            self.status.show(str(error), "error")
+            return
+        self.show_replay(link.episode, link.decision)
+
     def show_replay(
         self, episode: str, decision: int | str | None = None, *, config: RewardConfig | None = None
     ) -> None:
@@ -243,7 +293,14 @@ class AppSession:
         self.replayer_view.need(show)
 
     def retune(self, config: RewardConfig) -> None:
-        """Start the Tuner over from ``config`` (same corpus) and show the Tune page."""
+        """Start the Tuner over from ``config`` (same corpus) and show the Tune page.
+
+        Args:
+            config: Where the Tuner starts.
+
+        Raises:
+            CorpusError: No corpus is open.
+        """
         if self.corpus is None:
             raise CorpusError("no corpus is open: open one on the Corpus page first")
         corpus = self.corpus

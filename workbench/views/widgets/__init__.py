@@ -15,8 +15,8 @@ They hold controls, not logic: every number comes from ``workbench.scoring`` and
 - ``Timeline`` (``timeline.py``): a growing run (a ``LiveScores``) over time under every config,
   rolling intervals and change points; redraws on each append; click an episode to replay it.
 
-Each view is an ipywidgets widget whose state is traits (``config``, ``episode``, ``selection``;
-the Replayer's ``decision``; docs/widgets.md lists them): link them with ``traitlets.link``,
+Each view is an ipywidgets widget whose state is traits (``config``, ``episode``, ``selection``,
+defined once in ``traits.py``; the Replayer's ``decision``; docs/widgets.md lists them): link them with ``traitlets.link``,
 ``dlink`` or ``observe``. ``link(tuner, replayer, compare)`` wires the usual links
 (``Replayer.follow``, ``Compare.follow``).
 """

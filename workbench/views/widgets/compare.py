@@ -34,7 +34,15 @@ MAX_POINTS = 400
 
 
 def normalised(returns: np.ndarray, scale: str) -> np.ndarray:
-    """Per-episode returns on ``scale`` (see ``SCALES``)."""
+    """Per-episode returns on ``scale`` (see ``SCALES``).
+
+    Args:
+        returns: Per-episode returns.
+        scale: One of ``SCALES``.
+
+    Returns:
+        The returns on that scale.
+    """
     if scale == "ranks":
         return pd.Series(returns).rank(ascending=False, method="min").to_numpy()
     if scale == "share of max":
@@ -184,7 +192,17 @@ class Compare(w.VBox, ViewTraits):
 
     def add(self, name: str, config: RewardConfig, *, side: str | None = None, show: bool = False) -> None:
         """Offer ``config`` as ``name`` (replacing a config of that name); ``side="a"`` makes it the
-        reference, ``side="b"`` (or ``show``) adds it first to the compared configs."""
+        reference, ``side="b"`` (or ``show``) adds it first to the compared configs.
+
+        Args:
+            name: The config's name.
+            config: The config.
+            side: "a" (the reference), "b" (first compared) or None.
+            show: Add it first to the compared configs.
+
+        Raises:
+            WorkbenchError: ``side`` is not "a", "b" or None.
+        """
         if side not in (None, "a", "b"):
             raise WorkbenchError(f"side must be 'a', 'b' or None, not {side!r}")
         self.configs[name] = config
@@ -218,7 +236,14 @@ class Compare(w.VBox, ViewTraits):
 
     def color(self, name: str) -> str:
         """The colour of config ``name`` in every figure and list: given when the config first
-        appears (the next of the palette) and kept, whatever is added, picked or swapped."""
+        appears (the next of the palette) and kept, whatever is added, picked or swapped.
+
+        Args:
+            name: A config name.
+
+        Returns:
+            Its colour (a CSS colour).
+        """
         if name not in self._colors:
             self._colors[name] = PALETTE[len(self._colors) % len(PALETTE)]
         return self._colors[name]

@@ -56,7 +56,14 @@ class ReplayView(anywidget.AnyWidget):
 def picture(episode: Episode) -> tuple[np.ndarray | None, np.ndarray]:
     """What the replay shows and the decision of every step: recorded frames (one per step
     plus reset), else the map views drawn with Crafter's textures (one per state: a step per
-    decision), else no picture (a step per decision). Returns (images or None, step_decision)."""
+    decision), else no picture (a step per decision). Returns (images or None, step_decision).
+
+    Args:
+        episode: The episode.
+
+    Returns:
+        The images (or None) and the decision of each step.
+    """
     if episode.has_frames:
         frames = episode.load_frames(keep=False)  # only the shown episode's frames stay in memory
         return frames.images, np.asarray(frames.step_decision)
@@ -69,7 +76,16 @@ def picture(episode: Episode) -> tuple[np.ndarray | None, np.ndarray]:
 def episode_data(episode: Episode, config: RewardConfig, step_decision: np.ndarray) -> dict[str, Any]:
     """Everything the front end draws for one episode under ``config`` (plain JSON): per state
     inventory and first unlocks; per decision actions, Crafter's reward, shaped reward (total,
-    by component kind, each component), running return; paying decisions and spikes."""
+    by component kind, each component), running return; paying decisions and spikes.
+
+    Args:
+        episode: The episode.
+        config: The config to score it under.
+        step_decision: The decision of each step (``picture``).
+
+    Returns:
+        The data, as plain JSON types.
+    """
     scores = score(Corpus([episode]), config)
     n = episode.n_decisions
     reward = scores.reward.astype(float)
@@ -126,7 +142,14 @@ def episode_data(episode: Episode, config: RewardConfig, step_decision: np.ndarr
 def calls_given(episode: Episode) -> list[str | None] | None:
     """Per decision, its tool calls as the policy gave them where they differ from the actions
     played (the task app skipped, parsed, cut or filled in something), else None; None for an
-    episode without calls or where every decision played its one ``interact_many`` list as written."""
+    episode without calls or where every decision played its one ``interact_many`` list as written.
+
+    Args:
+        episode: The episode.
+
+    Returns:
+        Per decision the calls as given or None, or None for the whole episode.
+    """
     if episode.calls is None:
         return None
     given = [None if _listed(call) == played else call for call, played in zip(episode.calls, episode.actions)]
@@ -290,18 +313,19 @@ class Replayer(w.VBox, ViewTraits):
 
         Args:
             episode: An episode id of the corpus.
-            decision: The decision to show, ``"best"``, or None.
+            decision: The decision to show (0: the reset frame), ``"best"``, or None.
 
         Raises:
-            CorpusError: No episode of that id in the corpus.
+            CorpusError: No episode of that id in the corpus, or no such decision in it.
         """
         if episode not in self.corpus.ids:
             raise CorpusError(f"no episode {episode!r} in this corpus")
         self.episode = episode  # loads it (when it is not the one shown)
-        if decision == "best":
-            decision = int(np.argmax(np.asarray(self.data["reward"]))) + 1
-        if decision is not None:
-            self.step = self.data["decision_end"][int(decision) - 1]
+        if decision is None:
+            return
+        chosen = int(np.argmax(np.asarray(self.data["reward"]))) + 1 if decision == "best" else int(decision)
+        chosen = self._valid_decision({"value": chosen})
+        self.step = self.data["decision_end"][chosen - 1] if chosen > 0 else 0
 
     def _rescore(self, change: dict[str, Any]) -> None:
         """Score the shown episode (and later ones) under the new ``config``."""
@@ -309,17 +333,38 @@ class Replayer(w.VBox, ViewTraits):
         self.view.episode = self.data
 
     def decision_at(self, step: int) -> int:
-        """The 1-based decision that step ``step`` belongs to (0 for the reset frame)."""
+        """The 1-based decision that step ``step`` belongs to (0 for the reset frame).
+
+        Args:
+            step: A step of the shown episode.
+
+        Returns:
+            The decision (0 for the reset frame).
+        """
         return 0 if step <= 0 else int(self.step_decision[step - 1])
 
     def completed_at(self, step: int) -> int:
-        """How many decisions are complete once ``step`` steps have run."""
+        """How many decisions are complete once ``step`` steps have run.
+
+        Args:
+            step: A step of the shown episode.
+
+        Returns:
+            How many decisions are complete.
+        """
         return int(np.searchsorted(self.data["decision_end"], step, side="right"))
 
     def state_at(self, step: int) -> dict[str, Any]:
         """What the page shows at ``step``: ``decision`` (0 = reset), ``completed`` decisions,
         the ``inventory`` (the vitals always, other items when held) and ``achievements`` after them, the decision's
-        ``actions``, Crafter's ``env_reward`` and shaped ``reward``, and its ``components``."""
+        ``actions``, Crafter's ``env_reward`` and shaped ``reward``, and its ``components``.
+
+        Args:
+            step: A step of the shown episode.
+
+        Returns:
+            The state panel's content as a dict.
+        """
         decision, completed = self.decision_at(step), self.completed_at(step)
         inventory = dict(zip(INVENTORY_ITEMS, self.data["inventory"][completed]))
         return {

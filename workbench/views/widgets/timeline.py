@@ -354,7 +354,11 @@ class Timeline(w.VBox, ViewTraits):
 
     # -- replay ------------------------------------------------------------------------------
     def pick(self, index: int) -> None:
-        """Pick the ``index``-th drawn point's episode (what a click does)."""
+        """Pick the ``index``-th drawn point's episode (what a click does).
+
+        Args:
+            index: The point's position among those drawn.
+        """
         episode, config = self._shown[index]
         self.open_episode(episode, config)
 

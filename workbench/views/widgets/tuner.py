@@ -326,13 +326,35 @@ class Tuner(w.HBox, ViewTraits):
     # -- files ------------------------------------------------------------------------------
     def save(self, path: str | Path | None = None, *, overwrite: bool = False) -> Path:
         """Write the current config as YAML (atomic; an existing file needs ``overwrite``);
-        returns the absolute path written."""
+        returns the absolute path written.
+
+        Args:
+            path: Where to write (default: the "save as" box), checked by ``path_check``.
+            overwrite: Replace an existing file.
+
+        Returns:
+            The absolute path written.
+
+        Raises:
+            TargetExistsError: The file exists and ``overwrite`` is False.
+            OutputError: The file cannot be written.
+        """
         target = self.path_check(Path(path or self.controls.path.value).expanduser())
         return self.writer(target, self.config, overwrite).resolve()
 
     def export(self, toml_path: str | Path | None = None) -> Path:
         """Write the current config's step_rewards into an existing training TOML; returns its
-        absolute path."""
+        absolute path.
+
+        Args:
+            toml_path: The training TOML (default: the "export to" box).
+
+        Returns:
+            The absolute path written.
+
+        Raises:
+            WorkbenchError: The TOML is missing or cannot be read or written.
+        """
         return Path(self.config.export_into(toml_path or self.controls.toml_path.value)).resolve()
 
     def _file_action(self, action: Callable[[], Any]) -> None:
