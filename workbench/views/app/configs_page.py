@@ -217,5 +217,5 @@ class ConfigsPage:
         name, config = self.selected
         if self.session.corpus is None:
             raise CorpusError("no Compare yet: open a corpus on the Corpus page first")
-        self.session.tabs.selected_index = COMPARE  # first: its figures redraw in front, never hidden
+        self.session.show_page(COMPARE)  # first: its figures redraw in front, never hidden
         self.session.compare_view.need(lambda compare: compare.add(name, config, show=True))

@@ -270,7 +270,7 @@ class LivePage:
             return  # None: a pick passing through it (the same episode picked again)
         replayer = Replayer(self.live.corpus, self.timeline.config, episode=change["new"])
         self.session.replay_page.show(replayer)
-        self.session.tabs.selected_index = REPLAY
+        self.session.show_page(REPLAY)
 
 
 def _resolved(file: str) -> Path:

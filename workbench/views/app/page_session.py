@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from typing import Protocol
 
-import ipywidgets as w
-
 from workbench.core.config import RewardConfig
 from workbench.data.episodes import Corpus
 from workbench.views.app.views_pages import LazyView, ViewPage
@@ -24,7 +22,6 @@ class PageSession(Protocol):
     sources: dict[str, str]
     corpus: Corpus | None
     workspace: Workspace
-    tabs: w.Tab
     tuner_view: LazyView
     compare_view: LazyView
     replay_page: ViewPage
@@ -51,6 +48,14 @@ class PageSession(Protocol):
 
         Returns:
             The name.
+        """
+        ...
+
+    def show_page(self, page: int) -> None:
+        """Bring page ``page`` (an index in ``common.TABS``) to the front.
+
+        Args:
+            page: The page's index.
         """
         ...
 

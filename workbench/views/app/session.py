@@ -241,7 +241,7 @@ class AppSession:
         """The Tuner sent ``(name, config)``: keep it among the session's configs and show it in Compare."""
         name, config = change["new"]
         self.add_config(name, config, "sent from the Tuner", to_compare=False)
-        self.tabs.selected_index = COMPARE  # first: its figures redraw in front, never hidden
+        self.show_page(COMPARE)  # first: its figures redraw in front, never hidden
         self.compare_view.need(lambda compare: compare.add(name, config, show=True))
 
     def open_link(self, query: str | None) -> None:
@@ -289,7 +289,7 @@ class AppSession:
                 replayer.config = config
             replayer.open_episode(episode, decision=decision)
 
-        self.tabs.selected_index = REPLAY
+        self.show_page(REPLAY)
         self.replayer_view.need(show)
 
     def retune(self, config: RewardConfig) -> None:
@@ -305,11 +305,19 @@ class AppSession:
             raise CorpusError("no corpus is open: open one on the Corpus page first")
         corpus = self.corpus
         self.tuner_view.reset(lambda: self._new_tuner(corpus, config))
-        self.tabs.selected_index = TUNE  # first: the new Tuner's figure is drawn in front, never hidden
+        self.show_page(TUNE)  # first: the new Tuner's figure is drawn in front, never hidden
         self.tuner_view.need(lambda _tuner: self._keep_draft())
 
     def _new_tuner(self, corpus: Corpus, start: RewardConfig) -> Tuner:
         return Tuner(corpus, start, baseline=self.baseline, baseline_name=self.baseline_name)
+
+    def show_page(self, page: int) -> None:
+        """Bring a page to the front (what a click on its tab does): the one place the app does.
+
+        Args:
+            page: The page's index in ``common.TABS`` (``common.TUNE``, ``common.REPLAY`` ...).
+        """
+        self.tabs.selected_index = page
 
     def _tab_shown(self) -> None:
         if self.tabs.selected_index == CONFIGS:
