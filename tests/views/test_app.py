@@ -22,8 +22,9 @@ from helpers.browser_app import app_server, foreign_page, tab, upgrade_status, w
 from helpers.browser_lab import LABELS_JS, REPLAY_BOXES_JS, REPO, TIMEOUT_MS, collect_errors, launch
 
 from workbench.data.sample import sample_corpus
-from workbench.data.storage import save_corpus
+from workbench.data.storage import load_corpus, save_corpus
 from workbench.testing.long_names import long_name, long_name_configs, policy_uuid, uuid_policies
+from workbench.views.app.deep_link import replayer_link
 from workbench.views.app.server import COOKIE
 
 pytestmark = pytest.mark.browser
@@ -191,6 +192,29 @@ def _replay_checks(page) -> None:
         ) from None
 
 
+def _deep_link_checks(context, url: str, episode: str) -> None:
+    """A link to the Replayer (docs/dashboard.md, "Links") opens a new page on the episode at the
+    decision; a link to an episode the corpus lacks says so and leaves the Corpus page in front."""
+    page = context.new_page()
+    page.set_viewport_size({"width": 1280, "height": 800})
+    collect_errors(page, context.errors)
+    page.goto(replayer_link(url, episode, 33))  # no Corpus page first: the Replay page is in front
+    replay = page.locator(".wb-app-page-replay")
+    page.wait_for_function(  # one action per decision in this corpus: step 33 is decision 33
+        "(r) => { const c = r.querySelector('.wb-counter'); return c && c.innerText.startsWith('33 /'); }",
+        arg=replay.element_handle(),
+        timeout=TIMEOUT_MS,
+    )
+    assert replay.locator("select").first.input_value() == episode
+    assert "decision 33 of" in replay.locator(".wb-replay").inner_text()
+    assert page.locator(".lm-TabBar-tab.lm-mod-current").first.inner_text() == "Replay"
+    page.close()
+    page, _ = _open_page(context, replayer_link(url, "no-such-episode", 2))
+    wait_text(page, page.locator(".wb-app"), "link: no episode 'no-such-episode'")
+    assert page.locator(".wb-app-page-corpus").is_visible()
+    page.close()
+
+
 def _compare_checks(page, width: int) -> None:
     compare = tab(page, "Compare")
     wait_text(page, compare, f"{SECOND} (compared)")
@@ -337,6 +361,7 @@ def test_the_dashboard_in_two_contexts_and_after_a_reload(tmp_path, long_names):
             if title == "Tune":
                 _labels_fit(page.locator(".wb-app-page-tune"))
             _screenshot(page, title.lower(), 1920)
+        _deep_link_checks(first, url, load_corpus(corpus).ids[1])
         _origin_checks(browser, url, token)
         assert first.errors == [] and second.errors == [], (first.errors, second.errors)
         browser.close()

@@ -18,11 +18,12 @@ from workbench.views.app.session import AppSession
 from workbench.views.app.views_pages import LazyView, ViewPage
 
 
-class _View:
-    """The least a page can show: a ``widget``."""
+class _View(w.HTML):
+    """The least a page can show: a widget."""
 
     def __init__(self, name: str) -> None:
-        self.name, self.widget = name, w.HTML(name)
+        super().__init__(name)
+        self.name = name
 
 
 def _lazy(installed: list | None = None) -> tuple[LazyView, ViewPage, Status]:
@@ -39,7 +40,7 @@ def test_opening_a_corpus_builds_no_view_before_the_first_page_is_drawn_or_its_p
     session.tabs.selected_index = TUNE
     until(lambda: session.tuner is not None)
     assert session.replayer is None and session.compare is None  # only the page shown
-    assert session.tune_page.body.children == (session.tuner.widget,)
+    assert session.tune_page.body.children == (session.tuner,)
 
 
 def test_a_click_in_the_tuner_builds_the_replayer_and_opens_the_episode_there(tmp_path):
@@ -47,10 +48,12 @@ def test_a_click_in_the_tuner_builds_the_replayer_and_opens_the_episode_there(tm
     session.tabs.selected_index = TUNE
     until(lambda: session.tuner is not None)
     tuner, episode = session.tuner, session.corpus.ids[4]
-    tuner.weight_sliders["collect_wood"].value = 3.0  # the Replayer must play under the Tuner's config, not its start
+    tuner.controls.weight_sliders[
+        "collect_wood"
+    ].value = 3.0  # the Replayer must play under the Tuner's config, not its start
     tuner.open_episode(episode)
     assert session.tabs.selected_index == REPLAY
-    until(lambda: session.replayer is not None and session.replayer.episode.id == episode)
+    until(lambda: session.replayer is not None and session.replayer.episode == episode)
     assert session.replayer.config == tuner.config
     assert session.replay_page.view is session.replayer
 
@@ -59,7 +62,7 @@ def test_sending_from_the_tuner_builds_compare_with_every_config_of_the_session(
     session = AppSession(AppOptions(corpus=sample_corpus(), workspace=tmp_path / "ws"))
     session.tabs.selected_index = TUNE
     until(lambda: session.tuner is not None)
-    session.tuner.weight_sliders["place_table"].value = 4.0
+    session.tuner.controls.weight_sliders["place_table"].value = 4.0
     session.tuner.send_to_compare()
     assert session.tabs.selected_index == COMPARE
     until(lambda: session.compare is not None and not session.building)
@@ -158,7 +161,7 @@ def test_a_replayer_the_live_page_shows_is_not_taken_over_by_the_sessions(tmp_pa
     followed = Replayer(session.corpus[:2], session.baseline)
     session.replay_page.show(followed)  # what LivePage._open does, before the Replay tab was ever shown
     session.tabs.selected_index = REPLAY  # a build would start (and take the page) right here
-    assert session.replay_page.view is followed and session.replay_page.body.children == (followed.widget,)
+    assert session.replay_page.view is followed and session.replay_page.body.children == (followed,)
     assert session.replayer is None and not session.building  # nothing built behind it
 
 
@@ -176,7 +179,7 @@ def test_once_the_first_page_is_drawn_every_view_is_built_behind_it(tmp_path):
     for page in (session.tune_page, session.replay_page, session.compare_page):
         assert page.body.children == (page.note,) and "ready" in page.note.value
     session.tabs.selected_index = TUNE
-    assert session.tune_page.body.children == (session.tuner.widget,)
+    assert session.tune_page.body.children == (session.tuner,)
     # A corpus opened later has its views built at once, in the background.
     smaller = session.corpus[:3]
     session.set_corpus(smaller, "three episodes")

@@ -66,7 +66,6 @@ def test_replay_page_goes_back_to_the_session_replayer(tmp_path):
     afterwards brings the session's own Replayer back to the Replay page."""
     from workbench.data.sample import sample_corpus
     from workbench.views.app.common import REPLAY
-    from workbench.views.app.session import _ReplayerLink
     from workbench.views.widgets import Replayer
 
     session = AppSession(AppOptions(corpus=sample_corpus(), workspace=tmp_path / "ws"))
@@ -76,5 +75,5 @@ def test_replay_page_goes_back_to_the_session_replayer(tmp_path):
     own = session.replayer
     followed = Replayer(corpus[:2], next(iter(session.configs.values())))
     session.replay_page.show(followed)  # what LivePage._open does
-    _ReplayerLink(session).open(corpus.ids[3])
-    assert session.replay_page.view is own and own.episode.id == corpus.ids[3]
+    session.show_replay(corpus.ids[3])
+    assert session.replay_page.view is own and own.episode == corpus.ids[3]

@@ -76,14 +76,17 @@ def test_click_opens_the_episode(run, configs):
     live = LiveScores(run[:4], configs)
     timeline = Timeline(live, window=5, reps=20)
     timeline.pick(3)  # episode 1 under the second config
-    assert timeline.replayer.episode.id == run.ids[1]
+    assert timeline.replayer.episode == run.ids[1] == timeline.episode
+    assert timeline.config is configs["consistent"] and timeline.replayer.config is configs["consistent"]
+    assert timeline.selection == (run.ids[1],) and len(timeline.points.selected) == 2  # its point per config
     live.append(run[4:6])
     timeline.pick(10)  # a newer episode: the Replayer is rebuilt on the grown corpus
-    assert timeline.replayer.episode.id == run.ids[5]
+    assert timeline.replayer.episode == run.ids[5]
     opened = []
-    timeline.on_open(lambda episode, config: opened.append((episode, config)))
-    timeline.pick(0)
-    assert opened == [(run.ids[0], UUID)]
+    elsewhere = Timeline(live, window=5, reps=20, replay=False)
+    elsewhere.observe(lambda change: opened.append((change["new"], elsewhere.config)), names="episode")
+    elsewhere.pick(0)
+    assert opened == [(run.ids[0], configs[UUID])] and elsewhere.replayer is None
 
 
 def test_missing_training_step_falls_back_with_a_note(run, configs):

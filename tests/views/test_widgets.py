@@ -8,6 +8,7 @@ import zlib
 
 import numpy as np
 import pytest
+import traitlets
 from helpers import REPO
 from helpers.reference import episode_pay
 
@@ -52,7 +53,7 @@ def test_moving_a_slider_rescores_and_the_ghost_stays(corpus):
     tuner = Tuner(corpus, SHAPED)
     before = tuner.scores.episodes["reward_sum"].sum()
     ghost = tuner.figure.ghost.y.copy()
-    tuner.weight_sliders["place_table"].value = 5.01  # any 0.01
+    tuner.controls.weight_sliders["place_table"].value = 5.01  # any 0.01
     assert tuner.config.weights["place_table"] == 5.01
     tables = corpus.index["unlocked"].map(lambda names: "place_table" in names).sum()
     after = tuner.scores.episodes["reward_sum"].sum()
@@ -63,25 +64,25 @@ def test_moving_a_slider_rescores_and_the_ghost_stays(corpus):
 
 def test_strategy_disables_what_cannot_act_and_k_limits_say_quirk_1(corpus):
     tuner = Tuner(corpus, SHAPED)
-    assert "no k-limit changes a reward here (quirk 1)" in tuner.limits_note.value
-    tuner.limit_boxes["collect_wood"].value = 0
+    assert "no k-limit changes a reward here (quirk 1)" in tuner.controls.limits_note.value
+    tuner.controls.limit_boxes["collect_wood"].value = 0
     assert list(tuner.scores.reward_sum) == pytest.approx(list(score(corpus, SHAPED).reward_sum), abs=1e-12)
-    tuner.strategy.value = "consistent"
-    assert all(s.disabled for s in tuner.weight_sliders.values())
-    assert "weights and resource tables do not act" in tuner.strategy_note.value
+    tuner.controls.strategy.value = "consistent"
+    assert all(s.disabled for s in tuner.controls.weight_sliders.values())
+    assert "weights and resource tables do not act" in tuner.controls.strategy_note.value
     assert tuner.scores.episodes["reward_sum"].max() <= 22
-    tuner.strategy.value = "per_achievement"
-    assert not any(s.disabled for s in tuner.weight_sliders.values())
+    tuner.controls.strategy.value = "per_achievement"
+    assert not any(s.disabled for s in tuner.controls.weight_sliders.values())
 
 
 def test_resource_controls_and_moving_back_drops_the_override(corpus):
     tuner = Tuner(corpus, SHAPED)
-    tuner.lam.value = 1.0
-    tuner.resource_sliders["stone"].value = 0.0
+    tuner.controls.lam.value = 1.0
+    tuner.controls.resource_sliders["stone"].value = 0.0
     assert tuner.config.resource_overrides["inventory"] == {"stone": 0.0}
     stone = tuner.scores.components
     assert stone[(stone.kind == "inventory") & (stone.name == "stone")]["reward"].abs().sum() == 0.0
-    tuner.resource_sliders["stone"].value = 0.15  # the task app's own weight
+    tuner.controls.resource_sliders["stone"].value = 0.15  # the task app's own weight
     assert tuner.config.resource_overrides == {}
 
 
@@ -89,12 +90,14 @@ def test_reset_and_undo(corpus):
     tuner = Tuner(corpus, SHAPED)
     start = tuner.scores.reward_sum.copy()
     for step in range(25):  # 25 separate steps (different controls), each undoable
-        name = list(tuner.weight_sliders)[step % 22]
+        name = list(tuner.controls.weight_sliders)[step % 22]
         tuner._last_change = ("", 0.0)
-        tuner.weight_sliders[name].value = 2.0 + step / 100
-    assert tuner.weight_sliders["collect_coal"].value == pytest.approx(2.0 + 22 / 100)
+        tuner.controls.weight_sliders[name].value = 2.0 + step / 100
+    assert tuner.controls.weight_sliders["collect_coal"].value == pytest.approx(2.0 + 22 / 100)
     tuner.undo()
-    assert tuner.weight_sliders[list(tuner.weight_sliders)[24 % 22]].value == pytest.approx(2.0 + 2 / 100)
+    assert tuner.controls.weight_sliders[list(tuner.controls.weight_sliders)[24 % 22]].value == pytest.approx(
+        2.0 + 2 / 100
+    )
     for _ in range(24):
         tuner.undo()
     assert (
@@ -102,44 +105,44 @@ def test_reset_and_undo(corpus):
         and tuner.config.weights == SHAPED.weights | {}
     )
     np.testing.assert_allclose(tuner.scores.reward_sum, start, atol=1e-12)
-    tuner.strategy.value = "consistent"
+    tuner.controls.strategy.value = "consistent"
     tuner.reset()
-    assert tuner.strategy.value == "per_achievement"
+    assert tuner.controls.strategy.value == "per_achievement"
     tuner.undo()  # the reset itself can be undone
-    assert tuner.strategy.value == "consistent"
+    assert tuner.controls.strategy.value == "consistent"
 
 
 def test_filters_show_a_subset_with_its_own_progress_numbers(corpus):
     tuner = Tuner(corpus, SHAPED)
-    tuner.policy_filter.value = "farmer"
+    tuner.controls.policy_filter.value = "farmer"
     assert len(tuner.figure.points.y) == 3
     farmer = tuner.scores.episodes[tuner.scores.episodes.episode.str.startswith("farmer")]
     assert str(progress_summary(farmer)) in tuner.progress_view.value.replace("&#x27;", "'")
     assert "3 of 10 episodes" in tuner.header.value
-    tuner.policy_filter.value = "all policies"
-    tuner.episode_filter.value = "00002"
+    tuner.controls.policy_filter.value = "all policies"
+    tuner.controls.episode_filter.value = "00002"
     assert len(tuner.figure.points.y) == 3 and "3 of 10" in tuner.header.value
 
 
 def test_save_export_and_overwrite(corpus, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     tuner = Tuner(corpus, SHAPED)
-    tuner.weight_sliders["make_iron_pickaxe"].value = 4.0
-    tuner.path.value = "tuned.yaml"
-    tuner.save_button.click()
-    assert f"wrote {tmp_path / 'tuned.yaml'}" in tuner.file_status.value  # the full path
+    tuner.controls.weight_sliders["make_iron_pickaxe"].value = 4.0
+    tuner.controls.path.value = "tuned.yaml"
+    tuner.controls.save_button.click()
+    assert f"wrote {tmp_path / 'tuned.yaml'}" in tuner.controls.file_status.value  # the full path
     assert RewardConfig.from_file(tmp_path / "tuned.yaml").weights["make_iron_pickaxe"] == 4.0
-    tuner.weight_sliders["make_iron_pickaxe"].value = 5.0
-    tuner.save_button.click()  # never overwrites silently...
-    assert "tick &#x27;overwrite&#x27;" in tuner.file_status.value
-    tuner.overwrite.value = True
-    tuner.save_button.click()  # ...but can, from the page
+    tuner.controls.weight_sliders["make_iron_pickaxe"].value = 5.0
+    tuner.controls.save_button.click()  # never overwrites silently...
+    assert "tick &#x27;overwrite&#x27;" in tuner.controls.file_status.value
+    tuner.controls.overwrite.value = True
+    tuner.controls.save_button.click()  # ...but can, from the page
     assert RewardConfig.from_file(tmp_path / "tuned.yaml").weights["make_iron_pickaxe"] == 5.0
     toml = tmp_path / "train.toml"
     shutil.copy(REPO / "configs" / "examples" / "trainer_shaped.toml", toml)
-    tuner.toml_path.value = str(toml)
-    tuner.export_button.click()
-    assert str(toml) in tuner.file_status.value
+    tuner.controls.toml_path.value = str(toml)
+    tuner.controls.export_button.click()
+    assert str(toml) in tuner.controls.file_status.value
     assert RewardConfig.from_file(toml).weights["make_iron_pickaxe"] == 5.0
 
 
@@ -147,7 +150,7 @@ def test_a_move_is_fast_on_the_sample_corpus(corpus):
     tuner = Tuner(corpus, SHAPED)
     timings = []
     for value in np.linspace(2.0, 6.0, 11):
-        tuner.weight_sliders["collect_wood"].value = float(value)
+        tuner.controls.weight_sliders["collect_wood"].value = float(value)
         timings.append(tuner.last_update_ms)
     # The README states the measured figure (benchmarks/bench_browser.py); this only catches a
     # regression by a lot on a loaded machine.
@@ -199,20 +202,39 @@ def test_replayer_switching_episode_starts_it_at_its_start_and_follows_a_config(
     replayer.episode_picker.value = "farmer-s2024-00000"
     assert replayer.step == 0  # step 40 of one episode says nothing of another
     replayer.step = 30
-    replayer.open("farmer-s2024-00000")  # the episode shown: it stays where it is
-    assert replayer.step == 30
-    replayer.open("random-s2024-00000")
-    assert replayer.step == 0
-    replayer.open("random-s2024-00000", decision=3)
-    assert replayer.decision_at(replayer.step) == 3
-    replayer.open("scripted-s2024-00001", decision="best")
+    replayer.open_episode("farmer-s2024-00000")  # the episode shown: it stays where it is
+    assert replayer.step == 30 and replayer.decision == 30  # one action per decision in the sample
+    replayer.open_episode("random-s2024-00000")
+    assert replayer.step == 0 and replayer.episode == "random-s2024-00000" and replayer.decision == 0
+    replayer.open_episode("random-s2024-00000", decision=3)
+    assert replayer.decision_at(replayer.step) == 3 == replayer.decision
+    replayer.open_episode("scripted-s2024-00001", decision="best")
     rewards = np.array(replayer.data["reward"])
     assert replayer.decision_at(replayer.step) == int(np.argmax(rewards)) + 1
-    replayer.set_config(DEFAULT)
+    replayer.config = DEFAULT
     assert max(replayer.data["reward"]) == 1.0
     assert all(label == "indicator (consistent)" for rows in replayer.data["components"].values() for label, _ in rows)
     with pytest.raises(WorkbenchError, match="no episode 'missing'"):
-        replayer.open("missing")
+        replayer.open_episode("missing")
+
+
+def test_replayer_traits_open_seek_and_narrow_the_picker(corpus):
+    replayer = Replayer(corpus, SHAPED)
+    replayer.episode = "farmer-s2024-00001"  # as a link sets it
+    assert replayer.episode_picker.value == "farmer-s2024-00001" and replayer.current.id == "farmer-s2024-00001"
+    replayer.decision = 12
+    assert replayer.step == 12 and replayer.state_at(replayer.step)["decision"] == 12
+    replayer.view.set_state({"step": 20, "step_episode": "farmer-s2024-00001"})  # the page seeks
+    assert replayer.decision == 20
+    with pytest.raises(WorkbenchError, match="has decisions 1 to"):
+        replayer.decision = replayer.current.n_decisions + 1
+    replayer.episode_picker.value = "random-s2024-00000"  # the picker is the trait
+    assert replayer.episode == "random-s2024-00000"
+    replayer.selection = ("scripted-s2024-00000", "farmer-s2024-00002")
+    assert replayer.episode_picker.options == ("scripted-s2024-00000", "farmer-s2024-00002")
+    assert replayer.episode == "scripted-s2024-00000"  # the one shown was not offered any more
+    replayer.selection = ()
+    assert len(replayer.episode_picker.options) == len(corpus)
 
 
 def _text_episode(corpus, n=12):
@@ -292,10 +314,12 @@ def test_compare_says_no_differences_and_takes_a_tuned_config(corpus):
     assert "no differences" in view.components_view.value
     tuner = Tuner(corpus, SHAPED)
     link(tuner, None, view)
-    tuner.weight_sliders["collect_diamond"].value = 7.5
-    tuner.compare_button.click()
-    assert "sent to Compare as &#x27;tuned&#x27;" in tuner.file_status.value
-    assert view.others[0] == "tuned"
+    link(tuner, None, view)  # linking twice adds each sent config once
+    tuner.controls.weight_sliders["collect_diamond"].value = 7.5
+    tuner.controls.compare_button.click()
+    assert "sent to Compare as &#x27;tuned&#x27;" in tuner.controls.file_status.value
+    assert view.others[0] == "tuned" and tuner.sent == ("tuned", tuner.config)
+    assert view.config is view.configs["tuned"]  # the first compared config
     assert list(view.comparison.b.episodes["reward_sum"]) == pytest.approx(list(tuner.scores.episodes["reward_sum"]))
     with pytest.raises(KeyError, match="b='missing' is not one of the configs"):
         Compare(corpus, {"shaped": SHAPED}, b="missing")
@@ -305,16 +329,35 @@ def test_compare_says_no_differences_and_takes_a_tuned_config(corpus):
 
 def test_clicking_an_episode_in_the_tuner_opens_it_in_the_replayer(corpus):
     tuner = Tuner(corpus, SHAPED)
-    with pytest.raises(WorkbenchError, match="no Replayer linked"):
-        tuner.open_episode("farmer-s2024-00000")
+    with pytest.raises(WorkbenchError, match="no episode 'missing'"):
+        tuner.open_episode("missing")
     replayer = Replayer(corpus, SHAPED)
+    tuner.open_episode("farmer-s2024-00001")  # not linked yet: only the Tuner's trait says it
+    assert tuner.episode == "farmer-s2024-00001" and replayer.episode == corpus.ids[0]
     link(tuner, replayer)
-    tuner.weight_sliders["collect_wood"].value = 9.0
+    tuner.controls.weight_sliders["collect_wood"].value = 9.0
+    assert replayer.config == SHAPED  # the config goes with a pick, not with every drag
     position = list(tuner._shown).index(corpus.ids.index("farmer-s2024-00002"))
     tuner._on_pick(position)  # what a click on that point calls
-    assert replayer.episode.id == "farmer-s2024-00002"
+    assert replayer.episode == "farmer-s2024-00002" == tuner.episode
     assert replayer.config.weights["collect_wood"] == 9.0
     assert replayer.state_at(replayer.step)["reward"] == max(replayer.data["reward"])
+    replayer.step = 0
+    tuner._on_pick(position)  # the same episode picked again opens it again
+    assert replayer.state_at(replayer.step)["reward"] == max(replayer.data["reward"])
+
+
+def test_compare_picks_set_its_traits_and_replay_under_the_first_compared_config(corpus):
+    replayer = Replayer(corpus, SHAPED)
+    view = Compare(corpus, {"shaped": SHAPED, "default": DEFAULT}, replayer=replayer)
+    assert view.config is DEFAULT
+    position = view._picked.index(corpus.ids.index("farmer-s2024-00001"))
+    view._on_pick(position)  # what a click on that point calls
+    assert view.episode == "farmer-s2024-00001" and view.selection == ("farmer-s2024-00001",)
+    assert list(view.points.selected) == [position]  # one other config: one point per episode
+    assert replayer.episode == "farmer-s2024-00001" and replayer.config is DEFAULT
+    view.selection = ("farmer-s2024-00000", "random-s2024-00000")
+    assert len(view.points.selected) == 2
 
 
 def test_estimated_counts_are_said_in_the_tuner_and_compare_headers(corpus):
@@ -323,7 +366,7 @@ def test_estimated_counts_are_said_in_the_tuner_and_compare_headers(corpus):
     estimated = Episode.from_states("text-1", states, source.actions)
     mixed = Corpus([corpus["scripted-s2024-00000"], estimated])
     assert "1 of 2 episodes have estimated achievement counts" in Tuner(mixed, SHAPED).header.value
-    assert "estimate" in Compare(mixed, {"shaped": SHAPED, "recommended": RECOMMENDED}).widget.children[1].value
+    assert "estimate" in Compare(mixed, {"shaped": SHAPED, "recommended": RECOMMENDED}).children[1].value
     assert "estimate" not in Tuner(corpus, SHAPED).header.value
 
 
@@ -341,7 +384,7 @@ def test_a_step_the_page_reports_for_the_episode_shown_before_is_not_taken(corpu
     replayer = Replayer(corpus, SHAPED, episode="scripted-s2024-00000")
     replayer.view.set_state({"step": 15, "step_episode": "scripted-s2024-00000"})  # as the page reports it
     assert replayer.step == 15
-    replayer.open("farmer-s2024-00000")
+    replayer.open_episode("farmer-s2024-00000")
     # the page's report of step 15 for the first episode arrives after the switch
     replayer.view.set_state({"step": 15, "step_episode": "scripted-s2024-00000"})
     assert replayer.step == 0
@@ -360,17 +403,20 @@ def test_reset_goes_to_the_baseline_not_to_where_the_tuner_started(corpus):
     assert tuner.config.weights == SHAPED.weights
     np.testing.assert_array_equal(tuner.scores.reward_sum, score(corpus, SHAPED).reward_sum)
     tuner.undo()
-    assert tuner.weight_sliders["collect_wood"].value == 2.0
+    assert tuner.controls.weight_sliders["collect_wood"].value == 2.0
 
 
-def test_on_update_runs_after_every_rescore_with_what_was_scored(corpus):
-    """The app keeps the Tuner's draft from this hook: once per re-score, two re-scores as fast as
-    each other included (their timing lines are the same text, so observing it missed one)."""
+def test_config_is_set_after_every_rescore_with_what_was_scored(corpus):
+    """The app keeps the Tuner's draft by observing ``config``: once per re-score that changes it,
+    two re-scores as fast as each other included (their timing lines are the same text)."""
     tuner = Tuner(corpus, SHAPED)
     seen: list[tuple[float, float]] = []
-    tuner.on_update(lambda: seen.append((tuner.config.weights["collect_wood"], float(tuner.scores.reward_sum.sum()))))
+    tuner.observe(
+        lambda change: seen.append((change["new"].weights["collect_wood"], float(tuner.scores.reward_sum.sum()))),
+        names="config",
+    )
     for weight in (2.0, 3.0, 3.0 + 0.01):
-        tuner.weight_sliders["collect_wood"].value = weight
+        tuner.controls.weight_sliders["collect_wood"].value = weight
     assert [w for w, _ in seen] == [2.0, 3.0, 3.01]
     # each call sees what was just scored: the corpus's return under that weight
     for weight, total in seen:
@@ -378,3 +424,20 @@ def test_on_update_runs_after_every_rescore_with_what_was_scored(corpus):
             corpus, SHAPED.with_changes(weights={**SHAPED.weights, "collect_wood": weight})
         ).reward_sum.sum()
         assert total == pytest.approx(float(expected))
+
+
+def test_tuner_config_trait_goes_both_ways_and_selection_follows_the_filters(corpus):
+    tuner = Tuner(corpus, SHAPED)
+    assert tuner.selection == tuple(corpus.ids) and tuner.episode is None
+    tuner.controls.policy_filter.value = "farmer"
+    assert tuner.selection == tuple(e for e in corpus.ids if corpus.groups("policy")[e] == "farmer")
+    follower = Replayer(corpus, SHAPED)
+    traitlets.dlink((tuner, "config"), (follower, "config"))  # any trait link works on the views
+    tuner.controls.weight_sliders["collect_wood"].value = 6.0
+    assert follower.config.weights["collect_wood"] == 6.0
+    tuner.config = RECOMMENDED  # set from outside: the controls go there, as one undoable step
+    assert tuner.controls.strategy.value == RECOMMENDED.effective_strategy
+    assert tuner.config.weights == RECOMMENDED.weights and follower.config == tuner.config
+    np.testing.assert_array_equal(tuner.scores.reward_sum, score(corpus, RECOMMENDED).reward_sum)
+    tuner.undo()
+    assert tuner.config.weights["collect_wood"] == 6.0

@@ -8,7 +8,8 @@ followed while it trains).
 - ``server``: the token middleware, the host check and ``serve``; ``origin``: the Origin check;
   ``assets``: Solara's static files answered from memory, gzipped once.
 - ``session``: one browser tab's corpus, configs and views; ``page``: the Solara component;
-  ``first_paint``: the browser's word that the first page is drawn (the views are built then).
+  ``first_paint``: the browser's word that the first page is drawn (the views are built then);
+  ``deep_link``: the URLs that open the Replayer on an episode at a decision.
 - ``corpus_page``, ``views_pages``, ``configs_page``, ``live_page``: the pages; ``workspace``: the kept configs.
 """
 

@@ -53,7 +53,14 @@ class Asset:
 
 
 def accepts_gzip(scope: Scope) -> bool:
-    """Whether the request's ``Accept-Encoding`` lists gzip (or ``*``) with a non-zero q."""
+    """Whether the request's ``Accept-Encoding`` lists gzip (or ``*``) with a non-zero q.
+
+    Args:
+        scope: The ASGI request scope.
+
+    Returns:
+        True when gzip is acceptable.
+    """
     value = (header(scope.get("headers"), b"accept-encoding") or b"").decode("latin-1").lower()
     for item in value.split(","):
         coding, _, params = item.strip().partition(";")

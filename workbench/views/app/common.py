@@ -41,7 +41,12 @@ class Status:
         self.text, self.level = "", "info"
 
     def show(self, text: str, level: str = "info") -> None:
-        """Show ``text`` (plain text, escaped) coloured for ``level`` (error, warning, ok, info)."""
+        """Show ``text`` (plain text, escaped) coloured for ``level`` (error, warning, ok, info).
+
+        Args:
+            text: The message.
+            level: error, warning, ok or info.
+        """
         self.text, self.level = text, level
         lines = "<br>".join(html.escape(line) for line in text.splitlines())
         self.widget.value = (
@@ -51,7 +56,12 @@ class Status:
 
     def error(self, error: BaseException, doing: str) -> None:
         """Show what went wrong while ``doing``: a user's error as its message, anything else as
-        an internal error whose traceback is logged."""
+        an internal error whose traceback is logged.
+
+        Args:
+            error: What was raised.
+            doing: What the page was doing, said first.
+        """
         if isinstance(error, USER_ERRORS):
             log.info("%s: %s", doing, error)
             self.show(f"{doing}: {error}", "error")
@@ -63,7 +73,16 @@ class Status:
 
 
 def guarded(status: Status, doing: str, action: Callable[[], Any]) -> Callable[..., None]:
-    """A widget callback running ``action``; whatever it raises becomes a message on ``status``."""
+    """A widget callback running ``action``; whatever it raises becomes a message on ``status``.
+
+    Args:
+        status: Where errors are shown.
+        doing: What the callback does, for the message.
+        action: The work.
+
+    Returns:
+        The callback (it takes and ignores any arguments).
+    """
 
     def callback(*_: Any) -> None:
         try:
@@ -76,7 +95,11 @@ def guarded(status: Status, doing: str, action: Callable[[], Any]) -> Callable[.
 
 def kernel_context_of_session() -> Any:
     """Solara's virtual-kernel context of this session (widgets changed from another thread must
-    be changed inside it), or a do-nothing context outside Solara."""
+    be changed inside it), or a do-nothing context outside Solara.
+
+    Returns:
+        A context manager.
+    """
     try:
         from solara.server import kernel_context
 
@@ -97,7 +120,19 @@ def in_background(
 ) -> threading.Thread:
     """Run ``work`` in a thread (the page stays live), then ``done(result)``; ``busy`` widgets are
     disabled meanwhile and ``after()`` runs at the end either way. An error becomes a message on
-    ``status``. Returns the started thread."""
+    ``status``. Returns the started thread.
+
+    Args:
+        status: Where an error is shown.
+        doing: What the work is, for the message and the thread's name.
+        work: The work, run in the thread.
+        done: Called with ``work``'s result.
+        busy: Widgets disabled while it runs.
+        after: Called at the end either way.
+
+    Returns:
+        The started thread.
+    """
     context = kernel_context_of_session()
     busy = busy or []
     for widget in busy:
@@ -131,7 +166,11 @@ class LazyPage(Generic[P]):
         self._build = build
 
     def get(self) -> P:
-        """The page, built now if it was not."""
+        """The page, built now if it was not.
+
+        Returns:
+            The page.
+        """
         if self.page is None:
             self.page = self._build()
             self.box.children = [self.page.widget]
@@ -139,7 +178,15 @@ class LazyPage(Generic[P]):
 
 
 def heading(text: str, note: str = "") -> w.HTML:
-    """A page's title line, with an optional note after it."""
+    """A page's title line, with an optional note after it.
+
+    Args:
+        text: The title.
+        note: A note after it ('' for none).
+
+    Returns:
+        The heading widget.
+    """
     extra = f" <span style='color:#555;font-weight:normal'>{html.escape(note)}</span>" if note else ""
     return w.HTML(f"<h3 style='margin:4px 0 8px 0'>{html.escape(text)}{extra}</h3>")
 

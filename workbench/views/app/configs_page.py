@@ -27,7 +27,15 @@ LEVEL_COLORS = {"error": "#B3261E", "warning": "#8A5A00", "info": "#0B4F8A"}
 
 
 def describe(config: RewardConfig, source: str) -> str:
-    """HTML: where a config came from, its strategy, weights and lint findings."""
+    """HTML: where a config came from, its strategy, weights and lint findings.
+
+    Args:
+        config: The config.
+        source: Where it came from.
+
+    Returns:
+        The HTML.
+    """
     weights = ", ".join(f"{html.escape(k)} {v:g}" for k, v in sorted(config.weights.items())) or "none (every weight 1)"
     findings = config.lint()
     if findings:
@@ -115,7 +123,11 @@ class ConfigsPage:
 
     # -- the list -----------------------------------------------------------------------------
     def refresh(self, select: str | None = None) -> None:
-        """List the session's configs again, selecting ``select`` (else keeping the selection)."""
+        """List the session's configs again, selecting ``select`` (else keeping the selection).
+
+        Args:
+            select: The config name to select, or None.
+        """
         keep = select or self.names.value
         self.names.options = list(self.session.configs)
         if keep in self.session.configs:
@@ -205,5 +217,5 @@ class ConfigsPage:
         name, config = self.selected
         if self.session.corpus is None:
             raise CorpusError("no Compare yet: open a corpus on the Corpus page first")
-        self.session.tabs.selected_index = COMPARE  # first: its figures redraw in front, never hidden
+        self.session.show_page(COMPARE)  # first: its figures redraw in front, never hidden
         self.session.compare_view.need(lambda compare: compare.add(name, config, show=True))

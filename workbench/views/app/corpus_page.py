@@ -37,7 +37,16 @@ WIDE = "520px"
 def import_with_progress(kind: str, source: str, on_file: Callable[[int, int], None]) -> ImportResult:
     """Import ``source`` (a file or folder) with the importer ``kind`` names, one file at a time
     so ``on_file(done, total)`` can report progress; the same result as one call on the folder
-    (repeated ids get ``-2``, ``-3`` ... suffixes as ``Corpus.concat`` gives them)."""
+    (repeated ids get ``-2``, ``-3`` ... suffixes as ``Corpus.concat`` gives them).
+
+    Args:
+        kind: The importer's name.
+        source: A file or folder.
+        on_file: Called with (files done, files in all) after each file.
+
+    Returns:
+        The import's result.
+    """
     importer, patterns = IMPORTERS[kind]
     path = Path(source.strip()).expanduser()
     files = sorted({f for p in patterns for f in path.rglob(p) if f.is_file()}) if path.is_dir() else []
@@ -64,7 +73,15 @@ def import_with_progress(kind: str, source: str, on_file: Callable[[int, int], N
 def corpus_summary(corpus: Corpus, label: str) -> str:
     """HTML: which corpus is open, with its episodes, decisions and policies, the synth-ai loops
     that produced them (and whether one ignored the run's weights), and a line on estimated
-    achievement counts when some episodes have them."""
+    achievement counts when some episodes have them.
+
+    Args:
+        corpus: The corpus.
+        label: What it is called in the page.
+
+    Returns:
+        The HTML.
+    """
     policies = corpus.groups("policy").astype(str).value_counts()
     by_policy = ", ".join(f"{html.escape(p)} ({n})" for p, n in policies.items())
     return (
@@ -134,7 +151,14 @@ class CorpusPage:
         self.widget.add_class("wb-app-page-corpus")
 
     def open_spec(self, spec: str) -> None:
-        """Open the corpus ``spec`` names (a folder, or ``sample``) as the session's corpus."""
+        """Open the corpus ``spec`` names (a folder, or ``sample``) as the session's corpus.
+
+        Args:
+            spec: A corpus folder or ``sample``.
+
+        Raises:
+            WorkbenchError: No corpus there.
+        """
 
         corpus = open_corpus(spec)
         label = "the sample corpus" if spec.strip() == SAMPLE else str(Path(spec.strip()).expanduser().resolve())
@@ -142,13 +166,25 @@ class CorpusPage:
         self.session.set_corpus(corpus, label)
 
     def opened(self, corpus: Corpus, label: str) -> None:
-        """Called once the views are built on ``corpus``."""
+        """Called once the views are built on ``corpus``.
+
+        Args:
+            corpus: The corpus opened.
+            label: What it is called in the page.
+        """
         self.current.value = corpus_summary(corpus, label)
         self.status.show(f"opened {label}: {len(corpus)} episodes", "ok")
 
     def start_import(self) -> threading.Thread:
         """Import the runs at the path box in the background (returns the thread); the imported
-        episodes become the session's corpus and the report lists every problem."""
+        episodes become the session's corpus and the report lists every problem.
+
+        Returns:
+            The import's thread.
+
+        Raises:
+            RecordingError: The path box is empty.
+        """
         kind, source = self.import_kind.value, self.import_source.value
         if not source.strip():
             raise RecordingError("give the folder or file to import in the path box")
@@ -181,7 +217,11 @@ class CorpusPage:
 
     def start_record(self) -> threading.Thread:
         """Record the chosen number of episodes into a new folder in the background (returns the
-        thread), one at a time (``record(..., resume=True)`` adds the next), then open them."""
+        thread), one at a time (``record(..., resume=True)`` adds the next), then open them.
+
+        Returns:
+            The recording's thread.
+        """
         out = self.record_out.value.strip()
         if not out:
             raise RecordingError("give a new folder to record into in the 'into' box")

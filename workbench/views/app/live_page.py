@@ -103,7 +103,16 @@ class LivePage:
     def start(self, source: str, target: str, kind: str | None = None) -> None:
         """Follow ``source`` into the corpus folder ``target`` (created when absent): its episodes
         so far, then each new one as it lands. Raises ``WorkbenchError`` for a bad source or
-        target (nothing starts then)."""
+        target (nothing starts then).
+
+        Args:
+            source: The folder (or file) to watch.
+            target: The corpus folder to append into.
+            kind: The source's kind, or None to tell from the folder.
+
+        Raises:
+            WorkbenchError: A bad source or target.
+        """
         if not source.strip() or not target.strip():
             raise WorkbenchError("give a source folder to watch and a target corpus folder to append into")
         self.stop()
@@ -115,14 +124,14 @@ class LivePage:
         # The timeline and the audit each redraw in a thread of their own (``_redraw``), so the
         # watcher never waits for them (the count of a new episode is painted first) and a slow
         # audit never holds the timeline back.
-        self.timeline = Timeline(self.live, reps=200, follow=False)
+        self.timeline = Timeline(self.live, reps=200, follow=False, replay=False)
         context = kernel_context_of_session()
         self.timeline.context = lambda: context
-        self.timeline.on_open(self._open)
+        self.timeline.observe(self._open, names="episode")
         self._watcher = Watcher(watched, into, on_append=self.live.append)
         self.problems, self._problems, self._resolved = [], [], 0
         self.report.value = ""
-        self.body.children = [self.timeline.widget]
+        self.body.children = [self.timeline]
         self._stop = threading.Event()
         self._show_count(None)
         self._thread = threading.Thread(target=self._run, args=(context,), name="workbench-app: live", daemon=True)
@@ -255,12 +264,13 @@ class LivePage:
             f"workbench audit's checks):<ul style='margin:2px 0'>{''.join(rows)}</ul></div>"
         )
 
-    def _open(self, episode: str, config: str) -> None:
-        """Replay a clicked episode on the Replay page (a Replayer on the followed corpus)."""
-        assert self.live is not None
-        replayer = Replayer(self.live.corpus, self.live.configs[config], episode=episode)
+    def _open(self, change: dict[str, Any]) -> None:
+        """Replay an episode picked in the timeline on the Replay page (a Replayer on the followed corpus)."""
+        if self.live is None or self.timeline is None or change["new"] is None:
+            return  # None: a pick passing through it (the same episode picked again)
+        replayer = Replayer(self.live.corpus, self.timeline.config, episode=change["new"])
         self.session.replay_page.show(replayer)
-        self.session.tabs.selected_index = REPLAY
+        self.session.show_page(REPLAY)
 
 
 def _resolved(file: str) -> Path:

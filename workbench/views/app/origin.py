@@ -17,7 +17,15 @@ FOREIGN_SITES = (b"same-site", b"cross-site")
 
 def header(headers: Any, name: bytes) -> bytes | None:
     """The value of header ``name`` (lower case) in an ASGI header list (a request's or a
-    response's), or None."""
+    response's), or None.
+
+    Args:
+        headers: The ASGI header list.
+        name: The header's name, lower case.
+
+    Returns:
+        Its value, or None.
+    """
     for key, value in headers or []:
         if bytes(key).lower() == name:
             return bytes(value)
@@ -32,7 +40,14 @@ def origin_allowed(scope: Scope) -> tuple[bool, str]:
     the token) or from the page's own navigation. A browser's request from a page of another
     origin that carries no ``Origin`` (a ``<script src>`` or ``<img>``: ``Sec-Fetch-Site`` says
     ``same-site`` or ``cross-site``) is refused too, unless it is a top-level navigation
-    (following a link to the app, which shows the page but gives the other page nothing)."""
+    (following a link to the app, which shows the page but gives the other page nothing).
+
+    Args:
+        scope: The ASGI scope.
+
+    Returns:
+        (allowed, why not).
+    """
     host = (header(scope.get("headers"), b"host") or b"").decode("latin-1").strip().lower()
     origin = header(scope.get("headers"), b"origin")
     if origin is not None:

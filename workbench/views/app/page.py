@@ -21,5 +21,7 @@ def _new_session() -> AppSession:
 def Page() -> None:
     """Render the workbench dashboard (built once per session, kept across re-renders)."""
     session = solara.use_memo(_new_session, [])
+    search = solara.use_router().search  # a deep link's query (docs/dashboard.md, "Links")
+    solara.use_effect(lambda: session.open_link(search), [])  # once per session, after the first render
     solara.Title("Crafter Reward Workbench")
     solara.display(session.widget)

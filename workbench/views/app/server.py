@@ -35,7 +35,14 @@ class HostError(WorkbenchError):
 
 
 def is_loopback(host: str) -> bool:
-    """True for ``localhost`` and every address in 127.0.0.0/8 or ``::1``."""
+    """True for ``localhost`` and every address in 127.0.0.0/8 or ``::1``.
+
+    Args:
+        host: A host name or IP address.
+
+    Returns:
+        Whether it only reaches this machine.
+    """
     if host in LOOPBACK_NAMES:
         return True
     try:
@@ -45,7 +52,15 @@ def is_loopback(host: str) -> bool:
 
 
 def check_host(host: str, *, allow_remote: bool) -> None:
-    """``HostError`` unless ``host`` is a loopback address or ``allow_remote`` is set."""
+    """``HostError`` unless ``host`` is a loopback address or ``allow_remote`` is set.
+
+    Args:
+        host: The address to bind.
+        allow_remote: Whether the user asked for a non-loopback bind (``--allow-remote``).
+
+    Raises:
+        HostError: ``host`` is not a loopback address and ``allow_remote`` is False.
+    """
     if not is_loopback(host) and not allow_remote:
         raise HostError(
             f"--host {host}: not a loopback address; the dashboard would be reachable from other machines. "
@@ -59,7 +74,15 @@ class PortInUseError(WorkbenchError):
 
 def check_port(host: str, port: int) -> None:
     """``PortInUseError`` naming ``host:port`` when it cannot be bound now, found by binding
-    it once as uvicorn will (``SO_REUSEADDR``) and letting go, before any URL is printed."""
+    it once as uvicorn will (``SO_REUSEADDR``) and letting go, before any URL is printed.
+
+    Args:
+        host: The address to bind.
+        port: The port to bind.
+
+    Raises:
+        PortInUseError: The port cannot be bound now.
+    """
     try:
         family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
         with socket.socket(family, kind, proto) as probe:
@@ -71,7 +94,11 @@ def check_port(host: str, port: int) -> None:
 
 
 def new_token() -> str:
-    """A random token, 48 hex digits (as unguessable as Jupyter's)."""
+    """A random token, 48 hex digits (as unguessable as Jupyter's).
+
+    Returns:
+        48 hex digits from ``secrets``.
+    """
     return secrets.token_hex(24)
 
 
@@ -146,7 +173,14 @@ def build_app(token: str | None) -> ASGIApp:
     """Solara's Starlette app serving the workbench page, its static files answered from memory
     (``AssetCache``), wrapped in ``TokenMiddleware`` unless ``token`` is None, and always in
     ``OriginMiddleware`` (a page of another origin is refused, token or not). Importing
-    Solara's server reads ``SOLARA_APP``, so it is set first."""
+    Solara's server reads ``SOLARA_APP``, so it is set first.
+
+    Args:
+        token: The token every request must carry, or None (``--no-token``).
+
+    Returns:
+        The ASGI app to serve.
+    """
     os.environ["SOLARA_APP"] = PAGE
     os.environ.setdefault("SOLARA_TELEMETRY_MIXPANEL_ENABLE", "False")  # no calls home from a closed network
     os.environ.setdefault("SOLARA_THEME_SHOW_BANNER", "False")  # its badge would cover the pages' corner
@@ -162,7 +196,16 @@ def build_app(token: str | None) -> ASGIApp:
 
 
 def url(host: str, port: int, token: str | None) -> str:
-    """The address to open in a browser (with the token as a query parameter)."""
+    """The address to open in a browser (with the token as a query parameter).
+
+    Args:
+        host: The bound address (an IPv6 one is put in brackets).
+        port: The bound port.
+        token: The token, or None.
+
+    Returns:
+        ``http://HOST:PORT/`` with ``?token=TOKEN`` when there is one.
+    """
     shown = f"[{host}]" if ":" in host else host
     return f"http://{shown}:{port}/" + (f"?token={token}" if token else "")
 
@@ -180,7 +223,20 @@ def serve(
     (``PortInUseError``, before the URL is printed), sets the options
     every page session starts from, prints the URL through ``announce`` and runs uvicorn. The
     server owns its process, so it opts into keeping freed memory for re-scoring
-    (``workbench.util.memory``)."""
+    (``workbench.util.memory``).
+
+    Args:
+        options: What every page session starts from.
+        host: The address to bind (loopback unless ``allow_remote``).
+        port: The port to bind.
+        token: The token every request must carry, or None.
+        allow_remote: Allow a ``host`` other machines can reach.
+        announce: Where the URL (and the no-token warning) is printed.
+
+    Raises:
+        HostError: A non-loopback ``host`` without ``allow_remote``.
+        PortInUseError: The port cannot be bound.
+    """
     check_host(host, allow_remote=allow_remote)
     check_port(host, port)
     retain_freed_memory()

@@ -25,6 +25,7 @@ from workbench.views.app.common import (
 )
 from workbench.views.app.configs_page import ConfigsPage
 from workbench.views.app.corpus_page import CorpusPage
+from workbench.views.app.deep_link import parse_link
 from workbench.views.app.first_paint import FirstPaint
 from workbench.views.app.live_page import LivePage
 from workbench.views.app.options import AppOptions
@@ -33,44 +34,6 @@ from workbench.views.app.workspace import Workspace
 from workbench.views.widgets import Compare, Replayer, Tuner
 
 log = logging.getLogger("workbench.views.app")
-
-
-class _ReplayerLink:
-    """Stands in for the session's Replayer in the views' links: the Replayer is built when first
-    used, and opening an episode brings the Replay page forward with it."""
-
-    def __init__(self, session: AppSession) -> None:
-        self._session = session
-
-    def set_config(self, config: RewardConfig) -> None:
-        """Score what the Replayer plays under ``config`` (once it is built)."""
-        self._session.replayer_view.need(lambda replayer: replayer.set_config(config))
-
-    def open(self, episode: str, *, decision: int | str | None = None) -> None:
-        """Show the Replay page and open ``episode`` in the session's Replayer (at ``decision``)."""
-        session = self._session
-
-        def show(replayer: Replayer) -> None:
-            if session.replay_page.view is not replayer:  # the Live page showed its own
-                session.replay_page.show(replayer)
-            replayer.open(episode, decision=decision)
-
-        session.tabs.selected_index = REPLAY
-        session.replayer_view.need(show)
-
-
-class _CompareLink:
-    """Stands in for Compare in the Tuner's link: a config the Tuner sends also joins the session's
-    configs, and Compare (built when first used) comes forward with it."""
-
-    def __init__(self, session: AppSession) -> None:
-        self._session = session
-
-    def add(self, name: str, config: RewardConfig, **kwargs: Any) -> None:
-        """Offer ``config`` to Compare, keep it among the session's configs and show Compare."""
-        self._session.add_config(name, config, "sent from the Tuner", to_compare=False)
-        self._session.tabs.selected_index = COMPARE  # first: its figures redraw in front, never hidden
-        self._session.compare_view.need(lambda compare: compare.add(name, config, **kwargs))
 
 
 class AppSession:
@@ -158,7 +121,14 @@ class AppSession:
         return baseline, self.configs[baseline]
 
     def unique_name(self, name: str) -> str:
-        """``name``, or ``name-2``, ``name-3`` ... when the session has a config of that name."""
+        """``name``, or ``name-2``, ``name-3`` ... when the session has a config of that name.
+
+        Args:
+            name: The name wanted.
+
+        Returns:
+            A name no config of the session has.
+        """
         candidate, n = name or "config", 1
         while candidate in self.configs:
             n += 1
@@ -167,7 +137,17 @@ class AppSession:
 
     def add_config(self, name: str, config: RewardConfig, source: str, *, to_compare: bool = True) -> str:
         """Keep ``config`` as ``name`` in the session (replacing one of that name) and offer it to
-        Compare; returns the name."""
+        Compare; returns the name.
+
+        Args:
+            name: The config's name.
+            config: The config.
+            source: Where it came from (shown on the Configs page).
+            to_compare: Offer it to Compare too.
+
+        Returns:
+            The name.
+        """
         self.configs[name], self.sources[name] = config, source
         if to_compare and self.compare is not None:
             self.compare.add(name, config)
@@ -214,7 +194,15 @@ class AppSession:
         """Make ``corpus`` the session's. Its views are built in the background (at once if the
         first page is drawn, else then) or when first needed: the Tuner starting from the kept
         draft, else the baseline (its ghost and Reset are the baseline's), the Replayer under
-        the same config, Compare of the session's configs then."""
+        the same config, Compare of the session's configs then.
+
+        Args:
+            corpus: The corpus.
+            label: What it is called in the page.
+
+        Raises:
+            CorpusError: The corpus has no episodes.
+        """
         if len(corpus) == 0:
             raise CorpusError(f"{label}: the corpus has no episodes")
         start = self.workspace.draft() or self.baseline
@@ -233,27 +221,103 @@ class AppSession:
             self.tuner_view.need(lambda _: self.replayer_view.need(lambda _: self.compare_view.need()))
 
     def _tuner_built(self, tuner: Tuner) -> None:
-        tuner.link(replayer=_ReplayerLink(self), compare=_CompareLink(self))
-        tuner.on_update(self._keep_draft)  # after every re-score, not on a timing line that may repeat
+        tuner.observe(self._replay_pick, names="episode")
+        tuner.observe(self._send_to_compare, names="sent")
+        tuner.observe(lambda _change: self._keep_draft(), names="config")  # set once per re-score
         # The Tuner's own Save writes relative to the server's folder: point it into the workspace.
-        tuner.path.value = str(self.workspace.folder / "my_reward.yaml")
+        tuner.controls.path.value = str(self.workspace.folder / "my_reward.yaml")
         tuner.path_check = self.workspace.checked  # a symlink on the way into the workspace is refused
         tuner.writer = self.workspace.write_file  # and one swapped in after the check cannot redirect the write
 
     def _compare_built(self, compare: Compare) -> None:
-        compare.link(replayer=_ReplayerLink(self))
+        compare.observe(self._replay_pick, names="episode")
+
+    def _replay_pick(self, change: dict[str, Any]) -> None:
+        """An episode picked in a view (its ``episode`` trait): replay it under the view's config."""
+        if change["new"] is not None:  # a pick passing through None (the same episode picked again)
+            self.show_replay(change["new"], "best", config=change["owner"].config)
+
+    def _send_to_compare(self, change: dict[str, Any]) -> None:
+        """The Tuner sent ``(name, config)``: keep it among the session's configs and show it in Compare."""
+        name, config = change["new"]
+        self.add_config(name, config, "sent from the Tuner", to_compare=False)
+        self.show_page(COMPARE)  # first: its figures redraw in front, never hidden
+        self.compare_view.need(lambda compare: compare.add(name, config, show=True))
+
+    def open_link(self, query: str | None) -> None:
+        """Open what a dashboard URL's query asks (``deep_link.parse_link``): with
+        ``view=replayer``, the Replay page on ``episode`` at ``decision``. A link that cannot be
+        followed says why on the status line and changes nothing.
+
+        Args:
+            query: The URL's query string (None or '': nothing to open).
+        """
+        try:
+            link = parse_link(query)
+            if link.view is None or link.episode is None:
+                return
+            if self.corpus is None:
+                raise CorpusError(f"link: no corpus is open to show episode {link.episode!r} in")
+            if link.episode not in self.corpus.ids:
+                raise CorpusError(f"link: no episode {link.episode!r} in {self.corpus_label}")
+            decisions = self.corpus[link.episode].n_decisions
+            if link.decision is not None and link.decision > decisions:
+                raise CorpusError(f"link: episode {link.episode!r} has decisions 1 to {decisions}, not {link.decision}")
+        except WorkbenchError as error:
+            self.status.show(str(error), "error")
+            return
+        self.show_replay(link.episode, link.decision)
+
+    def show_replay(
+        self, episode: str, decision: int | str | None = None, *, config: RewardConfig | None = None
+    ) -> None:
+        """Show the Replay page with the session's Replayer on ``episode`` (built first if need be).
+
+        Args:
+            episode: An episode id of the corpus.
+            decision: The decision to show (1-based), ``"best"`` (the highest-paying) or None (the start).
+            config: The config to score it under (default: the Replayer's).
+
+        Raises:
+            CorpusError: No corpus is open.
+        """
+
+        def show(replayer: Replayer) -> None:
+            if self.replay_page.view is not replayer:  # the Live page showed its own
+                self.replay_page.show(replayer)
+            if config is not None:
+                replayer.config = config
+            replayer.open_episode(episode, decision=decision)
+
+        self.show_page(REPLAY)
+        self.replayer_view.need(show)
 
     def retune(self, config: RewardConfig) -> None:
-        """Start the Tuner over from ``config`` (same corpus) and show the Tune page."""
+        """Start the Tuner over from ``config`` (same corpus) and show the Tune page.
+
+        Args:
+            config: Where the Tuner starts.
+
+        Raises:
+            CorpusError: No corpus is open.
+        """
         if self.corpus is None:
             raise CorpusError("no corpus is open: open one on the Corpus page first")
         corpus = self.corpus
         self.tuner_view.reset(lambda: self._new_tuner(corpus, config))
-        self.tabs.selected_index = TUNE  # first: the new Tuner's figure is drawn in front, never hidden
+        self.show_page(TUNE)  # first: the new Tuner's figure is drawn in front, never hidden
         self.tuner_view.need(lambda _tuner: self._keep_draft())
 
     def _new_tuner(self, corpus: Corpus, start: RewardConfig) -> Tuner:
         return Tuner(corpus, start, baseline=self.baseline, baseline_name=self.baseline_name)
+
+    def show_page(self, page: int) -> None:
+        """Bring a page to the front (what a click on its tab does): the one place the app does.
+
+        Args:
+            page: The page's index in ``common.TABS`` (``common.TUNE``, ``common.REPLAY`` ...).
+        """
+        self.tabs.selected_index = page
 
     def _tab_shown(self) -> None:
         if self.tabs.selected_index == CONFIGS:

@@ -32,22 +32,30 @@ class ViewPage:
         self.active = False
 
     def show(self, view: Any) -> None:
-        """Show ``view`` (a Tuner, Replayer or Compare: anything with a ``.widget``), at once if
-        the page is in front, else when it comes to the front."""
+        """Show ``view`` (a Tuner, Replayer or Compare widget), at once if the page is in front,
+        else when it comes to the front.
+
+        Args:
+            view: The view widget.
+        """
         self.view = view
         if self.active:
-            self.body.children = [view.widget]
+            self.body.children = [view]
         else:
             self._say("ready")
 
     def activate(self) -> None:
         """The page's tab is shown: put its view in (once)."""
         self.active = True
-        if self.view is not None and self.view.widget not in self.body.children:
-            self.body.children = [self.view.widget]
+        if self.view is not None and self.view not in self.body.children:
+            self.body.children = [self.view]
 
     def wait(self, text: str) -> None:
-        """Show ``text`` (HTML) instead of a view: while one is built, or when there is none."""
+        """Show ``text`` (HTML) instead of a view: while one is built, or when there is none.
+
+        Args:
+            text: The HTML to show.
+        """
         self.view = None
         self._say(text)
 
@@ -79,14 +87,25 @@ class LazyView:
 
     def reset(self, recipe: Callable[[], Any] | None) -> None:
         """Forget the view; the next ``need`` builds one with ``recipe()`` (None: there is nothing
-        to build, no corpus is open)."""
+        to build, no corpus is open).
+
+        Args:
+            recipe: Builds the view, or None.
+        """
         self._generation += 1
         self.view, self._recipe, self._waiting, self.building = None, recipe, [], False
         self.page.wait(NO_CORPUS if recipe is None else f"the {self.name} is about to be built")
 
     def need(self, then: Callable[[Any], None] | None = None) -> None:
         """Make sure the view exists: build it in the background unless it is built or being
-        built, then call ``then(view)``. ``CorpusError`` when no corpus is open."""
+        built, then call ``then(view)``. ``CorpusError`` when no corpus is open.
+
+        Args:
+            then: Called with the view once it is built, or None.
+
+        Raises:
+            CorpusError: No corpus is open.
+        """
         if self._recipe is None:
             raise CorpusError(f"no {self.name} yet: open a corpus on the Corpus page first")
         if self.view is not None:
@@ -123,15 +142,27 @@ class LazyView:
 
 
 def tune_page() -> ViewPage:
-    """The Tune page (a Tuner)."""
+    """The Tune page (a Tuner).
+
+    Returns:
+        The page.
+    """
     return ViewPage("Tune", "move a weight and the returns follow; click an episode to replay it")
 
 
 def replay_page() -> ViewPage:
-    """The Replay page (a Replayer)."""
+    """The Replay page (a Replayer).
+
+    Returns:
+        The page.
+    """
     return ViewPage("Replay", "play an episode beside what each decision is paid")
 
 
 def compare_page() -> ViewPage:
-    """The Compare page (a Compare of the session's configs)."""
+    """The Compare page (a Compare of the session's configs).
+
+    Returns:
+        The page.
+    """
     return ViewPage("Compare", "the session's configs side by side; click an episode to replay it")

@@ -27,7 +27,14 @@ class WorkspaceError(WorkbenchError):
 def default_workspace(corpus_spec: str) -> Path:
     """Where a session keeps its configs when ``--workspace`` is not given: ``.workbench-app``
     inside a corpus folder; for the shipped sample, ``$XDG_DATA_HOME/workbench/sample-app``
-    (the package folder may not be writable)."""
+    (the package folder may not be writable).
+
+    Args:
+        corpus_spec: The corpus given (a folder or ``sample``).
+
+    Returns:
+        The workspace folder.
+    """
     if corpus_spec == "sample":
         data_home = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
         return data_home / "workbench" / "sample-app"
@@ -38,7 +45,14 @@ def file_stem(name: str) -> str:
     """The file name (without ``.yaml``) a config called ``name`` is kept under: every run of
     characters other than letters, digits, ``.``, ``_`` and ``-`` becomes ``_``, and dots and
     underscores at either end are dropped (``../wood heavy`` -> ``wood_heavy``), so the file stays
-    inside the workspace and is never hidden. ``WorkspaceError`` when nothing is left."""
+    inside the workspace and is never hidden. ``WorkspaceError`` when nothing is left.
+
+    Args:
+        name: The config's name.
+
+    Returns:
+        The file stem.
+    """
     stem = _UNSAFE.sub("_", name.strip()).strip("._")
     if not stem.strip("-"):
         raise WorkspaceError(f"config name {name!r}: needs at least one letter or digit")
@@ -62,7 +76,18 @@ class Workspace:
         """The path ``folder/parts...``, checked: each part a plain name (never ``..``), and
         neither the workspace folder nor anything below it on the way (folders, the file) a
         symlink or of the wrong kind. ``make_folders`` creates the missing folders (checked
-        again after). ``WorkspaceError`` naming the path otherwise."""
+        again after). ``WorkspaceError`` naming the path otherwise.
+
+        Args:
+            *parts: Plain names, folder by folder.
+            make_folders: Create missing folders on the way.
+
+        Returns:
+            The checked path.
+
+        Raises:
+            WorkspaceError: A part that is not a plain name, or a symlink on the way.
+        """
         if any(part in ("", ".", "..") or "/" in part or os.sep in part for part in parts):
             raise WorkspaceError(f"{'/'.join(parts)!r}: would leave the workspace {self.folder}")
         if make_folders:
@@ -91,7 +116,17 @@ class Workspace:
     def checked(self, path: str | Path) -> Path:
         """A file the user asked the app to write: when it names a place in the workspace (as
         the Tuner's save box does by default), that place checked by ``inside`` (folders made);
-        elsewhere, the path as given (the user's own choice of file)."""
+        elsewhere, the path as given (the user's own choice of file).
+
+        Args:
+            path: The file asked for.
+
+        Returns:
+            The path (checked when in the workspace).
+
+        Raises:
+            WorkspaceError: A symlink on the way inside the workspace.
+        """
         target = Path(os.path.normpath(Path(path).expanduser().absolute()))
         try:
             relative = target.relative_to(self.folder)
@@ -100,12 +135,23 @@ class Workspace:
         return self.inside(*relative.parts, make_folders=True) if relative.parts else self.inside()
 
     def path_for(self, name: str) -> Path:
-        """The file a config called ``name`` is kept in (always directly inside the folder)."""
+        """The file a config called ``name`` is kept in (always directly inside the folder).
+
+        Args:
+            name: The config's name.
+
+        Returns:
+            The file.
+        """
         return self.inside(f"{file_stem(name)}.yaml")
 
     def configs(self) -> tuple[dict[str, RewardConfig], list[str]]:
         """Every config kept in the workspace, by file stem, and one message per file that could
-        not be read (the file stays as it is; a symlink is not followed)."""
+        not be read (the file stays as it is; a symlink is not followed).
+
+        Returns:
+            (configs by file stem, a message per unreadable file).
+        """
         found: dict[str, RewardConfig] = {}
         problems: list[str] = []
         try:
@@ -125,12 +171,35 @@ class Workspace:
     def save(self, name: str, config: RewardConfig, *, overwrite: bool = False) -> Path:
         """Keep ``config`` as ``name``; returns the file. ``TargetExistsError`` when a config of
         that file name is kept already and ``overwrite`` is not set; ``WorkspaceError`` for a
-        symlink on the way (see ``write``)."""
+        symlink on the way (see ``write``).
+
+        Args:
+            name: The config's name.
+            config: The config.
+            overwrite: Replace a kept config of that file name.
+
+        Returns:
+            The file written.
+
+        Raises:
+            TargetExistsError: Kept already and not ``overwrite``.
+            WorkspaceError: A symlink on the way.
+        """
         return self.write((f"{file_stem(name)}.yaml",), config, overwrite=overwrite)
 
     def save_draft(self, config: RewardConfig) -> Path:
         """Keep the Tuner's config as it is now (replacing the previous draft); returns the file.
-        ``WorkspaceError`` for a symlink on the way (see ``write``)."""
+        ``WorkspaceError`` for a symlink on the way (see ``write``).
+
+        Args:
+            config: The Tuner's config.
+
+        Returns:
+            The file written.
+
+        Raises:
+            WorkspaceError: A symlink on the way.
+        """
         return self.write((DRAFTS, f"{DRAFT_NAME}.yaml"), config, overwrite=True)
 
     def write(self, parts: tuple[str, ...], config: RewardConfig, *, overwrite: bool = False) -> Path:
@@ -143,6 +212,18 @@ class Workspace:
             TargetExistsError: the file exists and ``overwrite`` is False.
             ConfigError: the config cannot be written (its text would not read back, a write
                 error such as a full disk).
+
+        Args:
+            parts: Plain names below the workspace folder, the file's last.
+            config: The config.
+            overwrite: Replace an existing file.
+
+        Returns:
+            The file written.
+
+        Raises:
+            TargetExistsError: The file exists and not ``overwrite``.
+            WorkspaceError: A symlink on the way.
         """
         text = config.to_text(parts[-1])
         try:
@@ -156,7 +237,20 @@ class Workspace:
 
     def write_file(self, path: str | Path, config: RewardConfig, overwrite: bool = False) -> Path:
         """Write ``config`` to a file the user named: inside the workspace through ``write``
-        (never redirected by a swapped symlink), elsewhere as given (the user's own choice)."""
+        (never redirected by a swapped symlink), elsewhere as given (the user's own choice).
+
+        Args:
+            path: The file the user named.
+            config: The config.
+            overwrite: Replace an existing file.
+
+        Returns:
+            The file written.
+
+        Raises:
+            TargetExistsError: The file exists and not ``overwrite``.
+            WorkspaceError: A symlink on the way inside the workspace.
+        """
         target = Path(os.path.normpath(Path(path).expanduser().absolute()))
         try:
             relative = target.relative_to(self.folder)
@@ -168,7 +262,11 @@ class Workspace:
 
     def draft(self) -> RewardConfig | None:
         """The Tuner's draft kept by an earlier session, or None (also when it cannot be read,
-        or is reached through a symlink)."""
+        or is reached through a symlink).
+
+        Returns:
+            The draft, or None.
+        """
         try:
             path = self.inside(DRAFTS, f"{DRAFT_NAME}.yaml")
             if not path.is_file():

@@ -61,6 +61,13 @@ def decision_components(scores, episode: str) -> Figure:
 
     Gains stack above zero and losses (negative weights) below it; a triangle marks each
     decision that unlocked an achievement, labelled with the name.
+
+    Args:
+        scores: The ``Scores`` of a corpus holding the episode.
+        episode: The episode id.
+
+    Returns:
+        The matplotlib figure.
     """
     components = _episode_rows(scores.components, episode)
     decisions = _episode_rows(scores.decisions, episode)
@@ -141,6 +148,14 @@ def cumulative_return(scores, episode: str, *, cursor: int | None = None) -> Fig
     """Cumulative shaped return against Crafter's own return and achievements unlocked.
 
     ``cursor`` (a decision) draws a vertical line, as the Replayer does.
+
+    Args:
+        scores: The ``Scores`` of a corpus holding the episode.
+        episode: The episode id.
+        cursor: A decision to mark, or None.
+
+    Returns:
+        The matplotlib figure.
     """
     decisions = _episode_rows(scores.decisions, episode)
     x = decisions["decision"].to_numpy()
@@ -174,7 +189,14 @@ def cumulative_return(scores, episode: str, *, cursor: int | None = None) -> Fig
 
 
 def achievement_timeline(episode: Episode) -> Figure:
-    """When each achievement was first unlocked in an episode (decision on x, name on y)."""
+    """When each achievement was first unlocked in an episode (decision on x, name on y).
+
+    Args:
+        episode: The episode.
+
+    Returns:
+        The matplotlib figure.
+    """
     status = episode.achievement_status
     assert status is not None  # filled from the counts when not given
     first = {name: int(np.argmax(status[:, i])) for i, name in enumerate(ACHIEVEMENTS) if status[:, i].any()}
@@ -198,7 +220,18 @@ def compare_configs(
     comparison, *, labels: Sequence[str] = ("A", "B"), top: int = 12, corpus: Corpus | None = None, by: str = "policy"
 ) -> Figure:
     """Two configs across a corpus: per-episode returns (left; coloured by ``by`` when the
-    ``corpus`` is given) and the ``top`` per-component corpus totals that changed most (right)."""
+    ``corpus`` is given) and the ``top`` per-component corpus totals that changed most (right).
+
+    Args:
+        comparison: A ``scoring.Comparison`` of two configs.
+        labels: The two configs' names.
+        top: How many changed components to show.
+        corpus: The corpus, to colour episodes by ``by`` (None: one colour).
+        by: The corpus index column to colour by.
+
+    Returns:
+        The matplotlib figure.
+    """
     episodes = comparison.episodes
     fig, (left, right) = _figure((12.0, 5.0), ncols=2)
     a, b = episodes["return_a"].to_numpy(), episodes["return_b"].to_numpy()
@@ -243,6 +276,14 @@ def component_share(scores, *, by: str | None = "policy", corpus: Corpus | None 
 
     With ``by`` (an index column of ``corpus``, e.g. "policy") one bar per group: which
     component dominates for which kind of behaviour.
+
+    Args:
+        scores: The corpus's ``Scores``.
+        by: An index column of ``corpus`` to group by, or None for one bar.
+        corpus: The corpus (needed with ``by``).
+
+    Returns:
+        The matplotlib figure.
     """
     components = scores.components
     if by is not None and corpus is not None:
@@ -267,7 +308,16 @@ def component_share(scores, *, by: str | None = "policy", corpus: Corpus | None 
 
 
 def return_vs_achievements(scores, corpus: Corpus, *, by: str = "policy") -> Figure:
-    """Shaped return against achievements unlocked per episode: does the shaping pay for progress?"""
+    """Shaped return against achievements unlocked per episode: does the shaping pay for progress?
+
+    Args:
+        scores: The corpus's ``Scores``.
+        corpus: The corpus.
+        by: The index column that colours the points.
+
+    Returns:
+        The matplotlib figure.
+    """
     index = corpus.index.set_index("episode")
     returns = scores.episodes.set_index("episode")["reward_sum"]
     frame = pd.DataFrame({"return": returns, "unlocked": index["n_unlocked"], "group": corpus.groups(by)}).dropna()

@@ -27,7 +27,16 @@ FLAGGED_COLOR = PALETTE[5]
 def diagnosis_figure(diagnosis, *, max_episodes: int = 30, max_flags: int = 12) -> Figure:
     """Farming, dominance, alignment (scatter and intervals), weight sensitivity and the flags
     of ``diagnosis`` on one 16 x 10 inch page. Shows at most ``max_episodes`` episodes in the
-    farming panel (the ones with the largest repeat share) and ``max_flags`` flags."""
+    farming panel (the ones with the largest repeat share) and ``max_flags`` flags.
+
+    Args:
+        diagnosis: A ``Diagnosis`` (``analysis.diagnostics.diagnose``).
+        max_episodes: The most episodes in the farming panel.
+        max_flags: The most flags listed.
+
+    Returns:
+        The matplotlib figure.
+    """
     fig = Figure(figsize=PAGE, layout="constrained")
     axes = fig.subplots(2, 3)
     fig.suptitle(

@@ -22,7 +22,14 @@ def _figure(size: tuple[float, float] = WIDE) -> tuple[Figure, Axes]:
 
 def search_trials(result) -> Figure:
     """Each trial's cross-validated objective (dots, coloured by strategy) and the best so far
-    (line), with the best config's held-out score and its interval as a band at the right."""
+    (line), with the best config's held-out score and its interval as a band at the right.
+
+    Args:
+        result: A search result (``analysis.search.search``).
+
+    Returns:
+        The matplotlib figure.
+    """
     trials = result.trials
     fig, ax = _figure()
     if "strategy" in trials.columns:
@@ -55,7 +62,15 @@ def search_importance(result, *, top: int = 22) -> Figure:
     """Per achievement of the found config, on the fit episodes (in-sample): its share of the
     shaped return (left) and the agreement lost when its weight alone is set to 0 (right), with
     the weight written beside each bar; largest loss first, then largest share. A config using
-    the consistent strategy has no weights: the figure says so."""
+    the consistent strategy has no weights: the figure says so.
+
+    Args:
+        result: A search result (``analysis.search.search``).
+        top: The most achievements shown.
+
+    Returns:
+        The matplotlib figure.
+    """
     table = result.importance.head(top)
     fig = Figure(figsize=(10.0, max(3.0, 0.28 * len(table) + 1.4)), layout="constrained")
     share_ax, drop_ax = fig.subplots(1, 2, sharey=True)

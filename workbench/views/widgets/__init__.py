@@ -15,7 +15,10 @@ They hold controls, not logic: every number comes from ``workbench.scoring`` and
 - ``Timeline`` (``timeline.py``): a growing run (a ``LiveScores``) over time under every config,
   rolling intervals and change points; redraws on each append; click an episode to replay it.
 
-``link(tuner, replayer, compare)`` wires them together.
+Each view is an ipywidgets widget whose state is traits (``config``, ``episode``, ``selection``,
+defined once in ``traits.py``; the Replayer's ``decision``; docs/widgets.md lists them): link them with ``traitlets.link``,
+``dlink`` or ``observe``. ``link(tuner, replayer, compare)`` wires the usual links
+(``Replayer.follow``, ``Compare.follow``).
 """
 
 # ruff: noqa: E402
@@ -26,8 +29,6 @@ from workbench.util.extras import require_extra
 
 require_extra("lab", "the widgets (workbench.views.widgets)", "ipywidgets", "anywidget", "bqplot", "matplotlib")
 
-from typing import Any
-
 from workbench.views.widgets.compare import Compare
 from workbench.views.widgets.replayer import Replayer
 from workbench.views.widgets.timeline import Timeline
@@ -36,13 +37,19 @@ from workbench.views.widgets.tuner import Tuner
 __all__ = ["Compare", "Replayer", "Timeline", "Tuner", "link"]
 
 
-def link(
-    tuner: Tuner | None = None, replayer: Replayer | None = None, compare: Compare | None = None
-) -> dict[str, Any]:
-    """Wire views together: a click on an episode in the Tuner or Compare opens it in the
-    Replayer, and the Tuner's "send to Compare" offers its config to Compare. Returns the views."""
-    if tuner is not None:
-        tuner.link(replayer=replayer, compare=compare)
-    if compare is not None and replayer is not None:
-        compare.link(replayer=replayer)
-    return {"tuner": tuner, "replayer": replayer, "compare": compare}
+def link(tuner: Tuner | None = None, replayer: Replayer | None = None, compare: Compare | None = None) -> None:
+    """Wire views together with trait observers: an episode picked in the Tuner or Compare opens
+    in the Replayer (under the picking view's config, at its highest-paying decision), and the
+    Tuner's "send to Compare" adds its config to Compare.
+
+    Args:
+        tuner: A Tuner, or None.
+        replayer: A Replayer, or None.
+        compare: A Compare, or None.
+    """
+    if replayer is not None:
+        for source in (tuner, compare):
+            if source is not None:
+                replayer.follow(source)
+    if tuner is not None and compare is not None:
+        compare.follow(tuner)

@@ -30,19 +30,44 @@ LINE_HEIGHT = 18
 
 
 def fixed(width: int | str, **more: Any) -> w.Layout:
-    """A layout that keeps ``width`` whatever its siblings do (no flex shrink or grow)."""
+    """A layout that keeps ``width`` whatever its siblings do (no flex shrink or grow).
+
+    Args:
+        width: Pixels, or a CSS width.
+        **more: Other layout properties.
+
+    Returns:
+        The layout.
+    """
     width = f"{width}px" if isinstance(width, int) else width
     return w.Layout(width=width, min_width=width, max_width=width, flex="0 0 auto", **more)
 
 
 def scroll_box(height: int, **more: Any) -> w.Layout:
-    """A layout of fixed height whose content scrolls: text that changes length moves nothing."""
+    """A layout of fixed height whose content scrolls: text that changes length moves nothing.
+
+    Args:
+        height: Pixels.
+        **more: Other layout properties.
+
+    Returns:
+        The layout.
+    """
     return w.Layout(height=f"{height}px", min_height=f"{height}px", overflow="auto", **more)
 
 
 def lines_box(lines: int, *, border: bool = False, **more: Any) -> w.Layout:
     """A ``scroll_box`` exactly ``lines`` lines of ``lined`` text high (plus a 1 px border when
-    ``border``): its content scrolls a whole line at a time and is never cut through a line."""
+    ``border``): its content scrolls a whole line at a time and is never cut through a line.
+
+    Args:
+        lines: How many lines it holds.
+        border: Draw a 1 px border.
+        **more: Other layout properties.
+
+    Returns:
+        The layout.
+    """
     height = lines * LINE_HEIGHT + (2 if border else 0)
     if border:
         more = {"border": "1px solid #ddd", "padding": "0 6px", **more}
@@ -50,18 +75,36 @@ def lines_box(lines: int, *, border: bool = False, **more: Any) -> w.Layout:
 
 
 def lined(content: str) -> str:
-    """HTML ``content`` set at ``LINE_HEIGHT`` (for a ``lines_box``)."""
+    """HTML ``content`` set at ``LINE_HEIGHT`` (for a ``lines_box``).
+
+    Args:
+        content: HTML.
+
+    Returns:
+        The HTML, wrapped.
+    """
     return f"<div style='line-height:{LINE_HEIGHT}px;margin:0;padding:0'>{content}</div>"
 
 
 def slider_style() -> dict[str, str]:
-    """Style for a labelled slider: the label's width is fixed, so every track is as wide."""
+    """Style for a labelled slider: the label's width is fixed, so every track is as wide.
+
+    Returns:
+        The style dict.
+    """
     return {"description_width": f"{LABEL_WIDTH}px"}
 
 
 def from_browser(change: dict[str, Any]) -> bool:
     """Whether a trait change came from the page (ipywidgets locks the property while it applies
-    a front-end update), rather than from code in the kernel."""
+    a front-end update), rather than from code in the kernel.
+
+    Args:
+        change: A traitlets change dict.
+
+    Returns:
+        Whether the page made the change.
+    """
     owner = change.get("owner")
     return bool(owner is not None and change.get("name") in getattr(owner, "_property_lock", {}))
 
@@ -83,7 +126,11 @@ class LatestWins:
         self.coalesced = 0  # page changes folded into a later update (for tests and benchmarks)
 
     def request(self, change: dict[str, Any] | None = None) -> None:
-        """Ask for an update after ``change`` (a traitlets change dict, or None for code)."""
+        """Ask for an update after ``change`` (a traitlets change dict, or None for code).
+
+        Args:
+            change: The change, or None for a change made in code.
+        """
         loop = None
         if change is not None and from_browser(change):
             try:
@@ -110,17 +157,39 @@ class LatestWins:
 
 def groups_of(corpus: Corpus, by: str) -> pd.Series:
     """Episode id -> group (``corpus.groups``), with episodes that have none (e.g. no policy
-    recorded) in a group named "(none)" rather than NaN."""
+    recorded) in a group named "(none)" rather than NaN.
+
+    Args:
+        corpus: The corpus.
+        by: An index column, e.g. "policy".
+
+    Returns:
+        The group of each episode, by id.
+    """
     return corpus.groups(by).astype(object).fillna("(none)").astype(str)
 
 
 def group_colors(groups: pd.Series) -> dict[str, str]:
-    """One colour per group (e.g. policy) in first-seen order, the same in every view."""
+    """One colour per group (e.g. policy) in first-seen order, the same in every view.
+
+    Args:
+        groups: The group of each episode.
+
+    Returns:
+        Group -> CSS colour.
+    """
     return {group: PALETTE[i % len(PALETTE)] for i, group in enumerate(dict.fromkeys(groups.astype(str)))}
 
 
 def counts_note(corpus: Corpus) -> str:
-    """HTML saying which episodes' count shaping is an estimate (``metadata["counts"]``), or ''."""
+    """HTML saying which episodes' count shaping is an estimate (``metadata["counts"]``), or ''.
+
+    Args:
+        corpus: The corpus.
+
+    Returns:
+        The HTML, or ''.
+    """
     counts = corpus.index["counts"] if "counts" in corpus.index.columns else pd.Series(dtype=object)
     estimated = int((counts == "estimated").sum())
     if not estimated:
@@ -133,18 +202,44 @@ def counts_note(corpus: Corpus) -> str:
 
 def producers_note(corpus: Corpus) -> str:
     """HTML naming the synth-ai loops that produced the corpus's episodes (``metadata["producer"]``)
-    and saying when one ignored a run's step_rewards weights, or '' when no episode names one."""
+    and saying when one ignored a run's step_rewards weights, or '' when no episode names one.
+
+    Args:
+        corpus: The corpus.
+
+    Returns:
+        The HTML, or ''.
+    """
     lines = producer_lines(corpus.episode_extras(k).metadata for k in range(len(corpus)))
     return "".join(f"<div>{html.escape(line)}</div>" for line in lines)
 
 
 def fit_chars(width_px: float, slots: int, char_px: float = 8.5) -> int:
-    """How many characters of ``char_px`` fit in one of ``slots`` slots sharing ``width_px`` (at least 6)."""
+    """How many characters of ``char_px`` fit in one of ``slots`` slots sharing ``width_px`` (at least 6).
+
+    Args:
+        width_px: The width shared.
+        slots: How many share it.
+        char_px: One character's width.
+
+    Returns:
+        The characters that fit.
+    """
     return max(6, int(width_px / max(slots, 1) / char_px))
 
 
 def legend_html(groups: list[str], colors: dict[str, str], short: list[str], title: str = "") -> str:
-    """The figure's groups in their colours, each whole (its tick label may be shortened), after ``title``."""
+    """The figure's groups in their colours, each whole (its tick label may be shortened), after ``title``.
+
+    Args:
+        groups: The groups' names.
+        colors: Group -> colour.
+        short: Each group's tick label.
+        title: Written first ('' for none).
+
+    Returns:
+        The HTML.
+    """
     items = []
     for name, label in zip(groups, short):
         shown = html.escape(name) if label == name else f"{html.escape(label)} = {html.escape(name)}"
@@ -157,7 +252,14 @@ def legend_html(groups: list[str], colors: dict[str, str], short: list[str], tit
 
 
 def error_html(message: str) -> str:
-    """A user error as a line of red text."""
+    """A user error as a line of red text.
+
+    Args:
+        message: The error's text.
+
+    Returns:
+        The HTML.
+    """
     return f"<span style='color:#D55E00'>{html.escape(message)}</span>"
 
 

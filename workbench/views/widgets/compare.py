@@ -22,6 +22,9 @@ from workbench.views.plots import PALETTE
 from workbench.views.widgets.common import LatestWins, counts_note, groups_of, legend_html
 from workbench.views.widgets.compare_figures import CompareFigures
 from workbench.views.widgets.compare_text import components_html, config_legend_html, groups_html, summary_html
+from workbench.views.widgets.replayer import Replayer
+from workbench.views.widgets.traits import ViewTraits
+from workbench.views.widgets.tuner import Tuner
 
 #: How returns are put on one scale: as they are, as a share of each config's largest
 #: |mean return|, or as ranks (1 = paid most).
@@ -31,7 +34,15 @@ MAX_POINTS = 400
 
 
 def normalised(returns: np.ndarray, scale: str) -> np.ndarray:
-    """Per-episode returns on ``scale`` (see ``SCALES``)."""
+    """Per-episode returns on ``scale`` (see ``SCALES``).
+
+    Args:
+        returns: Per-episode returns.
+        scale: One of ``SCALES``.
+
+    Returns:
+        The returns on that scale.
+    """
     if scale == "ranks":
         return pd.Series(returns).rank(ascending=False, method="min").to_numpy()
     if scale == "share of max":
@@ -40,17 +51,36 @@ def normalised(returns: np.ndarray, scale: str) -> np.ndarray:
     return returns
 
 
-class Compare:
+class Compare(w.VBox, ViewTraits):
     """Configs side by side over a corpus.
 
-    The reference config (``a``, picker "reference") against one or more others (``b`` and the
-    "compare with" list; ``add`` offers more, e.g. a Tuner's config). Shows per config how well
-    the shaped return agrees with progress and the mean return per group (``by``, e.g. policy),
-    raw or normalised; the per-episode returns against the reference (hover names the episode,
-    click replays it in a linked Replayer); and per other config the components whose corpus
-    totals changed most, with friendly names ("no differences" when there are none).
-    ``comparison`` is the ``scoring.Comparison`` of the reference and the first other config;
-    ``comparisons`` maps each other config's name to its Comparison.
+    A widget: the reference config (``a``, picker "reference") against one or more others (``b``
+    and the "compare with" list; ``add`` offers more, e.g. a Tuner's config). Shows per config how
+    well the shaped return agrees with progress and the mean return per group (``by``, e.g.
+    policy), raw or normalised; the per-episode returns against the reference (hover names the
+    episode, a click picks it); and per other config the components whose corpus totals changed
+    most, with friendly names ("no differences" when there are none). ``comparison`` is the
+    ``scoring.Comparison`` of the reference and the first other config; ``comparisons`` maps each
+    other config's name to its Comparison. Its state is traits:
+
+    - ``config``: the first compared config (what a picked episode is replayed under); set by the view.
+    - ``episode``: the episode last picked in the episodes figure, else None (an episode picked
+      again passes through None, so observers hear every pick).
+    - ``selection``: the episodes highlighted in the episodes figure (a click highlights the one
+      picked; setting it highlights those drawn).
+
+    Args:
+        corpus: The episodes to score.
+        configs: The configs by name (at least one).
+        a: The reference config's name (default: the first).
+        b: The first compared config's name (default: up to three others).
+        by: The corpus index column the groups come from.
+        top: How many changed components to list per config.
+        replayer: A Replayer that opens the picked episodes (``Replayer.follow``).
+
+    Raises:
+        WorkbenchError: No configs.
+        KeyError: ``a`` or ``b`` is not one of the configs.
     """
 
     def __init__(
@@ -62,13 +92,13 @@ class Compare:
         b: str | None = None,
         by: str = "policy",
         top: int = 12,
-        replayer: Any = None,
+        replayer: Replayer | None = None,
     ) -> None:
         if not configs:
             raise WorkbenchError(
                 "Compare needs at least one named config, e.g. {'shaped': RewardConfig.from_file(...)}"
             )
-        self.corpus, self.by, self.top, self.replayer = corpus, by, top, replayer
+        self.corpus, self.by, self.top = corpus, by, top
         self.prepared = prepare(corpus)
         #: Episodes with estimated counts show their per_achievement returns as intervals.
         self._upper = UpperReturns(corpus)
@@ -100,7 +130,7 @@ class Compare:
         tables = w.Tab(children=[self.groups_view, self.components_view], titles=("per group", "components"))
         header = w.HTML(counts_note(corpus))
         controls = self._build_controls(names, reference, others)
-        self.widget = w.VBox(
+        super().__init__(
             [
                 controls,
                 header,
@@ -111,12 +141,15 @@ class Compare:
                 tables,
             ]
         )
-        self.widget.add_class("workbench-compare")
+        self.add_class("workbench-compare")
         self._updating = False
         self._updates = LatestWins(self.update)
         self.update()
         for control in (self.picker_a, self.shown, self.scale):
             control.observe(self._updates.request, names="value")
+        self.observe(lambda _change: self._highlight(), names="selection")
+        if replayer is not None:
+            replayer.follow(self)
 
     def _build_controls(self, names: list[str], reference: str, others: list[str]) -> w.HBox:
         self.picker_a = w.Dropdown(
@@ -159,7 +192,17 @@ class Compare:
 
     def add(self, name: str, config: RewardConfig, *, side: str | None = None, show: bool = False) -> None:
         """Offer ``config`` as ``name`` (replacing a config of that name); ``side="a"`` makes it the
-        reference, ``side="b"`` (or ``show``) adds it first to the compared configs."""
+        reference, ``side="b"`` (or ``show``) adds it first to the compared configs.
+
+        Args:
+            name: The config's name.
+            config: The config.
+            side: "a" (the reference), "b" (first compared) or None.
+            show: Add it first to the compared configs.
+
+        Raises:
+            WorkbenchError: ``side`` is not "a", "b" or None.
+        """
         if side not in (None, "a", "b"):
             raise WorkbenchError(f"side must be 'a', 'b' or None, not {side!r}")
         self.configs[name] = config
@@ -177,9 +220,30 @@ class Compare:
             self._updating = False
         self.update()
 
+    def follow(self, tuner: Tuner) -> None:
+        """Add every config ``tuner`` sends (its ``sent`` trait, ``(name, config)``), first among
+        the compared configs. Following the same Tuner twice follows it once.
+
+        Args:
+            tuner: The Tuner whose "send to Compare" feeds this view.
+        """
+        tuner.observe(self._take_sent, names="sent")  # a bound method: observing twice is once
+
+    def _take_sent(self, change: dict[str, Any]) -> None:
+        if change["new"]:
+            name, config = change["new"]
+            self.add(name, config, show=True)
+
     def color(self, name: str) -> str:
         """The colour of config ``name`` in every figure and list: given when the config first
-        appears (the next of the palette) and kept, whatever is added, picked or swapped."""
+        appears (the next of the palette) and kept, whatever is added, picked or swapped.
+
+        Args:
+            name: A config name.
+
+        Returns:
+            Its colour (a CSS colour).
+        """
         if name not in self._colors:
             self._colors[name] = PALETTE[len(self._colors) % len(PALETTE)]
         return self._colors[name]
@@ -212,7 +276,7 @@ class Compare:
             self._tables[key] = (scores, returns_by_group(scores, self.corpus, by=self.by))
         return self._tables[key][1]
 
-    def _compare(self, reference: str, other: str) -> Comparison:
+    def _comparison(self, reference: str, other: str) -> Comparison:
         a, b = self._score(reference), self._score(other)
         key = ("compare", id(a), id(b))
         if key not in self._tables:
@@ -225,7 +289,7 @@ class Compare:
         if self._updating:
             return
         reference = self.picker_a.value
-        self.comparisons: dict[str, Comparison] = {name: self._compare(reference, name) for name in self.others}
+        self.comparisons: dict[str, Comparison] = {name: self._comparison(reference, name) for name in self.others}
         self.comparison = self.comparisons[self.others[0]]
         names = [reference] + [n for n in self.others if n != reference]
         scores = {name: self._score(name) for name in names}
@@ -235,6 +299,7 @@ class Compare:
         self.legend.value = config_legend_html(names, [self.color(name) for name in names])
         self.groups_view.value = groups_html({name: self._by_group(name) for name in names}, self.by, self._groups)
         self.components_view.value = components_html(reference, self.comparisons, self.top)
+        self.config = self.configs[self.others[0]]
 
     def _draw_groups(self, names: list[str], scores: dict[str, Scores]) -> None:
         scale = self.scale.value
@@ -277,6 +342,7 @@ class Compare:
                 self._picked.append(int(i))
         sample = f" ({MAX_POINTS} of {n} episodes, evenly spaced)" if n > MAX_POINTS else ""
         self.figures.draw_points(np.concatenate(xs), np.concatenate(ys), colors, labels, scale, sample)
+        self._highlight()
 
     def _shown_returns(self, scale: str, scores: dict[str, Scores]) -> dict[str, Callable[[int, float], str]]:
         """Per config, how an episode's value is written: ``3g``, or on the raw scale the
@@ -288,15 +354,18 @@ class Compare:
         return shown
 
     def _on_pick(self, position: int) -> None:
-        if self.replayer is not None and 0 <= position < len(self._picked):
-            episode = self.prepared.ids[self._picked[position]]
-            self.replayer.set_config(self.configs[self.others[0]])
-            self.replayer.open(episode, decision="best")
+        if 0 <= position < len(self._picked):
+            episode = str(self.prepared.ids[self._picked[position]])
+            self.selection = (episode,)
+            if self.episode == episode:
+                self.episode = None  # picked again: observers hear it again
+            self.episode = episode
 
-    def link(self, *, replayer: Any = None) -> Compare:
-        """Open clicked episodes in ``replayer`` (scored under the first compared config). Returns self."""
-        self.replayer = replayer
-        return self
+    def _highlight(self) -> None:
+        """Select, in the episodes figure, the drawn points of the episodes in ``selection``."""
+        chosen = set(self.selection)
+        selected = [i for i, row in enumerate(self._picked) if self.prepared.ids[row] in chosen]
+        self.points.selected = selected or None
 
     def _summary_html(self, names: list[str], scores: dict[str, Scores]) -> str:
         return summary_html(
@@ -311,11 +380,6 @@ class Compare:
         if key not in self._tables:
             self._tables[key] = (scores, progress_summary(scores))
         return self._tables[key][1]
-
-    def _ipython_display_(self) -> None:
-        from IPython.display import display
-
-        display(self.widget)
 
 
 def _value_text(bounds: dict[int, tuple[float, float]], i: int, value: float) -> str:

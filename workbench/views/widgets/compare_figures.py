@@ -81,7 +81,14 @@ class CompareFigures:
         )
 
     def draw_bars(self, values: np.ndarray, names: list[str], colors: list[str], scale: str) -> None:
-        """Bars of ``values`` (a row per config in ``names``, a column per group) on ``scale``."""
+        """Bars of ``values`` (a row per config in ``names``, a column per group) on ``scale``.
+
+        Args:
+            values: Configs x groups.
+            names: The configs' names.
+            colors: The configs' colours.
+            scale: One of ``compare.SCALES``.
+        """
         low, high = float(min(values.min(), 0.0)), float(max(values.max(), 0.0))
         pad = max(high - low, 1e-9) * 0.1
         with self.bars.hold_sync(), self._bar_scale.hold_sync():
@@ -95,7 +102,16 @@ class CompareFigures:
     def draw_points(
         self, x: np.ndarray, y: np.ndarray, colors: list[str], labels: list[str], scale: str, sample: str
     ) -> None:
-        """The episodes scatter: ``x`` under the reference, ``y`` under a compared config, equal axes."""
+        """The episodes scatter: ``x`` under the reference, ``y`` under a compared config, equal axes.
+
+        Args:
+            x: Each point's value under the reference.
+            y: Each point's value under its compared config.
+            colors: Each point's colour.
+            labels: Each point's hover text.
+            scale: One of ``compare.SCALES``.
+            sample: A note on the points drawn ('' for every episode).
+        """
         # equal axes fitted to the data (both scales set: bqplot would otherwise pad them apart)
         low, high = float(min(x.min(), y.min())), float(max(x.max(), y.max()))
         pad = max(high - low, 1e-9) * 0.05

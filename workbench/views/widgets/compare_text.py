@@ -12,7 +12,15 @@ from workbench.views.widgets.common import lined
 
 
 def config_legend_html(names: list[str], colors: list[str]) -> str:
-    """Every shown config, whole, in its colour (as the bars and points draw it); the first is the reference."""
+    """Every shown config, whole, in its colour (as the bars and points draw it); the first is the reference.
+
+    Args:
+        names: The configs shown, the reference first.
+        colors: Their colours.
+
+    Returns:
+        The HTML.
+    """
     items = []
     for k, (name, color) in enumerate(zip(names, colors)):
         role = "reference" if k == 0 else "compared"
@@ -26,7 +34,17 @@ def config_legend_html(names: list[str], colors: list[str]) -> str:
 
 
 def summary_html(names: list[str], configs: list[RewardConfig], colors: list[str], progress: list[str]) -> str:
-    """A line per config (its role, strategy, lambda and progress agreement): every config, no scrolling."""
+    """A line per config (its role, strategy, lambda and progress agreement): every config, no scrolling.
+
+    Args:
+        names: The configs shown, the reference first.
+        configs: The configs.
+        colors: Their colours.
+        progress: Each config's progress sentence.
+
+    Returns:
+        The HTML.
+    """
     rows = []
     for k, (name, config, color, line) in enumerate(zip(names, configs, colors, progress)):
         role = "reference" if k == 0 else "compared"
@@ -38,7 +56,16 @@ def summary_html(names: list[str], configs: list[RewardConfig], colors: list[str
 
 
 def groups_html(tables: dict[str, pd.DataFrame], by: str, groups: list[str]) -> str:
-    """The per-group table of every config (``tables``: config name -> ``returns_by_group``)."""
+    """The per-group table of every config (``tables``: config name -> ``returns_by_group``).
+
+    Args:
+        tables: Config name -> its ``returns_by_group`` table.
+        by: The group column.
+        groups: The groups, in order.
+
+    Returns:
+        The HTML.
+    """
     frames = [
         table.assign(config=name)[
             [by, "config", "episodes", "mean_achievements", "mean_return", "return_per_achievement"]
@@ -57,7 +84,16 @@ def groups_html(tables: dict[str, pd.DataFrame], by: str, groups: list[str]) -> 
 
 
 def components_html(reference: str, comparisons: dict, top: int) -> str:
-    """Per compared config, the ``top`` components whose corpus totals changed most (or "no differences")."""
+    """Per compared config, the ``top`` components whose corpus totals changed most (or "no differences").
+
+    Args:
+        reference: The reference config's name.
+        comparisons: Compared config name -> its ``Comparison`` with the reference.
+        top: How many components per config.
+
+    Returns:
+        The HTML.
+    """
     parts = []
     for name, comparison in comparisons.items():
         changes = comparison.largest_changes(top)

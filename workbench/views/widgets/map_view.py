@@ -42,7 +42,11 @@ CELL = 16
 
 
 def assets_folder() -> Path:
-    """The crafter package's textures folder."""
+    """The crafter package's textures folder.
+
+    Returns:
+        The folder.
+    """
     import crafter
 
     return Path(crafter.__file__).parent / "assets"
@@ -51,7 +55,15 @@ def assets_folder() -> Path:
 @lru_cache(maxsize=64)
 def texture(name: str, size: int = CELL) -> np.ndarray:
     """A Crafter texture as (size, size, 3) uint8: objects composited on grass, the rest on black;
-    ``unknown`` (black) for a name Crafter has no texture of."""
+    ``unknown`` (black) for a name Crafter has no texture of.
+
+    Args:
+        name: A texture name.
+        size: The side in pixels.
+
+    Returns:
+        The image.
+    """
     from PIL import Image
 
     path = assets_folder() / f"{name}.png"
@@ -66,7 +78,14 @@ def texture(name: str, size: int = CELL) -> np.ndarray:
 
 def parse_view(text: str) -> list[list[str]]:
     """The grid of a map view text: the longest run of lines with the same number of tokens
-    (headers such as ``Local Map View (5x5):`` and other text are skipped)."""
+    (headers such as ``Local Map View (5x5):`` and other text are skipped).
+
+    Args:
+        text: A map view as the task app writes it.
+
+    Returns:
+        The grid's tokens, row by row (empty when none is found).
+    """
     best: list[list[str]] = []
     run: list[list[str]] = []
     for line in text.splitlines() + [""]:
@@ -81,7 +100,14 @@ def parse_view(text: str) -> list[list[str]]:
 
 
 def cell_name(token: str) -> str:
-    """The texture name of one grid token (a material name or a semantic id)."""
+    """The texture name of one grid token (a material name or a semantic id).
+
+    Args:
+        token: A grid token.
+
+    Returns:
+        The texture name (``unknown`` when none fits).
+    """
     if token.isdigit():
         index = int(token)
         return SEMANTIC_NAMES[index] if index < len(SEMANTIC_NAMES) else "unknown"
@@ -91,7 +117,15 @@ def cell_name(token: str) -> str:
 
 def render_view(text: str | None, shape: tuple[int, int]) -> np.ndarray:
     """A map view text drawn as an RGB image of ``shape`` cells (rows, columns); a missing or
-    unreadable view is black. The grid is centred when smaller than ``shape``."""
+    unreadable view is black. The grid is centred when smaller than ``shape``.
+
+    Args:
+        text: A map view, or None.
+        shape: (rows, columns) in cells.
+
+    Returns:
+        The (H, W, 3) uint8 image.
+    """
     rows, columns = shape
     image = np.zeros((rows * CELL, columns * CELL, 3), np.uint8)
     grid = parse_view(text) if text else []
@@ -104,7 +138,14 @@ def render_view(text: str | None, shape: tuple[int, int]) -> np.ndarray:
 
 
 def render_views(views: list[str | None]) -> np.ndarray:
-    """Every view of an episode drawn at one size (the largest grid): (n, H, W, 3) uint8."""
+    """Every view of an episode drawn at one size (the largest grid): (n, H, W, 3) uint8.
+
+    Args:
+        views: The episode's map views (None where missing).
+
+    Returns:
+        The images.
+    """
     grids = [parse_view(v) if v else [] for v in views]
     rows = max((len(g) for g in grids), default=0) or 1
     columns = max((len(g[0]) for g in grids if g), default=0) or 1

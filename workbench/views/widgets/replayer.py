@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import zlib
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,7 @@ from workbench.scoring import Scores, score
 from workbench.views.plots import KIND_COLORS
 from workbench.views.widgets.common import counts_note, from_browser
 from workbench.views.widgets.map_view import render_views
+from workbench.views.widgets.traits import ViewTraits
 
 HERE = Path(__file__).parent
 #: A decision is a spike when it pays at least this many times the median paying decision.
@@ -54,7 +56,14 @@ class ReplayView(anywidget.AnyWidget):
 def picture(episode: Episode) -> tuple[np.ndarray | None, np.ndarray]:
     """What the replay shows and the decision of every step: recorded frames (one per step
     plus reset), else the map views drawn with Crafter's textures (one per state: a step per
-    decision), else no picture (a step per decision). Returns (images or None, step_decision)."""
+    decision), else no picture (a step per decision). Returns (images or None, step_decision).
+
+    Args:
+        episode: The episode.
+
+    Returns:
+        The images (or None) and the decision of each step.
+    """
     if episode.has_frames:
         frames = episode.load_frames(keep=False)  # only the shown episode's frames stay in memory
         return frames.images, np.asarray(frames.step_decision)
@@ -67,7 +76,16 @@ def picture(episode: Episode) -> tuple[np.ndarray | None, np.ndarray]:
 def episode_data(episode: Episode, config: RewardConfig, step_decision: np.ndarray) -> dict[str, Any]:
     """Everything the front end draws for one episode under ``config`` (plain JSON): per state
     inventory and first unlocks; per decision actions, Crafter's reward, shaped reward (total,
-    by component kind, each component), running return; paying decisions and spikes."""
+    by component kind, each component), running return; paying decisions and spikes.
+
+    Args:
+        episode: The episode.
+        config: The config to score it under.
+        step_decision: The decision of each step (``picture``).
+
+    Returns:
+        The data, as plain JSON types.
+    """
     scores = score(Corpus([episode]), config)
     n = episode.n_decisions
     reward = scores.reward.astype(float)
@@ -124,7 +142,14 @@ def episode_data(episode: Episode, config: RewardConfig, step_decision: np.ndarr
 def calls_given(episode: Episode) -> list[str | None] | None:
     """Per decision, its tool calls as the policy gave them where they differ from the actions
     played (the task app skipped, parsed, cut or filled in something), else None; None for an
-    episode without calls or where every decision played its one ``interact_many`` list as written."""
+    episode without calls or where every decision played its one ``interact_many`` list as written.
+
+    Args:
+        episode: The episode.
+
+    Returns:
+        Per decision the calls as given or None, or None for the whole episode.
+    """
     if episode.calls is None:
         return None
     given = [None if _listed(call) == played else call for call, played in zip(episode.calls, episode.actions)]
@@ -144,21 +169,39 @@ def _listed(call: str) -> list[Any] | None:
     return args.get("actions") if name == "interact_many" and isinstance(args, dict) else None
 
 
-class Replayer:
+class Replayer(w.VBox, ViewTraits):
     """Replay episodes beside their rewards under a config.
 
-    Pick an episode (``open``), play it in the page (Space, arrows, the buttons), jump to the
+    A widget: pick an episode, play it in the page (Space, arrows, the buttons), jump to the
     previous / next paying decision or the next spike, click the strip to go to a decision.
+    Episodes with frames replay their frames; imported text rollouts their map views drawn with
+    Crafter's textures, beside the model's message and tool call. Its state is traits, to link
+    with ``traitlets.link``/``dlink``/``observe``:
+
+    - ``config``: the config the rewards are scored under (setting it re-scores the episode shown).
+    - ``episode``: the id of the episode shown (setting it opens that episode at its start).
+    - ``decision``: the decision shown (0 = the reset frame; setting it seeks there, and the
+      page's own seeks and pauses set it).
+    - ``selection``: the episodes the picker offers (empty: every episode of the corpus).
+
     ``step`` is the step shown (set it to seek; the page reports it back when paused),
-    ``state_at(step)`` what the state panel shows there. Episodes with frames replay their
-    frames; imported text rollouts their map views drawn with Crafter's textures, beside the
-    model's message and tool call.
+    ``state_at(step)`` what the state panel shows there, ``current`` the ``Episode`` shown.
+
+    Args:
+        corpus: The episodes to replay (at least one).
+        config: The config to score them under.
+        episode: The episode shown first (default: the corpus's first).
+
+    Raises:
+        CorpusError: An empty corpus, or no episode ``episode`` in it.
     """
+
+    decision = traitlets.Int(0)
 
     def __init__(self, corpus: Corpus, config: RewardConfig, *, episode: str | None = None) -> None:
         if len(corpus) == 0:
             raise CorpusError("the Replayer needs a corpus with at least one episode")
-        self.corpus, self.config = corpus, config
+        self.corpus = corpus
         ids = corpus.ids
         if episode is not None and episode not in ids:
             raise CorpusError(f"no episode {episode!r} in this corpus")
@@ -167,18 +210,56 @@ class Replayer:
             options=ids, value=episode or ids[0], description="episode", layout=w.Layout(width="420px")
         )
         self.note = w.HTML(counts_note(corpus))
-        self.widget = w.VBox([w.HBox([self.episode_picker]), self.note, self.view])
-        self.widget.add_class("workbench-replayer")
+        super().__init__([w.HBox([self.episode_picker]), self.note, self.view])
+        self.add_class("workbench-replayer")
+        self.config = config
         self._load(self.episode_picker.value)
-        self.episode_picker.observe(lambda change: self._load(change["new"]), names="value")
+        self.observe(lambda change: self._load(change["new"]), names="episode")
+        self.observe(self._rescore, names="config")
+        self.observe(self._seek_decision, names="decision")
+        self.observe(self._offer, names="selection")
+        w.link((self.episode_picker, "value"), (self, "episode"))
         self.view.observe(self._reported, names="step")
 
     def _reported(self, change: dict[str, Any]) -> None:
         # The page reports its step a moment after a pause or seek: a report for the episode shown
         # before (it crossed the switch on the wire) is no step of this one, so the page is told again.
-        if from_browser(change) and self.view.step_episode not in ("", self.episode.id):
-            self.view.step_episode = self.episode.id  # first: the step set next is this episode's
+        if from_browser(change) and self.view.step_episode not in ("", self.current.id):
+            self.view.step_episode = self.current.id  # first: the step set next is this episode's
             self.view.step = int(change["old"])
+            return
+        self.decision = self.decision_at(self.view.step)
+
+    def _seek_decision(self, change: dict[str, Any]) -> None:
+        decision = int(change["new"])
+        if decision != self.decision_at(self.view.step):  # not the step's own report
+            self.step = self.data["decision_end"][decision - 1] if decision > 0 else 0
+
+    @traitlets.validate("decision")
+    def _valid_decision(self, proposal: dict[str, Any]) -> int:
+        decision, shown = int(proposal["value"]), getattr(self, "current", None)
+        if shown is not None and not 0 <= decision <= shown.n_decisions:
+            raise CorpusError(f"episode {shown.id!r} has decisions 1 to {shown.n_decisions}, not {decision}")
+        return decision
+
+    def _offer(self, change: dict[str, Any]) -> None:
+        offered = [e for e in change["new"] if e in self.corpus.ids] or self.corpus.ids
+        if self.episode not in offered:
+            self.episode = offered[0]
+        self.episode_picker.options = offered
+
+    def follow(self, source: ViewTraits) -> None:
+        """Open every episode ``source`` picks (its ``episode`` trait) here, scored under
+        ``source``'s ``config`` at the pick, at the episode's highest-paying decision. Following
+        the same view twice follows it once.
+
+        The config is taken at the pick rather than followed with ``traitlets.dlink``: a Tuner's
+        ``config`` changes on every drag, and re-scoring the replayed episode on each would slow it.
+
+        Args:
+            source: A view with ``config`` and ``episode`` traits (a Tuner, Compare or Timeline).
+        """
+        source.observe(_ReplayPick(source, self), names="episode")  # equal observers are kept once
 
     # -- what is shown ---------------------------------------------------------------------
     @property
@@ -204,52 +285,86 @@ class Replayer:
         """Steps of the shown episode (environment steps with frames, else decisions)."""
         return int(self.data["n_steps"])
 
-    def _load(self, episode_id: str, *, step: int | None = None) -> None:
-        self.episode = self.corpus[episode_id]
-        images, self.step_decision = picture(self.episode)
-        self.data = episode_data(self.episode, self.config, self.step_decision)
-        keep = 0 if step is None else step  # another episode starts at its start (its steps are other steps)
+    def _load(self, episode_id: str | None) -> None:
+        shown = getattr(self, "current", None)
+        if episode_id is None or (shown is not None and episode_id == shown.id):
+            # a pick passing through None (see ``Tuner.episode``) leaves the episode shown as it is
+            self.episode = shown.id if shown is not None else None
+            return
+        if episode_id not in self.corpus.ids:
+            raise CorpusError(f"no episode {episode_id!r} in this corpus")
+        self.current = self.corpus[episode_id]
+        images, self.step_decision = picture(self.current)
+        self.data = episode_data(self.current, self.config, self.step_decision)
         shape = [0, 0, 0] if images is None else list(images.shape[:3])
         raw = b"" if images is None else zlib.compress(np.ascontiguousarray(images).tobytes(), 1)
         with self.view.hold_sync():
             self.view.frame_shape = shape
             self.view.frames = raw
             self.view.episode = self.data
-            self.view.step = int(max(0, min(keep, self.data["n_steps"])))
+            self.view.step = 0  # another episode starts at its start (its steps are other steps)
         self.images = images
+        self.episode = episode_id
+        self.decision = 0
 
-    def open(self, episode: str, *, decision: int | str | None = None) -> None:
+    def open_episode(self, episode: str, *, decision: int | str | None = None) -> None:
         """Show ``episode``; at ``decision`` (1-based, or ``"best"``: its highest-paying one),
-        else at its start (or the step shown now when it is the episode shown). ``CorpusError``
-        for an unknown id."""
+        else at its start (or the step shown now when it is the episode shown).
+
+        Args:
+            episode: An episode id of the corpus.
+            decision: The decision to show (0: the reset frame), ``"best"``, or None.
+
+        Raises:
+            CorpusError: No episode of that id in the corpus, or no such decision in it.
+        """
         if episode not in self.corpus.ids:
             raise CorpusError(f"no episode {episode!r} in this corpus")
-        if episode != self.episode_picker.value:
-            self.episode_picker.value = episode  # loads it
-        if decision == "best":
-            reward = np.asarray(self.data["reward"])
-            decision = int(np.argmax(reward)) + 1
-        if decision is not None:
-            self.step = self.data["decision_end"][int(decision) - 1]
+        self.episode = episode  # loads it (when it is not the one shown)
+        if decision is None:
+            return
+        chosen = int(np.argmax(np.asarray(self.data["reward"]))) + 1 if decision == "best" else int(decision)
+        chosen = self._valid_decision({"value": chosen})
+        self.step = self.data["decision_end"][chosen - 1] if chosen > 0 else 0
 
-    def set_config(self, config: RewardConfig) -> None:
-        """Score the shown episode (and later ones) under ``config``."""
-        self.config = config
-        self.data = episode_data(self.episode, config, self.step_decision)
+    def _rescore(self, change: dict[str, Any]) -> None:
+        """Score the shown episode (and later ones) under the new ``config``."""
+        self.data = episode_data(self.current, change["new"], self.step_decision)
         self.view.episode = self.data
 
     def decision_at(self, step: int) -> int:
-        """The 1-based decision that step ``step`` belongs to (0 for the reset frame)."""
+        """The 1-based decision that step ``step`` belongs to (0 for the reset frame).
+
+        Args:
+            step: A step of the shown episode.
+
+        Returns:
+            The decision (0 for the reset frame).
+        """
         return 0 if step <= 0 else int(self.step_decision[step - 1])
 
     def completed_at(self, step: int) -> int:
-        """How many decisions are complete once ``step`` steps have run."""
+        """How many decisions are complete once ``step`` steps have run.
+
+        Args:
+            step: A step of the shown episode.
+
+        Returns:
+            How many decisions are complete.
+        """
         return int(np.searchsorted(self.data["decision_end"], step, side="right"))
 
     def state_at(self, step: int) -> dict[str, Any]:
         """What the page shows at ``step``: ``decision`` (0 = reset), ``completed`` decisions,
         the ``inventory`` (the vitals always, other items when held) and ``achievements`` after them, the decision's
-        ``actions``, Crafter's ``env_reward`` and shaped ``reward``, and its ``components``."""
+        ``actions``, Crafter's ``env_reward`` and shaped ``reward``, and its ``components``.
+
+        Args:
+            step: A step of the shown episode.
+
+        Returns:
+            The state panel's content as a dict.
+        """
         decision, completed = self.decision_at(step), self.completed_at(step)
         inventory = dict(zip(INVENTORY_ITEMS, self.data["inventory"][completed]))
         return {
@@ -257,13 +372,21 @@ class Replayer:
             "completed": completed,
             "inventory": {k: v for k, v in inventory.items() if v or k in VITALS},
             "achievements": [k for k, at in self.data["first_unlock"].items() if at <= completed],
-            "actions": self.episode.actions[decision - 1] if decision else [],
-            "env_reward": float(self.episode.env_reward[decision - 1]) if decision else 0.0,
+            "actions": self.current.actions[decision - 1] if decision else [],
+            "env_reward": float(self.current.env_reward[decision - 1]) if decision else 0.0,
             "reward": self.data["reward"][decision - 1] if decision else 0.0,
             "components": self.data["components"].get(str(decision), []),
         }
 
-    def _ipython_display_(self) -> None:
-        from IPython.display import display
 
-        display(self.widget)
+@dataclass(frozen=True)
+class _ReplayPick:
+    """The observer ``Replayer.follow`` adds: equal for the same two views (so it is added once)."""
+
+    source: ViewTraits
+    replayer: Replayer
+
+    def __call__(self, change: dict[str, Any]) -> None:
+        if change["new"] is not None:  # a pick passing through None (the same episode picked again)
+            self.replayer.config = self.source.config
+            self.replayer.open_episode(change["new"], decision="best")

@@ -30,7 +30,15 @@ def box_lines(values_by_group: list[np.ndarray], offset: float) -> tuple[np.ndar
     """Polylines (rows of 5 points) drawing one box plot per group at x = group + offset: the
     quartile box, the median and whiskers to the 5th and 95th percentiles. An empty group draws
     nothing: its lines shrink to one point on the zero line (a NaN would make the browser log a
-    path error per line)."""
+    path error per line).
+
+    Args:
+        values_by_group: Each group's values.
+        offset: Added to each group's x.
+
+    Returns:
+        (x, y) of the polylines.
+    """
     xs, ys = [], []
     for group, values in enumerate(values_by_group):
         x0, x1, xm = group + offset - HALF_BOX, group + offset + HALF_BOX, group + offset
@@ -136,7 +144,16 @@ class ReturnsFigure:
         names: list[str],
         title: str,
     ) -> None:
-        """Redraw boxes and points (see the class docstring)."""
+        """Redraw boxes and points (see the class docstring).
+
+        Args:
+            live: Each group's returns under the live config.
+            baseline: Each group's returns under the baseline.
+            shown_group: Each drawn point's group.
+            shown_return: Each drawn point's return.
+            names: Each drawn point's hover text.
+            title: The figure's title.
+        """
         live_x, live_y = box_lines(live, LIVE_X)
         new_ghost = baseline is not self._baseline  # sent only when the filter changes it
         if new_ghost:

@@ -23,6 +23,7 @@ from workbench.scoring.incremental import LiveScores
 from workbench.views.plots import PALETTE
 from workbench.views.widgets.common import lined, lines_box
 from workbench.views.widgets.replayer import Replayer
+from workbench.views.widgets.traits import ViewTraits
 
 #: What the y axis can show: label -> (kind of series, the column or component kind).
 Y_CHOICES: dict[str, tuple[str, str]] = {
@@ -36,17 +37,36 @@ X_LABELS = {"arrival": "arrival", "training_step": "training step", "wall_time":
 ALL_CONFIGS = "#444444"
 
 
-class Timeline:
+class Timeline(w.VBox, ViewTraits):
     """A run over time: per config of ``live``, the per-episode values (points: click one to
     replay it), the trailing ``window``'s mean with its interval (a band) and the change points
     (dashed verticals), on x = arrival order, training step or wall time (``x_picker``).
 
-    ``y_picker`` picks the series (``Y_CHOICES``). Follows ``live``: each append redraws by
-    updating the marks' data (nothing is rebuilt); the rolling windows already drawn are kept and
-    only the new ones computed (``follow=False``: only when ``refresh()`` is called, e.g. from a
-    thread of the caller's so the appending thread never waits for a redraw). A click opens the episode in the callbacks given to ``on_open``
-    (the app's Replay page), else in a Replayer below the figure. ``context`` is entered around
-    redraws made from the appending thread (the app sets its session's). ``widget`` is the view.
+    A widget. ``y_picker`` picks the series (``Y_CHOICES``). Follows ``live``: each append
+    redraws by updating the marks' data (nothing is rebuilt); the rolling windows already drawn
+    are kept and only the new ones computed (``follow=False``: only when ``refresh()`` is called,
+    e.g. from a thread of the caller's so the appending thread never waits for a redraw).
+    ``context`` is entered around redraws made from the appending thread (the app sets its
+    session's). Its state is traits:
+
+    - ``config``: the config of the series last picked (the first config until a pick).
+    - ``episode``: the episode last picked (a click on its point, or ``open_episode``), else None
+      (an episode picked again passes through None, so observers hear every pick).
+    - ``selection``: the episodes highlighted among the points (a click highlights the one
+      picked; setting it highlights those drawn).
+
+    Args:
+        live: The run's episodes scored under each config as they arrive.
+        x: The x axis (``analysis.timeline.X_CHOICES``).
+        y: The series (``Y_CHOICES``).
+        window: The rolling window, in episodes.
+        reps: Bootstrap resamples per interval.
+        follow: Redraw on each append (else only on ``refresh()``).
+        replay: Open picked episodes in a Replayer below the figure (the app shows them on its
+            Replay page instead, observing ``episode``).
+
+    Raises:
+        KeyError: ``x`` or ``y`` is not one of the choices.
     """
 
     def __init__(
@@ -58,6 +78,7 @@ class Timeline:
         window: int = 20,
         reps: int = 400,
         follow: bool = True,
+        replay: bool = True,
     ) -> None:
         if y not in Y_CHOICES:
             raise KeyError(f"y={y!r} is not one of {list(Y_CHOICES)}")
@@ -65,12 +86,11 @@ class Timeline:
             raise KeyError(f"x={x!r} is not one of {list(tl.X_CHOICES)}")
         self.live, self.reps = live, reps
         self.context: Callable[[], Any] = contextlib.nullcontext
-        self._open_callbacks: list[Callable[[str, str], None]] = []
         self._lock = threading.RLock()
         self._cache: dict[tuple[str, int], pd.DataFrame] = {}  # (y, window) -> rolling rows so far
         self._flags = pd.DataFrame()
         self._flag_windows = (0, 0)  # (window, complete windows diagnosed)
-        self.replayer: Any = None
+        self.replayer: Replayer | None = None
         self.redraws = 0
         self.x_picker = w.ToggleButtons(
             options=[(X_LABELS[c], c) for c in tl.X_CHOICES],
@@ -100,13 +120,18 @@ class Timeline:
             [w.Label("x"), self.x_picker, self.y_picker, self.window_picker],
             layout=w.Layout(flex_flow="row wrap", width="100%", align_items="center"),
         )
-        self.widget = w.VBox(
+        super().__init__(
             [controls, self.note, self.figure, self.legend, self.changes, self.replay_area],
             layout=w.Layout(width="100%"),
         )
-        self.widget.add_class("workbench-timeline")
+        self.add_class("workbench-timeline")
+        if live.configs:
+            self.config = next(iter(live.configs.values()))
         for control in (self.x_picker, self.y_picker, self.window_picker):
             control.observe(lambda _change: self.refresh(), names="value")
+        self.observe(lambda _change: self._highlight(), names="selection")
+        if replay:
+            self.observe(self._replay, names="episode")
         if follow:
             live.on_append(self._appended)
         self.refresh()
@@ -268,6 +293,12 @@ class Timeline:
         self._shown = list(zip(episodes["episode"].astype(str), episodes["config"].astype(str)))
         self.points.names = [f"{e} ({c})" if c else e for e, c in self._shown]
         self.points.colors = [colors.get(c, ALL_CONFIGS) for _, c in self._shown]
+        self._highlight()
+
+    def _highlight(self) -> None:
+        """Select the drawn points of the episodes in ``selection``."""
+        chosen = set(self.selection)
+        self.points.selected = [i for i, (episode, _) in enumerate(self._shown) if episode in chosen] or None
 
     def _fit_scales(self, xs: np.ndarray) -> None:
         """Set both scales' ranges from what is shown, padded, never empty (one episode, or equal
@@ -322,32 +353,37 @@ class Timeline:
         self.changes.value = lined("<br>".join(items))
 
     # -- replay ------------------------------------------------------------------------------
-    def on_open(self, callback: Callable[[str, str], None]) -> None:
-        """Open clicked episodes with ``callback(episode, config_name)`` instead of the timeline's
-        own Replayer (config_name is '' for series the same under every config)."""
-        self._open_callbacks.append(callback)
-
     def pick(self, index: int) -> None:
-        """Open the ``index``-th drawn point's episode (what a click does)."""
+        """Pick the ``index``-th drawn point's episode (what a click does).
+
+        Args:
+            index: The point's position among those drawn.
+        """
         episode, config = self._shown[index]
-        self.open(episode, config)
+        self.open_episode(episode, config)
 
-    def open(self, episode: str, config: str = "") -> None:
-        """Replay ``episode`` under ``config`` (the first config when '')."""
-        name = config or next(iter(self.live.configs))
-        if self._open_callbacks:
-            for callback in self._open_callbacks:
-                callback(episode, name)
+    def open_episode(self, episode: str, config: str = "") -> None:
+        """Pick ``episode`` under the config named ``config`` (the first config when ''):
+        ``config`` and ``selection`` follow, then ``episode``.
+
+        Args:
+            episode: An episode id of the run.
+            config: A config name of ``live`` ('' for series the same under every config).
+        """
+        self.config = self.live.configs[config or next(iter(self.live.configs))]
+        self.selection = (episode,)
+        if self.episode == episode:
+            self.episode = None  # picked again: observers hear it again
+        self.episode = episode
+
+    def _replay(self, change: dict[str, Any]) -> None:
+        """Show the picked episode in the Replayer below the figure (rebuilt when the run has grown past it)."""
+        episode = change["new"]
+        if episode is None:
             return
-        corpus = self.live.corpus
         if self.replayer is None or episode not in self.replayer.corpus.ids:
-            self.replayer = Replayer(corpus, self.live.configs[name], episode=episode)
-            self.replay_area.children = [self.replayer.widget]
+            self.replayer = Replayer(self.live.corpus, self.config, episode=episode)
+            self.replay_area.children = [self.replayer]
         else:
-            self.replayer.set_config(self.live.configs[name])
-            self.replayer.open(episode)
-
-    def _ipython_display_(self) -> None:
-        from IPython.display import display
-
-        display(self.widget)
+            self.replayer.config = self.config
+            self.replayer.open_episode(episode)

@@ -10,13 +10,14 @@ from typing import Any
 
 import ipywidgets as w
 import numpy as np
+import traitlets
 
 from workbench.analysis.alignment import progress_summary
 from workbench.core.config import RewardConfig
 from workbench.core.crafter_facts import ACHIEVEMENTS
 from workbench.core.named_configs import PER_ACHIEVEMENT_CONFIG
 from workbench.data.episodes import Corpus
-from workbench.errors import WorkbenchError
+from workbench.errors import CorpusError, WorkbenchError
 from workbench.scoring import prepare, score
 from workbench.scoring.intervals import UpperReturns, interval_text
 from workbench.util.memory import retain_freed_memory
@@ -31,6 +32,7 @@ from workbench.views.widgets.common import (
     lines_box,
 )
 from workbench.views.widgets.returns_figure import ALL_POINTS_UP_TO, EXTREMES, ReturnsFigure
+from workbench.views.widgets.traits import ViewTraits
 from workbench.views.widgets.tuner_controls import ALL, TunerControls
 from workbench.views.widgets.tuner_text import extremes_html, header_html, lint_html, progress_html
 
@@ -41,18 +43,32 @@ UNDO_STEPS, MERGE_SECONDS = 50, 1.0
 PROGRESS_LINES, EXTREMES_LINES, LINT_LINES = 8, 14, 6
 
 
-class Tuner:
+class Tuner(w.HBox, ViewTraits):
     """Tune a RewardConfig on a corpus: every control change re-scores and redraws.
 
-    ``tuner.config`` is the config the controls describe; they start at ``config`` (default: the
-    named config ``per_achievement``).
-    ``tuner.baseline`` (default: ``config``; ``baseline_name`` names it in the header) is drawn
-    as a grey ghost and is where Reset goes. ``tuner.scores`` are the latest scores;
-    ``tuner.last_update_ms`` how long the last re-score and redraw took in the kernel.
-    ``link(replayer=..., compare=...)`` makes a click on an episode open it in a ``Replayer`` and
-    the "send to Compare" button offer the config to a ``Compare``. Display it in a notebook
-    (``tuner`` as a cell's last line).
+    A widget (display it, or put it in a box): its children are its control column
+    (``controls``, a ``TunerControls``) and its outputs. Its state is traits, to link with
+    ``traitlets.link``/``dlink``/``observe`` (``workbench.views.widgets.link`` wires the views):
+
+    - ``config``: the config the controls describe, set after every re-score (names the controls
+      do not cover kept as given); setting it moves the controls there (an undoable step).
+    - ``episode``: the episode picked (a click on its point, or ``open_episode``), else None; an
+      episode picked again passes through None, so observers hear every pick.
+    - ``selection``: the ids of the episodes the filters keep, in corpus order.
+    - ``sent``: ``(name, config)`` the last "send to Compare" offered.
+
+    ``baseline`` (default: the starting config; ``baseline_name`` names it in the header) is
+    drawn as a grey ghost and is where Reset goes. ``scores`` are the latest scores;
+    ``last_update_ms`` how long the last re-score and redraw took in the kernel.
+
+    Args:
+        corpus: The episodes to score.
+        config: Where the controls start (default: the named config ``per_achievement``).
+        baseline: The ghost and Reset's config (default: ``config``).
+        baseline_name: The baseline's name in the header.
     """
+
+    sent = traitlets.Tuple()
 
     def __init__(
         self,
@@ -61,8 +77,6 @@ class Tuner:
         *,
         baseline: RewardConfig | None = None,
         baseline_name: str = "",
-        replayer: Any = None,
-        compare: Any = None,
     ) -> None:
         retain_freed_memory()  # each drag re-scores into same-sized arrays: keep the freed heap for them
         #: Checks (and may refuse) the file Save writes: the app points it at its workspace's check.
@@ -75,7 +89,6 @@ class Tuner:
         self.prepared = prepare(corpus)
         self.initial = config or PER_ACHIEVEMENT_CONFIG.config
         self.baseline, self.baseline_name = baseline or self.initial, baseline_name
-        self.replayer, self.compare = replayer, compare
         # Names the controls do not cover (misspelled achievements) are kept as they are, so
         # lint keeps pointing at them and saving never silently drops what the user wrote.
         self._extra_weights = {k: v for k, v in self.initial.weights.items() if k not in ACHIEVEMENTS}
@@ -90,10 +103,9 @@ class Tuner:
         self._shown: np.ndarray = np.zeros(0, dtype=np.int64)
         self._baseline_key: bytes | None = None
         self._updates = LatestWins(self.update)
-        self._on_update: list[Callable[[], None]] = []
         self._applying = False
+        self._scoring = False  # True while ``update`` sets ``config`` (not a change to apply to the controls)
         self.controls = TunerControls(self.initial, self._policies, int(self.prepared.unlock_ordinal.max(initial=0)))
-        self._take_controls()
         self._build_outputs()
         outputs = w.VBox(
             [
@@ -107,55 +119,43 @@ class Tuner:
             ],
             layout=w.Layout(flex="1 1 360px", min_width="360px", overflow="hidden"),
         )
-        self.widget = w.HBox([self.controls.box, outputs], layout=w.Layout(flex_flow="row wrap", width="100%"))
-        self.widget.add_class("workbench-tuner")
+        super().__init__([self.controls.box, outputs], layout=w.Layout(flex_flow="row wrap", width="100%"))
+        self.add_class("workbench-tuner")
         self.history: list[tuple] = [self.controls.values()]
         self._last_change: tuple[str, float] = ("", 0.0)
         self.update()
         self._connect()
 
-    def _take_controls(self) -> None:
-        """Make the controls the Tuner's own attributes (``tuner.weight_sliders`` ...)."""
-        controls = self.controls
-        self.strategy, self.lam, self.reset_button = controls.strategy, controls.lam, controls.reset_button
-        self.undo_button, self.policy_filter, self.episode_filter = (
-            controls.undo_button,
-            controls.policy_filter,
-            controls.episode_filter,
-        )
-        self.weight_sliders, self.strategy_note, self.limit_boxes = (
-            controls.weight_sliders,
-            controls.strategy_note,
-            controls.limit_boxes,
-        )
-        self.limits_note, self.resource_sliders, self.path = (
-            controls.limits_note,
-            controls.resource_sliders,
-            controls.path,
-        )
-        self.overwrite, self.toml_path, self.save_button = controls.overwrite, controls.toml_path, controls.save_button
-        self.export_button, self.compare_name, self.compare_button = (
-            controls.export_button,
-            controls.compare_name,
-            controls.compare_button,
-        )
-        self.file_status = controls.file_status
-
     def _connect(self) -> None:
-        self.reset_button.on_click(lambda _: self.reset())
-        self.undo_button.on_click(lambda _: self.undo())
-        self.save_button.on_click(lambda _: self._file_action(lambda: self.save(overwrite=self.overwrite.value)))
-        self.export_button.on_click(lambda _: self._file_action(self.export))
-        self.compare_button.on_click(lambda _: self._file_action(self.send_to_compare))
-        for name, control in self.controls.named().items():
+        controls = self.controls
+        controls.reset_button.on_click(lambda _: self.reset())
+        controls.undo_button.on_click(lambda _: self.undo())
+        controls.save_button.on_click(
+            lambda _: self._file_action(lambda: self.save(overwrite=controls.overwrite.value))
+        )
+        controls.export_button.on_click(lambda _: self._file_action(self.export))
+        controls.compare_button.on_click(lambda _: self._file_action(self.send_to_compare))
+        for name, control in controls.named().items():
             control.observe(lambda change, name=name: self._on_change(name, change), names="value")
-        for control in (self.policy_filter, self.episode_filter):
+        for control in (controls.policy_filter, controls.episode_filter):
             control.observe(lambda change: self._updates.request(change), names="value")
+        self.observe(self._config_set, names="config")
 
-    @property
-    def config(self) -> RewardConfig:
-        """The config the controls describe (names the controls do not cover kept as given)."""
-        return self.controls.config(self.initial, self._extra_weights, self._extra_limits)
+    def _config_set(self, change: dict[str, Any]) -> None:
+        """``config`` set from outside (a link, code): the controls go there, names they do not
+        cover kept from it, as one undoable step."""
+        if self._scoring:
+            return
+        config: RewardConfig = change["new"]
+        self.initial = config
+        self._extra_weights = {k: v for k, v in config.weights.items() if k not in ACHIEVEMENTS}
+        self._extra_limits = {k: v for k, v in config.k_limits.items() if k not in ACHIEVEMENTS}
+        self._apply(self.controls.values_of(config))
+        snapshot = self.controls.values()  # as the controls hold it (clamped to their ranges)
+        if snapshot != self.history[-1]:
+            self.history.append(snapshot)
+            del self.history[: -UNDO_STEPS - 1]
+        self._last_change = ("", 0.0)
 
     def _build_outputs(self) -> None:
         self.header = w.HTML(layout=w.Layout(min_height="40px"))
@@ -187,7 +187,7 @@ class Tuner:
     def _apply(self, snapshot: tuple) -> None:
         self._applying = True
         try:
-            with self.widget.hold_sync():
+            with self.hold_sync():
                 for control, value in zip(self.controls.named().values(), snapshot):
                     control.value = value
         finally:
@@ -197,15 +197,7 @@ class Tuner:
     def reset(self) -> None:
         """Make the config the baseline again: every control, and the entries the controls do
         not cover, as the baseline has them (the controls' change is an undoable step)."""
-        self.initial = self.baseline
-        self._extra_weights = {k: v for k, v in self.initial.weights.items() if k not in ACHIEVEMENTS}
-        self._extra_limits = {k: v for k, v in self.initial.k_limits.items() if k not in ACHIEVEMENTS}
-        self._apply(self.controls.values_of(self.baseline))
-        snapshot = self.controls.values()  # as the controls hold it (clamped to their ranges)
-        if snapshot != self.history[-1]:
-            self.history.append(snapshot)
-            del self.history[: -UNDO_STEPS - 1]
-        self._last_change = ("", 0.0)
+        self._config_set({"new": self.baseline})  # not ``config = baseline``: an equal config notifies nothing
 
     def undo(self) -> None:
         """Go back one change (up to ``UNDO_STEPS``); nothing to undo does nothing."""
@@ -216,9 +208,10 @@ class Tuner:
 
     def _filter_mask(self) -> np.ndarray:
         mask = np.ones(len(self._ids), dtype=bool)
-        if self.policy_filter.value != ALL:
-            mask &= self._policy_code == self._policies.index(self.policy_filter.value)
-        text = self.episode_filter.value.strip()
+        policy = self.controls.policy_filter.value
+        if policy != ALL:
+            mask &= self._policy_code == self._policies.index(policy)
+        text = self.controls.episode_filter.value.strip()
         if text:
             mask &= np.fromiter((text in e for e in self._ids), dtype=bool, count=len(self._ids))
         return mask
@@ -226,15 +219,16 @@ class Tuner:
     def update(self) -> None:
         """Re-score the corpus under the controls' config and redraw every view."""
         start = time.perf_counter()
-        config = self.config
+        config = self.controls.config(self.initial, self._extra_weights, self._extra_limits)
         self.scores = score(self.prepared, config)
         mask = self._filter_mask()
         live, base = self.scores.reward_sum, self.baseline_scores.reward_sum
         groups = range(len(self._policies))
         live_by = [live[mask & (self._policy_code == g)] for g in groups]
         key = mask.tobytes()
-        if self._baseline_key != key:  # the baseline changes only with the filter
+        if self._baseline_key != key:  # the baseline (and the selection) change only with the filter
             self._baseline_key = key
+            self.selection = tuple(self._ids[mask])
             self._baseline_by = [base[mask & (self._policy_code == g)] for g in groups]
             self._baseline_progress = progress_summary(self.baseline_scores.episodes[mask]) if mask.any() else ""
         rows = np.flatnonzero(mask)
@@ -278,81 +272,97 @@ class Tuner:
             f"<small>re-scored {self.prepared.n_decisions:,} decisions and redrew in "
             f"{self.last_update_ms:.0f} ms (kernel)</small>"
         )
-        for callback in self._on_update:
-            callback()
-
-    def on_update(self, callback: Callable[[], None]) -> None:
-        """Call ``callback()`` after every re-score (``config`` is then what was scored)."""
-        self._on_update.append(callback)
+        self._scoring = True
+        try:
+            self.config = config  # last: an observer of ``config`` sees ``scores`` already under it
+        finally:
+            self._scoring = False
 
     def _show_what_acts(self, config: RewardConfig) -> None:
         """Disable, in place, the controls the chosen strategy ignores."""
         consistent = config.effective_strategy != "per_achievement"
-        for slider in (*self.weight_sliders.values(), *self.resource_sliders.values()):
+        for slider in (*self.controls.weight_sliders.values(), *self.controls.resource_sliders.values()):
             if slider.disabled != consistent:
                 slider.disabled = consistent
-        self.strategy_note.value = (
+        self.controls.strategy_note.value = (
             "<i>consistent pays 1.0 per decision that unlocks anything: weights and resource tables "
             "do not act (greyed).</i>"
             if consistent
             else ""
         )
 
-    # -- links ------------------------------------------------------------------------------
-    def link(self, *, replayer: Any = None, compare: Any = None) -> Tuner:
-        """Open clicked episodes in ``replayer``; offer configs to ``compare``. Returns self."""
-        if replayer is not None:
-            self.replayer = replayer
-        if compare is not None:
-            self.compare = compare
-        return self
-
+    # -- picking ----------------------------------------------------------------------------
     def _on_pick(self, position: int) -> None:
         if 0 <= position < len(self._shown):
             self.open_episode(str(self._ids[self._shown[position]]))
 
     def open_episode(self, episode: str) -> None:
-        """Open ``episode`` in the linked Replayer, under the current config, at its highest-paying
-        decision. ``WorkbenchError`` when no Replayer is linked."""
-        if self.replayer is None:
-            raise WorkbenchError("no Replayer linked: tuner.link(replayer=Replayer(corpus, config))")
-        self.replayer.set_config(self.config)
-        self.replayer.open(episode, decision="best")
+        """Pick ``episode`` (what a click on its point does): ``episode`` becomes its id, which a
+        linked Replayer opens at the episode's highest-paying decision.
+
+        Args:
+            episode: An episode id of the corpus.
+
+        Raises:
+            CorpusError: No episode of that id in the corpus.
+        """
+        if episode not in self.corpus.ids:
+            raise CorpusError(f"no episode {episode!r} in this corpus")
+        if self.episode == episode:
+            self.episode = None  # picked again: observers hear it again
+        self.episode = episode
 
     def send_to_compare(self) -> str:
-        """Offer the current config to the linked Compare under the name box's name, picked there;
-        returns a line saying so. ``WorkbenchError`` when no Compare is linked."""
-        if self.compare is None:
-            raise WorkbenchError("no Compare linked: tuner.link(compare=Compare(corpus, configs))")
-        name = self.compare_name.value.strip() or "tuned"
-        self.compare.add(name, self.config, show=True)
+        """Offer the current config under the name box's name: ``sent`` becomes ``(name, config)``
+        (a linked Compare adds it, picked first).
+
+        Returns:
+            A line saying what was sent.
+        """
+        name = self.controls.compare_name.value.strip() or "tuned"
+        self.sent = (name, self.config)
         return f"sent to Compare as {name!r}"
 
     # -- files ------------------------------------------------------------------------------
     def save(self, path: str | Path | None = None, *, overwrite: bool = False) -> Path:
         """Write the current config as YAML (atomic; an existing file needs ``overwrite``);
-        returns the absolute path written."""
-        target = self.path_check(Path(path or self.path.value).expanduser())
+        returns the absolute path written.
+
+        Args:
+            path: Where to write (default: the "save as" box), checked by ``path_check``.
+            overwrite: Replace an existing file.
+
+        Returns:
+            The absolute path written.
+
+        Raises:
+            TargetExistsError: The file exists and ``overwrite`` is False.
+            OutputError: The file cannot be written.
+        """
+        target = self.path_check(Path(path or self.controls.path.value).expanduser())
         return self.writer(target, self.config, overwrite).resolve()
 
     def export(self, toml_path: str | Path | None = None) -> Path:
         """Write the current config's step_rewards into an existing training TOML; returns its
-        absolute path."""
-        return Path(self.config.export_into(toml_path or self.toml_path.value)).resolve()
+        absolute path.
+
+        Args:
+            toml_path: The training TOML (default: the "export to" box).
+
+        Returns:
+            The absolute path written.
+
+        Raises:
+            WorkbenchError: The TOML is missing or cannot be read or written.
+        """
+        return Path(self.config.export_into(toml_path or self.controls.toml_path.value)).resolve()
 
     def _file_action(self, action: Callable[[], Any]) -> None:
         try:
             result = action()
         except (OSError, WorkbenchError, ValueError) as error:  # ValueError: a path with a NUL byte
-            message = str(error)
-            if "overwrite" in message:
-                message += " (tick 'overwrite' to replace it)"
-            self.file_status.value = error_html(message)
+            hint = " (tick 'overwrite' to replace it)" if isinstance(error, FileExistsError) else ""
+            self.controls.file_status.value = error_html(f"{error}{hint}")
         else:
             text = f"wrote {result}" if isinstance(result, Path) else str(result)
-            self.file_status.value = f"<span style='word-break:break-all'>{html.escape(text)}</span>"
-
-    def _ipython_display_(self) -> None:
-        from IPython.display import display
-
-        display(self.widget)
+            self.controls.file_status.value = f"<span style='word-break:break-all'>{html.escape(text)}</span>"

@@ -163,7 +163,11 @@ class TunerControls:
         )
 
     def named(self) -> dict[str, w.Widget]:
-        """The controls that make the config, by a stable name (the order of ``values_of``)."""
+        """The controls that make the config, by a stable name (the order of ``values_of``).
+
+        Returns:
+            Name -> control.
+        """
         return {
             "strategy": self.strategy,
             "lambda": self.lam,
@@ -173,12 +177,23 @@ class TunerControls:
         }
 
     def values(self) -> tuple:
-        """What the controls show now, in the order of ``named``."""
+        """What the controls show now, in the order of ``named``.
+
+        Returns:
+            The values, one per control.
+        """
         return tuple(control.value for control in self.named().values())
 
     @staticmethod
     def values_of(config: RewardConfig) -> tuple:
-        """What the controls show for ``config``, in the order of ``named`` (as a new Tuner on it would)."""
+        """What the controls show for ``config``, in the order of ``named`` (as a new Tuner on it would).
+
+        Args:
+            config: A config.
+
+        Returns:
+            The values, one per control.
+        """
         resource = config.resource_weights
         return (
             config.effective_strategy,
@@ -192,7 +207,16 @@ class TunerControls:
         self, initial: RewardConfig, extra_weights: dict[str, Any], extra_limits: dict[str, Any]
     ) -> RewardConfig:
         """The config the controls describe, built on ``initial`` (the config the controls
-        started from), with the names the controls do not cover (``extra_*``) kept as given."""
+        started from), with the names the controls do not cover (``extra_*``) kept as given.
+
+        Args:
+            initial: The config the controls started from.
+            extra_weights: Weights the controls do not cover.
+            extra_limits: k-limits the controls do not cover.
+
+        Returns:
+            The config.
+        """
         weights = {
             name: round(s.value, 6)
             for name, s in self.weight_sliders.items()

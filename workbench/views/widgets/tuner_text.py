@@ -14,7 +14,19 @@ LINT_COLORS = {"error": "#D55E00", "warning": "#E69F00", "info": "#0072B2"}
 
 
 def header_html(baseline: RewardConfig, baseline_name: str, shown: int, total: int, decisions: int, note: str) -> str:
-    """Which episodes are shown and what the baseline (the ghost, where Reset goes) is."""
+    """Which episodes are shown and what the baseline (the ghost, where Reset goes) is.
+
+    Args:
+        baseline: The baseline config.
+        baseline_name: Its name.
+        shown: Episodes the filters keep.
+        total: Episodes in all.
+        decisions: Decisions in all.
+        note: A note after it (HTML, '' for none).
+
+    Returns:
+        The HTML.
+    """
     scope = f"{shown:,} of {total:,} episodes" if shown != total else f"all {total:,} episodes"
     named = f"<b>{html.escape(baseline_name)}</b>: " if baseline_name else ""
     return (
@@ -24,7 +36,15 @@ def header_html(baseline: RewardConfig, baseline_name: str, shown: int, total: i
 
 
 def progress_html(live: str | None, baseline: str) -> str:
-    """The progress sentence under the live config and the baseline's (``live`` None: no episode shown)."""
+    """The progress sentence under the live config and the baseline's (``live`` None: no episode shown).
+
+    Args:
+        live: The live config's sentence, or None.
+        baseline: The baseline's sentence.
+
+    Returns:
+        The HTML.
+    """
     if live is None:
         return "<i>no episode matches the filter</i>"
     return (
@@ -44,7 +64,21 @@ def extremes_html(
     bounds: dict[int, tuple[float, float]] | None = None,
 ) -> str:
     """The top 5 and bottom 5 of the episodes at ``rows`` by live return (hover: the policy);
-    an episode in ``bounds`` (estimated counts) shows its return as the interval ``[low, high]``."""
+    an episode in ``bounds`` (estimated counts) shows its return as the interval ``[low, high]``.
+
+    Args:
+        rows: The episodes shown (positions).
+        ids: Every episode id.
+        policies: The policies' names.
+        policy_code: Each episode's policy (an index into ``policies``).
+        live: Each episode's live return.
+        base: Each episode's baseline return.
+        achievements: Each episode's achievements.
+        bounds: Position -> (low, high) for episodes with estimated counts.
+
+    Returns:
+        The HTML.
+    """
     if not len(rows):
         return ""
     order = rows[np.argsort(-live[rows], kind="stable")]
@@ -73,7 +107,14 @@ def extremes_html(
 
 
 def lint_html(config: RewardConfig) -> str:
-    """``config``'s lint findings as a list (or "no findings")."""
+    """``config``'s lint findings as a list (or "no findings").
+
+    Args:
+        config: The config.
+
+    Returns:
+        The HTML.
+    """
     findings = config.lint()
     if not findings:
         return "<b>lint:</b> no findings"
