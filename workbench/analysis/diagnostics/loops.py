@@ -24,7 +24,6 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
-from urllib.parse import quote
 
 import numpy as np
 import pandas as pd
@@ -38,8 +37,9 @@ from workbench.data.episodes import Corpus, Episode
 from workbench.data.policies.navigation import daylight
 from workbench.data.policies.scripted import NIGHT_DAYLIGHT
 from workbench.scoring import slot_weights
+from workbench.util.links import replay_query
 
-__all__ = ["LOOPS", "LOOP_CODE", "Loop", "loop_flags", "loop_laps", "loop_table", "replay_link"]
+__all__ = ["LOOPS", "LOOP_CODE", "Loop", "loop_flags", "loop_laps", "loop_table"]
 
 #: The flag code of an episode running a loop past what honest players do.
 LOOP_CODE = "farming-loop"
@@ -250,10 +250,6 @@ def loop_table(
     return pd.DataFrame(rows, columns=columns)
 
 
-def replay_link(episode: str, decision: int) -> str:
-    """The dashboard's relative link to the Replayer at ``decision`` (1-based) of ``episode``."""
-    return f"?view=replayer&episode={quote(episode, safe='')}&decision={int(decision)}"
-
 
 def evidence(row: Any) -> dict[str, Any]:
     """What a flag saw, from one ``loop_table`` row: the loop, its laps, its decisions, its pay
@@ -269,7 +265,7 @@ def evidence(row: Any) -> dict[str, Any]:
         "replay": {
             "episode": str(row.episode),
             "decision": int(row.first),
-            "link": replay_link(str(row.episode), int(row.first)),
+            "link": replay_query(str(row.episode), int(row.first)),
         },
     }
 

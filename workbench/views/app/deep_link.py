@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from urllib.parse import parse_qs, parse_qsl, urlencode, urlsplit, urlunsplit
 
 from workbench.errors import WorkbenchError
+from workbench.util.links import REPLAY_KEYS, replay_pairs
 
 #: The views a link can open, by the name the query gives them.
 VIEWS = ("replayer",)
@@ -69,8 +70,6 @@ def replayer_link(url: str, episode: str, decision: int | None = None) -> str:
         ``url`` with ``view=replayer&episode=...&decision=...`` added to its query (escaped).
     """
     scheme, netloc, path, query, fragment = urlsplit(url)
-    pairs = [(k, v) for k, v in parse_qsl(query, keep_blank_values=True) if k not in ("view", "episode", "decision")]
-    pairs += [("view", "replayer"), ("episode", episode)]
-    if decision is not None:
-        pairs.append(("decision", str(int(decision))))
+    pairs = [(k, v) for k, v in parse_qsl(query, keep_blank_values=True) if k not in REPLAY_KEYS]
+    pairs += replay_pairs(episode, decision)
     return urlunsplit((scheme, netloc, path or "/", urlencode(pairs), fragment))
