@@ -4,7 +4,6 @@ A click on an episode replays it."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from functools import partial
 from typing import Any
 
@@ -261,11 +260,15 @@ class Compare:
         xs, ys, colors, labels, self._picked = [], [], [], [], []
         others = [m for m in names if m != reference] or [reference]
         groups = groups_of(self.corpus, self.by)
-        shown = self._shown_returns(scale, scores)
+        bounds = self._intervals(scale, scores)
+        shown = {name: partial(_value_text, bounds[name]) for name in scores}
+        x_ranges, y_ranges = [], []
         for name in others:
             y_all = normalised(scores[name].reward_sum, scale)
             xs.append(x_all[picked])
             ys.append(y_all[picked])
+            x_ranges.append(_ranges(bounds[reference], picked))
+            y_ranges.append(_ranges(bounds[name], picked))
             colors += [self.color(name)] * len(picked)
             for i in picked:
                 episode = self.prepared.ids[i]
@@ -276,16 +279,24 @@ class Compare:
                 )
                 self._picked.append(int(i))
         sample = f" ({MAX_POINTS} of {n} episodes, evenly spaced)" if n > MAX_POINTS else ""
-        self.figures.draw_points(np.concatenate(xs), np.concatenate(ys), colors, labels, scale, sample)
+        self.figures.draw_points(
+            np.concatenate(xs),
+            np.concatenate(ys),
+            colors,
+            labels,
+            scale,
+            sample,
+            np.concatenate(x_ranges),
+            np.concatenate(y_ranges),
+        )
 
-    def _shown_returns(self, scale: str, scores: dict[str, Scores]) -> dict[str, Callable[[int, float], str]]:
-        """Per config, how an episode's value is written: ``3g``, or on the raw scale the
-        interval ``[low, high]`` of an episode with estimated counts under per_achievement."""
-        shown: dict[str, Callable[[int, float], str]] = {}
-        for name, scored in scores.items():
-            bounds = self._upper.intervals(scored.config, scored.reward_sum) if scale == "raw" else {}
-            shown[name] = partial(_value_text, bounds)
-        return shown
+    def _intervals(self, scale: str, scores: dict[str, Scores]) -> dict[str, dict[int, tuple[float, float]]]:
+        """Per config, the return interval ``[low, high]`` of each episode with estimated counts
+        under per_achievement, on the raw scale (none on the normalised ones)."""
+        return {
+            name: self._upper.intervals(scored.config, scored.reward_sum) if scale == "raw" else {}
+            for name, scored in scores.items()
+        }
 
     def _on_pick(self, position: int) -> None:
         if self.replayer is not None and 0 <= position < len(self._picked):
@@ -316,6 +327,11 @@ class Compare:
         from IPython.display import display
 
         display(self.widget)
+
+
+def _ranges(bounds: dict[int, tuple[float, float]], picked: np.ndarray) -> np.ndarray:
+    """(len(picked), 2) each picked episode's interval from ``bounds``, NaN where it has none."""
+    return np.array([bounds.get(int(i), (np.nan, np.nan)) for i in picked], dtype=float).reshape(-1, 2)
 
 
 def _value_text(bounds: dict[int, tuple[float, float]], i: int, value: float) -> str:

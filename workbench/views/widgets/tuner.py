@@ -253,8 +253,9 @@ class Tuner:
             for i in shown
         ]
         title = f"{config.effective_strategy}, lambda x{config.effective_lambda:g} (dashed: baseline)"
+        intervals = np.array([bounds.get(int(i), (np.nan, np.nan)) for i in shown], dtype=float).reshape(-1, 2)
         self.figure.update(
-            live_by, self._baseline_by, self._policy_code[shown].astype(float), live[shown], names, title
+            live_by, self._baseline_by, self._policy_code[shown].astype(float), live[shown], names, title, intervals
         )
         live_progress = progress_summary(self.scores.episodes[mask]) if mask.any() else None
         self.progress_view.value = lined(progress_html(live_progress, self._baseline_progress))
