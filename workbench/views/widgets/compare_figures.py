@@ -12,7 +12,7 @@ import numpy as np
 
 from workbench.views.plots import PALETTE
 from workbench.views.widgets.common import fit_chars, short_labels
-from workbench.views.widgets.returns_figure import IntervalKey, estimated_rows, interval_lines
+from workbench.views.widgets.returns_figure import IntervalKey, estimated_rows, interval_bars, interval_lines
 
 #: The bars' plot area at its narrowest (430 px figure less its margins): group labels fit it.
 BARS_PLOT_PX = 330
@@ -77,10 +77,7 @@ class CompareFigures:
         self.points.on_element_click(lambda _mark, event: on_pick(int(event["data"]["index"])))
         # Interval bars of estimated-count episodes (vertical: the compared config's return,
         # horizontal: the reference's) and their legend entry (top left: above the diagonal)
-        bar_x, bar_y = interval_lines(np.zeros(1), np.zeros(1), np.zeros(1))
-        self.intervals = bq.Lines(
-            x=bar_x, y=bar_y, scales={"x": ex, "y": ey}, colors=[PALETTE[0]], stroke_width=1.5, visible=False
-        )
+        self.intervals = interval_bars(ex, ey, PALETTE[0])
         self.interval_key = IntervalKey(0.04, 0.93)
         self.x_axis = bq.Axis(scale=ex, label="reference")
         self.y_axis = bq.Axis(scale=ey, side="left", label="compared", grid_lines="dashed")

@@ -76,6 +76,13 @@ def estimated_rows(intervals: np.ndarray | None) -> np.ndarray:
     return np.flatnonzero(np.isfinite(intervals).all(axis=1) & (intervals[:, 1] > intervals[:, 0]))
 
 
+def interval_bars(x_scale: bq.Scale, y_scale: bq.Scale, color: str) -> bq.Lines:
+    """The (hidden until drawn) mark of the interval bars on ``x_scale`` and ``y_scale``."""
+    bar_x, bar_y = interval_lines(np.zeros(1), np.zeros(1), np.zeros(1))
+    scales = {"x": x_scale, "y": y_scale}
+    return bq.Lines(x=bar_x, y=bar_y, scales=scales, colors=[color], stroke_width=1.5, visible=False)
+
+
 class IntervalKey:
     """The legend entry of the interval bars, drawn in the plot area (an error-bar glyph and
     "estimated counts: interval" at ``x`` and ``y``, fractions of the plot area from its left
@@ -178,10 +185,7 @@ class ReturnsFigure:
             x=[-0.6, n - 0.4], y=[0.0, 0.0], scales={"x": self.x, "y": self.y}, colors=["#555"], stroke_width=0.8
         )
         # Error bars of estimated-count episodes' returns, and their legend entry (top left)
-        bar_x, bar_y = interval_lines(np.zeros(1), np.zeros(1), np.zeros(1))
-        self.intervals = bq.Lines(
-            x=bar_x, y=bar_y, scales={"x": self.x, "y": self.y}, colors=[LIVE_COLOR], stroke_width=1.5, visible=False
-        )
+        self.intervals = interval_bars(self.x, self.y, LIVE_COLOR)
         self.interval_key = IntervalKey(0.03, 0.93)
         x_axis = bq.Axis(scale=self.x, num_ticks=0, tick_style={"display": "none"})
         y_axis = bq.Axis(scale=self.y, side="left", label="shaped return", grid_lines="dashed")
