@@ -250,7 +250,6 @@ def loop_table(
     return pd.DataFrame(rows, columns=columns)
 
 
-
 def evidence(row: Any) -> dict[str, Any]:
     """What a flag saw, from one ``loop_table`` row: the loop, its laps, its decisions, its pay
     and where to replay it (``replay``: the episode, the first lap's decision, the link)."""

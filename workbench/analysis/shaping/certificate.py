@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 
 from workbench.analysis.decision_kinds import kind_rewards
-from workbench.analysis.shaping.cycles import positive_cycles, segment_or
-from workbench.analysis.shaping.fit import Moments, PotentialFit, moments, shaping_design, solve
+from workbench.analysis.shaping.cycles import packed_words, positive_cycles, row_groups, segment_or
+from workbench.analysis.shaping.fit import Moments, PotentialFit, shaping_design, solve
 from workbench.core.config import RewardConfig
 from workbench.core.crafter_facts import ACHIEVEMENTS, INVENTORY_ITEMS
 from workbench.core.reward import PER_ACHIEVEMENT
@@ -26,10 +26,8 @@ from workbench.scoring import (
 )
 from workbench.scoring.potential import FEATURE_NAMES, decision_rows, shaping_payments, terminal_decisions
 
-__all__ = ["Certificate", "certify", "component_events"]
+__all__ = ["Certificate", "certify", "component_events", "transition_moments"]
 
-#: Decisions per batch of the fit (the (batch, 38) design and (batch, C) rewards stay ~30 MB).
-BATCH = 1 << 16
 #: Component kinds that are shaping (the rest, credits and the indicator, are the task's reward:
 #: they are meant to change what is optimal, so a potential need not explain them).
 SHAPING_KINDS = ("inventory", "achievement_count")
@@ -154,16 +152,70 @@ def certify(corpus: Corpus, config: RewardConfig, *, gamma: float = 1.0, by: str
 
 
 def _fit(arrays: DecisionArrays, events, gamma: float) -> tuple[PotentialFit, np.ndarray]:
-    """The least-squares potential of every component that paid, over the decisions in batches.
+    """The least-squares potential of every component that paid (see ``transition_moments``)."""
+    total, used = transition_moments(arrays, events, gamma)
+    # residuals from the moments (|r|^2 - theta' D'r, clipped at 0): exact to float rounding
+    return solve(total), used
+
+
+def transition_moments(arrays: DecisionArrays, events, gamma: float) -> tuple[Moments, np.ndarray]:
+    """The ``Moments`` of every decision's design row and component rewards, from sufficient
+    statistics: equal to summing ``d_t d_t'``, ``d_t r_t'``, ... over the decisions one by one.
 
     A decision that paid nothing and left the state as it was has the design row
     ``(gamma - 1) x(s)``: 0 at gamma = 1 (dropped), and equal along a run of such decisions in
-    one state (kept once, weighted by the run's length). The rest are rows of their own."""
-    decision, column, value, labels = events
+    one state (kept once, weighted by the run's length). The kept rows that have one design row
+    (the same features before and after, the same terminal flag) are summed into one, weighted
+    by their count, so the matrix products run over the distinct transitions only (a few
+    thousand on the sample repeated to 1M decisions) instead of every decision.
+
+    Args:
+        arrays: the corpus's state columns.
+        events: ``component_events`` of the config.
+        gamma: the discount.
+
+    Returns:
+        ``(moments, used)``: the moments over the component columns ``used`` (those that paid).
+    """
+    decision, column, value, _ = events
     used = np.unique(column)
     slot = np.searchsorted(used, column)
     before, after = decision_rows(arrays)
     terminal = terminal_decisions(arrays)
+    rows, weight = _kept_rows(arrays, decision, terminal, gamma)
+    before, after, terminal = before[rows], after[rows], terminal[rows]
+    # one group per distinct (x(s), x(s'), terminal): the design row is a function of these
+    inventory = arrays.inventory
+    unlocked = arrays.achievement_counts > 0
+    columns = [*inventory[before].T, *unlocked[before].T, *inventory[after].T, *unlocked[after].T, terminal]
+    first, group = row_groups(packed_words(columns))
+    count = np.bincount(group, weights=weight, minlength=len(first))
+    design = shaping_design(_features(arrays, before[first]), _features(arrays, after[first]), gamma, terminal[first])
+    # a component's reward per kept row: its events summed (a decision may pay one twice)
+    event_row = np.searchsorted(rows, decision)  # every paying decision is a row of its own
+    cells, at = np.unique(event_row * len(used) + slot, return_inverse=True)
+    cell_value = np.bincount(at.ravel(), weights=value, minlength=len(cells))
+    cell_row, cell_slot = np.divmod(cells, len(used))
+    paid_value = weight[cell_row] * cell_value
+    rewards = np.zeros((len(first), len(used)))
+    np.add.at(rewards, (group[cell_row], cell_slot), paid_value)
+    return (
+        Moments(
+            (design * count[:, None]).T @ design,
+            design.T @ rewards,
+            count @ design,
+            np.bincount(cell_slot, weights=paid_value, minlength=len(used)),
+            np.bincount(cell_slot, weights=paid_value * cell_value, minlength=len(used)),
+        ),
+        used,
+    )
+
+
+def _kept_rows(
+    arrays: DecisionArrays, decision: np.ndarray, terminal: np.ndarray, gamma: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """The decisions whose design rows enter the fit and how many decisions each stands for."""
+    _, after = decision_rows(arrays)
     own = terminal.copy()
     own[decision] = True
     own |= _changed_rows(arrays)[after]
@@ -180,23 +232,7 @@ def _fit(arrays: DecisionArrays, events, gamma: float) -> tuple[PotentialFit, np
     else:
         keep = own
     rows = np.flatnonzero(keep)
-    weight = weight[rows]
-    event_row = np.searchsorted(rows, decision)  # every paying decision is a row of its own
-    batches = [(lo, min(lo + BATCH, len(rows))) for lo in range(0, len(rows), BATCH)]
-
-    def batch(lo: int, hi: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        at = rows[lo:hi]
-        design = shaping_design(_features(arrays, before[at]), _features(arrays, after[at]), gamma, terminal[at])
-        first, last = np.searchsorted(event_row, [lo, hi])
-        rewards = np.zeros((hi - lo, len(used)))
-        np.add.at(rewards, (event_row[first:last] - lo, slot[first:last]), value[first:last])
-        return design, rewards, weight[lo:hi]
-
-    total = Moments(*(np.zeros(shape) for shape in _moment_shapes(len(FEATURE_NAMES), len(used))))
-    for lo, hi in batches:
-        total = total + moments(*batch(lo, hi))
-    # residuals from the moments (|r|^2 - theta' D'r, clipped at 0): exact to float rounding
-    return solve(total), used
+    return rows, weight[rows]
 
 
 def _changed_rows(arrays: DecisionArrays) -> np.ndarray:
@@ -212,10 +248,6 @@ def _changed_rows(arrays: DecisionArrays) -> np.ndarray:
     return changed
 
 
-def _moment_shapes(f: int, c: int) -> tuple[tuple[int, ...], ...]:
-    return (f, f), (f, c), (f,), (c,), (c,)
-
-
 def _features(arrays: DecisionArrays, rows: np.ndarray) -> np.ndarray:
     out = np.empty((len(rows), len(FEATURE_NAMES)))
     out[:, : len(INVENTORY_ITEMS)] = arrays.inventory[rows]
@@ -225,7 +257,9 @@ def _features(arrays: DecisionArrays, rows: np.ndarray) -> np.ndarray:
 
 def _components_table(fit: PotentialFit, labels: list, total: float) -> pd.DataFrame:
     def potential_text(theta: np.ndarray) -> str:
-        top = np.argsort(-np.abs(theta), kind="stable")[:3]
+        # rounded first: collinear features share a weight equally, and the last bits of the
+        # solve must not decide which of them is named first
+        top = np.argsort(-np.round(np.abs(theta), 9), kind="stable")[:3]
         return " + ".join(f"{theta[f]:.3f}*{FEATURE_NAMES[f]}" for f in top if abs(theta[f]) > 1e-9) or "0"
 
     kinds = [k for k, _ in labels]

@@ -9,11 +9,13 @@ are the shortest ones and every longer loop back to a state is a sum of them.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import numpy as np
 
 from workbench.errors import AnalysisError
 
-__all__ = ["positive_cycles", "previous_visits", "segment_or"]
+__all__ = ["packed_words", "positive_cycles", "previous_visits", "row_groups", "segment_or"]
 
 #: Below this, a cycle's net pay counts as 0 (float rounding of sums of weights).
 TOLERANCE = 1e-9
@@ -35,38 +37,87 @@ def previous_visits(states: np.ndarray, episode: np.ndarray) -> np.ndarray:
     states = np.asarray(states)
     if states.ndim != 2 or len(states) != len(episode):
         raise AnalysisError(f"states must be (R, F) with one row per episode label, got {states.shape}")
-    # Each row packed exactly into a few int64 words (mixed radix per column), then sorted by
-    # (episode, words, row): equal neighbours in that order are visits of one state.
     episode = np.asarray(episode)
-    words = _packed(states)
-    order = np.lexsort((np.arange(len(states)), *words[::-1], episode))
-    same = episode[order[1:]] == episode[order[:-1]]
-    for word in words:
-        same &= word[order[1:]] == word[order[:-1]]
-    later, earlier = order[1:][same], order[:-1][same]
-    previous = np.full(len(states), -1, dtype=np.int64)
-    previous[later] = earlier
+    n = len(states)
+    # Most decisions leave the state as it was: a row equal to the row before revisits it. Only
+    # the first row of each run of equal rows (a head) is sorted; a head's previous visit is the
+    # last row of the latest earlier run of its state.
+    repeat = np.zeros(n, dtype=bool)
+    repeat[1:] = episode[1:] == episode[:-1]
+    for c in range(states.shape[1]):
+        repeat[1:] &= states[1:, c] == states[:-1, c]
+    previous = np.where(repeat, np.arange(n, dtype=np.int64) - 1, -1)
+    heads = np.flatnonzero(~repeat)
+    earlier = _previous_heads(packed_words(states[heads].T), episode[heads])
+    tails = np.append(heads[1:], n) - 1
+    found = earlier >= 0
+    previous[heads[found]] = tails[earlier[found]]
     return previous
 
 
-def _packed(states: np.ndarray) -> list[np.ndarray]:
-    """The rows of ``states`` as int64 words, columns packed in mixed radix (exact, no hashing)."""
+def _previous_heads(words: list[np.ndarray], episode: np.ndarray) -> np.ndarray:
+    """Per row, the latest earlier row of its episode with the same words (-1: none).
+
+    Rows sorted by (episode, words, row): equal neighbours in that order are visits of one state."""
+    order = np.lexsort((np.arange(len(episode)), *words[::-1], episode))
+    same = episode[order[1:]] == episode[order[:-1]]
+    for word in words:
+        same &= word[order[1:]] == word[order[:-1]]
+    previous = np.full(len(episode), -1, dtype=np.int64)
+    previous[order[1:][same]] = order[:-1][same]
+    return previous
+
+
+def packed_words(columns: Iterable[np.ndarray]) -> list[np.ndarray]:
+    """Rows of integer columns as a few int64 words, packed in mixed radix per column (exact:
+    two rows have equal words exactly when they are equal in every column).
+
+    Args:
+        columns: the (R,) integer columns, at least one.
+
+    Returns:
+        The words, each (R,) int64.
+    """
     words: list[np.ndarray] = []
-    word = np.zeros(len(states), dtype=np.int64)
+    word: np.ndarray | None = None
     capacity = 1
-    for c in range(states.shape[1]):
-        column = states[:, c].astype(np.int64)
+    for raw in columns:
+        column = np.asarray(raw).astype(np.int64)
+        if word is None:
+            word = np.zeros(len(column), dtype=np.int64)
         low = int(column.min(initial=0))
         radix = int(column.max(initial=0)) - low + 1
         if radix == 1:
             continue
         if capacity * radix >= 1 << 62:
             words.append(word)
-            word, capacity = np.zeros(len(states), dtype=np.int64), 1
+            word, capacity = np.zeros(len(column), dtype=np.int64), 1
         word = word * radix + (column - low)
         capacity *= radix
+    if word is None:
+        raise AnalysisError("packed_words needs at least one column")
     words.append(word)
     return words
+
+
+def row_groups(words: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """The groups of equal rows of packed ``words`` (``packed_words``).
+
+    Args:
+        words: the rows' words, each (R,) int64.
+
+    Returns:
+        ``(first, inverse)``: (G,) the first row (in sorted order) of each group and (R,) each
+        row's group.
+    """
+    order = np.lexsort(words[::-1])
+    new = np.zeros(len(order), dtype=bool)
+    new[:1] = True
+    for word in words:
+        new[1:] |= word[order[1:]] != word[order[:-1]]
+    inverse = np.empty(len(order), dtype=np.int64)
+    inverse[order] = np.cumsum(new) - 1
+    return order[new], inverse
 
 
 def segment_or(bits: np.ndarray, start: np.ndarray, stop: np.ndarray) -> np.ndarray:

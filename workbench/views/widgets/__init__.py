@@ -12,6 +12,10 @@ They hold controls, not logic: every number comes from ``workbench.scoring`` and
   map views drawn with Crafter's textures) beside its state, components and reward strip.
 - ``Compare`` (``compare.py``; figures in ``compare_figures.py``, text in ``compare_text.py``):
   several configs side by side, raw or normalised, a legend naming each in its colour.
+- ``AdvantagesPanel`` (``advantages.py``; its figure in ``advantages_figure.py``): what a
+  GRPO / Dr.GRPO / RLOO / GDPO learner sees of a config per seed group, flagged groups, and how
+  the last config change moved the advantages; state as the traitlets ``config``, ``episode``
+  and ``selection``.
 - ``Timeline`` (``timeline.py``): a growing run (a ``LiveScores``) over time under every config,
   rolling intervals and change points; redraws on each append; click an episode to replay it.
 
@@ -29,12 +33,13 @@ from workbench.util.extras import require_extra
 
 require_extra("lab", "the widgets (workbench.views.widgets)", "ipywidgets", "anywidget", "bqplot", "matplotlib")
 
+from workbench.views.widgets.advantages import AdvantagesPanel
 from workbench.views.widgets.compare import Compare
 from workbench.views.widgets.replayer import Replayer
 from workbench.views.widgets.timeline import Timeline
 from workbench.views.widgets.tuner import Tuner
 
-__all__ = ["Compare", "Replayer", "Timeline", "Tuner", "link"]
+__all__ = ["AdvantagesPanel", "Compare", "Replayer", "Timeline", "Tuner", "link"]
 
 
 def link(tuner: Tuner | None = None, replayer: Replayer | None = None, compare: Compare | None = None) -> None:

@@ -4,7 +4,6 @@ A click on an episode replays it."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from functools import partial
 from typing import Any
 
@@ -17,38 +16,18 @@ from workbench.core.config import RewardConfig
 from workbench.data.episodes import Corpus
 from workbench.errors import WorkbenchError
 from workbench.scoring import Comparison, Scores, compare, prepare, score
-from workbench.scoring.intervals import UpperReturns, interval_text
+from workbench.scoring.intervals import UpperReturns
 from workbench.views.plots import PALETTE
+from workbench.views.widgets.advantages_section import AdvantagesSection
 from workbench.views.widgets.common import LatestWins, counts_note, groups_of, legend_html
-from workbench.views.widgets.compare_figures import CompareFigures
+from workbench.views.widgets.compare_figures import SCALES, CompareFigures, interval_ranges, normalised, value_text
 from workbench.views.widgets.compare_text import components_html, config_legend_html, groups_html, summary_html
 from workbench.views.widgets.replayer import Replayer
 from workbench.views.widgets.traits import ViewTraits
 from workbench.views.widgets.tuner import Tuner
 
-#: How returns are put on one scale: as they are, as a share of each config's largest
-#: |mean return|, or as ranks (1 = paid most).
-SCALES = ("raw", "share of max", "ranks")
 #: Episodes drawn one point each up to this many in the episodes figure; above, a sample.
 MAX_POINTS = 400
-
-
-def normalised(returns: np.ndarray, scale: str) -> np.ndarray:
-    """Per-episode returns on ``scale`` (see ``SCALES``).
-
-    Args:
-        returns: Per-episode returns.
-        scale: One of ``SCALES``.
-
-    Returns:
-        The returns on that scale.
-    """
-    if scale == "ranks":
-        return pd.Series(returns).rank(ascending=False, method="min").to_numpy()
-    if scale == "share of max":
-        peak = float(np.abs(returns).max()) if len(returns) else 0.0
-        return returns / peak if peak > 0 else returns * 0.0
-    return returns
 
 
 class Compare(w.VBox, ViewTraits):
@@ -139,6 +118,7 @@ class Compare(w.VBox, ViewTraits):
                 w.HBox([self.groups_figure, self.episodes_figure], layout=w.Layout(flex_flow="row wrap")),
                 group_names,
                 tables,
+                AdvantagesSection(self, corpus),
             ]
         )
         self.add_class("workbench-compare")
@@ -326,11 +306,15 @@ class Compare(w.VBox, ViewTraits):
         xs, ys, colors, labels, self._picked = [], [], [], [], []
         others = [m for m in names if m != reference] or [reference]
         groups = groups_of(self.corpus, self.by)
-        shown = self._shown_returns(scale, scores)
+        bounds = self._intervals(scale, scores)
+        shown = {name: partial(value_text, bounds[name]) for name in scores}
+        x_ranges, y_ranges = [], []
         for name in others:
             y_all = normalised(scores[name].reward_sum, scale)
             xs.append(x_all[picked])
             ys.append(y_all[picked])
+            x_ranges.append(interval_ranges(bounds[reference], picked))
+            y_ranges.append(interval_ranges(bounds[name], picked))
             colors += [self.color(name)] * len(picked)
             for i in picked:
                 episode = self.prepared.ids[i]
@@ -341,17 +325,25 @@ class Compare(w.VBox, ViewTraits):
                 )
                 self._picked.append(int(i))
         sample = f" ({MAX_POINTS} of {n} episodes, evenly spaced)" if n > MAX_POINTS else ""
-        self.figures.draw_points(np.concatenate(xs), np.concatenate(ys), colors, labels, scale, sample)
+        self.figures.draw_points(
+            np.concatenate(xs),
+            np.concatenate(ys),
+            colors,
+            labels,
+            scale,
+            sample,
+            np.concatenate(x_ranges),
+            np.concatenate(y_ranges),
+        )
         self._highlight()
 
-    def _shown_returns(self, scale: str, scores: dict[str, Scores]) -> dict[str, Callable[[int, float], str]]:
-        """Per config, how an episode's value is written: ``3g``, or on the raw scale the
-        interval ``[low, high]`` of an episode with estimated counts under per_achievement."""
-        shown: dict[str, Callable[[int, float], str]] = {}
-        for name, scored in scores.items():
-            bounds = self._upper.intervals(scored.config, scored.reward_sum) if scale == "raw" else {}
-            shown[name] = partial(_value_text, bounds)
-        return shown
+    def _intervals(self, scale: str, scores: dict[str, Scores]) -> dict[str, dict[int, tuple[float, float]]]:
+        """Per config, the return interval ``[low, high]`` of each episode with estimated counts
+        under per_achievement, on the raw scale (none on the normalised ones)."""
+        return {
+            name: self._upper.intervals(scored.config, scored.reward_sum) if scale == "raw" else {}
+            for name, scored in scores.items()
+        }
 
     def _on_pick(self, position: int) -> None:
         if 0 <= position < len(self._picked):
@@ -380,11 +372,3 @@ class Compare(w.VBox, ViewTraits):
         if key not in self._tables:
             self._tables[key] = (scores, progress_summary(scores))
         return self._tables[key][1]
-
-
-def _value_text(bounds: dict[int, tuple[float, float]], i: int, value: float) -> str:
-    """Episode ``i``'s value: its return interval when ``bounds`` has one, else ``value`` to 3 figures."""
-    if i in bounds:
-        low, high = bounds[i]
-        return interval_text(low, high, 3)
-    return f"{value:.3g}"

@@ -57,12 +57,86 @@ def box_lines(values_by_group: list[np.ndarray], offset: float) -> tuple[np.ndar
     return np.array(xs, dtype=float), np.array(ys, dtype=float)
 
 
+#: The legend entry of the interval marks.
+INTERVAL_LABEL = "estimated counts: interval"
+#: Half the width of an interval's end caps, in x units (a policy's slot is 1 wide).
+CAP = 0.035
+
+
+def interval_lines(
+    x: np.ndarray, low: np.ndarray, high: np.ndarray, cap: float = CAP, vertical: bool = True
+) -> tuple[np.ndarray, np.ndarray]:
+    """Polylines (rows of 6 points) drawing each interval ``[low_i, high_i]`` at ``x_i`` as an
+    error bar with end caps: vertical (values on y) or, with ``vertical=False``, horizontal
+    (values on x, ``x`` then being the y positions). Returns ``(xs, ys)`` of shape (k, 6)."""
+    x, low, high = (np.asarray(a, dtype=float)[:, None] for a in (x, low, high))
+    across = x + np.array([[-cap, cap, 0.0, 0.0, -cap, cap]])
+    along = np.hstack([low, low, low, high, high, high])
+    return (across, along) if vertical else (along, across)
+
+
+def estimated_rows(intervals: np.ndarray | None) -> np.ndarray:
+    """Positions of the rows of ``intervals`` ((k, 2) low, high; NaN or equal ends for an exact
+    return) that are intervals to draw."""
+    if intervals is None or not len(intervals):
+        return np.zeros(0, dtype=np.int64)
+    intervals = np.asarray(intervals, dtype=float)
+    return np.flatnonzero(np.isfinite(intervals).all(axis=1) & (intervals[:, 1] > intervals[:, 0]))
+
+
+def interval_bars(x_scale: bq.Scale, y_scale: bq.Scale, color: str) -> bq.Lines:
+    """The (hidden until drawn) mark of the interval bars on ``x_scale`` and ``y_scale``."""
+    bar_x, bar_y = interval_lines(np.zeros(1), np.zeros(1), np.zeros(1))
+    scales = {"x": x_scale, "y": y_scale}
+    return bq.Lines(x=bar_x, y=bar_y, scales=scales, colors=[color], stroke_width=1.5, visible=False)
+
+
+class IntervalKey:
+    """The legend entry of the interval bars, drawn in the plot area (an error-bar glyph and
+    "estimated counts: interval" at ``x`` and ``y``, fractions of the plot area from its left
+    and bottom), shown only while some interval is. bqplot's own legend sizes its box from the
+    default font and drew it over the axis in the Tuner's narrow figure."""
+
+    def __init__(self, x: float, y: float) -> None:
+        frame_x, frame_y = bq.LinearScale(min=0.0, max=1.0), bq.LinearScale(min=0.0, max=1.0)
+        glyph_x, glyph_y = interval_lines(np.array([x]), np.array([y - 0.035]), np.array([y + 0.035]), cap=0.012)
+        self.glyph = bq.Lines(
+            x=glyph_x[0],
+            y=glyph_y[0],
+            scales={"x": frame_x, "y": frame_y},
+            colors=[LIVE_COLOR],
+            stroke_width=1.5,
+            visible=False,
+        )
+        self.label = bq.Label(
+            x=[x + 0.025],
+            y=[y - 0.02],
+            text=[INTERVAL_LABEL],
+            scales={"x": frame_x, "y": frame_y},
+            colors=["#333"],
+            default_size=11,
+            align="start",
+            visible=False,
+        )
+        self.marks = [self.glyph, self.label]
+
+    def show(self, shown: bool, color: str) -> None:
+        """Show or hide the entry, its glyph in ``color``."""
+        if list(self.glyph.colors) != [color]:
+            self.glyph.colors = [color]
+        if self.label.visible != shown:
+            self.glyph.visible = self.label.visible = shown
+
+
 class ReturnsFigure:
     """Boxes per group (live and baseline) and episode points with hover and click.
 
     ``update(live, baseline, shown, names)`` redraws: ``live`` / ``baseline`` are per-group arrays
     of returns, ``shown`` (group, return) per drawn episode and ``names`` their hover texts.
     ``on_pick(index)`` is called with the position in the last ``shown`` of a clicked point.
+    ``intervals`` ((k, 2) per drawn episode, NaN rows for exact returns) draws the return interval
+    of each episode whose counts are estimated as an error bar through its point, with the
+    legend entry "estimated counts: interval".
     """
 
     def __init__(self, groups: list[str], colors: dict[str, str], on_pick: Callable[[int], None]) -> None:
@@ -118,10 +192,21 @@ class ReturnsFigure:
         self.zero = bq.Lines(
             x=[-0.6, n - 0.4], y=[0.0, 0.0], scales={"x": self.x, "y": self.y}, colors=["#555"], stroke_width=0.8
         )
+        # Error bars of estimated-count episodes' returns, and their legend entry (top left)
+        self.intervals = interval_bars(self.x, self.y, LIVE_COLOR)
+        self.interval_key = IntervalKey(0.03, 0.93)
         x_axis = bq.Axis(scale=self.x, num_ticks=0, tick_style={"display": "none"})
         y_axis = bq.Axis(scale=self.y, side="left", label="shaped return", grid_lines="dashed")
         self.widget = bq.Figure(
-            marks=[self.zero, self.ghost, self.live, self.points, self.labels],
+            marks=[
+                self.zero,
+                self.ghost,
+                self.live,
+                self.intervals,
+                self.points,
+                self.labels,
+                *self.interval_key.marks,
+            ],
             axes=[x_axis, y_axis],
             animation_duration=0,
             display_toolbar=False,
@@ -143,6 +228,7 @@ class ReturnsFigure:
         shown_return: np.ndarray,
         names: list[str],
         title: str,
+        intervals: np.ndarray | None = None,
     ) -> None:
         """Redraw boxes and points (see the class docstring).
 
@@ -160,17 +246,20 @@ class ReturnsFigure:
             self._baseline = baseline
             self._ghost = box_lines(baseline, GHOST_X)
         ghost_x, ghost_y = self._ghost
-        every = np.concatenate([*live, *baseline, shown_return, [0.0]])
+        estimated = estimated_rows(intervals)
+        ends = np.asarray(intervals, dtype=float)[estimated].ravel() if len(estimated) else np.zeros(0)
+        every = np.concatenate([*live, *baseline, shown_return, ends, [0.0]])
         every = every[np.isfinite(every)]
         low, high = float(every.min()), float(every.max())
         if not len(shown_return) and not any(len(v) for v in live):
             low, high = EMPTY_RANGE  # nothing shown: a plain range, not one of +-1e-7 around zero
         pad = max(high - low, 1e-6) * 0.08
+        top = 3.0 * pad if len(estimated) else pad  # room for the intervals' legend entry
         jitter = ((np.arange(len(shown_group)) * 0.618) % 1.0 - 0.5) * 0.12
         # The y range only grows while dragging (fewer axis redraws); it fits again when it is
         # over twice what the data needs or the filter changes.
         current_low, current_high = self._range
-        needed = (low - 2 * pad, high + pad)
+        needed = (low - 2 * pad, high + top)
         if (
             new_ghost
             or needed[0] < current_low
@@ -191,5 +280,19 @@ class ReturnsFigure:
             colors = [self._colors.get(self.groups[int(g)], LIVE_COLOR) for g in shown_group] or [LIVE_COLOR]
             if list(self.points.colors) != colors:
                 self.points.colors = colors
+            self._draw_intervals(self.points.x, intervals, estimated, colors)
         if self.widget.title != title:
             self.widget.title = title
+
+    def _draw_intervals(self, x: np.ndarray, intervals, estimated: np.ndarray, colors: list[str]) -> None:
+        """The error bars of the ``estimated`` rows of ``intervals`` at the points' ``x``."""
+        shown = bool(len(estimated))
+        if shown:
+            bounds = np.asarray(intervals, dtype=float)[estimated]
+            bar_x, bar_y = interval_lines(np.asarray(x)[estimated], bounds[:, 0], bounds[:, 1])
+            bar_colors = [colors[i] if i < len(colors) else LIVE_COLOR for i in estimated]
+            with self.intervals.hold_sync():
+                self.intervals.x, self.intervals.y, self.intervals.colors = bar_x, bar_y, bar_colors
+        if self.intervals.visible != shown:
+            self.intervals.visible = shown
+        self.interval_key.show(shown, self.intervals.colors[0] if shown else LIVE_COLOR)

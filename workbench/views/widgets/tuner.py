@@ -21,6 +21,7 @@ from workbench.errors import CorpusError, WorkbenchError
 from workbench.scoring import prepare, score
 from workbench.scoring.intervals import UpperReturns, interval_text
 from workbench.util.memory import retain_freed_memory
+from workbench.views.widgets.advantages_section import AdvantagesSection
 from workbench.views.widgets.common import (
     LatestWins,
     counts_note,
@@ -116,6 +117,7 @@ class Tuner(w.HBox, ViewTraits):
                 self.extremes_view,
                 self.lint_view,
                 self.timing,
+                AdvantagesSection(self, corpus),
             ],
             layout=w.Layout(flex="1 1 360px", min_width="360px", overflow="hidden"),
         )
@@ -247,8 +249,9 @@ class Tuner(w.HBox, ViewTraits):
             for i in shown
         ]
         title = f"{config.effective_strategy}, lambda x{config.effective_lambda:g} (dashed: baseline)"
+        intervals = np.array([bounds.get(int(i), (np.nan, np.nan)) for i in shown], dtype=float).reshape(-1, 2)
         self.figure.update(
-            live_by, self._baseline_by, self._policy_code[shown].astype(float), live[shown], names, title
+            live_by, self._baseline_by, self._policy_code[shown].astype(float), live[shown], names, title, intervals
         )
         live_progress = progress_summary(self.scores.episodes[mask]) if mask.any() else None
         self.progress_view.value = lined(progress_html(live_progress, self._baseline_progress))
