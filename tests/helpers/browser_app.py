@@ -167,13 +167,26 @@ def replay_controls(page) -> dict[str, Any]:
 
 def open_in_replayer(page, k: int) -> dict[str, Any]:
     """Click the Tune figure's ``k``-th episode (modulo their number) to show it in the
-    Replayer; returns ``replay_controls`` once the Replayer shows it."""
+    Replayer; returns ``replay_controls`` once the Replayer shows it. The episode is the one the
+    dot's tooltip names: the Replayer built behind the first page is visible at once on its
+    start episode, before the click's episode reaches it."""
     tuner = tab(page, "Tune")
     dots = tuner.locator(".bqplot .dot")
     dots.first.wait_for(state="attached", timeout=START_SECONDS * 1000)
-    dots.nth(k % dots.count()).click(force=True)
+    dot = dots.nth(k % dots.count())
+    dot.hover(force=True)
+    tooltip = page.locator(".bqplot-tooltip, .bqplot.tooltip, [class*='tooltip']", has_text="achievements").first
+    tooltip.wait_for(state="visible", timeout=START_SECONDS * 1000)
+    episode = tooltip.inner_text().split(" · ")[0].strip()
+    dot.click(force=True)
     page.locator(".wb-app-page-replay .wb-replay").wait_for(state="visible", timeout=START_SECONDS * 1000)
-    return replay_controls(page)
+    controls = replay_controls(page)
+    page.wait_for_function(
+        "([picker, episode]) => picker.value === episode",
+        arg=[controls["picker"].element_handle(), episode],
+        timeout=START_SECONDS * 1000,
+    )
+    return controls
 
 
 def follow_run(page, run: Path, target: Path, kind: str = "rollouts"):

@@ -198,3 +198,28 @@ def test_the_first_paint_signal_counts_once(tmp_path):
     for _ in range(2):  # a second view of the widget (or a repeated message) says nothing new
         signal._message(signal, {"drawn": True}, [])
     assert calls == [1] and signal.drawn
+
+
+def test_a_tab_click_landing_while_a_build_thread_shows_its_view_is_never_undone():
+    # The interleaving behind the Tune page that never drew under load (docs/views.md): the
+    # build's thread finds the page hidden and starts sending the "ready" line; the tab click,
+    # handled on another thread meanwhile, puts the view in; the build's thread then put the
+    # line back over it, and the page said "ready" for good.
+    page, view = ViewPage("Tune", "note"), _View("tuner")
+    sending, clicked = threading.Event(), threading.Event()
+
+    def line_being_sent(change: dict) -> None:
+        if "ready" in change["new"] and threading.current_thread().name == "build":
+            sending.set()
+            clicked.wait(0.5)  # the click's thread runs while this one is inside the send
+
+    page.note.observe(line_being_sent, names="value")
+    build = threading.Thread(target=page.show, args=(view,), name="build")
+    build.start()
+    assert sending.wait(10)
+    click = threading.Thread(target=lambda: (page.activate(), clicked.set()), name="click")
+    click.start()
+    build.join(10)
+    click.join(10)
+    assert page.active and page.view is view
+    assert page.body.children == (view,)

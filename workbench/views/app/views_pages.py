@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -20,7 +21,12 @@ class ViewPage:
 
     The view enters the page only once the page's tab is shown (``activate``): a figure drawn
     in a hidden tab has no size (the browser logs a negative ``<rect>`` per bar), and the first
-    load sends only the page in front."""
+    load sends only the page in front.
+
+    A build's thread calls ``show`` while a tab click's thread calls ``activate``: each change
+    holds the page's lock and ends by placing what the state says then (``_place``), so one
+    thread never puts back what the other replaced (under load, a click landing while the
+    "ready" line was being sent left that line over the built view for good)."""
 
     def __init__(self, title: str, note: str) -> None:
         self.title = title
@@ -30,6 +36,8 @@ class ViewPage:
         self.widget.add_class(f"wb-app-page-{title.lower()}")
         self.view: Any = None
         self.active = False
+        # Re-entrant: a widget observer may call back into the page while it changes.
+        self._lock = threading.RLock()
 
     def show(self, view: Any) -> None:
         """Show ``view`` (a Tuner, Replayer or Compare widget), at once if the page is in front,
@@ -38,17 +46,17 @@ class ViewPage:
         Args:
             view: The view widget.
         """
-        self.view = view
-        if self.active:
-            self.body.children = [view]
-        else:
-            self._say("ready")
+        with self._lock:
+            self.view = view
+            if not self.active:
+                self.note.value = _line("ready")
+            self._place()
 
     def activate(self) -> None:
         """The page's tab is shown: put its view in (once)."""
-        self.active = True
-        if self.view is not None and self.view not in self.body.children:
-            self.body.children = [self.view]
+        with self._lock:
+            self.active = True
+            self._place()
 
     def wait(self, text: str) -> None:
         """Show ``text`` (HTML) instead of a view: while one is built, or when there is none.
@@ -56,13 +64,21 @@ class ViewPage:
         Args:
             text: The HTML to show.
         """
-        self.view = None
-        self._say(text)
+        with self._lock:
+            self.view = None
+            self.note.value = _line(text)
+            self._place()
 
-    def _say(self, text: str) -> None:
-        self.note.value = f"<p style='color:#555'>{text}</p>"
-        if self.body.children != (self.note,):
-            self.body.children = [self.note]
+    def _place(self) -> None:
+        """Put in the page what its state says now: the view once the page is in front, else the line."""
+        view = self.view
+        wanted = view if self.active and view is not None else self.note
+        if self.body.children != (wanted,):
+            self.body.children = [wanted]
+
+
+def _line(text: str) -> str:
+    return f"<p style='color:#555'>{text}</p>"
 
 
 class LazyView:
