@@ -94,14 +94,21 @@ def score_episode(
 ) -> EpisodeResult:
     """Score one episode as a rollout does.
 
-    ``states[0]`` is the observation after reset and ``states[i]`` the one after decision i,
-    each with ``inventory``, ``achievements_status`` and ``achievements_counts``. ``actions``
-    (one list of Crafter action names per decision) only fills ``decision_sample["actions"]``.
-    Raises ``EpisodeError`` for an episode without decisions (a rollout never scores one) or
-    an ``actions`` list of the wrong length.
-
     Scoring ignores ``config.active``: it answers "what would this table pay", which is what a
     designer asks; the task app would record nothing for an inactive table (lint says so).
+
+    Args:
+        states: ``states[0]`` is the observation after reset and ``states[i]`` the one after
+            decision i, each with ``inventory``, ``achievements_status`` and ``achievements_counts``.
+        config: The step_rewards table to pay with.
+        actions: One list of Crafter action names per decision; only fills
+            ``decision_sample["actions"]``.
+
+    Returns:
+        The episode's per-decision rewards, samples and totals, as the task app records them.
+
+    Raises:
+        EpisodeError: No decision (a rollout never scores one), or ``actions`` of the wrong length.
     """
     if len(states) < 2:
         raise EpisodeError(f"an episode needs the reset state and at least one decision; got {len(states)} state(s)")

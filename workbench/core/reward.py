@@ -152,9 +152,27 @@ def compute_stepwise_reward(
 ) -> tuple[dict[str, Any], dict[str, Any], dict[str, float]]:
     """One decision's stepwise reward, as the task app computes it.
 
-    Returns ``(stepwise_info, decision_sample, stats)`` and, under per_achievement, records
-    each credit in ``episode_counts`` (name -> times credited this episode) when given.
-    ``resource_weights`` is the workbench's extension; leave it to match the task app.
+    Under per_achievement it records each credit in ``episode_counts`` when given. Junk
+    values are read as the task app reads them; nothing here raises on bad input.
+
+    Args:
+        prev_achievements: Achievement name -> unlocked, before the decision.
+        new_achievements: Achievement name -> unlocked, after it.
+        decision_index: The decision's position in the episode (copied into the outputs).
+        actions_summary: The decision's actions (copied into ``decision_sample``).
+        indicator_lambda: The table's ``indicator_lambda`` (0 or junk reads as 1.0).
+        strategy: The table's strategy string (normalised as the task app does).
+        weights: The table's achievement weights.
+        k_limits: The table's per-achievement unlock limits (``per_achievement``).
+        episode_counts: Achievement name -> times credited this episode; updated in place.
+        prev_inventory: Inventory before the decision (resource shaping).
+        new_inventory: Inventory after it.
+        prev_counts: Achievement counts before the decision (count shaping).
+        new_counts: Achievement counts after it.
+        resource_weights: The workbench's extension; leave it to match the task app.
+
+    Returns:
+        ``(stepwise_info, decision_sample, stats)``: the task app's three dicts, keys in its order.
     """
     prev_map = prev_achievements or {}
     new_map = new_achievements or {}
