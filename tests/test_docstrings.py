@@ -194,7 +194,7 @@ def docstring_problems(obj, *, is_property: bool = False) -> list[str]:
         if issubclass(obj, BaseException) or getattr(obj, "_is_protocol", False):
             return []
         documented = set(doc.get("Args", [])) | set(doc.get("Attributes", []))
-        missing = [name for name in _parameters(obj) if name not in documented]
+        missing = [name for name in _parameters(obj) if name not in documented and not name.startswith("_")]
         return [f"constructor parameter {name} not under Args or Attributes" for name in missing]
     parameters = _parameters(obj)
     documented = doc.get("Args", [])

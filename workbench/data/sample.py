@@ -43,7 +43,11 @@ def sample_path() -> Path:
 
 
 def sample_corpus() -> Corpus:
-    """The sample corpus: scripted, farmer and random episodes with frames (opened lazily)."""
+    """The sample corpus: scripted, farmer and random episodes with frames (opened lazily).
+
+    Returns:
+        The corpus shipped with the package (read-only; opening it writes nothing).
+    """
     return load_corpus(sample_path())
 
 

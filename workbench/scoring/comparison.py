@@ -42,7 +42,20 @@ class Comparison:
 
 
 def compare(corpus: Corpus | PreparedCorpus, config_a: RewardConfig, config_b: RewardConfig) -> Comparison:
-    """How two configs differ on ``corpus``: per-episode returns and ranks, per-component totals."""
+    """How two configs differ on ``corpus``: per-episode returns and ranks, per-component totals.
+
+    Args:
+        corpus: The episodes, or ``prepare(corpus)``.
+        config_a: The first config.
+        config_b: The second config.
+
+    Returns:
+        Both configs' scores side by side.
+
+    Raises:
+        CorpusError: The corpus is empty (as ``score``).
+        ConfigError: Either config's rewards would not be finite (as ``score``).
+    """
     prepared = as_prepared(corpus)
     a, b = score(prepared, config_a), score(prepared, config_b)
     returns = pd.DataFrame(

@@ -26,6 +26,13 @@ def success_rates(corpus: Corpus | PreparedCorpus) -> pd.DataFrame:
 
 def crafter_score(corpus: Corpus | PreparedCorpus) -> float:
     """Crafter's score in percent: exp(mean_i ln(1 + s_i)) - 1 over the 22 success rates s_i
-    (percent), a geometric mean with a 1% offset (crafter.md)."""
+    (percent), a geometric mean with a 1% offset (crafter.md).
+
+    Args:
+        corpus: The episodes, or ``prepare(corpus)``.
+
+    Returns:
+        The score, 0..100.
+    """
     rates = success_rates(corpus)["success_rate"].to_numpy()
     return float(np.exp(np.mean(np.log1p(rates))) - 1.0)

@@ -84,7 +84,13 @@ def verify(corpus: Corpus, config: dict[str, Any] | None = None, config_source: 
     ``new_achievements`` / ``credited_achievements``. ``decision_index`` is not compared (the
     task app counts it through the whole rollout).
 
-    Returns a ``Verification``; its ``mismatches`` has one row per decision where any of those differ: ``episode``, ``decision``,
+    Args:
+        corpus: The episodes to check (those without ``episode.logged`` are skipped).
+        config: A step_rewards table for episodes whose log holds none.
+        config_source: Where ``config`` came from, for the report (e.g. ``"--request"``).
+
+    Returns:
+        A ``Verification``; its ``mismatches`` has one row per decision where any of those differ: ``episode``, ``decision``,
     ``logged`` and ``recomputed`` reward, ``difference`` (recomputed - logged), ``fields``
     (the differing ones, comma-separated) and ``note`` (why a difference may come from the
     import rather than the reward: the first decision after a reset is scored against the
@@ -264,7 +270,14 @@ class _Plan:
 
 def verify_logged(corpus: Corpus) -> pd.DataFrame:
     """``verify(corpus).mismatches``, with the other fields of the ``Verification`` also in
-    ``attrs`` (the form earlier versions returned; new code should call ``verify``)."""
+    ``attrs`` (the form earlier versions returned; new code should call ``verify``).
+
+    Args:
+        corpus: The episodes to check.
+
+    Returns:
+        The mismatches table, one row per decision that differs.
+    """
     result = verify(corpus)
     table = result.mismatches
     table.attrs.update(

@@ -87,8 +87,18 @@ __all__ = [
 def load_corpus(root: str | Path, *, parts: Collection[str] | None = None) -> Corpus:
     """Open a corpus folder (only the committed parts named in ``parts``, when given: what a
     watcher following a folder being written reads; ``committed_parts`` lists them).
-    ``CorpusFormatError`` (or a subclass) naming the file when it cannot be read, is of another
-    schema version, holds a symlink or a value outside Crafter's ranges."""
+
+    Args:
+        root: The corpus folder.
+        parts: Names of committed parts to open; None opens them all.
+
+    Returns:
+        The corpus; frames and large arrays are read on first use.
+
+    Raises:
+        CorpusFormatError: A file cannot be read, is of another schema version, holds a
+            symlink, or (``CorpusValueError``) a value outside Crafter's ranges; names the file.
+    """
     return columnar.load(Path(root), parts)
 
 
