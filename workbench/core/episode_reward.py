@@ -98,11 +98,9 @@ def score_episode(
     designer asks; the task app would record nothing for an inactive table (lint says so).
 
     Args:
-        states: ``states[0]`` is the observation after reset and ``states[i]`` the one after
-            decision i, each with ``inventory``, ``achievements_status`` and ``achievements_counts``.
+        states: The observation after reset, then one per decision (``inventory``, ``achievements_*``).
         config: The step_rewards table to pay with.
-        actions: One list of Crafter action names per decision; only fills
-            ``decision_sample["actions"]``.
+        actions: One list of Crafter action names per decision; only fills ``decision_sample["actions"]``.
 
     Returns:
         The episode's per-decision rewards, samples and totals, as the task app records them.
