@@ -12,7 +12,14 @@ from workbench.scoring.prepare import PreparedCorpus, as_prepared
 
 def success_rates(corpus: Corpus | PreparedCorpus) -> pd.DataFrame:
     """Per achievement (Crafter order): ``success_rate``, the percentage of episodes in which it
-    was unlocked at least once (true in some state after reset), and ``episodes``, how many."""
+    was unlocked at least once (true in some state after reset), and ``episodes``, how many.
+
+    Args:
+        corpus: The episodes, or ``prepare(corpus)``.
+
+    Returns:
+        One row per achievement: ``achievement``, ``success_rate``, ``episodes``.
+    """
     prepared = as_prepared(corpus)
     unlocked = prepared.ever_status.sum(axis=0).astype(np.int64)
     return pd.DataFrame(

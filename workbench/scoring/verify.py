@@ -33,6 +33,16 @@ class Verification:
     episodes whose first decision was re-scored against the previous episode's end (quirk 7:
     the task app does not reset its snapshots when a rollout resets; importers name that
     episode in ``metadata["follows"]``).
+
+    Attributes:
+        mismatches: The decisions not reproduced (above).
+        episodes_checked: Episodes compared.
+        decisions_checked: Decisions compared.
+        skipped: Episode -> why it was not checked.
+        unchecked: Decisions not compared, as (episode, decision, reason).
+        carried_over: Episodes re-scored from the previous episode's end.
+        producers: Producer -> episodes checked against it.
+        weights_ignored: Episodes whose config asks for per_achievement shaping their producer ignores.
     """
 
     mismatches: pd.DataFrame
