@@ -15,9 +15,14 @@ FLAG_COLUMNS = ("section", "code", "subject", "why")
 
 @dataclass(frozen=True)
 class Flag:
-    """One problem: the ``section`` that found it (farming, dominance, dead entries, alignment),
-    a stable ``code`` (for scripts and tests), the ``subject`` it is about (an episode, a policy,
-    a config key) and ``why``, a sentence with the numbers behind it."""
+    """One problem a diagnosis found.
+
+    Attributes:
+        section: The section that found it (farming, dominance, dead entries, alignment).
+        code: A stable code (for scripts and tests).
+        subject: What it is about (an episode, a policy, a config key).
+        why: A sentence with the numbers behind it.
+    """
 
     section: str
     code: str
