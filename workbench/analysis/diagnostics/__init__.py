@@ -135,30 +135,19 @@ def diagnose(
     """Diagnose ``config`` on ``corpus``: farming, dominance, dead entries, alignment with
     error bars and weight sensitivity (see the module docstring), with flags saying why.
 
-    Scoring reuses the corpus's prepared arrays, so a second call after a weight change only
-    recombines them.
+    ``by`` is the ``corpus.index`` column episodes are grouped by (dominance per group, bootstrap
+    strata). ``reps``, ``seed`` and ``confidence`` set the stratified bootstrap.
+    ``dominance_threshold`` flags a group whose resource shaping passes that share of its
+    reward, ``component_threshold`` one component passing it; ``agreement_threshold`` flags
+    Kendall's tau (return vs achievements) below it. ``progress`` names the progress measures
+    the alignment table ranks against (``PROGRESS_MEASURES``: "achievements", "crafter_score";
+    each costs one bootstrap per statistic). ``scores`` may pass ``score(corpus,
+    config)`` when already computed. Scoring reuses the corpus's prepared arrays, so a second
+    call after a weight change only recombines them.
 
-    Args:
-        corpus: The episodes.
-        config: The config.
-        by: The ``corpus.index`` column episodes are grouped by (dominance per group, bootstrap strata).
-        reps: Bootstrap resamples.
-        seed: The bootstrap's seed (None: fresh randomness).
-        confidence: The intervals' confidence level.
-        dominance_threshold: Flags a group whose resource shaping passes that share of its reward.
-        component_threshold: Flags one component passing that share.
-        agreement_threshold: Flags Kendall's tau (return vs achievements) below it.
-        progress: The progress measures the alignment table ranks against (``PROGRESS_MEASURES``:
-            "achievements", "crafter_score"; each costs one bootstrap per statistic).
-        scores: ``score(corpus, config)`` when already computed.
-
-    Returns:
-        The tables and flags.
-
-    Raises:
-        DiagnosisError: An empty corpus, an unknown ``by`` column, ``reps < 1``, an unknown
-            progress measure, a threshold or confidence outside (0, 1), or ``scores`` of another
-            corpus or config.
+    Raises ``DiagnosisError`` for an empty corpus, an unknown ``by`` column, ``reps < 1``, an
+    unknown progress measure, a threshold or confidence outside (0, 1), or ``scores`` of another
+    corpus or config.
     """
     settings = {
         "by": by,
