@@ -48,7 +48,17 @@ THREADS_PER_WORKER = 1
 
 def parse_cluster(spec: str) -> tuple[str, int | str]:
     """``("local", N)`` for ``local:N`` (N >= 1) or ``("remote", address)`` for
-    ``tcp://HOST:PORT``. Raises ``ClusterError`` naming the setting for anything else."""
+    ``tcp://HOST:PORT``.
+
+    Args:
+        spec: The ``--cluster`` setting.
+
+    Returns:
+        The kind and its worker count or address.
+
+    Raises:
+        ClusterError: Anything else; names the setting.
+    """
     local = _LOCAL.fullmatch(spec.strip())
     if local:
         workers = int(local.group(1))
@@ -69,7 +79,20 @@ def connect(
 ) -> Iterator[Any]:
     """A ``distributed.Client`` on the cluster ``spec`` names (see ``parse_cluster``), closed on
     exit; a local cluster is started here (its dashboard link printed to ``stream``, stderr by
-    default) and stopped on exit. Raises ``ClusterError`` when no scheduler answers."""
+    default) and stopped on exit.
+
+    Args:
+        spec: ``local:N`` or ``tcp://HOST:PORT``.
+        dashboard: Where a local cluster's dashboard listens.
+        stream: Where the dashboard link is printed (None: stderr).
+        timeout: Seconds to wait for a remote scheduler.
+
+    Yields:
+        The client.
+
+    Raises:
+        ClusterError: No scheduler answers.
+    """
     require_extra("cluster", "--cluster (Dask)", "distributed", "dask")
     from distributed import Client, LocalCluster  # only when a cluster is asked for
 
@@ -122,14 +145,25 @@ class DaskScheduler:
 
     ``retries``: how often a task that raised (outside the episode's own failures) is re-run;
     a lost worker's episodes are re-run by the Dask scheduler itself. The progress bar moves
-    when an episode completes (its steps at once)."""
+    when an episode completes (its steps at once).
+
+    Args:
+        client: A ``distributed.Client``.
+        retries: How often a task that raised (outside the episode's own failures) is re-run.
+    """
 
     def __init__(self, client: Any, *, retries: int = 2) -> None:
         self.client = client
         self.retries = retries
 
     def run(self, jobs: Sequence[Any], finish: Finish, step_bar: tqdm) -> None:
-        """Submit every job, then hand each outcome to ``finish`` in completion order."""
+        """Submit every job, then hand each outcome to ``finish`` in completion order.
+
+        Args:
+            jobs: The recording jobs.
+            finish: Called with each outcome.
+            step_bar: The progress bar, moved by each episode's steps.
+        """
         from distributed import as_completed
 
         run = uuid.uuid4().hex[:8]  # keys unique per run: a resumed run never meets an old result
@@ -169,7 +203,18 @@ def score_on_cluster(
     Each worker opens only its parts of ``root`` (so ``root`` must be on a filesystem every worker
     sees, at the same path) and returns its per-episode table and component sums; the client
     keeps only those (``workbench.scoring.partitioned``). Equal to ``score`` in memory: the
-    per-episode table exactly, component totals to float summation order."""
+    per-episode table exactly, component totals to float summation order.
+
+    Args:
+        client: A ``distributed.Client``.
+        root: The corpus folder.
+        config: The config.
+        episodes_per_part: About how many episodes a task scores.
+        progress: Show a tqdm bar.
+
+    Returns:
+        The combined score.
+    """
     from distributed import as_completed
 
     tasks = corpus_tasks(root, episodes_per_part)
@@ -191,7 +236,15 @@ def trial_mapper(
     """A function evaluating a batch of trial params on the workers (in batch order).
 
     The evaluator (numpy arrays and settings) is sent to every worker once; each keeps its own
-    copy, with its cache of fits, for the whole search."""
+    copy, with its cache of fits, for the whole search.
+
+    Args:
+        client: A ``distributed.Client``.
+        evaluator: Params -> objective values.
+
+    Returns:
+        A function from a batch of params to their values.
+    """
     [shared] = client.scatter([evaluator], broadcast=True, hash=False)
 
     def evaluate(batch: list[dict[str, Any]]) -> list[dict[str, float]]:

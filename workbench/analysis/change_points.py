@@ -42,7 +42,14 @@ CUSUM_THRESHOLD = 4.5
 def noise_scale(values: np.ndarray) -> float:
     """The series' noise standard deviation, estimated from first differences (MAD / sqrt(2),
     consistent for Gaussian noise); floored at 1e-3 of the series' range (and 1e-12) so a
-    piecewise-constant series still has a positive scale. Returns a float > 0."""
+    piecewise-constant series still has a positive scale.
+
+    Args:
+        values: The series.
+
+    Returns:
+        The scale, > 0.
+    """
     values = np.asarray(values, dtype=np.float64)
     spread = float(np.ptp(values)) if len(values) else 0.0
     if len(values) < 3:
@@ -62,11 +69,22 @@ def change_points(
 ) -> list[int]:
     """Positions (0-based, ascending) where a new segment of ``values`` starts, each at least
     ``min_size`` from the ends and from each other; ``[]`` when nothing shifts or the series
-    is shorter than ``2 * min_size``. ``method`` is one of ``METHODS`` (see the module docstring
-    for ``penalty`` and ``threshold``).
+    is shorter than ``2 * min_size``.
 
-    Raises ``WorkbenchError`` for an unknown method, ``"pelt"`` without ruptures installed,
-    ``min_size < 1``, non-finite values or a series that is not 1-D."""
+    Args:
+        values: The 1-D series.
+        method: One of ``METHODS``.
+        min_size: The shortest segment.
+        penalty: PELT's penalty per change (see the module docstring).
+        threshold: CUSUM's alarm threshold (see the module docstring).
+
+    Returns:
+        The positions.
+
+    Raises:
+        WorkbenchError: An unknown method, ``"pelt"`` without ruptures installed, ``min_size < 1``,
+            non-finite values or a series that is not 1-D.
+    """
     if method not in METHODS:
         raise WorkbenchError(f"change points: method {method!r} is not one of {list(METHODS)}")
     if min_size < 1:

@@ -132,8 +132,18 @@ def _pairwise_counts(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarr
 def discordant_pairs(x: np.ndarray | Sequence[float], y: np.ndarray | Sequence[float]) -> int | np.ndarray:
     """How many pairs (i, j) x and y order strictly oppositely (x_i > x_j and y_i < y_j): with
     x = achievements and y = shaped return, ``len(misranked_pairs(scores))`` without listing
-    them. Shapes as ``kendall_tau``: (n,) gives an int, (m, n) an (m,) array. O(n log^2 n) per
-    row. Raises ``ValueError`` for mismatched shapes or NaN values."""
+    them. O(n log^2 n) per row.
+
+    Args:
+        x: (n,) or (m, n) values.
+        y: Values of the same shape.
+
+    Returns:
+        An int for (n,) inputs, an (m,) array for (m, n).
+
+    Raises:
+        ValueError: Mismatched shapes or NaN values.
+    """
     *_, discordant, single = _pair_counts(x, y)
     return int(discordant[0]) if single else discordant
 
@@ -145,8 +155,17 @@ def kendall_tau(x: np.ndarray | Sequence[float], y: np.ndarray | Sequence[float]
     pairs, where a pair tied in x or y is neither. Shapes: ``x`` and ``y`` both (n,), giving a
     float, or both (m, n), giving an (m,) array (row r of x against row r of y: e.g. bootstrap
     resamples). NaN where x or y is constant (no order to agree with) or n < 2. O(n log^2 n)
-    per row, so thousands of episodes are cheap. Raises ``ValueError`` for mismatched shapes
-    or NaN values.
+    per row, so thousands of episodes are cheap.
+
+    Args:
+        x: (n,) or (m, n) values.
+        y: Values of the same shape.
+
+    Returns:
+        A float for (n,) inputs, an (m,) array for (m, n).
+
+    Raises:
+        ValueError: Mismatched shapes or NaN values.
     """
     pairs, ties_x, ties_y, ties_both, discordant, single = _pair_counts(x, y)
     concordant = pairs - ties_x - ties_y + ties_both - discordant
@@ -234,8 +253,18 @@ def _pairwise_ranks(values: np.ndarray) -> np.ndarray:
 def spearman_rho(x: np.ndarray | Sequence[float], y: np.ndarray | Sequence[float]) -> float | np.ndarray:
     """Spearman's rank correlation (Pearson's r of average ranks; the number
     ``progress_agreement`` gives). Shapes as ``kendall_tau``: (n,) pairs give a float, (m, n)
-    pairs an (m,) array. NaN where x or y is constant or n < 2. Raises ``ValueError`` for
-    mismatched shapes or NaN values."""
+    pairs an (m,) array. NaN where x or y is constant or n < 2.
+
+    Args:
+        x: (n,) or (m, n) values.
+        y: Values of the same shape.
+
+    Returns:
+        A float for (n,) inputs, an (m,) array for (m, n).
+
+    Raises:
+        ValueError: Mismatched shapes or NaN values.
+    """
     x2, y2, single = _rows(x, y)
     m, n = x2.shape
     if n < 2:
@@ -278,9 +307,22 @@ def bootstrap_interval(
     default method); resamples where the statistic is NaN (e.g. every drawn episode unlocked the
     same number of achievements) are left out, and the interval is NaN when all are.
 
-    Returns ``(point, low, high)``: the statistic of the data as given and the interval's
-    bounds. Deterministic for a given ``seed``. Raises ``ValueError`` for arrays of different
-    lengths, strata of the wrong length, no items, ``reps < 1`` or ``confidence`` outside (0, 1).
+    Deterministic for a given ``seed``.
+
+    Args:
+        statistic: k arrays of shape (m, n) -> shape (m,).
+        data: k arrays of n paired items.
+        strata: n stratum labels; None is one stratum.
+        reps: Resamples.
+        seed: The generator's seed (None: fresh randomness).
+        confidence: The interval's level.
+
+    Returns:
+        ``(point, low, high)``: the statistic of the data as given and the interval's bounds.
+
+    Raises:
+        ValueError: Arrays of different lengths, strata of the wrong length, no items,
+            ``reps < 1`` or ``confidence`` outside (0, 1).
     """
     arrays = [np.asarray(array) for array in data]
     if not arrays or any(a.ndim != 1 for a in arrays) or len({len(a) for a in arrays}) != 1:

@@ -20,7 +20,17 @@ __all__ = ["returns_by_config", "scorecard"]
 def returns_by_config(corpus: Corpus, configs: Mapping[str, RewardConfig]) -> pd.DataFrame:
     """One row per episode (index ``episode``): its shaped return under each config (a column
     per name, in the mapping's order), then its ``policy`` and ``n_unlocked`` (achievements).
-    Raises ``CorpusError`` for an empty corpus."""
+
+    Args:
+        corpus: The episodes.
+        configs: Name -> config.
+
+    Returns:
+        The table described above.
+
+    Raises:
+        CorpusError: The corpus is empty.
+    """
     prepared = prepare(corpus)
     returns = pd.DataFrame(
         {name: score(prepared, config).episodes.set_index("episode")["reward_sum"] for name, config in configs.items()}
@@ -42,7 +52,21 @@ def scorecard(
     achievement``: how much more one achievement of the ``hacker`` group earns than one of the
     ``reference`` group (groups by the ``by`` column of ``corpus.index``; 1.0 pays them alike,
     above 1 rewards the hacker). The last column is left out when the corpus lacks either group.
-    Raises ``CorpusError`` for an empty corpus and ``KeyError`` for an unknown ``by`` column."""
+
+    Args:
+        corpus: The episodes.
+        configs: Name -> config.
+        hacker: The group that games the reward (a value of the ``by`` column).
+        reference: The honest group it is compared with.
+        by: The ``corpus.index`` column groups come from.
+
+    Returns:
+        The table described above.
+
+    Raises:
+        CorpusError: The corpus is empty.
+        KeyError: An unknown ``by`` column.
+    """
     prepared = prepare(corpus)
     rows = {}
     for name, config in configs.items():

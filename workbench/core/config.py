@@ -46,6 +46,16 @@ class RewardConfig:
     ``configs/consistent.yaml``); ``from_dict`` instead applies the task app's defaults to missing
     keys, so ``RewardConfig.from_dict({})`` is "shaping off", exactly as the task app reads an
     empty table (the named config ``task_app_default``; see ``workbench.core.named_configs``).
+
+    Attributes:
+        enabled: The table's ``enabled`` switch.
+        mode: ``"stepwise"`` shapes; anything else turns shaping off.
+        strategy: The strategy as written (``effective_strategy`` is what runs).
+        weights: Achievement name -> weight, as given.
+        k_limits: Achievement name -> how many unlocks are paid (``per_achievement``).
+        indicator_lambda: The factor rewards are scaled by (0 reads as 1.0).
+        step_beta: The table's ``step_beta`` (read and kept; the task app does not use it).
+        resource_overrides: Overrides merged over the task app's resource tables.
     """
 
     enabled: bool = True
@@ -92,6 +102,12 @@ class RewardConfig:
         """Read a step_rewards table with the task app's rules (junk values coerced or dropped).
 
         A ``resource_weights`` key (our extension) is taken as resource-table overrides.
+
+        Args:
+            table: A step_rewards table; None or missing keys take the task app's defaults.
+
+        Returns:
+            The config; never raises on junk values.
         """
         table = dict(table or {})
         return cls(
@@ -106,7 +122,12 @@ class RewardConfig:
         )
 
     def to_task_app_dict(self) -> dict[str, Any]:
-        """The step_rewards table the task app reads (without our resource overrides)."""
+        """The step_rewards table the task app reads (without our resource overrides).
+
+        Returns:
+            A plain dict: enabled, mode, strategy, indicator_lambda, step_beta, then weights
+            and k_limits when set.
+        """
         table: dict[str, Any] = {
             "enabled": bool(self.enabled),
             "mode": self.mode,
@@ -121,41 +142,94 @@ class RewardConfig:
         return table
 
     def to_dict(self) -> dict[str, Any]:
-        """``to_task_app_dict`` plus the workbench's resource overrides, when there are any."""
+        """``to_task_app_dict`` plus the workbench's resource overrides, when there are any.
+
+        Returns:
+            A plain dict that ``from_dict`` reads back into an equal config.
+        """
         table = self.to_task_app_dict()
         if self.resource_overrides:
             table["resource_weights"] = _plain(self.resource_overrides)
         return table
 
     def with_changes(self, **changes: Any) -> RewardConfig:
-        """A copy with some fields changed (configs are frozen, so one can be shared between widgets and scores)."""
+        """A copy with some fields changed (configs are frozen, so one can be shared between widgets and scores).
+
+        Args:
+            **changes: Field name -> new value.
+
+        Returns:
+            The new config; this one is unchanged.
+        """
         return replace(self, **changes)
 
     # -- files (plain tables read and written by workbench.core.config_io) -----------------------
     @classmethod
     def from_file(cls, path: str | Path) -> RewardConfig:
         """Read our YAML or a synth-ai TOML (task-app or trainer style, detected), strictly.
-        Raises ``ConfigError`` naming the file, the dotted key and what was expected."""
+
+        Args:
+            path: A ``.yaml``/``.yml`` or ``.toml`` file.
+
+        Returns:
+            The config the file's step-rewards table describes.
+
+        Raises:
+            ConfigError: The file cannot be read or a key is wrong; names the file, the dotted
+                key and what was expected.
+        """
         return cls.from_dict(read_table(path))
 
     def to_file(self, path: str | Path, *, overwrite: bool = False) -> Path:
-        """Write YAML (.yaml/.yml) or a standalone TOML table (.toml), atomically; returns the
-        path. Raises ``TargetExistsError`` when it exists (unless ``overwrite``) and
-        ``ConfigError`` for a config that would not read back."""
+        """Write YAML (.yaml/.yml) or a standalone TOML table (.toml), atomically.
+
+        Args:
+            path: The file to write; its suffix picks the format.
+            overwrite: Replace an existing file.
+
+        Returns:
+            The path written.
+
+        Raises:
+            TargetExistsError: ``path`` exists and ``overwrite`` is False.
+            ConfigError: The config would not read back, or the suffix is unknown.
+        """
         return write_table(self.to_dict(), path, overwrite=overwrite)
 
     def to_text(self, path: str | Path) -> str:
-        """The text ``to_file(path)`` writes (YAML or TOML by ``path``'s suffix), for writers
-        that place the file themselves. Raises ``ConfigError`` as ``to_file`` does."""
+        """The text ``to_file(path)`` writes, for writers that place the file themselves.
+
+        Args:
+            path: A file name whose suffix picks YAML or TOML (nothing is written).
+
+        Returns:
+            The file's text.
+
+        Raises:
+            ConfigError: As ``to_file`` does.
+        """
         return table_text(self.to_dict(), path)
 
     def export_into(self, toml_path: str | Path) -> Path:
-        """Update the step-rewards keys of an existing training TOML in place, keeping the rest;
-        returns its path. Raises ``ConfigError`` for a file it cannot update (unchanged then)."""
+        """Update the step-rewards keys of an existing training TOML in place, keeping the rest.
+
+        Args:
+            toml_path: An existing synth-ai training TOML.
+
+        Returns:
+            The path updated.
+
+        Raises:
+            ConfigError: The file cannot be updated (it is left unchanged).
+        """
         return export_table(self.to_task_app_dict(), toml_path, resource_overrides=bool(self.resource_overrides)).path
 
     def lint(self) -> list[Finding]:
-        """Problems the task app would not tell you about; never changes the config."""
+        """Problems the task app would not tell you about; never changes the config.
+
+        Returns:
+            One ``Finding`` per problem (empty when there is none).
+        """
         return lint(self)
 
 

@@ -19,7 +19,14 @@ from workbench.errors import EpisodeError
 
 @dataclass(frozen=True)
 class DecisionResult:
-    """What the task app records for one decision."""
+    """What the task app records for one decision.
+
+    Attributes:
+        stepwise_info: ``info["stepwise"]``.
+        decision_sample: The decision's entry in ``decision_samples``.
+        stats: ``reward``, ``indicator`` and the other per-decision numbers.
+        decision_rewards: The decision's entry in ``info.meta.decision_rewards``.
+    """
 
     stepwise_info: dict[str, Any]
     decision_sample: dict[str, Any]
@@ -34,7 +41,12 @@ class DecisionResult:
 
 @dataclass(frozen=True)
 class EpisodeResult:
-    """Per-decision results and the rollout's ``metrics.details["stepwise"]`` summary."""
+    """Per-decision results and the rollout's ``metrics.details["stepwise"]`` summary.
+
+    Attributes:
+        decisions: One result per decision, in order.
+        summary: ``metrics.details["stepwise"]`` (see ``stepwise_summary``).
+    """
 
     decisions: list[DecisionResult]
     summary: dict[str, Any]
@@ -58,7 +70,20 @@ def stepwise_summary(
     """The rollout's ``metrics.details["stepwise"]`` for one episode, keys in the task app's
     order: the sums, the config echo (mode, normalised strategy, lambda as written, step_beta
     when non-zero, weights and k_limits under per_achievement when non-empty), then the
-    unique (seen) and final achievements, sorted."""
+    unique (seen) and final achievements, sorted.
+
+    Args:
+        config: The config scored (echoed in the summary).
+        indicator_sum: Sum of the decisions' indicators.
+        reward_sum: The shaped return.
+        resource_reward: Sum of the resource (inventory and count) rewards.
+        new_achievements_total: Unlocks over the episode.
+        unique_achievements: Achievements unlocked during the episode.
+        final_achievements: Achievements true in the last state.
+
+    Returns:
+        The summary dict.
+    """
     unique = sorted(unique_achievements)
     summary: dict[str, Any] = {
         "indicator_sum": float(indicator_sum),
@@ -83,7 +108,14 @@ def stepwise_summary(
 
 
 def actions_summary(actions: Sequence[str]) -> list[dict[str, Any]]:
-    """The task app's summary of one decision's tool call (``interact_many``)."""
+    """The task app's summary of one decision's tool call (``interact_many``).
+
+    Args:
+        actions: The decision's Crafter action names.
+
+    Returns:
+        ``[{"tool": "interact_many", "args": {"actions": [...]}}]``.
+    """
     return [{"tool": "interact_many", "args": {"actions": list(actions)}}]
 
 
@@ -94,14 +126,19 @@ def score_episode(
 ) -> EpisodeResult:
     """Score one episode as a rollout does.
 
-    ``states[0]`` is the observation after reset and ``states[i]`` the one after decision i,
-    each with ``inventory``, ``achievements_status`` and ``achievements_counts``. ``actions``
-    (one list of Crafter action names per decision) only fills ``decision_sample["actions"]``.
-    Raises ``EpisodeError`` for an episode without decisions (a rollout never scores one) or
-    an ``actions`` list of the wrong length.
-
     Scoring ignores ``config.active``: it answers "what would this table pay", which is what a
     designer asks; the task app would record nothing for an inactive table (lint says so).
+
+    Args:
+        states: The observation after reset, then one per decision (``inventory``, ``achievements_*``).
+        config: The step_rewards table to pay with.
+        actions: One list of Crafter action names per decision; only fills ``decision_sample["actions"]``.
+
+    Returns:
+        The episode's per-decision rewards, samples and totals, as the task app records them.
+
+    Raises:
+        EpisodeError: No decision (a rollout never scores one), or ``actions`` of the wrong length.
     """
     if len(states) < 2:
         raise EpisodeError(f"an episode needs the reset state and at least one decision; got {len(states)} state(s)")

@@ -95,7 +95,15 @@ CODES: Mapping[str, Level] = {
 
 @dataclass(frozen=True)
 class Finding:
-    """One thing lint has to say about one key of a config."""
+    """One thing lint has to say about one key of a config.
+
+    Attributes:
+        code: A stable short code for the kind of finding.
+        level: ``error``, ``warning`` or ``info``.
+        key: The dotted key path, e.g. ``weights.collect_food``.
+        message: What is wrong, for people.
+        suggestion: A fix (e.g. the closest achievement name), or None.
+    """
 
     code: str
     level: Level
@@ -109,7 +117,14 @@ class Finding:
 
 
 def lint(config: LintedConfig) -> list[Finding]:
-    """Every finding for ``config``: errors, then warnings, then info. Never changes ``config``."""
+    """Every finding for ``config``: errors, then warnings, then info. Never changes ``config``.
+
+    Args:
+        config: A ``RewardConfig`` (anything with its fields and ``effective_*`` properties).
+
+    Returns:
+        The findings, most severe first; empty when there is nothing to say.
+    """
     findings = [
         *_shaping_off(config),
         *_strategy(config),

@@ -24,6 +24,12 @@ class ResourceWeights:
 
     ``inventory[item]`` pays per unit an item rises, ``achievement_counts[name]`` per unit an
     achievement count rises; names missing from a table pay the table's default.
+
+    Attributes:
+        inventory: Item -> weight per unit of rise.
+        inventory_default: What an unlisted item pays.
+        achievement_counts: Achievement -> weight per unit of count rise.
+        achievement_count_default: What an unlisted achievement pays.
     """
 
     inventory: Mapping[str, float] = field(default_factory=dict)
@@ -32,15 +38,36 @@ class ResourceWeights:
     achievement_count_default: float = 0.05
 
     def inventory_weight(self, item: str) -> float:
-        """What one unit of rise of ``item`` pays (the table's default for an unlisted item)."""
+        """What one unit of rise of ``item`` pays (the table's default for an unlisted item).
+
+        Args:
+            item: An inventory item name.
+
+        Returns:
+            The weight.
+        """
         return self.inventory.get(item, self.inventory_default)
 
     def achievement_count_weight(self, name: str) -> float:
-        """What one unit of rise of ``name``'s count pays (the default for an unlisted name)."""
+        """What one unit of rise of ``name``'s count pays (the default for an unlisted name).
+
+        Args:
+            name: An achievement name.
+
+        Returns:
+            The weight.
+        """
         return self.achievement_counts.get(name, self.achievement_count_default)
 
     def overridden(self, **changes: Any) -> ResourceWeights:
-        """A copy with some tables merged over this one (tables merge key by key)."""
+        """A copy with some tables merged over this one (tables merge key by key).
+
+        Args:
+            **changes: ``inventory``, ``achievement_counts`` (tables) and the two ``*_default`` numbers.
+
+        Returns:
+            The merged weights; this one is unchanged.
+        """
         inventory = {**self.inventory, **changes.get("inventory", {})}
         counts = {**self.achievement_counts, **changes.get("achievement_counts", {})}
         return ResourceWeights(

@@ -64,14 +64,28 @@ INDICATOR_COMPONENT_NAME = "__indicator__"
 
 
 def normalize_strategy(strategy: Any) -> str:
-    """The strategy the task app runs for a configured value: "consistent" or "per_achievement"."""
+    """The strategy the task app runs for a configured value: "consistent" or "per_achievement".
+
+    Args:
+        strategy: The table's ``strategy`` value, any type.
+
+    Returns:
+        The normalised strategy name.
+    """
     if not isinstance(strategy, str) or not strategy.strip():
         return CONSISTENT
     return STRATEGY_ALIASES.get(strategy.strip().lower(), CONSISTENT)
 
 
 def coerce_weights(weights: Any) -> dict[str, float]:
-    """``str(name) -> float(value)``; items whose float() raises are dropped, a non-dict is {}."""
+    """``str(name) -> float(value)``; items whose float() raises are dropped, a non-dict is {}.
+
+    Args:
+        weights: The table's ``weights`` value, any type.
+
+    Returns:
+        The weights the task app pays with.
+    """
     if not isinstance(weights, dict):
         return {}
     coerced: dict[str, float] = {}
@@ -84,7 +98,14 @@ def coerce_weights(weights: Any) -> dict[str, float]:
 
 
 def coerce_k_limits(k_limits: Any) -> dict[str, int]:
-    """``str(name) -> int(value)``; int() only, so "2.5" is dropped and 1.7 becomes 1."""
+    """``str(name) -> int(value)``; int() only, so "2.5" is dropped and 1.7 becomes 1.
+
+    Args:
+        k_limits: The table's ``k_limits`` value, any type.
+
+    Returns:
+        The limits the task app applies.
+    """
     if not isinstance(k_limits, dict):
         return {}
     coerced: dict[str, int] = {}
@@ -97,7 +118,14 @@ def coerce_k_limits(k_limits: Any) -> dict[str, int]:
 
 
 def coerce_state_int(value: Any) -> int | None:
-    """A state value as int the way the task app reads it: None when it cannot be read."""
+    """A state value as int the way the task app reads it.
+
+    Args:
+        value: An inventory or count value from an observation.
+
+    Returns:
+        The int, or None when it cannot be read.
+    """
     if isinstance(value, bool):
         return int(value)
     try:
@@ -111,7 +139,14 @@ def coerce_state_int(value: Any) -> int | None:
 
 
 def effective_lambda(indicator_lambda: Any) -> Any:
-    """The factor applied to the base reward: lambda, except that None or 0 means 1.0."""
+    """The factor applied to the base reward: lambda, except that None or 0 means 1.0.
+
+    Args:
+        indicator_lambda: The table's ``indicator_lambda`` value.
+
+    Returns:
+        The factor, as given (not converted) unless it was None or 0.
+    """
     if indicator_lambda is None or indicator_lambda == 0:
         return 1.0
     return indicator_lambda
@@ -152,9 +187,27 @@ def compute_stepwise_reward(
 ) -> tuple[dict[str, Any], dict[str, Any], dict[str, float]]:
     """One decision's stepwise reward, as the task app computes it.
 
-    Returns ``(stepwise_info, decision_sample, stats)`` and, under per_achievement, records
-    each credit in ``episode_counts`` (name -> times credited this episode) when given.
-    ``resource_weights`` is the workbench's extension; leave it to match the task app.
+    Under per_achievement it records each credit in ``episode_counts`` when given. Junk
+    values are read as the task app reads them; nothing here raises on bad input.
+
+    Args:
+        prev_achievements: Achievement name -> unlocked, before the decision.
+        new_achievements: Achievement name -> unlocked, after it.
+        decision_index: The decision's position in the episode (copied into the outputs).
+        actions_summary: The decision's actions (copied into ``decision_sample``).
+        indicator_lambda: The table's ``indicator_lambda`` (0 or junk reads as 1.0).
+        strategy: The table's strategy string (normalised as the task app does).
+        weights: The table's achievement weights.
+        k_limits: The table's per-achievement unlock limits (``per_achievement``).
+        episode_counts: Achievement name -> times credited this episode; updated in place.
+        prev_inventory: Inventory before the decision (resource shaping).
+        new_inventory: Inventory after it.
+        prev_counts: Achievement counts before the decision (count shaping).
+        new_counts: Achievement counts after it.
+        resource_weights: The workbench's extension; leave it to match the task app.
+
+    Returns:
+        ``(stepwise_info, decision_sample, stats)``: the task app's three dicts, keys in its order.
     """
     prev_map = prev_achievements or {}
     new_map = new_achievements or {}

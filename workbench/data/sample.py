@@ -38,28 +38,48 @@ from workbench.data.storage import load_corpus
 
 
 def sample_path() -> Path:
-    """The folder holding the sample corpus inside the installed package."""
+    """The folder holding the sample corpus inside the installed package.
+
+    Returns:
+        The folder.
+    """
     return Path(str(resources.files("workbench").joinpath("data", "shipped", "sample")))
 
 
 def sample_corpus() -> Corpus:
-    """The sample corpus: scripted, farmer and random episodes with frames (opened lazily)."""
+    """The sample corpus: scripted, farmer and random episodes with frames (opened lazily).
+
+    Returns:
+        The corpus shipped with the package (read-only; opening it writes nothing).
+    """
     return load_corpus(sample_path())
 
 
 def search_corpus_path() -> Path:
-    """The folder holding the search corpus inside the installed package."""
+    """The folder holding the search corpus inside the installed package.
+
+    Returns:
+        The folder.
+    """
     return Path(str(resources.files("workbench").joinpath("data", "shipped", "search_corpus")))
 
 
 def search_corpus() -> Corpus:
     """The search corpus: 24 scripted, 24 farmer and 24 random episodes without frames (opened
-    lazily), for ``workbench.analysis.search.search`` and ``workbench.analysis.diagnostics.diagnose``."""
+    lazily), for ``workbench.analysis.search.search`` and ``workbench.analysis.diagnostics.diagnose``.
+
+    Returns:
+        The corpus.
+    """
     return load_corpus(search_corpus_path())
 
 
 def sample_imports_path() -> Path:
     """The folder of example files to import: ``recorder/`` (``crafter.Recorder`` ``.npz`` runs),
     ``taskapp/`` (responses of the real task-app server: text observations) and ``rollouts/``
-    (rollouts as other producers write them: raw observations, ``done`` and ``on_done = reset``)."""
+    (rollouts as other producers write them: raw observations, ``done`` and ``on_done = reset``).
+
+    Returns:
+        The folder.
+    """
     return Path(str(resources.files("workbench").joinpath("data", "shipped", "sample_imports")))

@@ -27,7 +27,14 @@ END_OF_DECISION = len(ACTIONS)
 def decision_space(actions_per_decision: int) -> spaces.Discrete | spaces.MultiDiscrete:
     """The action space of a decision of up to ``actions_per_decision`` actions (see the module docstring).
 
-    Raises ``EnvError`` when ``actions_per_decision`` is not a positive integer.
+    Args:
+        actions_per_decision: K, the most actions a decision holds.
+
+    Returns:
+        ``Discrete(17)`` for K = 1, else ``MultiDiscrete`` of K slots with ``END_OF_DECISION`` padding.
+
+    Raises:
+        EnvError: ``actions_per_decision`` is not a positive integer.
     """
     k = check_actions_per_decision(actions_per_decision)
     if k == 1:
@@ -49,8 +56,16 @@ def check_actions_per_decision(actions_per_decision: Any) -> int:
 def decode_decision(action: Any, space: spaces.Space[Any]) -> list[str]:
     """The Crafter action names a decision holds, in order (1..K of them).
 
-    ``action`` is an element of ``space`` (an int for ``Discrete``, K ints for ``MultiDiscrete``;
-    a list works too). Raises ``EnvError`` naming the action and the space when it is not one.
+    Args:
+        action: An element of ``space`` (an int for ``Discrete``, K ints for ``MultiDiscrete``; a
+            list works too).
+        space: The action space.
+
+    Returns:
+        The action names.
+
+    Raises:
+        EnvError: ``action`` is not an element of ``space``; names both.
     """
     if isinstance(space, spaces.Discrete):
         if isinstance(action, np.ndarray) and action.shape in ((), (1,)):
@@ -83,8 +98,15 @@ def decode_decision(action: Any, space: spaces.Space[Any]) -> list[str]:
 def encode_decision(names: Sequence[str], space: spaces.Space[Any]) -> int | np.ndarray:
     """The element of ``space`` that plays the Crafter actions ``names`` as one decision.
 
-    An int for ``Discrete``; for ``MultiDiscrete`` K ids padded with ``END_OF_DECISION``. Raises
-    ``EnvError`` for an unknown name, no name, or more names than the space holds.
+    Args:
+        names: Crafter action names (a single string is one action).
+        space: The action space.
+
+    Returns:
+        An int for ``Discrete``; for ``MultiDiscrete`` K ids padded with ``END_OF_DECISION``.
+
+    Raises:
+        EnvError: An unknown name, no name, or more names than the space holds.
     """
     if isinstance(names, str):
         names = [names]

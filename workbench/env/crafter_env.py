@@ -68,26 +68,31 @@ def resolve_config(config: RewardConfig | str | Path | Mapping[str, Any] | None)
 class CrafterStepwiseEnv(gymnasium.Env):
     """Crafter, one decision per step, rewarded exactly as the task app's stepwise reward.
 
-    Arguments:
-    - ``config``: the reward (see ``resolve_config``).
-    - ``actions_per_decision`` (K): 1 gives ``Discrete(17)``; K > 1 gives ``MultiDiscrete`` with
-      an end-of-decision padding value (``workbench.env.actions``).
-    - ``length``: Crafter's episode length in environment steps (truncation); None for no limit.
-    - ``observation``: ``"image"`` (``Box(0, 255, (64, 64, 3), uint8)``) or ``"dict"`` (``image``
-      plus ``inventory``, ``Box(0, 9, (16,), int64)`` in ``workbench.core.crafter_facts.INVENTORY_ITEMS`` order).
-    - ``record``: keep every episode played as an ``Episode`` (``env.recorded`` is the ``Corpus``);
-      ``record_to``: save each into that corpus folder as it ends (it must not hold episodes);
-      ``record_frames``: keep every frame too; ``policy_name``: the recorded ``policy``.
-    - ``render_mode``: None or ``"rgb_array"`` (``render()`` draws ``render_size`` pixels square).
-    - ``shaping``: ``"task_app"`` pays the stepwise reward; ``"potential"`` pays its achievement
-      credits plus the potential-based counterpart of its resource shaping,
-      ``gamma Phi(s') - Phi(s)`` (``workbench.scoring.potential``; 0 potential after a death),
-      with ``gamma`` the learner's discount: what ``workbench certify`` proposes.
+    Like ``workbench.score``, the env pays what the table would pay even when it is not
+    ``active`` (it warns: the task app would pay nothing then).
 
-    Raises ``EnvError`` for a bad argument, ``ConfigError`` for an unreadable config file and
-    ``TargetExistsError`` when ``record_to`` already holds episodes. Like ``workbench.score``, the
-    env pays what the table would pay even when it is not ``active`` (it warns: the task app
-    would pay nothing then).
+    Args:
+        config: The reward (see ``resolve_config``).
+        actions_per_decision: K; 1 gives ``Discrete(17)``, K > 1 ``MultiDiscrete`` with an
+            end-of-decision padding value (``workbench.env.actions``).
+        length: Crafter's episode length in environment steps (truncation); None for no limit.
+        observation: ``"image"`` (``Box(0, 255, (64, 64, 3), uint8)``) or ``"dict"`` (``image`` plus
+            ``inventory``, ``Box(0, 9, (16,), int64)`` in ``INVENTORY_ITEMS`` order).
+        record: Keep every episode played as an ``Episode`` (``env.recorded`` is the ``Corpus``).
+        record_to: Save each into this corpus folder as it ends (it must not hold episodes).
+        record_frames: Keep every frame too.
+        policy_name: The recorded ``policy``.
+        render_mode: None or ``"rgb_array"``.
+        render_size: ``render()`` draws this many pixels square.
+        shaping: ``"task_app"`` pays the stepwise reward; ``"potential"`` its achievement credits
+            plus the potential-based counterpart of its resource shaping, ``gamma Phi(s') - Phi(s)``
+            (``workbench.scoring.potential``; 0 after a death): what ``workbench certify`` proposes.
+        gamma: The learner's discount, for ``shaping="potential"``.
+
+    Raises:
+        EnvError: A bad argument.
+        ConfigError: An unreadable config file.
+        TargetExistsError: ``record_to`` already holds episodes.
     """
 
     metadata: dict[str, Any] = {"render_modes": ["rgb_array"], "render_fps": 10}
@@ -158,11 +163,16 @@ class CrafterStepwiseEnv(gymnasium.Env):
     # -- gymnasium API ----------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
         """Start an episode: a new ``crafter.Env(seed=seed)`` when ``seed`` is given (or on the first
-        reset, with a seed drawn from ``np_random``), else the next world of the current one.
-
-        Returns ``(observation, info)``; info has ``seed`` (the ``crafter.Env`` seed),
-        ``crafter_episode`` (which of its worlds), ``inventory`` and ``achievements``. An
+        reset, with a seed drawn from ``np_random``), else the next world of the current one. An
         unfinished episode is recorded first (metadata ``end`` "abandoned").
+
+        Args:
+            seed: A ``crafter.Env`` seed for a new world sequence; None continues the current one.
+            options: Accepted for gymnasium's API; unused.
+
+        Returns:
+            ``(observation, info)``; info has ``seed`` (the ``crafter.Env`` seed),
+            ``crafter_episode`` (which of its worlds), ``inventory`` and ``achievements``.
         """
         super().reset(seed=seed)
         self._finish("abandoned")
@@ -191,16 +201,22 @@ class CrafterStepwiseEnv(gymnasium.Env):
         return self._observe(image, row[0]), info
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
-        """Play one decision. Returns ``(observation, reward, terminated, truncated, info)``:
-        reward the stepwise reward (or its potential-based counterpart, ``shaping``), terminated = the player died (Crafter's discount 0),
-        truncated = Crafter's length limit reached without dying.
+        """Play one decision.
 
-        ``info``: ``stepwise`` (the task app's stepwise info of the decision), ``env_reward``
-        (Crafter's reward summed over the actions run), ``decision_index`` (from 1), ``actions``
-        (the names run), ``steps`` (environment steps so far), ``inventory``, ``achievements``
-        (cumulative counts), ``discount``, ``player_pos``; at the episode's end also
-        ``episode_stepwise``, the rollout's ``metrics.details["stepwise"]`` summary.
-        Raises ``EnvError`` for an action outside the space, or a step before reset or after the end.
+        Args:
+            action: An element of the action space.
+
+        Returns:
+            ``(observation, reward, terminated, truncated, info)``: reward the stepwise reward (or its
+            potential-based counterpart, ``shaping``), terminated = the player died (Crafter's discount 0),
+            truncated = Crafter's length limit reached without dying. ``info``: ``stepwise`` (the task
+            app's stepwise info of the decision), ``env_reward`` (Crafter's reward summed over the actions
+            run), ``decision_index`` (from 1), ``actions`` (the names run), ``steps`` (environment steps so
+            far), ``inventory``, ``achievements`` (cumulative counts), ``discount``, ``player_pos``; at
+            the episode's end also ``episode_stepwise``, the rollout's ``metrics.details["stepwise"]``.
+
+        Raises:
+            EnvError: An action outside the space, or a step before reset or after the end.
         """
         if self._crafter is None:
             raise EnvError("step() before reset(): call reset() to start an episode")
@@ -256,7 +272,11 @@ class CrafterStepwiseEnv(gymnasium.Env):
         At night Crafter draws its render noise from the world's random generator, so rendering
         changes what follows (as with ``crafter.Recorder``); Crafter trajectories do not replay anyway.
 
-        Raises ``EnvError`` before the first reset.
+        Returns:
+            uint8 (render_size, render_size, 3), or None without ``render_mode="rgb_array"``.
+
+        Raises:
+            EnvError: Before the first reset.
         """
         if self.render_mode is None:
             return None
@@ -284,32 +304,66 @@ class CrafterStepwiseEnv(gymnasium.Env):
 
     def keep_recorded(self, policy_name: str | None = None) -> None:
         """Keep each episode in memory as it ends, for ``take_recorded`` (what
-        ``workbench.env.RecordEpisodes`` uses; a ``record_to`` folder keeps being written)."""
+        ``workbench.env.RecordEpisodes`` uses; a ``record_to`` folder keeps being written).
+
+        Args:
+            policy_name: The recorded ``policy`` (None keeps the current one).
+        """
         self._sink.keep = True
         if policy_name is not None:
             self._sink.name_policy(policy_name)
 
     def take_recorded(self) -> list[Episode]:
         """The episodes ended since the last call (kept by ``record=True`` / ``keep_recorded``),
-        handed over: the env keeps no reference to them."""
+        handed over: the env keeps no reference to them.
+
+        Returns:
+            The episodes, in the order they ended.
+        """
         taken, self._sink.episodes = self._sink.episodes, []
         return taken
 
     def policy_input(self) -> PolicyInput:
         """What a ``workbench.data.policies`` policy sees now (the last image, inventory, semantic map,
         ...), so ``scripted``, ``farmer`` or your own policy can play the env:
-        ``env.step(env.encode(policy(env.policy_input())))``. Raises ``EnvError`` before reset.
+        ``env.step(env.encode(policy(env.policy_input())))``.
+
+        Returns:
+            The policy's input for the current state.
+
+        Raises:
+            EnvError: Before reset.
         """
         if self._crafter is None or self._image is None:
             raise EnvError("policy_input() before reset(): there is no world yet")
         return policy_input_from(self._crafter, self._image, None, self._steps, self.actions_per_decision)
 
     def encode(self, names: list[str] | str) -> int | np.ndarray:
-        """The action playing Crafter actions ``names`` as one decision (``EnvError`` if it cannot)."""
+        """The action playing Crafter actions ``names`` as one decision.
+
+        Args:
+            names: Crafter action names (one name for a single action).
+
+        Returns:
+            An element of the action space.
+
+        Raises:
+            EnvError: An unknown name, no name, or more names than a decision holds.
+        """
         return encode_decision(names, self.action_space)
 
     def decode(self, action: Any) -> list[str]:
-        """The Crafter action names ``action`` plays (``EnvError`` if it is not in the action space)."""
+        """The Crafter action names ``action`` plays.
+
+        Args:
+            action: An element of the action space.
+
+        Returns:
+            The names, in order.
+
+        Raises:
+            EnvError: ``action`` is not in the action space.
+        """
         return decode_decision(action, self.action_space)
 
     # -- internals --------------------------------------------------------------------------

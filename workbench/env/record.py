@@ -38,20 +38,26 @@ class RecordEpisodes(gymnasium.Wrapper):
     """Writes every finished episode of ``env`` (a ``CrafterStepwiseEnv``, possibly wrapped) into
     ``corpus_dir``.
 
-    - ``name``: prefix of the recorded ids (default ``run-<pid>-<random>``: unique per env).
-    - ``num_envs``: how many envs step together (a vector env's size), for ``training_step``.
-    - ``tensorboard``: a folder to write per-component series into (``TensorBoardSeries``),
-      scored under ``configs`` (default: the env's own config, named ``env``).
-    - ``on_episode``: called with the ``Corpus`` of each batch of episodes saved (in the writer
-      thread).
-    - ``save_interval``: seconds between two saves (default 2): the episodes that ended meanwhile
-      go into one part (a part per episode would cost ~25 ms of CPU each).
     Adds ``info["recorded_episode"]`` (the id) on the step that ends an episode.
-    Raises ``EnvError`` when ``env`` is not a ``CrafterStepwiseEnv`` underneath, or ``num_envs < 1``;
-    ``OutputError`` when ``tensorboard`` is a file or cannot be made.
     A step cut short by Ctrl-C (``KeyboardInterrupt``) or any error ends its episode: it is
     queued at once, marked ``end`` "truncated" with ``interrupted`` saying why (see
     ``CrafterStepwiseEnv.step``), and ``close()`` saves it.
+
+    Args:
+        env: A ``CrafterStepwiseEnv``, possibly wrapped.
+        corpus_dir: The corpus folder episodes are saved into.
+        name: Prefix of the recorded ids (default ``run-<pid>-<random>``: unique per env).
+        policy_name: The recorded ``policy``.
+        num_envs: How many envs step together (a vector env's size), for ``training_step``.
+        tensorboard: A folder to write per-component series into (``TensorBoardSeries``).
+        configs: The configs those series are scored under (default: the env's own, named ``env``).
+        on_episode: Called with the ``Corpus`` of each batch of episodes saved (in the writer thread).
+        save_interval: Seconds between two saves: the episodes that ended meanwhile go into one
+            part (a part per episode would cost ~25 ms of CPU each).
+
+    Raises:
+        EnvError: ``env`` is not a ``CrafterStepwiseEnv`` underneath, or ``num_envs < 1``.
+        OutputError: ``tensorboard`` is a file or cannot be made.
     """
 
     def __init__(
@@ -86,7 +92,14 @@ class RecordEpisodes(gymnasium.Wrapper):
         self._writer = _Writer(self.corpus_dir, self.saved, series, on_episode, save_interval)
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
-        """``env.step``; an episode that ended is queued for saving (``info["recorded_episode"]``)."""
+        """``env.step``; an episode that ended is queued for saving (``info["recorded_episode"]``).
+
+        Args:
+            action: As ``env.step``.
+
+        Returns:
+            What ``env.step`` returns.
+        """
         try:
             observation, reward, terminated, truncated, info = self.env.step(action)
         except BaseException:
@@ -100,7 +113,14 @@ class RecordEpisodes(gymnasium.Wrapper):
         return observation, float(reward), terminated, truncated, info
 
     def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
-        """``env.reset``; an episode left unfinished is queued for saving (``end`` "abandoned")."""
+        """``env.reset``; an episode left unfinished is queued for saving (``end`` "abandoned").
+
+        Args:
+            **kwargs: Passed to ``env.reset``.
+
+        Returns:
+            What ``env.reset`` returns.
+        """
         result = self.env.reset(**kwargs)
         self._queue_ended()
         return result
@@ -114,7 +134,11 @@ class RecordEpisodes(gymnasium.Wrapper):
         super().close()
 
     def flush(self, timeout: float | None = None) -> None:
-        """Wait until every episode queued so far is saved."""
+        """Wait until every episode queued so far is saved.
+
+        Args:
+            timeout: Seconds to wait at most; None waits as long as it takes.
+        """
         self._writer.join(timeout)
 
     def _queue_ended(self) -> list[str]:

@@ -46,7 +46,15 @@ def _writer_class() -> Any:
 class TensorBoardSeries:
     """Writes each added episode's per-component series into ``logdir`` (see the module).
 
-    Raises ``MissingExtraError`` without tensorboardX, ``CorpusError`` without configs."""
+    Args:
+        logdir: The folder written.
+        configs: Name -> config the series are scored under.
+        flush_secs: Seconds between writes to disk.
+
+    Raises:
+        MissingExtraError: tensorboardX is not installed.
+        CorpusError: No config.
+    """
 
     def __init__(self, logdir: str | Path, configs: Mapping[str, RewardConfig], *, flush_secs: int = 5) -> None:
         self.logdir = Path(logdir)
@@ -54,7 +62,11 @@ class TensorBoardSeries:
         self._writer = _writer_class()(logdir=str(self.logdir), flush_secs=flush_secs)
 
     def add(self, episodes: Corpus) -> None:
-        """Score ``episodes`` (new, finished) and write their scalars."""
+        """Score ``episodes`` (new, finished) and write their scalars.
+
+        Args:
+            episodes: The new episodes.
+        """
         if not len(episodes):
             return
         before = len(self.live)
@@ -82,8 +94,18 @@ class TensorBoardSeries:
 
 def read_scalars(logdir: str | Path) -> pd.DataFrame:
     """Every scalar in the event files under ``logdir``: a tidy table ``tag``, ``step``,
-    ``value``, ``wall_time``, ``file`` (relative to ``logdir``; files in name order, records in file order). Raises
-    ``EnvError`` for a file whose records are cut short (a crc or length that does not fit)."""
+    ``value``, ``wall_time``, ``file`` (relative to ``logdir``; files in name order, records in file order).
+
+    Args:
+        logdir: The folder searched.
+
+    Returns:
+        The table described above.
+
+    Raises:
+        MissingExtraError: tensorboardX is not installed.
+        EnvError: A file's records are cut short (a crc or length that does not fit).
+    """
     require_extra("train", "reading TensorBoard event files (workbench.env.read_scalars)", "tensorboardX")
     from tensorboardX.proto.event_pb2 import Event  # the ``train`` extra, checked above
 

@@ -27,6 +27,12 @@ class Comparison:
       "kind: name") the corpus total after lambda under each (``total_a``, ``total_b``) and
       ``difference``.
     ``a`` and ``b`` are the full ``Scores``.
+
+    Attributes:
+        episodes: Per-episode returns, differences and ranks (above).
+        components: Per-component totals under each config (above).
+        a: The first config's ``Scores``.
+        b: The second config's ``Scores``.
     """
 
     episodes: pd.DataFrame
@@ -36,13 +42,33 @@ class Comparison:
 
     def largest_changes(self, top: int = 12) -> pd.DataFrame:
         """The ``top`` rows of ``components`` with the largest absolute ``difference``,
-        largest first (ties in component order)."""
+        largest first (ties in component order).
+
+        Args:
+            top: How many rows.
+
+        Returns:
+            Those rows of ``components``.
+        """
         order = self.components["difference"].abs().sort_values(ascending=False, kind="stable").index
         return self.components.loc[order].head(top)
 
 
 def compare(corpus: Corpus | PreparedCorpus, config_a: RewardConfig, config_b: RewardConfig) -> Comparison:
-    """How two configs differ on ``corpus``: per-episode returns and ranks, per-component totals."""
+    """How two configs differ on ``corpus``: per-episode returns and ranks, per-component totals.
+
+    Args:
+        corpus: The episodes, or ``prepare(corpus)``.
+        config_a: The first config.
+        config_b: The second config.
+
+    Returns:
+        Both configs' scores side by side.
+
+    Raises:
+        CorpusError: The corpus is empty (as ``score``).
+        ConfigError: Either config's rewards would not be finite (as ``score``).
+    """
     prepared = as_prepared(corpus)
     a, b = score(prepared, config_a), score(prepared, config_b)
     returns = pd.DataFrame(

@@ -43,12 +43,18 @@ class LiveScores:
 
     Safe to use from two threads (a watcher appending, a view reading): state changes under a
     lock, and ``on_append`` callbacks run after it is released, in the appending thread.
+
+    Args:
+        corpus: The episodes so far (may be empty).
+        configs: Name -> config; at least one.
+
+    Raises:
+        CorpusError: No config is given; or as ``append``.
+        EpisodeError: As ``append``.
     """
 
     def __init__(self, corpus: Corpus, configs: Mapping[str, RewardConfig]) -> None:
-        """Score ``corpus`` (may be empty) under ``configs`` (name -> config; at least one).
-
-        Raises ``CorpusError`` when no config is given, plus what ``append`` raises."""
+        """Score ``corpus`` (may be empty) under ``configs`` (name -> config; at least one)."""
         if not configs:
             raise CorpusError("LiveScores needs at least one config to score with")
         self._lock = threading.RLock()
@@ -68,8 +74,15 @@ class LiveScores:
     def append(self, episodes: Corpus) -> None:
         """Score ``episodes`` (new ones, in arrival order) under every config and add them.
 
-        Nothing happens for an empty corpus. Raises ``CorpusError`` naming an episode id already
-        held (nothing is added then), ``EpisodeError`` for an episode without decisions."""
+        Nothing happens for an empty corpus.
+
+        Args:
+            episodes: The new episodes, in arrival order.
+
+        Raises:
+            CorpusError: An episode id is already held (nothing is added then); names it.
+            EpisodeError: An episode has no decision.
+        """
         if not len(episodes):
             return
         self._add(episodes)
@@ -94,7 +107,13 @@ class LiveScores:
     def add_config(self, name: str, config: RewardConfig) -> None:
         """Score everything held so far under ``config`` too (and every later append).
 
-        Raises ``CorpusError`` when ``name`` is taken."""
+        Args:
+            name: The config's name in the tables.
+            config: The config.
+
+        Raises:
+            CorpusError: ``name`` is taken.
+        """
         with self._lock:
             if name in self._configs:
                 raise CorpusError(f"config {name!r} is already in this LiveScores; pick another name")
@@ -105,7 +124,11 @@ class LiveScores:
             self._joined, self._table_chunks = None, 0
 
     def on_append(self, callback: Callable[[Corpus], None]) -> None:
-        """Call ``callback(new_episodes)`` after each ``append`` that added episodes."""
+        """Call ``callback(new_episodes)`` after each ``append`` that added episodes.
+
+        Args:
+            callback: Called with the appended ``Corpus``, in the appending thread.
+        """
         self._callbacks.append(callback)
 
     # -- reading ----------------------------------------------------------------------------
@@ -136,7 +159,11 @@ class LiveScores:
         ``counts``), each component kind's total after lambda (``KIND_COLUMNS``), ``policy``,
         ``source``, ``seed``, ``n_unlocked`` (from the corpus index), ``wall_time`` (epoch
         seconds from metadata ``wall_time`` or ``created``; NaN without) and ``training_step``
-        (metadata ``training_step``; NA without)."""
+        (metadata ``training_step``; NA without).
+
+        Returns:
+            The table described above.
+        """
         with self._lock:
             names = list(self._configs)
             pending = [_interleave(tables, names) for tables in self._tables[self._table_chunks :]]
@@ -192,7 +219,14 @@ def _rows(scores: Scores, name: str, facts: Columns) -> Columns:
 
 def kind_totals(scores: Scores) -> dict[str, np.ndarray]:
     """Per episode of ``scores``, each component kind's total after lambda (``KIND_COLUMNS``
-    names): the sums of ``Scores.components["scaled"]`` by episode and kind."""
+    names): the sums of ``Scores.components["scaled"]`` by episode and kind.
+
+    Args:
+        scores: One config's scores.
+
+    Returns:
+        Kind column -> one total per episode, corpus order.
+    """
     p = scores.prepared
     lam = scores.config.effective_lambda
     e = p.n_episodes

@@ -49,7 +49,15 @@ def count_bounds(episode: Episode, weights: np.ndarray | None = None) -> tuple[n
     most count shaping Crafter's rules allow (see the module docstring): per decision, the
     ``do`` steps beyond the estimated ``do``-raised rises all go to the unlocked ``do``
     achievement of the largest ``weights`` entry (the count-shaping weight per achievement;
-    default 1 each), every other count rises by its most. Never below the estimate, 0 while locked."""
+    default 1 each), every other count rises by its most. Never below the estimate, 0 while locked.
+
+    Args:
+        episode: The episode.
+        weights: Count-shaping weight per achievement (22,); None: 1 each.
+
+    Returns:
+        ``(lower, upper)``, int (n+1, 22) each.
+    """
     lower = np.asarray(episode.achievement_counts, dtype=np.int64)
     if episode.metadata.get("counts") != "estimated":
         return lower, lower
@@ -90,7 +98,11 @@ class UpperReturns:
     """The returns of a corpus's estimated episodes with their upper count bounds, re-scored as
     cheaply as the corpus itself: the upper-bound episodes are prepared once per table of
     count-shaping weights (the only part of a config the bounds depend on), so a view can
-    re-score them on every change of weights or lambda."""
+    re-score them on every change of weights or lambda.
+
+    Args:
+        corpus: The corpus whose estimated episodes are bounded.
+    """
 
     #: Upper-bound corpora kept (one per count-weight table seen), newest last.
     KEPT = 4
@@ -104,7 +116,14 @@ class UpperReturns:
     def high(self, config: RewardConfig) -> np.ndarray | None:
         """The estimated episodes' returns (in ``positions`` order) under ``config`` with their
         upper count bounds, or None when ``config`` reads no counts (not per_achievement) or no
-        episode's counts are estimated."""
+        episode's counts are estimated.
+
+        Args:
+            config: The config.
+
+        Returns:
+            One return per estimated episode, or None.
+        """
         if not len(self.positions) or config.effective_strategy != PER_ACHIEVEMENT:
             return None
         table = config.resource_weights
@@ -119,7 +138,15 @@ class UpperReturns:
 
     def intervals(self, config: RewardConfig, returns: np.ndarray) -> dict[int, tuple[float, float]]:
         """Position -> (low, high) for each estimated episode, given every episode's return as
-        scored (``returns``, corpus order); {} when ``high`` is None."""
+        scored (``returns``, corpus order); {} when ``high`` is None.
+
+        Args:
+            config: The config the returns were scored under.
+            returns: Every episode's return, corpus order.
+
+        Returns:
+            Corpus position -> (low, high), ordered.
+        """
         high = self.high(config)
         if high is None:
             return {}
@@ -134,6 +161,13 @@ def return_intervals(corpus: Corpus, config: RewardConfig) -> pd.DataFrame:
     episode with ``metadata["counts"] == "estimated"`` (empty when none). Under per_achievement
     the two ends are the returns with the lower and the upper count bounds (``count_bounds``),
     ordered (a negative lambda flips them); under consistent both are the return as scored.
+
+    Args:
+        corpus: The episodes.
+        config: The config.
+
+    Returns:
+        The table described above.
     """
     upper = UpperReturns(corpus)
     columns = ["episode", "return_low", "return_high", "exact"]
@@ -148,5 +182,14 @@ def return_intervals(corpus: Corpus, config: RewardConfig) -> pd.DataFrame:
 
 
 def interval_text(low: float, high: float, digits: int = 2) -> str:
-    """``[low, high]`` to ``digits`` decimals, or the one number when they are equal."""
+    """``[low, high]`` to ``digits`` decimals, or the one number when they are equal.
+
+    Args:
+        low: The interval's low end.
+        high: Its high end.
+        digits: Decimals shown.
+
+    Returns:
+        The text.
+    """
     return f"{low:.{digits}f}" if low == high else f"[{low:.{digits}f}, {high:.{digits}f}]"

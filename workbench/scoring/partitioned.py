@@ -66,7 +66,13 @@ _COMPONENT_ORDER = {
 @dataclass(frozen=True)
 class PartScore:
     """One part's share of a score: its per-episode table, its component sums
-    (``Scores.contributions``) and per achievement how many of its episodes unlocked it."""
+    (``Scores.contributions``) and per achievement how many of its episodes unlocked it.
+
+    Attributes:
+        episodes: As ``Scores.episodes``, for the part's episodes.
+        contributions: As ``Scores.contributions``, over the part.
+        unlocked: int (22,): episodes of the part that unlocked each achievement.
+    """
 
     episodes: pd.DataFrame
     contributions: pd.DataFrame
@@ -75,7 +81,18 @@ class PartScore:
 
 def part_ranges(n_episodes: int, episodes_per_part: int) -> list[tuple[int, int]]:
     """``(start, stop)`` corpus positions of consecutive parts of at most ``episodes_per_part``
-    episodes. Raises ``CorpusError`` for an empty corpus or a part size below 1."""
+    episodes.
+
+    Args:
+        n_episodes: The corpus's length.
+        episodes_per_part: The largest part.
+
+    Returns:
+        The ranges, in order.
+
+    Raises:
+        CorpusError: An empty corpus or a part size below 1.
+    """
     if episodes_per_part < 1:
         raise CorpusError(f"episodes_per_part must be at least 1, got {episodes_per_part}")
     if n_episodes < 1:
@@ -84,7 +101,15 @@ def part_ranges(n_episodes: int, episodes_per_part: int) -> list[tuple[int, int]
 
 
 def score_part(corpus: Corpus, config: RewardConfig) -> PartScore:
-    """Score one part (a ``Corpus`` of whole episodes) in this process."""
+    """Score one part (a ``Corpus`` of whole episodes) in this process.
+
+    Args:
+        corpus: The part's episodes.
+        config: The config.
+
+    Returns:
+        The part's share.
+    """
     prepared = prepare(corpus)
     scores = score(prepared, config)
     return PartScore(scores.episodes, scores.contributions, success_rates(prepared)["episodes"].to_numpy())
@@ -94,7 +119,18 @@ def task_parts(root: str | Path, episodes_per_part: int) -> list[list[str]]:
     """A columnar folder's committed parts grouped for tasks of about ``episodes_per_part``
     episodes, in commit (corpus) order; an episode written again (in a later part) keeps all
     its parts in one group. Reads only the episodes tables' ``episode`` column. Raises
-    ``CorpusError`` for a part size below 1 or a folder without episodes."""
+    ``CorpusError`` for a part size below 1 or a folder without episodes.
+
+    Args:
+        root: The corpus folder.
+        episodes_per_part: About how many episodes a task gets.
+
+    Returns:
+        Part names per task, in commit order.
+
+    Raises:
+        CorpusError: A part size below 1 or a folder without episodes.
+    """
     root = Path(root)
     if episodes_per_part < 1:
         raise CorpusError(f"episodes_per_part must be at least 1, got {episodes_per_part}")
@@ -120,7 +156,16 @@ def task_parts(root: str | Path, episodes_per_part: int) -> list[list[str]]:
 
 def score_parts_of(root: str, parts: Sequence[str], config: RewardConfig) -> PartScore:
     """Score the episodes of ``parts`` of the corpus folder ``root`` (what one task does): only
-    those parts are opened (``load_corpus(root, parts=parts)``); frames are not read."""
+    those parts are opened (``load_corpus(root, parts=parts)``); frames are not read.
+
+    Args:
+        root: The corpus folder.
+        parts: Committed part names.
+        config: The config.
+
+    Returns:
+        Those episodes' share.
+    """
     return score_part(load_corpus(root, parts=parts), config)
 
 
@@ -135,7 +180,15 @@ def corpus_tasks(root: str | Path, episodes_per_part: int) -> list[tuple[Callabl
 class PartitionedScores:
     """A score combined from parts: ``episodes`` (as ``Scores.episodes``, exactly),
     ``contributions`` (as ``Scores.contributions``), ``success_rates`` and ``crafter_score``
-    (as ``workbench.scoring.success_rates`` / ``crafter_score``), ``config``."""
+    (as ``workbench.scoring.success_rates`` / ``crafter_score``), ``config``.
+
+    Attributes:
+        config: The config scored.
+        episodes: As ``Scores.episodes``, exactly.
+        contributions: As ``Scores.contributions``.
+        success_rates: As ``workbench.scoring.success_rates``.
+        parts: How many parts were combined.
+    """
 
     config: RewardConfig
     episodes: pd.DataFrame
@@ -165,13 +218,28 @@ class PartitionedScores:
         return self.episodes.loc[self.episodes["counts"] == "estimated", "episode"].tolist()
 
     def totals(self) -> dict[str, Any]:
-        """Corpus totals of the episode table's numeric columns (as ``Scores.totals``)."""
+        """Corpus totals of the episode table's numeric columns (as ``Scores.totals``).
+
+        Returns:
+            ``{"episodes": n, column: sum, ...}``.
+        """
         numeric = self.episodes.drop(columns=["episode", "unique_achievements", "final_achievements", "counts"])
         return {"episodes": len(self.episodes), **{k: numeric[k].sum().item() for k in numeric.columns}}
 
 
 def combine_parts(parts: Sequence[PartScore], config: RewardConfig) -> PartitionedScores:
-    """The corpus's score from its parts' (in corpus order). Raises ``CorpusError`` for none."""
+    """The corpus's score from its parts' (in corpus order).
+
+    Args:
+        parts: The parts' scores, in corpus order.
+        config: The config they were scored under.
+
+    Returns:
+        The combined score.
+
+    Raises:
+        CorpusError: ``parts`` is empty.
+    """
     if not parts:
         raise CorpusError("cannot score an empty corpus")
     episodes = pd.concat([part.episodes for part in parts], ignore_index=True)
@@ -204,7 +272,20 @@ def score_partitioned(
     """Score ``corpus`` (a ``Corpus``, or a corpus folder each part is read from) part by part.
 
     ``mapper(function, *iterables)`` runs the parts (``map`` by default: one after another in
-    this process, holding one part at a time). Raises ``CorpusError`` for an empty corpus."""
+    this process, holding one part at a time).
+
+    Args:
+        corpus: A ``Corpus``, or a corpus folder.
+        config: The config.
+        episodes_per_part: The largest part (whole parts of a folder are grouped to about this).
+        mapper: Runs ``score_part`` / ``score_parts_of`` over the parts (e.g. a pool's ``map``).
+
+    Returns:
+        The combined score.
+
+    Raises:
+        CorpusError: An empty corpus or a part size below 1.
+    """
     if isinstance(corpus, Corpus):
         ranges = part_ranges(len(corpus), episodes_per_part)
         parts = list(mapper(lambda r: score_part(corpus[r[0] : r[1]], config), ranges))

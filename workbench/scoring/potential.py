@@ -119,7 +119,14 @@ def decision_rows(arrays: DecisionArrays) -> tuple[np.ndarray, np.ndarray]:
 
 def terminal_decisions(arrays: DecisionArrays) -> np.ndarray:
     """(N,) bool: decisions that ended the episode with the player dead (health 0: Crafter's
-    discount 0, ``terminated`` in the env), as opposed to a length limit or an unfinished episode."""
+    discount 0, ``terminated`` in the env), as opposed to a length limit or an unfinished episode.
+
+    Args:
+        arrays: Stacked decision columns (``Corpus.decision_arrays``).
+
+    Returns:
+        One bool per decision.
+    """
     _, after = decision_rows(arrays)
     return arrays.done[after] & (arrays.inventory[after, _HEALTH] == 0)
 

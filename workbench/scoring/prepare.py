@@ -45,6 +45,33 @@ class PreparedCorpus:
     Active decisions (A), the only ones that can pay or set the indicator (something unlocked
     or rose): ``active`` (sorted global indices), ``active_episode``, ``active_unlocking``; and
     each unlock's and gain's position among them, ``unlock_active`` and ``gain_active``.
+
+    Attributes:
+        ids: Episode ids (E).
+        starts: Global index of each episode's first decision (E).
+        lengths: Decisions per episode (E).
+        steps: Env steps per episode (E).
+        env_return: Crafter's return per episode (E).
+        reset_status: (E, 22) true after reset.
+        final_status: (E, 22) true at the end.
+        ever_status: (E, 22) true in some state after reset.
+        seen_status: (E, 22) true after reset or unlocked at some decision.
+        reward_decision: Decisions where Crafter's reward is not 0.0 (sorted).
+        reward_value: Crafter's reward there.
+        unlock_decision: Each unlock's decision (U).
+        unlock_name: Each unlock's achievement, 0..21 (U).
+        unlock_ordinal: Earlier unlocks of the same name in the episode (U).
+        unlock_first: Whether it is the name's first unlock this episode (U).
+        gain_decision: Each resource gain's decision (G).
+        gain_slot: 0..15 inventory item, 16..37 achievement count (G).
+        gain_delta: The rise, > 0 (G).
+        active: Global indices of active decisions, sorted (A).
+        active_episode: Each active decision's episode position (A).
+        active_unlocking: Whether it unlocks something (A).
+        unlock_active: Each unlock's position among active decisions (U).
+        gain_active: Each gain's position among active decisions (G).
+        new_achievements_total: Unlocks per episode (E).
+        counts_source: Where each episode's counts come from (``COUNT_SOURCES``).
     """
 
     ids: tuple[str, ...]
@@ -157,7 +184,14 @@ class PreparedCorpus:
 
     def episode_column(self, episode_of: np.ndarray) -> pd.Categorical:
         """Episode ids for rows given by episode position: categorical, so a million rows cost
-        a million small ints rather than a million strings."""
+        a million small ints rather than a million strings.
+
+        Args:
+            episode_of: An episode position per row.
+
+        Returns:
+            The ids, one per row.
+        """
         return pd.Categorical.from_codes(episode_of, categories=pd.Index(self.ids, dtype=object))
 
 
@@ -168,8 +202,17 @@ def prepare(corpus: Corpus) -> PreparedCorpus:
     """The weight-independent arrays of ``corpus``, computed once per ``Corpus`` object.
 
     The cache holds the corpus weakly and assumes its episodes are not modified in place
-    (build a new ``Corpus`` after editing episodes). Raises ``CorpusError`` for an empty corpus and
-    ``EpisodeError`` for an episode without decisions.
+    (build a new ``Corpus`` after editing episodes).
+
+    Args:
+        corpus: The episodes.
+
+    Returns:
+        The prepared arrays (the same object for the same ``Corpus``).
+
+    Raises:
+        CorpusError: The corpus is empty.
+        EpisodeError: An episode has no decision; names it.
     """
     cached = _PREPARED.get(corpus)
     if cached is None:

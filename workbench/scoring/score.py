@@ -17,8 +17,19 @@ def score(corpus: Corpus | PreparedCorpus, config: RewardConfig) -> Scores:
     """What ``config`` pays on every decision of ``corpus`` (a ``Corpus`` or ``prepare(corpus)``).
 
     Equal, decision by decision and component by component, to ``workbench.core.episode_reward.score_episode`` on
-    each episode. Raises ``CorpusError`` for an empty corpus and ``ConfigError`` naming the
-    config's largest value when the rewards would not be finite (e.g. a weight of 1e308).
+    each episode.
+
+    Args:
+        corpus: The episodes, or ``prepare(corpus)`` to score many configs without re-preparing.
+        config: The step_rewards table to pay with.
+
+    Returns:
+        Per-decision, per-episode and per-component tables.
+
+    Raises:
+        CorpusError: The corpus is empty.
+        ConfigError: The rewards would not be finite (e.g. a weight of 1e308); names the
+            config's largest value.
     """
     prepared = as_prepared(corpus)
     active = len(prepared.active)

@@ -36,6 +36,15 @@ class Scores:
     Rewards before lambda are ``reward`` in components, ``base`` in decisions; after lambda
     ``scaled`` and ``reward``. Arrays (``reward``, ``base``, ``indicator``, ``resource``) are
     per decision, in corpus order; ``reward_sum`` per episode.
+
+    Args:
+        prepared: The prepared corpus (``score`` builds a ``Scores``; users do not).
+        config: The config scored.
+        base: Reward before lambda, per active decision.
+        resource: Resource (inventory and count) reward, per active decision.
+        indicator: 1 where anything unlocked, per active decision.
+        credited: Which unlock events the config credits.
+        gain: Resource gains per active decision and resource column.
     """
 
     def __init__(
@@ -126,7 +135,17 @@ class Scores:
 
     # -- the rollout's summary -----------------------------------------------------------------
     def summary(self, episode: str) -> dict[str, Any]:
-        """``metrics.details["stepwise"]`` of one episode, keys and types as the rollout's."""
+        """``metrics.details["stepwise"]`` of one episode, keys and types as the rollout's.
+
+        Args:
+            episode: The episode's id.
+
+        Returns:
+            The summary dict, config echo included.
+
+        Raises:
+            ValueError: No episode of the corpus has that id.
+        """
         row = self.episodes.iloc[self.prepared.ids.index(episode)]
         return stepwise_summary(
             self.config,
@@ -145,7 +164,11 @@ class Scores:
         return [i for i, source in zip(self.prepared.ids, self.prepared.counts_source) if source == "estimated"]
 
     def totals(self) -> dict[str, Any]:
-        """Corpus totals of the episode table's numeric columns, plus episode count."""
+        """Corpus totals of the episode table's numeric columns, plus episode count.
+
+        Returns:
+            ``{"episodes": n, column: sum, ...}``.
+        """
         numeric = self.episodes.drop(columns=["episode", "unique_achievements", "final_achievements", "counts"])
         return {"episodes": len(self.episodes), **{k: numeric[k].sum().item() for k in numeric.columns}}
 

@@ -33,6 +33,16 @@ class Verification:
     episodes whose first decision was re-scored against the previous episode's end (quirk 7:
     the task app does not reset its snapshots when a rollout resets; importers name that
     episode in ``metadata["follows"]``).
+
+    Attributes:
+        mismatches: The decisions not reproduced (above).
+        episodes_checked: Episodes compared.
+        decisions_checked: Decisions compared.
+        skipped: Episode -> why it was not checked.
+        unchecked: Decisions not compared, as (episode, decision, reason).
+        carried_over: Episodes re-scored from the previous episode's end.
+        producers: Producer -> episodes checked against it.
+        weights_ignored: Episodes whose config asks for per_achievement shaping their producer ignores.
     """
 
     mismatches: pd.DataFrame
@@ -84,7 +94,13 @@ def verify(corpus: Corpus, config: dict[str, Any] | None = None, config_source: 
     ``new_achievements`` / ``credited_achievements``. ``decision_index`` is not compared (the
     task app counts it through the whole rollout).
 
-    Returns a ``Verification``; its ``mismatches`` has one row per decision where any of those differ: ``episode``, ``decision``,
+    Args:
+        corpus: The episodes to check (those without ``episode.logged`` are skipped).
+        config: A step_rewards table for episodes whose log holds none.
+        config_source: Where ``config`` came from, for the report (e.g. ``"--request"``).
+
+    Returns:
+        A ``Verification``; its ``mismatches`` has one row per decision where any of those differ: ``episode``, ``decision``,
     ``logged`` and ``recomputed`` reward, ``difference`` (recomputed - logged), ``fields``
     (the differing ones, comma-separated) and ``note`` (why a difference may come from the
     import rather than the reward: the first decision after a reset is scored against the
@@ -264,7 +280,14 @@ class _Plan:
 
 def verify_logged(corpus: Corpus) -> pd.DataFrame:
     """``verify(corpus).mismatches``, with the other fields of the ``Verification`` also in
-    ``attrs`` (the form earlier versions returned; new code should call ``verify``)."""
+    ``attrs`` (the form earlier versions returned; new code should call ``verify``).
+
+    Args:
+        corpus: The episodes to check.
+
+    Returns:
+        The mismatches table, one row per decision that differs.
+    """
     result = verify(corpus)
     table = result.mismatches
     table.attrs.update(

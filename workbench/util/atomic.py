@@ -31,13 +31,40 @@ __all__ = ["atomic_path", "atomic_write_bytes", "atomic_write_text", "write_erro
 
 
 def atomic_write_text(path: str | Path, text: str, *, overwrite: bool = False, own: bool = False) -> Path:
-    """Write ``text`` as UTF-8, byte for byte (no newline translation), atomically (see
-    ``atomic_path`` for ``own``)."""
+    """Write ``text`` as UTF-8, byte for byte (no newline translation), atomically.
+
+    Args:
+        path: The file to write.
+        text: Its content.
+        overwrite: Replace an existing file.
+        own: ``path`` is a file its folder owns (see ``atomic_path``).
+
+    Returns:
+        ``path``, as given (a symlink there is written through, unless ``own``).
+
+    Raises:
+        TargetExistsError: ``path`` exists and ``overwrite`` is False.
+        UnsafePathError: With ``own``, a symlink, folder, FIFO or device at the name.
+    """
     return atomic_write_bytes(path, text.encode("utf-8"), overwrite=overwrite, own=own)
 
 
 def atomic_write_bytes(path: str | Path, data: bytes, *, overwrite: bool = False, own: bool = False) -> Path:
-    """Write ``data`` atomically; returns the path written (see ``atomic_path`` for ``own``)."""
+    """Write ``data`` atomically.
+
+    Args:
+        path: The file to write.
+        data: Its content.
+        overwrite: Replace an existing file.
+        own: ``path`` is a file its folder owns (see ``atomic_path``).
+
+    Returns:
+        ``path``, as given (a symlink there is written through, unless ``own``).
+
+    Raises:
+        TargetExistsError: ``path`` exists and ``overwrite`` is False.
+        UnsafePathError: With ``own``, a symlink, folder, FIFO or device at the name.
+    """
     with atomic_path(path, overwrite=overwrite, own=own) as tmp:
         tmp.write_bytes(data)
     return Path(path)
@@ -52,11 +79,17 @@ def atomic_path(path: str | Path, *, overwrite: bool = False, own: bool = False)
     temporary file is removed and ``path`` is untouched.
 
     Args:
-        path: the file to write.
-        overwrite: replace an existing file (else ``TargetExistsError``).
-        own: ``path`` is a file its folder owns: never followed if a symlink (``UnsafePathError``
-            for a symlink, a folder, a FIFO or a device at the name; the final rename replaces
-            the name itself).
+        path: The file to write.
+        overwrite: Replace an existing file (else ``TargetExistsError``).
+        own: ``path`` is a file its folder owns: never followed if a symlink (the final rename
+            replaces the name itself).
+
+    Yields:
+        The temporary path, in ``path``'s folder.
+
+    Raises:
+        TargetExistsError: ``path`` exists and ``overwrite`` is False.
+        UnsafePathError: With ``own``, a symlink, folder, FIFO or device at the name.
     """
     target = _checked_own(Path(path)) if own else _resolve(Path(path))
     if not overwrite:
@@ -79,7 +112,18 @@ def atomic_path(path: str | Path, *, overwrite: bool = False, own: bool = False)
 def write_errors_named(path: str | Path, what: str = "cannot write") -> Iterator[None]:
     """Turn an ``OSError`` raised while writing ``path`` (unwritable folder, disk full, name too
     long...) into an ``OutputError`` naming ``path`` and the reason; a ``WorkbenchError`` (e.g.
-    ``TargetExistsError``) passes through unchanged."""
+    ``TargetExistsError``) passes through unchanged.
+
+    Args:
+        path: The path the messages name.
+        what: What failed, for the message.
+
+    Yields:
+        Nothing: the ``with`` body runs.
+
+    Raises:
+        OutputError: The body raised an ``OSError``.
+    """
     try:
         yield
     except WorkbenchError:

@@ -59,22 +59,27 @@ TABLES = (
 
 @dataclass(frozen=True, eq=False)
 class Diagnosis:
-    """What ``diagnose`` found. Every table is a tidy ``DataFrame``:
+    """What ``diagnose`` found. Every table is a tidy ``DataFrame``.
 
-    - ``flags``: one row per problem (``section``, ``code``, ``subject``, ``why``).
-    - ``farming``: per episode and resource event: ``times_paid``, ``units``, ``paid``,
-      ``first_paid``, ``repeat_paid``, ``repeat_share`` (of the episode's |return|), ``counts``
-      (observed / logged / estimated) and ``estimated`` (count shaping is an estimate).
-    - ``farming_episodes``: per episode ``return``, ``credits``, ``resource``, ``first_time``,
-      ``repeats``, ``repeat_share``, ``count_shaping_estimated``, ``flagged``.
-    - ``cycles``: per episode and loop: ``gathered``, ``spent``, ``laps``, ``pay_per_lap``,
-      ``lap_paid``, ``share_of_return``, ``estimated``.
-    - ``dominance`` / ``dominance_by_kind``: per group (``by``), component ``paid`` and ``share``.
-    - ``dead_entries``: ``key``, ``value``, ``code``, ``judged``, ``why``.
-    - ``alignment``: per progress measure and statistic, ``estimate``, ``low``, ``high``.
-    - ``misranked``: the pairs paid more for less progress, worst first.
-    - ``sensitivity``: per achievement weight, the stable interval ``low`` / ``high`` and the fix.
-    ``scores`` are the config's ``Scores``; ``settings`` the thresholds and bootstrap settings used.
+    Attributes:
+        config: The config diagnosed.
+        scores: The config's ``Scores``.
+        by: The ``corpus.index`` column episodes were grouped by.
+        flags: One row per problem (``section``, ``code``, ``subject``, ``why``).
+        farming: Per episode and resource event: ``times_paid``, ``units``, ``paid``,
+            ``first_paid``, ``repeat_paid``, ``repeat_share`` (of the episode's |return|),
+            ``counts`` (observed / logged / estimated) and ``estimated`` (count shaping is an estimate).
+        farming_episodes: Per episode ``return``, ``credits``, ``resource``, ``first_time``,
+            ``repeats``, ``repeat_share``, ``count_shaping_estimated``, ``flagged``.
+        cycles: Per episode and loop: ``gathered``, ``spent``, ``laps``, ``pay_per_lap``,
+            ``lap_paid``, ``share_of_return``, ``estimated``.
+        dominance: Per group (``by``) and component, ``paid`` and ``share``.
+        dominance_by_kind: The same per component kind.
+        dead_entries: ``key``, ``value``, ``code``, ``judged``, ``why``.
+        alignment: Per progress measure and statistic, ``estimate``, ``low``, ``high``.
+        misranked: The pairs paid more for less progress, worst first.
+        sensitivity: Per achievement weight, the stable interval ``low`` / ``high`` and the fix.
+        settings: The thresholds and bootstrap settings used.
     """
 
     config: RewardConfig
@@ -93,7 +98,11 @@ class Diagnosis:
     settings: dict[str, Any] = field(default_factory=dict)
 
     def tables(self) -> dict[str, pd.DataFrame]:
-        """Every table by name (``TABLES`` order): what ``workbench diagnose --out`` writes."""
+        """Every table by name (``TABLES`` order): what ``workbench diagnose --out`` writes.
+
+        Returns:
+            Name -> table.
+        """
         return {name: getattr(self, name) for name in TABLES}
 
     @property

@@ -16,11 +16,16 @@ FLAG_COLUMNS = ("section", "code", "subject", "why")
 
 @dataclass(frozen=True)
 class Flag:
-    """One problem: the ``section`` that found it (farming, dominance, dead entries, alignment),
-    a stable ``code`` (for scripts and tests), the ``subject`` it is about (an episode, a policy,
-    a config key) and ``why``, a sentence with the numbers behind it. ``evidence`` (or None)
-    holds what a flag about one episode saw there: the loop, its decisions, its pay and a
-    replay link (``workbench.analysis.diagnostics.loops.evidence``)."""
+    """One problem a diagnosis found.
+
+    Attributes:
+        section: The section that found it (farming, dominance, dead entries, alignment).
+        code: A stable code (for scripts and tests).
+        subject: What it is about (an episode, a policy, a config key).
+        why: A sentence with the numbers behind it.
+        evidence: What a flag about one episode saw there (the loop, its decisions, its pay and a
+            replay link: ``loops.evidence``), or None.
+    """
 
     section: str
     code: str

@@ -34,7 +34,14 @@ from workbench.errors import ConfigError
 
 @dataclass(frozen=True)
 class ExportResult:
-    """What ``export_config`` did: the file, the table it updated, and what it could not write."""
+    """What ``export_table`` did: the file, the table it updated, and what it could not write.
+
+    Attributes:
+        path: The training TOML.
+        location: Where its step-rewards keys live.
+        changed: Whether the file was rewritten (False when nothing changed).
+        dropped_resource_overrides: The config had resource overrides, which were not written.
+    """
 
     path: Path
     location: StepRewardsLocation
@@ -57,24 +64,30 @@ def export_table(
     default for it differs from the config (so a minimal file stays minimal), except when the
     file has no step_rewards keys yet: then every key is written explicitly.
 
-    Refused with ``ConfigError`` (file unchanged):
-    - a file with no step_rewards at all, unless it has a ``[training]`` table and no
-      ``[rollout]`` table (then trainer-style keys are added; with ``[rollout]`` the intent is
-      ambiguous: add an empty ``[rollout.env_config.step_rewards]`` to choose task-app style);
-    - a standalone workbench TOML (``[step_rewards]``): that is a config, not a training file;
-    - unknown keys in the step_rewards table (export would have to delete something it does
-      not understand);
-    - a layout tomlkit cannot edit so that the file reads back as the table (checked before
-      writing).
-
-    Refused with ``OutputError`` (file unchanged): anything but a regular file; unless
-    ``force``, a read-only file or one with other hard links (``force`` replaces the first
-    keeping its mode, and updates the second in place so every link sees the change); a file
-    that cannot be written (unwritable folder, disk full).
-
     Resource overrides cannot be expressed in a training TOML; they are not written and
     ``dropped_resource_overrides`` says so (lint reports it too). The write is atomic, keeps
     the file's CRLF line endings, and is skipped when nothing changed.
+
+    Args:
+        table: The step_rewards table to write.
+        toml_path: An existing training TOML.
+        resource_overrides: The config had resource overrides (reported as dropped).
+        force: Replace a read-only file (keeping its mode) or update one with other hard links
+            in place (so every link sees the change).
+
+    Returns:
+        What was done.
+
+    Raises:
+        ConfigError: The file is unchanged and: it is not a ``.toml``; it has no step_rewards at
+            all, unless it has a ``[training]`` table and no ``[rollout]`` table (then
+            trainer-style keys are added; with ``[rollout]`` the intent is ambiguous: add an
+            empty ``[rollout.env_config.step_rewards]`` to choose task-app style); it is a
+            standalone workbench TOML (``[step_rewards]``: a config, not a training file); its
+            step_rewards table has unknown keys (export would have to delete something it does
+            not understand); or tomlkit cannot edit the layout so that it reads back as the table.
+        OutputError: The file is unchanged and is not a regular file, is read-only or has other
+            hard links (unless ``force``), or cannot be written (unwritable folder, disk full).
     """
     path = Path(toml_path)
     if path.suffix.lower() != TOML_SUFFIX:

@@ -46,7 +46,12 @@ _STYLE_KEYS: Mapping[str, tuple[str, ...]] = {
 
 @dataclass(frozen=True)
 class StepRewardsLocation:
-    """Where a file keeps its step_rewards keys: a style and the table that holds them."""
+    """Where a file keeps its step_rewards keys: a style and the table that holds them.
+
+    Attributes:
+        style: ``yaml``, ``standalone``, ``task-app`` or ``trainer``.
+        table: The dotted path of the table holding the keys, as a tuple.
+    """
 
     style: Style
     table: tuple[str, ...] = ()
@@ -57,15 +62,33 @@ class StepRewardsLocation:
         return _STYLE_KEYS[self.style]
 
     def file_key(self, key: str) -> str:
-        """The key as spelled in the file (trainer style prefixes it; unknown keys pass through)."""
+        """The key as spelled in the file (trainer style prefixes it; unknown keys pass through).
+
+        Args:
+            key: A step_rewards key (``weights``, ``indicator_lambda``, ...).
+
+        Returns:
+            The key in the file.
+        """
         return TRAINER_KEYS.get(key, key) if self.style == "trainer" else key
 
     def key_path(self, key: str) -> str:
-        """The dotted path of a key in the file, as error messages show it."""
+        """The dotted path of a key in the file, as error messages show it.
+
+        Args:
+            key: A step_rewards key.
+
+        Returns:
+            The table's path and the key as spelled in the file, dotted.
+        """
         return ".".join((*self.table, self.file_key(str(key))))
 
     def describe(self) -> str:
-        """Where the keys are, as messages say it (e.g. ``task-app style: [rollout.env_config.step_rewards]``)."""
+        """Where the keys are, as messages say it.
+
+        Returns:
+            E.g. ``task-app style: [rollout.env_config.step_rewards]``.
+        """
         if self.style == "trainer":
             return "trainer style: step_rewards_* keys under [training]"
         return f"{self.style} style: [{'.'.join(self.table)}]"
@@ -80,6 +103,16 @@ def find_step_rewards(doc: Mapping[str, Any], file: str) -> StepRewardsLocation 
 
     Precedence follows the task app: policy_config when present and non-empty, else
     env_config; then trainer-style flat keys; then a standalone ``[step_rewards]``.
+
+    Args:
+        doc: The parsed TOML.
+        file: The file's name, for error messages.
+
+    Returns:
+        Where the keys are, or None.
+
+    Raises:
+        ConfigError: A step_rewards key holds something other than a table; names the file and key.
     """
     policy = _table_at(doc, POLICY_TABLE, file)
     env = _table_at(doc, ENV_TABLE, file)

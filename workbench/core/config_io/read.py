@@ -27,8 +27,18 @@ MAX_CONFIG_BYTES = 10_000_000
 
 def read_table(path: str | Path) -> dict[str, Any]:
     """The step_rewards table of our YAML (.yaml/.yml) or a TOML (.toml, style detected), read
-    strictly (see ``workbench.core.config_io``). Raises ``ConfigError`` naming the file, the dotted
-    key and what was expected."""
+    strictly (see ``workbench.core.config_io``).
+
+    Args:
+        path: The file.
+
+    Returns:
+        The table, values checked and typed.
+
+    Raises:
+        ConfigError: The file cannot be read or parsed, or a key is unknown or holds a wrong
+            value; names the file, the dotted key and what was expected.
+    """
     path = Path(path)
     kind = file_kind(path)
     text = read_text(path)

@@ -22,11 +22,20 @@ RESOURCE_NOTE = "Workbench extension: the task app cannot express resource_weigh
 
 def write_table(table: Mapping[str, Any], path: str | Path, *, overwrite: bool = False) -> Path:
     """Write a step_rewards table (``RewardConfig.to_dict()``) as YAML (.yaml/.yml) or a
-    standalone ``[step_rewards]`` TOML (.toml); returns the path.
+    standalone ``[step_rewards]`` TOML (.toml), atomically.
 
-    The write is atomic. An existing file is replaced only with ``overwrite=True``, otherwise
-    ``TargetExistsError`` names it. A table that would not read back (NaN weights, a
-    non-string strategy, ...) raises ``ConfigError`` and nothing is written.
+    Args:
+        table: The table to write.
+        path: The file; its suffix picks the format.
+        overwrite: Replace an existing file.
+
+    Returns:
+        The path written.
+
+    Raises:
+        TargetExistsError: ``path`` exists and ``overwrite`` is False.
+        ConfigError: An unknown suffix, a table that would not read back (NaN weights, a
+            non-string strategy, ...) or a file that cannot be written; nothing is written.
     """
     path = Path(path)
     text = table_text(table, path)
@@ -41,8 +50,15 @@ def write_table(table: Mapping[str, Any], path: str | Path, *, overwrite: bool =
 def table_text(table: Mapping[str, Any], path: str | Path) -> str:
     """The text ``write_table(table, path)`` writes (YAML or TOML by ``path``'s suffix).
 
+    Args:
+        table: The table.
+        path: A file name; only its suffix is used.
+
+    Returns:
+        The text.
+
     Raises:
-        ConfigError: an unknown suffix, or a table that would not read back.
+        ConfigError: An unknown suffix, or a table that would not read back.
     """
     path = Path(path)
     kind = file_kind(path)

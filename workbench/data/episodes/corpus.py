@@ -1,9 +1,8 @@
 """``Corpus``: an ordered collection of episodes with a tidy per-episode index, in memory or columnar.
 
-A corpus position is backed by an episode in memory, a lazy loader, or an episode of a
-``ColumnStore`` (a columnar corpus opened from disk). ``corpus.decision_arrays()`` and
-``corpus.decision_batches()`` give the stacked state columns scoring needs: zero-copy slices for
-a columnar corpus, built by concatenation otherwise. Saving goes through the writer
+A corpus position is backed by an episode in memory, a lazy loader, or an episode of a ``ColumnStore``
+(a columnar corpus opened from disk). ``decision_arrays()`` and ``decision_batches()`` give the stacked
+state columns scoring needs (zero-copy slices when columnar). Saving goes through the writer
 ``workbench.data.storage`` registers (``register_writer``): this module never imports storage.
 """
 
@@ -42,11 +41,18 @@ def register_writer(writer: CorpusWriter) -> None:
 class Corpus:
     """An ordered collection of episodes with a tidy per-episode ``index`` DataFrame.
 
-    Episodes may be held in memory, loaded lazily (one loader per episode) or be views over the
-    columns of a columnar corpus; ``len``, ``corpus[i]``, ``corpus["id"]``, iteration and
-    boolean-mask selection (``corpus[corpus.index.policy == "scripted"]``) work as a pandas user
-    expects. Selecting never loads an episode; frames load only when an episode's frames are
-    touched.
+    Episodes may be held in memory, loaded lazily (one loader per episode) or be views over the columns
+    of a columnar corpus; ``len``, ``corpus[i]``, ``corpus["id"]``, iteration and boolean-mask selection
+    (``corpus[corpus.index.policy == "scripted"]``) work as a pandas user expects. Selecting never
+    loads an episode; frames load only when an episode's frames are touched.
+
+    Args:
+        episodes: Episodes held in memory (ignored when ``loaders`` is given).
+        loaders: One function per episode that builds it, for lazy loading.
+        index: The index rows of the ``loaders``' episodes (required with them).
+
+    Raises:
+        ValueError: ``loaders`` without an index row each, or repeated episode ids.
     """
 
     def __init__(
@@ -73,7 +79,16 @@ class Corpus:
 
     @classmethod
     def from_store(cls, store: ColumnStore, episodes: Sequence[int], index: pd.DataFrame) -> Corpus:
-        """A corpus of the given episodes of ``store``, with their ``index`` rows (in that order)."""
+        """A corpus of the given episodes of ``store``, with their ``index`` rows (in that order).
+
+        Args:
+            store: The columnar store holding the episodes.
+            episodes: Episode numbers in the store, in corpus order.
+            index: One index row per episode.
+
+        Returns:
+            A corpus of views over the store's columns.
+        """
         corpus = cls.__new__(cls)
         corpus._loaders = [_store_loader(store, k) for k in episodes]
         corpus._cache = [None] * len(corpus._loaders)
@@ -127,7 +142,14 @@ class Corpus:
         return self._subset([int(i) for i in mask])
 
     def select(self, **columns: Any) -> Corpus:
-        """Episodes whose index columns equal the given values (a list means "any of")."""
+        """Episodes whose index columns equal the given values (a list means "any of").
+
+        Args:
+            **columns: Index column -> wanted value, or a list/tuple/set of them.
+
+        Returns:
+            The matching episodes, in corpus order (none loaded).
+        """
         mask = np.ones(len(self), dtype=bool)
         for column, wanted in columns.items():
             if column not in self.index.columns:
@@ -141,8 +163,17 @@ class Corpus:
         return self._subset(np.flatnonzero(mask))
 
     def groups(self, by: str) -> pd.Series:
-        """Episode id -> the index column ``by`` as text (e.g. "policy"): how figures and
-        tables group episodes. KeyError naming the columns when there is no such column."""
+        """Episode id -> the index column ``by`` as text (e.g. "policy"): how figures and tables group episodes.
+
+        Args:
+            by: An index column.
+
+        Returns:
+            The column as text, indexed by episode id.
+
+        Raises:
+            KeyError: No such index column; names the columns there are.
+        """
         if by not in self.index.columns:
             raise KeyError(f"no index column {by!r}; columns are {list(self.index.columns)}")
         return self.index.set_index("episode")[by].astype(str)
@@ -159,10 +190,20 @@ class Corpus:
 
     # -- whole columns ----------------------------------------------------------------------
     def decision_arrays(self, start: int = 0, stop: int | None = None) -> DecisionArrays:
-        """The stacked state columns of episodes ``start .. stop - 1`` (all by default), ids as
-        ``corpus.index`` names them. Zero-copy slices where the episodes are consecutive in one
-        columnar store; otherwise built by concatenation (episodes in memory are read, never
-        their frames). ``CorpusError`` for an empty range."""
+        """The stacked state columns of episodes ``start .. stop - 1`` (all by default), ids as ``corpus.index``
+        names them. Zero-copy slices where the episodes are consecutive in one columnar store;
+        otherwise built by concatenation (episodes in memory are read, never their frames).
+
+        Args:
+            start: Position of the first episode.
+            stop: Position after the last one (None: the end).
+
+        Returns:
+            The stacked columns.
+
+        Raises:
+            CorpusError: The range holds no episode.
+        """
         stop = len(self) if stop is None else min(stop, len(self))
         if not 0 <= start < stop:
             raise CorpusError(f"no episodes in positions {start}..{stop} of a corpus of {len(self)}")
@@ -187,7 +228,14 @@ class Corpus:
 
     def episode_extras(self, position: int) -> EpisodeExtras:
         """What the episode at ``position`` holds besides its state columns, without building it
-        when it lives in a columnar store (its id as ``corpus.index`` names it)."""
+        when it lives in a columnar store (its id as ``corpus.index`` names it).
+
+        Args:
+            position: The episode's position in the corpus.
+
+        Returns:
+            Its metadata, logs, views, messages, calls and frames loader.
+        """
         backing = self._columns[position]
         extras = backing[0].extras(backing[1]) if backing is not None else EpisodeExtras.of(self._load(position))
         episode_id = self.index["episode"].iat[position]
@@ -204,8 +252,11 @@ class Corpus:
         return extras
 
     def stored_events(self) -> list[dict[str, np.ndarray]] | None:
-        """The events (``workbench.data.episodes.events``) a columnar store computed while it opened,
-        when this corpus is exactly that store's episodes in order; else None."""
+        """The events a columnar store computed on opening, when this corpus is exactly its episodes in order.
+
+        Returns:
+            One dict of event arrays per episode, or None.
+        """
         backing = self._columns[0] if self._columns else None
         if backing is None or backing[0].events is None or len(self) != len(backing[0]):
             return None
@@ -215,9 +266,15 @@ class Corpus:
         return store.events
 
     def decision_batches(self, max_decisions: int = BATCH_DECISIONS) -> Iterator[tuple[int, DecisionArrays]]:
-        """(position of the first episode, ``decision_arrays`` of whole episodes) in corpus order,
-        each batch closed once it holds ``max_decisions`` decisions or more (so a batch is one
-        episode at least): the temporaries of code working batch by batch stay small."""
+        """``decision_arrays`` of whole episodes in corpus order, each batch closed once it holds ``max_decisions``
+        decisions or more (one episode at least): the temporaries of code working batch by batch stay small.
+
+        Args:
+            max_decisions: Decisions after which a batch is closed.
+
+        Yields:
+            ``(position of the batch's first episode, its DecisionArrays)``.
+        """
         lengths = self.index["decisions"].to_numpy(dtype=np.int64)
         start, held = 0, 0
         for position, length in enumerate(lengths):
@@ -231,7 +288,14 @@ class Corpus:
     # -- combining and saving ---------------------------------------------------------------
     @staticmethod
     def concat(corpora: Iterable[Corpus]) -> Corpus:
-        """One corpus of all episodes in order; repeated ids get a ``-2``, ``-3`` ... suffix."""
+        """One corpus of all episodes in order; repeated ids get a ``-2``, ``-3`` ... suffix.
+
+        Args:
+            corpora: The corpora to join.
+
+        Returns:
+            The joined corpus (no episode is loaded).
+        """
         loaders: list[Callable[[], Episode]] = []
         columns: list[tuple[ColumnStore, int] | None] = []
         rows: list[pd.DataFrame] = []
@@ -251,7 +315,15 @@ class Corpus:
         return joined
 
     def save(self, path: str | Path, *, overwrite: bool = False) -> Path:
-        """Save to a corpus folder (format: ``workbench.data.storage``); see ``storage.save_corpus``."""
+        """Save to a corpus folder (format: ``workbench.data.storage``); see ``storage.save_corpus``.
+
+        Args:
+            path: The corpus folder (made if missing; the episodes are added as one new part).
+            overwrite: As ``storage.save_corpus``.
+
+        Returns:
+            The folder.
+        """
         if not _WRITER:
             raise RuntimeError("no corpus writer registered: import workbench.data.storage first")
         return _WRITER[0](self, path, overwrite=overwrite)

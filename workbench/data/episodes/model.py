@@ -1,9 +1,7 @@
 """The episode data model: ``Episode`` (one Crafter episode's states and decisions) and ``Frames``.
 
-An ``Episode`` is the state after reset plus one row per decision, kept as small numpy arrays
-(inventory and achievement counts per state, actions, Crafter's reward) with optional frames
-that stay on disk until first touched. ``episode.states()`` gives the observation states in the
-task app's form, ready for ``workbench.core.reward`` / ``workbench.core.episode_reward``.
+Episodes are small numpy arrays with optional frames that stay on disk until first touched;
+``episode.states()`` gives the states in the task app's form, for ``workbench.core.episode_reward``.
 """
 
 from __future__ import annotations
@@ -46,9 +44,11 @@ COUNT_SOURCES = ("observed", "logged", "estimated")
 
 @dataclass
 class Frames:
-    """One episode's frames: ``images[0]`` is the reset frame, ``images[t]`` the frame after step t.
+    """One episode's frames.
 
-    ``step_decision[t - 1]`` is the decision (1-based, as ``decision_index``) that step t belongs to.
+    Attributes:
+        images: uint8 (steps + 1, 64, 64, 3): ``images[0]`` the reset frame, ``images[t]`` the one after step t.
+        step_decision: ``step_decision[t - 1]`` is the decision (1-based) that step t belongs to.
     """
 
     images: np.ndarray
@@ -57,26 +57,26 @@ class Frames:
 
 @dataclass
 class Episode:
-    """One Crafter episode: the state after reset and one row per decision.
+    """One Crafter episode: the state after reset and one row per decision (n = number of decisions).
 
-    Arrays (n = number of decisions):
-    - ``inventory``: int (n+1, 16), columns ``INVENTORY_ITEMS``; row 0 is the state after reset.
-    - ``achievement_counts``: int (n+1, 22), columns ``ACHIEVEMENTS``, Crafter's cumulative counts.
-      ``metadata["counts"]`` says where they come from (``COUNT_SOURCES``; missing = observed);
-      the status itself is always exact.
-    - ``player_pos``: int (n+1, 2), -1 where unknown.
-    - ``env_reward``: float (n,), Crafter's own reward summed over the decision's steps.
-    - ``done``: bool (n,).
-    ``actions[i]`` lists the Crafter action names of decision i+1.
-    ``logged`` holds what a task app logged for an imported rollout: ``config`` (its step_rewards
-    table) and ``stepwise`` (one ``info.stepwise`` dict or None per decision).
-    Episodes imported from text observations (which have no frames) keep what a replay needs:
-    ``views[i]`` the text map view of state i (n+1 strings, index 0 = after reset) and
-    ``messages[i]`` what the model said for decision i+1 (n strings: its text, then its tool
-    call), each bounded in size; both are None when the source had none.
-    ``calls[i]`` holds decision i+1's tool calls as the policy handed them to the environment
-    (JSON text, before the task app's normalisation; ``actions[i]`` is what it played), None
-    when the source had none.
+    Attributes:
+        id: The episode's id.
+        inventory: int (n+1, 16), columns ``INVENTORY_ITEMS``; row 0 is the state after reset.
+        achievement_counts: int (n+1, 22), columns ``ACHIEVEMENTS``, cumulative; source: ``metadata["counts"]``.
+        actions: ``actions[i]`` lists the Crafter action names of decision i+1.
+        env_reward: float (n,), Crafter's own reward summed over the decision's steps.
+        done: bool (n,).
+        player_pos: int (n+1, 2), -1 where unknown.
+        achievement_status: bool (n+1, 22), always exact; None reads it from the counts.
+        metadata: Source, policy, seed and the like (``Corpus.index`` columns come from it).
+        logged: An imported rollout's log: ``config`` (its step_rewards) and ``stepwise`` (per decision).
+        views: Text map view of each state (n+1, from text observations, which have no frames) or None.
+        messages: What the model said for each decision (its text, then its tool call) or None.
+        calls: Each decision's tool calls as JSON text, before the task app's normalisation, or None.
+        frames_loader: Reads the frames on first use; None for an episode without frames.
+
+    Raises:
+        EpisodeError: The arrays do not fit (see ``validate``); ``EpisodeValueError``: NaN or a fraction in one.
     """
 
     id: str
@@ -111,7 +111,11 @@ class Episode:
 
     # -- checks -----------------------------------------------------------------------------
     def validate(self) -> None:
-        """Raise ``EpisodeError`` naming this episode if its arrays do not fit together."""
+        """Check that the arrays fit together.
+
+        Raises:
+            EpisodeError: A shape, text list, counts source or action is wrong, or no decision; names it.
+        """
         n = len(self.actions)
         if n == 0:
             raise EpisodeError(f"episode {self.id!r}: has no decisions (an episode needs at least one)")
@@ -182,8 +186,17 @@ class Episode:
         return self.load_frames()
 
     def load_frames(self, *, keep: bool = True) -> Frames:
-        """The frames; with ``keep=False`` frames not yet loaded are read without being kept, so
-        saving or converting a large corpus streams its frames instead of holding them all."""
+        """The frames; with ``keep=False`` unloaded frames are read without being kept (a large save streams them).
+
+        Args:
+            keep: Keep the frames once read.
+
+        Returns:
+            The frames (one per step plus the reset frame).
+
+        Raises:
+            EpisodeError: The episode was recorded without frames.
+        """
         if self._frames is not None:
             return self._frames
         if self.frames_loader is None:
@@ -194,7 +207,15 @@ class Episode:
         return frames
 
     def set_frames(self, images: np.ndarray, step_decision: np.ndarray) -> None:
-        """Attach frames, checking that there is one per step plus the reset frame."""
+        """Attach frames, checking that there is one per step plus the reset frame.
+
+        Args:
+            images: uint8 (steps + 1, 64, 64, 3).
+            step_decision: int (steps,): the 1-based decision of each step.
+
+        Raises:
+            EpisodeError: A shape or dtype does not fit; names the episode.
+        """
         images = np.asarray(images)
         step_decision = np.asarray(step_decision, dtype=np.int32)
         if images.dtype != np.uint8 or images.shape[1:] != FRAME_SHAPE or len(images) != self.n_steps + 1:
@@ -210,13 +231,21 @@ class Episode:
         self.frames_loader = None
 
     def step_decisions(self) -> np.ndarray:
-        """For each environment step, the 1-based decision it belongs to (from the actions)."""
+        """For each environment step, the 1-based decision it belongs to (from the actions).
+
+        Returns:
+            int32 array, one entry per step.
+        """
         sizes = np.fromiter((len(d) for d in self.actions), dtype=np.int64, count=self.n_decisions)
         return np.repeat(np.arange(1, self.n_decisions + 1, dtype=np.int32), sizes)
 
     # -- the task app's view ----------------------------------------------------------------
     def states(self) -> list[dict[str, dict[str, Any]]]:
-        """Observation states as the task app sees them (index 0 = after reset)."""
+        """Observation states as the task app sees them (index 0 = after reset).
+
+        Returns:
+            One dict per state: ``inventory``, ``achievements_status``, ``achievements_counts``.
+        """
         inventory = self.inventory.tolist()
         counts = self.achievement_counts.tolist()
         assert self.achievement_status is not None  # __post_init__ fills it from the counts
@@ -231,11 +260,16 @@ class Episode:
         ]
 
     def following(self, previous: Episode) -> Episode:
-        """This episode as the task app scores it when it follows ``previous`` in one rollout
-        with ``on_done = "reset"``: its reset state replaced by ``previous``'s last state, since
-        the task app does not reset its inventory and count snapshots (quirk 7 in workbench.core.reward). The
-        first decision is then paid for, e.g., health, food, drink and energy refilling to 9.
-        Frames are not carried: the result is for scoring."""
+        """This episode as the task app scores it after ``previous`` in one rollout with ``on_done = "reset"``: its
+        reset state is ``previous``'s last (the task app keeps its snapshots, quirk 7 in workbench.core.reward),
+        so its first decision is paid for, e.g., vitals refilling to 9. Frames are not carried.
+
+        Args:
+            previous: The episode played just before in the same rollout.
+
+        Returns:
+            A new episode; this one is unchanged.
+        """
 
         def swapped(array: np.ndarray | None, last: np.ndarray | None) -> np.ndarray:
             assert array is not None and last is not None  # __post_init__ fills every array
@@ -258,7 +292,11 @@ class Episode:
         )
 
     def index_row(self) -> dict[str, Any]:
-        """This episode's row of ``Corpus.index`` (metadata only: never reads frames)."""
+        """This episode's row of ``Corpus.index`` (metadata only: never reads frames).
+
+        Returns:
+            Column -> value, ``INDEX_COLUMNS`` order.
+        """
         unlocked = self.unlocked
         return {
             "episode": self.id,
@@ -289,8 +327,18 @@ class Episode:
     ) -> Episode:
         """Build an episode from task-app observation states (index 0 = after reset).
 
-        Missing inventory items read as 0; missing counts are estimated from the status (0/1)
-        and the episode says so (``metadata["counts"] == "estimated"``).
+        Missing inventory reads as 0; missing counts are estimated from the status (``metadata["counts"]`` says so).
+
+        Args:
+            id: The episode's id.
+            states: Dicts of ``inventory``, ``achievements_status`` and (optional) ``achievements_counts``.
+            actions: One list of Crafter action names per decision.
+            env_reward: Crafter's reward per decision (None: zeros).
+            done: Whether each decision ended the episode (None: all False).
+            metadata: Copied into ``Episode.metadata``.
+
+        Returns:
+            The episode.
         """
         n = len(states) - 1
         inventory = [[int(s.get("inventory", {}).get(item, 0)) for item in INVENTORY_ITEMS] for s in states]
@@ -317,9 +365,8 @@ class Episode:
 
 
 def _integers(episode_id: str, name: str, values: Any, columns: Sequence[str]) -> np.ndarray:
-    """``values`` as int32, refusing what a cast would change silently (NaN, infinity, fractions,
-    values beyond int32): ``EpisodeValueError`` naming the episode, the state row (= the decision
-    after which it was observed; 0 = after reset) and the column."""
+    """``values`` as int32, refusing what a cast would change silently (NaN, infinity, fractions, beyond
+    int32): ``EpisodeValueError`` naming the episode, the state row (0 = after reset) and the column."""
     array = np.asarray(values)
     if array.dtype.kind in "iub" and (array.dtype.itemsize < 4 or array.dtype == np.int32):
         return array.astype(np.int32, copy=False)

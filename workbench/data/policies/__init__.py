@@ -32,7 +32,18 @@ __all__ = [
 
 
 def resolve_policy(spec: str) -> PolicyFactory:
-    """The factory named by ``spec``: a builtin name, or ``"module:function"`` to import."""
+    """The factory named by ``spec``: a builtin name, or ``"module:function"`` to import.
+
+    Args:
+        spec: ``random``, ``scripted``, ``farmer`` or ``"module:function"``.
+
+    Returns:
+        The policy factory.
+
+    Raises:
+        RecordingError: An unknown name, a module that cannot be imported, or an attribute that
+            is missing or not callable; names the spec.
+    """
     if spec in BUILTIN_POLICIES:
         return BUILTIN_POLICIES[spec]
     module_name, sep, attr = spec.partition(":")

@@ -16,7 +16,18 @@ import numpy as np
 
 @dataclass(frozen=True)
 class PolicyInput:
-    """What a policy sees before one decision."""
+    """What a policy sees before one decision.
+
+    Attributes:
+        image: uint8 (64, 64, 3), the last observation.
+        inventory: Crafter's 16 items.
+        achievements: Crafter's 22 cumulative counts.
+        semantic: (64, 64) int world map of material/object ids (``info["semantic"]``).
+        player_pos: The player's position.
+        facing: The player's facing direction.
+        step: Env steps taken so far in this episode.
+        max_actions: The decision may hold 1..max_actions actions.
+    """
 
     image: np.ndarray  # uint8 (64, 64, 3), the last observation
     inventory: Mapping[str, int]  # Crafter's 16 items
@@ -54,6 +65,17 @@ def policy_input_from(
     whatever it lacks is read from the env's player and semantic view, exactly as ``step()``
     would have reported it. ``achievements`` overrides the counts (e.g. a recorder's own);
     by default they are Crafter's cumulative counts (the player's, all zero after reset).
+
+    Args:
+        env: The ``crafter.Env``.
+        obs: The observation ``reset()`` or ``step()`` returned.
+        info: The info ``step()`` returned, or None after ``reset()``.
+        step: Env steps taken so far in this episode.
+        max_actions: The most actions the decision may hold.
+        achievements: Counts overriding Crafter's.
+
+    Returns:
+        The policy's input.
     """
     info = info or {}
     player = crafter_player(env)

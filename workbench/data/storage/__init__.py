@@ -87,8 +87,18 @@ __all__ = [
 def load_corpus(root: str | Path, *, parts: Collection[str] | None = None) -> Corpus:
     """Open a corpus folder (only the committed parts named in ``parts``, when given: what a
     watcher following a folder being written reads; ``committed_parts`` lists them).
-    ``CorpusFormatError`` (or a subclass) naming the file when it cannot be read, is of another
-    schema version, holds a symlink or a value outside Crafter's ranges."""
+
+    Args:
+        root: The corpus folder.
+        parts: Names of committed parts to open; None opens them all.
+
+    Returns:
+        The corpus; frames and large arrays are read on first use.
+
+    Raises:
+        CorpusFormatError: A file cannot be read, is of another schema version, holds a
+            symlink, or (``CorpusValueError``) a value outside Crafter's ranges; names the file.
+    """
     return columnar.load(Path(root), parts)
 
 
@@ -113,12 +123,24 @@ def save_corpus(corpus: Corpus, root: str | Path, *, overwrite: bool = False, pr
     """Add every episode of ``corpus`` to the folder ``root`` as one new part (made if missing).
 
     Episodes already in ``root`` are kept; an id it already holds is written again only with
-    ``overwrite`` (the new one takes the old one's place), otherwise ``TargetExistsError`` names
-    it before anything is written. ``EpisodeValueError`` names the episode, decision and column
-    of a value outside Crafter's ranges (nothing is written then); ``CorpusFormatError`` when
-    ``root`` is of another schema version or unsafe; ``OutputError`` when it cannot be
-    written (disk full, no permission). ``progress`` shows tqdm bars (frames
-    are encoded episode by episode: minutes for a large corpus). Returns ``root``."""
+    ``overwrite`` (the new one takes the old one's place).
+
+    Args:
+        corpus: The episodes.
+        root: The corpus folder.
+        overwrite: Replace episodes whose ids ``root`` already holds.
+        progress: Show tqdm bars (frames are encoded episode by episode: minutes for a large corpus).
+
+    Returns:
+        ``root``.
+
+    Raises:
+        TargetExistsError: An id ``root`` already holds, without ``overwrite`` (before anything is written).
+        EpisodeValueError: A value outside Crafter's ranges; names the episode, decision and column
+            (nothing is written).
+        CorpusFormatError: ``root`` is of another schema version or unsafe.
+        OutputError: ``root`` cannot be written (disk full, no permission).
+    """
     root = Path(root)
     # A full disk or an unwritable folder is the user's to fix: OutputError names the folder,
     # and the part being written is removed (a failed save leaves nothing behind).
@@ -134,12 +156,31 @@ def save_corpus(corpus: Corpus, root: str | Path, *, overwrite: bool = False, pr
 
 
 def save_episode(root: str | Path, episode: Episode, *, overwrite: bool = False) -> Path:
-    """Add one episode to ``root`` (a part of its own); see ``save_corpus``."""
+    """Add one episode to ``root`` (a part of its own); see ``save_corpus``.
+
+    Args:
+        root: The corpus folder.
+        episode: The episode.
+        overwrite: Replace an episode of the same id.
+
+    Returns:
+        ``root``.
+
+    Raises:
+        TargetExistsError: As ``save_corpus``; so do its other errors.
+    """
     return save_corpus(Corpus([episode]), root, overwrite=overwrite)
 
 
 def read_index(root: str | Path) -> list[dict[str, Any]]:
-    """The corpus index of ``root`` as plain rows (``Corpus.index`` columns), in corpus order."""
+    """The corpus index of ``root`` as plain rows (``Corpus.index`` columns), in corpus order.
+
+    Args:
+        root: The corpus folder.
+
+    Returns:
+        One dict per episode.
+    """
     index = load_corpus(root).index
     return [{column: row[column] for column in INDEX_COLUMNS} for row in index.to_dict("records")]
 
@@ -147,7 +188,14 @@ def read_index(root: str | Path) -> list[dict[str, Any]]:
 def remove_empty_corpus(root: str | Path) -> bool:
     """Remove the folder ``root`` if it is a corpus folder no write has committed to (its
     marker, lock, empty table folders and leftovers; under the folder lock, so never while a
-    writer is mid-write); anything else in it keeps it. Returns whether it was removed."""
+    writer is mid-write); anything else in it keeps it.
+
+    Args:
+        root: The folder.
+
+    Returns:
+        Whether it was removed.
+    """
     root = Path(root)
     if root.is_symlink() or not root.is_dir():
         return False
@@ -169,7 +217,14 @@ def remove_empty_corpus(root: str | Path) -> bool:
 
 
 def holds_episodes(root: str | Path) -> bool:
-    """Whether ``root`` is a corpus folder holding at least one episode."""
+    """Whether ``root`` is a corpus folder holding at least one episode.
+
+    Args:
+        root: Any path.
+
+    Returns:
+        True for a corpus folder with a committed episode.
+    """
     root = Path(root)
     return (root / MARKER).exists() and bool(committed_parts(root))
 

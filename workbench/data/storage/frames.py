@@ -44,14 +44,32 @@ SCHEMA = pa.schema(
 
 
 def encode(images: np.ndarray) -> bytes:
-    """The ``CODEC`` blob of a (T, 64, 64, 3) uint8 stack."""
+    """The ``CODEC`` blob of a (T, 64, 64, 3) uint8 stack.
+
+    Args:
+        images: The frames.
+
+    Returns:
+        The compressed bytes.
+    """
     planes = _to_planes(images)
     planes[1:] -= planes[:-1].copy()  # uint8 arithmetic wraps: the difference mod 256
     return pa.Codec("zstd", compression_level=_ZSTD_LEVEL).compress(planes.tobytes(), asbytes=True)
 
 
 def decode(blob: bytes, count: int) -> np.ndarray:
-    """The (count, 64, 64, 3) uint8 stack ``encode`` was given; ``ValueError`` if the blob is not one."""
+    """The (count, 64, 64, 3) uint8 stack ``encode`` was given.
+
+    Args:
+        blob: What ``encode`` returned.
+        count: How many frames it holds.
+
+    Returns:
+        The frames.
+
+    Raises:
+        ValueError: The blob is not one (pyarrow's error for a bad zstd stream or size).
+    """
     size = count * int(np.prod(FRAME_SHAPE))
     raw = pa.Codec("zstd").decompress(blob, decompressed_size=size, asbytes=True)
     planes = np.frombuffer(raw, dtype=np.uint8).reshape(count, 3, *FRAME_SHAPE[:2]).copy()
@@ -66,7 +84,11 @@ def _to_planes(images: np.ndarray) -> np.ndarray:
 
 
 class FramesWriter:
-    """Writes a part's frames table, one row group per episode, as episodes come."""
+    """Writes a part's frames table, one row group per episode, as episodes come.
+
+    Args:
+        sink: The Parquet file to write.
+    """
 
     def __init__(self, sink: str | Path) -> None:
         self._writer = pq.ParquetWriter(
@@ -79,7 +101,15 @@ class FramesWriter:
         self.bytes = 0
 
     def add(self, episode_id: str, frames: Frames) -> int:
-        """Append one episode's frames; returns its row group number."""
+        """Append one episode's frames.
+
+        Args:
+            episode_id: The episode's id.
+            frames: Its frames.
+
+        Returns:
+            Its row group number.
+        """
         images = np.ascontiguousarray(frames.images)
         blob = encode(images)
         self.bytes += len(blob)
@@ -105,8 +135,20 @@ class FramesWriter:
 
 def read_frames(path: Path, handle: BinaryIO | Any, group: int, episode_id: str) -> Frames:
     """Episode ``episode_id``'s frames from row group ``group`` of the frames table ``handle``
-    (an open file of ``path``); ``CorpusFormatError`` naming the file when the group is missing,
-    holds another episode or does not decode."""
+    (an open file of ``path``).
+
+    Args:
+        path: The file's path, for messages.
+        handle: The open frames file.
+        group: The episode's row group.
+        episode_id: The episode's id.
+
+    Returns:
+        The frames.
+
+    Raises:
+        CorpusFormatError: The group is missing, holds another episode or does not decode; names the file.
+    """
     try:
         reader = ParquetReader(handle)
         if not 0 <= group < reader.num_row_groups:

@@ -147,7 +147,17 @@ def _entries(folder: Path) -> list[os.DirEntry[str]]:
 
 
 def committed_parts(root: Path) -> list[str]:
-    """Names of the parts whose commit record (``episodes/P.parquet``) exists, in commit order."""
+    """Names of the parts whose commit record (``episodes/P.parquet``) exists, in commit order.
+
+    Args:
+        root: The corpus folder.
+
+    Returns:
+        The part names.
+
+    Raises:
+        CorpusFormatError: A commit record that is not a regular file.
+    """
     folder = root / "episodes"
     if not folder.is_dir():
         return []

@@ -80,7 +80,15 @@ EPISODE_SCHEMA = pa.schema(
 
 def decisions_table(arrays: DecisionArrays, texts: Sequence[Texts] | None) -> pa.Table:
     """The decisions table of ``arrays`` (already checked and narrowed); ``texts`` gives each
-    episode's (views, messages, calls) when any episode of the part has them."""
+    episode's (views, messages, calls) when any episode of the part has them.
+
+    Args:
+        arrays: The part's stacked columns.
+        texts: Per episode (views, messages, calls), or None.
+
+    Returns:
+        The Arrow table.
+    """
     lengths = arrays.lengths
     rows = lengths + 1
     starts = arrays.row_starts
@@ -115,12 +123,28 @@ def decisions_table(arrays: DecisionArrays, texts: Sequence[Texts] | None) -> pa
 
 
 def episodes_table(rows: list[dict[str, Any]]) -> pa.Table:
-    """The episodes table of some episode rows (dicts with the ``EPISODE_SCHEMA`` keys)."""
+    """The episodes table of some episode rows (dicts with the ``EPISODE_SCHEMA`` keys).
+
+    Args:
+        rows: The rows.
+
+    Returns:
+        The Arrow table.
+    """
     return pa.Table.from_pylist(rows, schema=EPISODE_SCHEMA)
 
 
 def check_schema(table_schema: pa.Schema, expected: pa.Schema, where: str) -> None:
-    """``ValueError`` text naming the first missing or mistyped column (the caller names the file)."""
+    """Check a table's columns against a schema.
+
+    Args:
+        table_schema: The table's schema.
+        expected: The schema it should have.
+        where: What the message names first.
+
+    Raises:
+        ValueError: A missing or mistyped column (the first); the caller names the file.
+    """
     for field in expected:
         index = table_schema.get_field_index(field.name)
         if index < 0:
