@@ -124,7 +124,11 @@ class Audit:
         ``section``, ``code``, ``subject``, the measured ``precision`` (null when unmeasured or
         never fired on the benchmark) and the evidence (null when the finding has none):
         ``episode``, ``loop``, ``laps``, ``first`` and ``last`` decision, ``paid``, ``replay``
-        (the dashboard's relative link to the Replayer at ``first``)."""
+        (the dashboard's relative link to the Replayer at ``first``).
+
+        Returns:
+            One row per finding, flags first.
+        """
         rows = []
         for kind, table in (("flag", self.flags), ("note", self.notes)):
             for row in table.to_dict("records"):

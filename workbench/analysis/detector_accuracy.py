@@ -117,7 +117,15 @@ def detector_scores(corpus: Corpus, config: RewardConfig, loops: Sequence[Loop] 
 
 def laps_table(corpus: Corpus, loops: Sequence[Loop] = LOOPS) -> pd.DataFrame:
     """Per episode (rows, index the ids) and loop (columns, its name) how many laps it ran.
-    Laps read the episode's arrays only, so they are the same under every config."""
+    Laps read the episode's arrays only, so they are the same under every config.
+
+    Args:
+        corpus: The episodes.
+        loops: The loops to count.
+
+    Returns:
+        (episodes, loops) lap counts, index the episode ids, columns the loops' names.
+    """
     values = [[len(loop_laps(track, loop)) for loop in loops] for track in tracks(corpus)]
     return pd.DataFrame(values, index=pd.Index(corpus.ids, name="episode"), columns=[loop.name for loop in loops])
 
@@ -137,7 +145,17 @@ def choose_allowances(
     """``loops`` with each ``allowed`` set to ``margin`` times the most laps any honest episode
     of ``laps`` (``laps_table`` rows of the tune split; ``exploit`` their labels) ran of a loop
     of its ``family``, and at least ``MIN_ALLOWED``: the most of a few dozen honest episodes
-    understates what the next honest episode may do, and a hacker's loop runs many times more."""
+    understates what the next honest episode may do, and a hacker's loop runs many times more.
+
+    Args:
+        laps: ``laps_table`` rows of the tune split.
+        exploit: (episodes,) bool, each row's label (True: an exploiting episode).
+        loops: The loops to set allowances of.
+        margin: How many times the honest maximum a loop may run before it is flagged.
+
+    Returns:
+        ``loops`` with their ``allowed`` set.
+    """
     honest = laps[~np.asarray(exploit, bool)]
     most: dict[str, int] = {}
     for loop in loops:
@@ -241,7 +259,14 @@ def meets_target(code: str, row: dict[str, Any]) -> bool:
 
 def shortfall(code: str) -> str:
     """Where the pooled measured row of ``code`` falls short of ``TARGET``, in words ("" when it
-    does not, or was not measured)."""
+    does not, or was not measured).
+
+    Args:
+        code: A flag code.
+
+    Returns:
+        The shortfall in words, e.g. "precision 0.83 < 0.95".
+    """
     row = _measurements().get("pooled", {}).get(code)
     if row is None:
         return ""
@@ -263,6 +288,13 @@ def gating(code: str) -> bool:
     benchmark does only when its pooled held-out row (the shipped per_achievement configs
     together) meets ``TARGET``; below that bar its flags are notes. A check that judges the
     config itself rather than episodes (dead entries, estimated counts: nothing to measure
-    against episode labels) always does."""
+    against episode labels) always does.
+
+    Args:
+        code: A flag code (e.g. ``farming-loop``).
+
+    Returns:
+        True when a flag of ``code`` fails an audit, False when it is a note.
+    """
     row = _measurements().get("pooled", {}).get(code)
     return row is None and code not in DETECTORS or (row is not None and meets_target(code, row))
