@@ -97,7 +97,12 @@ def grpo(rewards: np.ndarray, group: np.ndarray, *, eps: float = EPS, ddof: int 
     scale = std[group] + eps
     # a zero-variance group (with eps = 0) is 0 / 0: no gradient, advantage 0
     advantage = np.divide(centred, scale, out=np.zeros_like(centred), where=scale > 0)
-    advantage[size[group] < 2] = 0.0
+    # A group whose rollouts are all equal is zero-variance whatever rounding left in its std
+    # (0.0225 three times has a std of ~1e-18, and 1e-18 / 1e-18 is not 0).
+    low, high = np.full(len(size), np.inf), np.full(len(size), -np.inf)
+    np.minimum.at(low, group, rewards)
+    np.maximum.at(high, group, rewards)
+    advantage[(size[group] < 2) | (low == high)[group]] = 0.0
     return advantage
 
 
