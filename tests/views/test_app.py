@@ -10,6 +10,7 @@ to $WORKBENCH_APP_SCREENSHOTS when set (docs/ has them)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 import urllib.error
@@ -20,6 +21,7 @@ import pytest
 import yaml
 from helpers.browser_app import app_server, foreign_page, tab, upgrade_status, wait_text
 from helpers.browser_lab import LABELS_JS, REPLAY_BOXES_JS, REPO, TIMEOUT_MS, collect_errors, launch
+from helpers.polling import until
 
 from workbench.data.sample import sample_corpus
 from workbench.data.storage import load_corpus, save_corpus
@@ -55,9 +57,18 @@ def _returns_text(tuner) -> str:
 
 
 def _labels_fit(root) -> None:
-    """No two labels of a figure under ``root`` overlap and none is cut off by its figure."""
-    labels = root.evaluate(LABELS_JS)
-    assert labels["counted"] and labels["overlaps"] == [] and labels["cut"] == [], labels
+    """No two labels of a figure under ``root`` overlap and none is cut off by its figure, once
+    the figures settle: bqplot hides a scatter's point names (``display_names=False``) at the end
+    of a transition, so for its length after a redraw they are drawn, one on another."""
+    report: dict = {}
+
+    def fits() -> bool:
+        report.update(root.evaluate(LABELS_JS))
+        return bool(report["counted"]) and report["overlaps"] == [] and report["cut"] == []
+
+    with contextlib.suppress(AssertionError):  # the report below says what stayed wrong
+        until(fits, "the figures' labels to fit", seconds=5.0, interval=0.2)
+    assert fits(), report
 
 
 def _open_page(context, url: str, width: int = 1280, height: int = 800):
