@@ -32,7 +32,15 @@ class Normalised:
 
 @dataclass(frozen=True)
 class ImportIssue:
-    """One bad item: the file, where in it (line, JSON path, array) and what is wrong."""
+    """One bad item: the file, where in it (line, JSON path, array) and what is wrong.
+
+    Attributes:
+        file: The file the item came from, as given (empty when the batch itself is the
+            problem, e.g. nothing to read).
+        location: Where in the file: a line (``line 7``), a JSON path or an array name;
+            empty for the whole file.
+        message: What is wrong, in words.
+    """
 
     file: str
     location: str
@@ -46,15 +54,24 @@ class ImportIssue:
 @dataclass
 class ImportResult:
     """The episodes that imported cleanly, the problems with everything else, and warnings
-    about imported episodes (e.g. a text observation that disagrees with what was logged)."""
+    about imported episodes (e.g. a text observation that disagrees with what was logged).
+
+    Attributes:
+        corpus: The episodes that imported cleanly, ids made unique within the batch.
+        errors: One issue per item that did not import (the batch went on past it).
+        files: How many files were read.
+        warnings: Issues about episodes that did import.
+        normalised: Per file, the decisions whose tool calls were normalised by the task
+            app's rules.
+        notes: Other things the report says (e.g. sessions of a trace database already
+            imported).
+    """
 
     corpus: Corpus
     errors: list[ImportIssue] = field(default_factory=list)
     files: int = 0
     warnings: list[ImportIssue] = field(default_factory=list)
-    #: Per file, the decisions whose tool calls were normalised by the task app's rules.
     normalised: dict[str, list[Normalised]] = field(default_factory=dict)
-    #: Other things the report says (e.g. sessions of a trace database already imported).
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -84,7 +101,12 @@ class ImportResult:
         return sum(len(decisions) for decisions in self.normalised.values())
 
     def normalised_lines(self) -> list[str]:
-        """A line per file: how many decisions were normalised, how, and the first few by name."""
+        """A line per file: how many decisions were normalised, how, and the first few by name.
+
+        Returns:
+            One line per file of ``normalised``, in the order the files were read (empty when
+            no decision was normalised).
+        """
         lines = []
         for file, decisions in self.normalised.items():
             tally: dict[str, int] = {}

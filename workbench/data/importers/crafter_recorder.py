@@ -35,6 +35,15 @@ def import_crafter_recorder(path: str | Path, *, progress: bool = True) -> Impor
     start state (``reset_state_arrays``) and the reset player position is unknown (-1); frames
     are the ``image`` rows (row 0 = reset frame), read lazily from the source file.
     ``stats.jsonl`` and videos are summaries of the same episodes and are not needed.
+
+    Args:
+        path: A folder (searched recursively for ``*.npz``, any case) or one ``.npz`` file.
+        progress: Show a progress bar (only when there are two files or more).
+
+    Returns:
+        The episodes that imported (ids from the file stems, made unique in the batch) and one
+        ``ImportIssue`` per file that did not (a missing path or an empty folder is an issue
+        too): nothing is raised for a bad file, the batch goes on past it.
     """
     files, collected = batch_files(Path(path), ("*.npz",), "crafter.Recorder episode files (.npz)")
     for file in tqdm(files, desc="import", unit="file", disable=not progress or len(files) < 2):

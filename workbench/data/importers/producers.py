@@ -35,7 +35,17 @@ WEIGHTS_IGNORED = "this synth-ai ignored your step_rewards weights"
 class Producer:
     """One rollout loop's rules: its ``name`` (``metadata["producer"]``), the ``reward`` it
     computes (``"stepwise"`` or ``"indicator"``), the most actions a decision plays
-    (``action_cap``; None: every one) and what ``indicator_lambda`` 0 (or omitted) pays."""
+    (``action_cap``; None: every one) and what ``indicator_lambda`` 0 (or omitted) pays.
+
+    Attributes:
+        name: The profile's name, as recorded in ``metadata["producer"]``
+            (e.g. ``"synth-ai 0.2.14"``).
+        reward: The reward the loop computes: ``"stepwise"`` (the full stepwise reward) or
+            ``"indicator"`` (``lambda * any unlock``).
+        action_cap: The most actions of a decision the loop plays (None: every one).
+        zero_lambda: The factor an ``indicator_lambda`` of 0 (or omitted) pays.
+        summary: The rules in words, for reports.
+    """
 
     name: str
     reward: str
@@ -45,7 +55,15 @@ class Producer:
 
     def applied_lambda(self, value: Any) -> float:
         """The factor this loop multiplies by for a table's ``indicator_lambda`` ``value``
-        (``float(value or 0.0)``, 0.0 on error; then 0 means ``zero_lambda``)."""
+        (``float(value or 0.0)``, 0.0 on error; then 0 means ``zero_lambda``).
+
+        Args:
+            value: The table's ``indicator_lambda`` as logged (a number, a numeric string,
+                None or anything else).
+
+        Returns:
+            The factor the loop pays per unlocking decision.
+        """
         try:
             factor = float(value or 0.0)
         except (TypeError, ValueError):
@@ -74,13 +92,30 @@ _VERSION = re.compile(r"^(?:synth-ai\s*==\s*)?(\d+)\.(\d+)\.(\d+)$")
 
 def producer_named(name: Any) -> Producer:
     """The profile an episode's ``metadata["producer"]`` names (0.2.14's when it names none:
-    corpora imported before profiles were recorded)."""
+    corpora imported before profiles were recorded).
+
+    Args:
+        name: The recorded ``metadata["producer"]`` (None or empty when absent).
+
+    Returns:
+        The named profile; 0.2.14's for an empty or unknown name.
+    """
     return PRODUCERS.get(str(name), STEPWISE) if name else STEPWISE
 
 
 def producer_for_version(spec: str) -> Producer:
-    """The profile of ``--producer synth-ai==X`` (or ``X``). Raises ``WorkbenchError`` naming
-    the versions known for a release that serves no known Crafter loop."""
+    """The profile of ``--producer synth-ai==X`` (or ``X``).
+
+    Args:
+        spec: A version, ``synth-ai==0.2.14`` or ``0.2.14``.
+
+    Returns:
+        0.2.14's stepwise profile, or the indicator-only profile for 0.2.16 to 0.2.24.
+
+    Raises:
+        WorkbenchError: ``spec`` is not a version, or a release that serves no known Crafter
+            loop (the message names the known ones).
+    """
     found = _VERSION.match(spec.strip())
     if found:
         version = tuple(int(part) for part in found.groups())
@@ -95,7 +130,16 @@ def producer_for_version(spec: str) -> Producer:
 
 
 def response_producer(response: Mapping[str, Any]) -> tuple[Producer, str]:
-    """The loop that produced a rollout response, told from its shape, and how it was told."""
+    """The loop that produced a rollout response, told from its shape, and how it was told.
+
+    Args:
+        response: One parsed rollout response (its ``metrics``, ``trajectories`` and
+            ``trace`` are read).
+
+    Returns:
+        The profile and how it was told, in words (``"assumed: ..."`` when nothing in the
+        response tells: then 0.2.14's).
+    """
     details = response.get("metrics")
     details = details.get("details") if isinstance(details, Mapping) else None
     if isinstance(details, Mapping) and isinstance(details.get("stepwise"), Mapping):
@@ -111,7 +155,16 @@ def response_producer(response: Mapping[str, Any]) -> tuple[Producer, str]:
 
 
 def trace_producer(assistant_messages: int, llm_events: int) -> tuple[Producer, str]:
-    """The loop that wrote a trace database session, told from its rows."""
+    """The loop that wrote a trace database session, told from its rows.
+
+    Args:
+        assistant_messages: How many assistant messages the session's ``messages`` table holds.
+        llm_events: How many LLM (cais) events the session holds.
+
+    Returns:
+        The profile (indicator-only when there are events but no messages) and how it was
+        told, in words.
+    """
     if assistant_messages == 0 and llm_events > 0:
         return INDICATOR, "told by its shape: no messages, tool calls only in the cais events"
     return STEPWISE, "told by its shape: assistant messages hold the tool calls"
@@ -121,7 +174,15 @@ def weights_ignored(producer: Producer, table: Mapping[str, Any] | None) -> bool
     """True when ``table`` (a step_rewards table) asks for per_achievement shaping that
     ``producer`` does not compute (the indicator-only loop reads no strategy or weights); a
     table that switches shaping off (not ``enabled``, or a mode other than
-    ``decision_stepwise``) asks for nothing, under any producer."""
+    ``decision_stepwise``) asks for nothing, under any producer.
+
+    Args:
+        producer: The loop that ran the episodes.
+        table: The run's step_rewards table as logged (None when absent).
+
+    Returns:
+        Whether the run asked for per_achievement weights its producer never paid.
+    """
     if producer.reward != "indicator" or not isinstance(table, Mapping):
         return False
     if not table.get("enabled") or str(table.get("mode") or "off").lower() != "decision_stepwise":
@@ -135,7 +196,15 @@ def weights_ignored(producer: Producer, table: Mapping[str, Any] | None) -> bool
 
 def producer_lines(metadata: Iterable[Mapping[str, Any]]) -> list[str]:
     """Lines for a report: each producer profile with its episode count and rules, then the
-    ``WEIGHTS_IGNORED`` line when some episode's run asked for weights it did not get."""
+    ``WEIGHTS_IGNORED`` line when some episode's run asked for weights it did not get.
+
+    Args:
+        metadata: Each episode's metadata (its ``producer`` and ``weights_ignored`` are read).
+
+    Returns:
+        One line per producer named, in first-seen order, then the ``WEIGHTS_IGNORED`` line
+        if it applies (empty when no episode names a producer).
+    """
     tally: dict[str, int] = {}
     ignored = 0
     for meta in metadata:
@@ -155,7 +224,15 @@ def producer_lines(metadata: Iterable[Mapping[str, Any]]) -> list[str]:
 def weights_ignored_line(metadata: Iterable[Mapping[str, Any]], tables: Mapping[str, Mapping[str, Any]]) -> str | None:
     """The ``WEIGHTS_IGNORED`` line for a user's configs (``tables``: name -> step_rewards
     table) over episodes with ``metadata``: when some config asks for per_achievement and some
-    episode came from the indicator-only loop (its run never saw those weights); else None."""
+    episode came from the indicator-only loop (its run never saw those weights); else None.
+
+    Args:
+        metadata: Each episode's metadata (its ``producer`` is read).
+        tables: The user's configs by name, each a step_rewards table.
+
+    Returns:
+        The line naming the configs whose weights those episodes never saw, or None.
+    """
     asking = [name for name, table in tables.items() if weights_ignored(INDICATOR, table)]
     produced = sum(producer_named(meta.get("producer")) is INDICATOR for meta in metadata)
     if not asking or not produced:

@@ -46,8 +46,21 @@ def import_rollouts(path: str | Path, *, progress: bool = True, producer: str | 
     ``producer`` (``"synth-ai==0.2.24"``); its rules decide what a decision played (the 20-action
     cap of 0.2.14, none in 0.2.16-0.2.24) and each episode records it in
     ``metadata["producer"]`` / ``["producer_basis"]`` (``["weights_ignored"]`` when the run asked
-    for per_achievement weights an indicator-only loop did not pay). Raises ``WorkbenchError``
-    for a ``producer`` that names no known loop.
+    for per_achievement weights an indicator-only loop did not pay).
+
+    Args:
+        path: A ``.json`` or ``.jsonl`` file, or a folder searched recursively for them.
+        progress: Show a progress bar (only when there are two files or more).
+        producer: The loop that produced every response, ``"synth-ai==X"`` or ``"X"``
+            (None: told from each response's shape).
+
+    Returns:
+        The episodes that imported and one ``ImportIssue`` per item that did not (a bad file,
+        line or trajectory is an issue and the batch goes on), with warnings where an episode's
+        text disagrees with what the task app logged.
+
+    Raises:
+        WorkbenchError: ``producer`` names no known Crafter loop.
     """
     told = producer_for_version(producer) if producer else None
     files, collected = batch_files(Path(path), ("*.json", "*.jsonl"), "rollout files (.json, .jsonl)")

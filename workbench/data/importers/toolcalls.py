@@ -42,7 +42,12 @@ class RefusedToolCall(WorkbenchError):
 @dataclass(frozen=True)
 class PlayedActions:
     """The actions a decision played, in order, and the ``NORMALISATIONS`` keys that applied
-    (empty when the calls were taken exactly as written)."""
+    (empty when the calls were taken exactly as written).
+
+    Attributes:
+        actions: The Crafter action names played, in order (at least one: ``noop``).
+        notes: The ``NORMALISATIONS`` keys that applied, each once, in first-applied order.
+    """
 
     actions: list[str]
     notes: tuple[str, ...] = ()
@@ -60,9 +65,18 @@ def played_actions(tool_calls: Any, cap: int | None = MAX_ACTIONS) -> PlayedActi
     nothing left plays one ``noop``; more than ``cap`` (20 in synth-ai 0.2.14) play the first
     ``cap``; ``cap=None`` plays them all (the 0.2.16-0.2.24 loop has no cap).
 
-    Raises ``RefusedToolCall`` where the task app raises: calls that are not a list, a call that
-    is not an object or has neither name key, and ``interact_many`` whose arguments are not an
-    object or whose ``actions`` is a number.
+    Args:
+        tool_calls: The decision's tool calls as the policy handed them to the environment
+            (a list of ``{"tool" | "tool_name", "arguments" | "args"}`` objects).
+        cap: The most actions played (``MAX_ACTIONS``; None: no cap).
+
+    Returns:
+        The actions played and the normalisations that applied.
+
+    Raises:
+        RefusedToolCall: Where the task app raises: ``tool_calls`` is not a list, a call is
+            not an object or has neither name key, or an ``interact_many`` has arguments that
+            are not an object or ``actions`` that is a number.
     """
     if not isinstance(tool_calls, list):
         raise RefusedToolCall(f"tool calls must be a list, got {type(tool_calls).__name__}")
@@ -130,7 +144,14 @@ def policy_tool_calls(message_calls: Any) -> list[dict[str, Any]]:
     Mirrors ``CrafterPolicy.parse_response_to_tool_calls``: each becomes ``{"tool_name",
     "arguments"}``; an ``interact_many`` has its arguments parsed (a list ``actions`` kept, else
     ``[]``) and exactly ``["move_right", "do"]`` rewritten to ``["move_right"]``. Entries that are
-    not objects are left out. Returns [] for anything that is not a list.
+    not objects are left out.
+
+    Args:
+        message_calls: The model message's ``tool_calls`` as logged (anything).
+
+    Returns:
+        The calls, each ``{"tool_name": ..., "arguments": ...}``, in order; [] when
+        ``message_calls`` is not a list.
     """
     calls: list[dict[str, Any]] = []
     for call in message_calls if isinstance(message_calls, list) else []:

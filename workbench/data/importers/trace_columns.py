@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from workbench.data.importers.batch import BadInput
+from workbench.data.importers.decisions import model_words
 from workbench.util import jsonsafe
 
 
@@ -44,3 +45,59 @@ def json_object(text: Any) -> dict[str, Any]:
     except ValueError:
         return {}
     return dict(value) if isinstance(value, Mapping) else {}
+
+
+def cais_tool_calls(row: tuple[Any, ...], t: int) -> list[dict[str, Any]]:
+    """The model's tool calls in one ``cais`` event (``call_records[0].output_tool_calls``) in
+    the OpenAI form the policy parses.
+
+    Args:
+        row: The event's row: ``(id, timestep_id, call_records)``.
+        t: The decision (0-based), to name in a problem.
+
+    Returns:
+        ``{"function": {"name", "arguments"}}`` per output tool call ([] when there is none).
+
+    Raises:
+        BadInput: ``call_records`` is not JSON or nests too deeply.
+    """
+    records = json_value(row[2], f"decision {t + 1} cais event call_records")
+    record = records[0] if isinstance(records, list) and records and isinstance(records[0], Mapping) else {}
+    return [
+        {"function": {"name": c.get("name"), "arguments": c.get("arguments_json")}}
+        for c in record.get("output_tool_calls") or []
+        if isinstance(c, Mapping)
+    ]
+
+
+def cais_model_words(row: tuple[Any, ...] | None) -> str:
+    """What the model said in one LLM call event, as the rollout import says it (``model_words``):
+    its raw completion when the record kept one, else its text and ``output_tool_calls``.
+
+    Args:
+        row: The event's row, ``(id, timestep_id, call_records)``, or None (no event: "").
+
+    Returns:
+        The model's words, cut to ``MAX_MESSAGE_CHARS``.
+
+    Raises:
+        BadInput: ``call_records`` is not JSON or nests too deeply.
+    """
+    records = json_value(row[2], "call_records") if row is not None else None
+    record = records[0] if isinstance(records, list) and records and isinstance(records[0], Mapping) else {}
+    text = record.get("output_text")
+    try:
+        raw = jsonsafe.loads(text) if isinstance(text, str) else None
+    except ValueError:
+        raw = None
+    if isinstance(raw, Mapping) and isinstance(raw.get("choices"), list):
+        return model_words(raw)
+    message = {
+        "content": text or "",
+        "tool_calls": [
+            {"function": {"name": c.get("name"), "arguments": c.get("arguments_json")}}
+            for c in record.get("output_tool_calls") or []
+            if isinstance(c, Mapping)
+        ],
+    }
+    return model_words({"choices": [{"message": message}]})

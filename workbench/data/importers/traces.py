@@ -1,31 +1,11 @@
 """synth-ai's SQLite trace database (``task-app serve --trace``) read into episodes, one per finished session.
 
-API (for ``workbench import traces`` and a live follower such as ``workbench watch``):
-
-- ``trace_sessions(db) -> list[TraceSession]``: every session with whether it has finished
-  (an ``outcome_rewards`` row: the server writes it when the rollout ends). One query.
-- ``read_trace_sessions(db, skip=ids, config=None) -> TraceBatch``: the episodes of the
-  finished sessions whose id is not in ``skip``, the problems of those that cannot be read,
-  and the ids still running. Cheap to call repeatedly: sessions in ``skip`` and running ones
-  cost nothing beyond the one listing query, so a follower passes the ids it already holds
-  (``batch.imported`` + earlier ones) and calls again.
-- ``import_traces(db, config=None, skip=(), progress=True) -> ImportResult``: the same as an
-  import report (running sessions are warnings: import again once they end).
-
-How it reads: read-only (``file:...?mode=ro``, ``immutable`` where no writer can be at work:
-``trace_db``), leaving no file beside the database, in autocommit mode with every query fetched at
-once, so each query is its own short read transaction and none is held across Python work: the
-server's writer waits at most 5 s for a lock and drops tracing rows silently after that.
-
-What an episode holds: the text states (each decision's ``system_state_before``, then the last
-one's ``system_state_after``), the actions played (the task app's rules,
-``toolcalls.played_actions``, over the assistant message's tool calls, or, where a session
-has no messages (synth-ai 0.2.16-0.2.24), over its ``cais`` events' tool calls; kept in
-``episode.calls``), Crafter's reward per decision, the model's words (from the LLM call record)
-and the map views. Every event and message row is stored twice (during the rollout and again at
-its end): rows are deduplicated by content. The database holds no step_rewards config and no
-stepwise numbers, so counts are estimated (``metadata["counts"] == "estimated"``) and the
-config is the user's to give (``config``: kept in ``metadata["step_rewards"]``).
+For ``workbench import traces`` (``import_traces``) and a live follower such as ``workbench
+watch`` (``trace_sessions`` lists, ``read_trace_sessions`` reads what the follower lacks). How
+it reads (read-only, each query its own short read transaction: ``trace_db``) and what an
+episode holds (text states, the actions played by the task app's rules over the assistant
+messages' or, in 0.2.16-0.2.24, the ``cais`` events' tool calls, rows stored twice kept once,
+estimated counts): docs/importing-rollouts.md, "The trace database".
 """
 
 from __future__ import annotations
@@ -43,39 +23,59 @@ from tqdm.auto import tqdm
 from workbench.data.episodes import Episode
 from workbench.data.importers.batch import BadInput, ImportIssue, ImportResult, batch_files, unexpected
 from workbench.data.importers.counts import estimated_counts
-from workbench.data.importers.decisions import calls_text, decision_actions, model_words
+from workbench.data.importers.decisions import calls_text, decision_actions
 from workbench.data.importers.observations import Observed, observation
 from workbench.data.importers.producers import Producer, producer_for_version, trace_producer, weights_ignored
 from workbench.data.importers.rollout_episode import check_step_order, normalised_decisions, state_arrays, views_of
 from workbench.data.importers.toolcalls import policy_tool_calls
-from workbench.data.importers.trace_columns import json_object, json_value, session_metadata
+from workbench.data.importers.trace_columns import (
+    cais_model_words,
+    cais_tool_calls,
+    json_object,
+    json_value,
+    session_metadata,
+)
 from workbench.data.importers.trace_db import Locked, NoTraceTables, connect, is_locked, rows
 from workbench.errors import EpisodeError
-from workbench.util import jsonsafe
 
 
 @dataclass(frozen=True)
 class TraceSession:
     """One row of ``session_traces``: its id (the rollout's run id), when it began, its metadata
-    (the seed among others) and whether it has ended (an outcome row exists)."""
+    (the seed among others) and whether it has ended (an outcome row exists).
+
+    Attributes:
+        session_id: The session's id (the rollout's run id; its episode's id).
+        created_at: When it began, as stored (None when not stored).
+        metadata: The session's metadata object ({} when unreadable: see ``problem``).
+        finished: Whether it has ended (its ``outcome_rewards`` row exists).
+        problem: Why it cannot be read at all (metadata not UTF-8, nested too deeply), or None.
+    """
 
     session_id: str
     created_at: str | None
     metadata: dict[str, Any]
     finished: bool
-    #: Why the session cannot be read at all (its metadata not UTF-8 or nested too deeply), or None.
     problem: str | None = None
 
 
 @dataclass
 class TraceBatch:
-    """What one read of the database gave: episodes of finished sessions, problems, running ids."""
+    """What one read of the database gave: episodes of finished sessions, problems, running ids.
+
+    Attributes:
+        episodes: One episode per finished session read, its id the session's.
+        errors: One issue per finished session that cannot be read (location ``session <id>``).
+        running: The ids of sessions not finished yet (not read).
+        skipped: How many sessions (finished or running) were left out for their id in ``skip``.
+        locked: The ids of finished sessions a writer held locked at their read: read again later.
+    """
 
     episodes: list[Episode] = field(default_factory=list)
     errors: list[ImportIssue] = field(default_factory=list)
     running: list[str] = field(default_factory=list)
-    skipped: int = 0  # finished or running sessions left out because their id was in ``skip``
-    locked: list[str] = field(default_factory=list)  # finished, but locked by a writer at their read: read again later
+    skipped: int = 0
+    locked: list[str] = field(default_factory=list)
 
     @property
     def imported(self) -> list[str]:
@@ -84,9 +84,20 @@ class TraceBatch:
 
 
 def trace_sessions(db: str | Path, *, timeout: float | None = None) -> list[TraceSession]:
-    """Every session of the trace database ``db``, oldest first. Raises ``Locked`` (a
-    ``BadInput``) when a writer holds it locked past ``timeout`` seconds (default ``READ_TIMEOUT_S``), ``BadInput`` when it
-    is not a synth-ai trace database."""
+    """Every session of the trace database ``db``, oldest first, in one query.
+
+    Args:
+        db: The SQLite file, opened read-only (``trace_db.connect``).
+        timeout: Seconds to wait for a writer's lock (None: ``READ_TIMEOUT_S``).
+
+    Returns:
+        Every row of ``session_traces`` by creation time, each with whether it has finished.
+
+    Raises:
+        Locked: A writer holds the database locked past ``timeout`` (read again later).
+        NoTraceTables: ``db`` is an SQLite database without synth-ai's trace tables.
+        BadInput: ``db`` is missing or not a synth-ai trace database.
+    """
     with closing(connect(Path(db), timeout=timeout)) as connection:
         try:
             # Metadata and times as bytes: one session's invalid UTF-8 must fail that session only.
@@ -119,12 +130,27 @@ def read_trace_sessions(
     producer: Producer | None = None,
     timeout: float | None = None,
 ) -> TraceBatch:
-    """The episodes of ``db``'s finished sessions whose id is not in ``skip`` (see the module
-    docstring); ``config`` is the step_rewards table the rollouts ran with, if the user knows it;
-    ``producer`` the loop that wrote it, if the user says (else told per session from its rows).
-    A session a writer holds locked past ``timeout`` seconds is in ``locked`` (read it again
-    later). Raises ``Locked`` when the listing itself is locked, ``BadInput`` when ``db`` is not
-    a trace database; a bad session is an error of its own."""
+    """The episodes of ``db``'s finished sessions whose id is not in ``skip``. Cheap to call
+    again: sessions in ``skip`` and running ones cost only the one listing query, so a follower
+    passes the ids it holds (``batch.imported`` and earlier ones) and calls again.
+
+    Args:
+        db: The trace database file.
+        skip: Session ids not to read (already imported).
+        config: The step_rewards table the rollouts ran with, if known (``metadata["step_rewards"]``).
+        progress: Show a progress bar (when there are two sessions or more to read).
+        producer: The loop that wrote ``db``, if the user says (None: told per session from its rows).
+        timeout: Seconds to wait for a writer's lock (None: ``READ_TIMEOUT_S``).
+
+    Returns:
+        The episodes, one error per bad session (not raised), the running ids and the ids
+        locked past ``timeout``.
+
+    Raises:
+        Locked: The listing itself is locked by a writer.
+        NoTraceTables: ``db`` has no synth-ai trace tables.
+        BadInput: ``db`` is missing or not a trace database.
+    """
     db = Path(db)
     batch = TraceBatch()
     every = trace_sessions(db, timeout=timeout)
@@ -165,10 +191,22 @@ def import_traces(
     producer: str | None = None,
 ) -> ImportResult:
     """Import a synth-ai trace database (or a folder of ``*.db`` files): one episode per finished
-    session not in ``skip``, as an ``ImportResult`` (running sessions are warnings; a file that
-    is no trace database is an error and the other files still import). ``producer``
-    (``"synth-ai==0.2.24"``) names the loop that wrote it; else each session's is told from its
-    rows. Raises ``WorkbenchError`` for a ``producer`` that names no known loop."""
+    session not in ``skip``.
+
+    Args:
+        db: A ``.db`` file or a folder searched recursively for them.
+        config: The step_rewards table the rollouts ran with, if known.
+        skip: Session ids not to import (already held).
+        progress: Show a progress bar over each file's sessions.
+        producer: The loop that wrote them, ``"synth-ai==X"`` (None: told per session).
+
+    Returns:
+        The episodes; an error per bad or locked session and per file that is no trace
+        database (the others still import); running sessions as warnings.
+
+    Raises:
+        WorkbenchError: ``producer`` names no known Crafter loop.
+    """
     told = producer_for_version(producer) if producer else None
     files, collected = batch_files(Path(db), ("*.db",), "trace databases (.db)")
     notes = []
@@ -259,22 +297,10 @@ def _session_episode(
     if source is assistant:
         calls = [json_value(assistant[t][2], f"decision {t + 1} assistant message") for t in range(n)]
     else:
-        calls = [policy_tool_calls(_output_tool_calls(llm[t], t)) for t in range(n)]
+        calls = [policy_tool_calls(cais_tool_calls(llm[t], t)) for t in range(n)]
     episode = _build(db, session, environment, calls, llm, config, producer)
     episode.metadata["producer_basis"] = basis
     return episode
-
-
-def _output_tool_calls(row: tuple[Any, ...], t: int) -> list[dict[str, Any]]:
-    """The model's tool calls in one ``cais`` event (``call_records[0].output_tool_calls``) in
-    the OpenAI form the policy parses."""
-    records = json_value(row[2], f"decision {t + 1} cais event call_records")
-    record = records[0] if isinstance(records, list) and records and isinstance(records[0], Mapping) else {}
-    return [
-        {"function": {"name": c.get("name"), "arguments": c.get("arguments_json")}}
-        for c in record.get("output_tool_calls") or []
-        if isinstance(c, Mapping)
-    ]
 
 
 def _per_turn(
@@ -351,31 +377,8 @@ def _build(
             player_pos=positions,
             metadata=metadata,
             views=views_of(states),
-            messages=[_model_words(llm.get(t)) for t in range(n)],
+            messages=[cais_model_words(llm.get(t)) for t in range(n)],
             calls=[calls_text(c) for c in calls],
         )
     except (EpisodeError, ValueError, TypeError) as error:
         raise BadInput("", str(error)) from None
-
-
-def _model_words(row: tuple[Any, ...] | None) -> str:
-    """What the model said in one LLM call event, as the rollout import says it (``model_words``):
-    its raw completion when the record kept one, else its text and ``output_tool_calls``."""
-    records = json_value(row[2], "call_records") if row is not None else None
-    record = records[0] if isinstance(records, list) and records and isinstance(records[0], Mapping) else {}
-    text = record.get("output_text")
-    try:
-        raw = jsonsafe.loads(text) if isinstance(text, str) else None
-    except ValueError:
-        raw = None
-    if isinstance(raw, Mapping) and isinstance(raw.get("choices"), list):
-        return model_words(raw)
-    message = {
-        "content": text or "",
-        "tool_calls": [
-            {"function": {"name": c.get("name"), "arguments": c.get("arguments_json")}}
-            for c in record.get("output_tool_calls") or []
-            if isinstance(c, Mapping)
-        ],
-    }
-    return model_words({"choices": [{"message": message}]})
