@@ -9,27 +9,14 @@ decision, with optional frames that stay on disk until first touched. A ``Corpus
 builds on this package (never the reverse).
 """
 
-from workbench.data.episodes.columns import (
-    STATE_DTYPES,
-    DecisionArrays,
-    check_status,
-    check_values,
-    count_dtype,
-    narrow,
-)
-from workbench.data.episodes.corpus import (
-    BATCH_DECISIONS,
-    Corpus,
-    _unique_id,  # noqa: F401  (workbench.data.importers uses it; prefer unique_id)
-    index_frame,
-    register_writer,
-)
-from workbench.data.episodes.corpus import _unique_id as unique_id
+from workbench.data.episodes.checks import check_status, check_values
+from workbench.data.episodes.columns import STATE_DTYPES, DecisionArrays, count_dtype, narrow
+from workbench.data.episodes.corpus import BATCH_DECISIONS, Corpus, register_writer
+from workbench.data.episodes.index import INDEX_COLUMNS, index_frame, unique_id
 from workbench.data.episodes.model import (
     ACTION_IDS,
     COUNT_SOURCES,
     FRAME_SHAPE,
-    INDEX_COLUMNS,
     Episode,
     EpisodeError,
     Frames,

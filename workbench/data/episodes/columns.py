@@ -1,19 +1,9 @@
-"""Whole-corpus state columns: ``DecisionArrays`` (what scoring reads) and the checks of their values.
+"""Whole-corpus state columns: ``DecisionArrays`` (what scoring reads) and their narrow dtypes.
 
-A ``DecisionArrays`` holds the states of some whole episodes stacked row after row: episode k
-owns rows ``row_starts[k] .. row_starts[k] + lengths[k]``, its reset state first, then the state
-after each decision. Per-row arrays keep the narrowest dtype that holds Crafter's ranges when
-they come from a columnar corpus (``STATE_DTYPES``; counts uint8 when every count of the
-corpus is below 256, ``count_dtype``) and the episodes' own int32 otherwise.
-Decision i of an episode is its row i (1-based); reset rows carry no actions, reward 0 and
-``done`` False. The 2-D state arrays are (rows, columns) but stored column by column (each
-column contiguous, as Arrow and Parquet hold it): a corpus's columns are read by copying whole
-columns, and scoring scans one column at a time. The achievement status is
-``achievement_counts > 0`` (Crafter's definition, which ``check_values`` enforces on every
-stored corpus) unless an episode in memory carried its own.
-
-``check_values`` is the one place Crafter's value ranges are enforced (when writing and when
-reading a corpus); ``workbench.data.episodes.store`` keeps a columnar corpus's arrays.
+``DecisionArrays`` stacks whole episodes' states row after row, each column contiguous (as Arrow
+and Parquet hold it): a corpus's columns are read by copying whole columns, and scoring scans one
+column at a time. ``workbench.data.episodes.checks`` enforces Crafter's value ranges on them (when
+writing and when reading a corpus); ``workbench.data.episodes.store`` keeps a columnar corpus's arrays.
 """
 
 from __future__ import annotations
@@ -23,12 +13,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from workbench.core.crafter_facts import ACHIEVEMENTS, ACTIONS, INVENTORY_ITEMS
+from workbench.core.crafter_facts import ACTIONS
 from workbench.data.episodes.model import Episode
-from workbench.errors import EpisodeValueError
 
-#: Crafter's inventory is 0..9 for every item (health, food, drink, energy included).
-INVENTORY_MAX = 9
 #: Narrow dtypes of the state columns: inventory 0..9, counts rise at most once per step
 #: (uint16 holds 65,535, past Crafter's 10,000-step default length), positions in a 64x64 world
 #: (int16 leaves room for larger areas; -1 = unknown).
@@ -43,12 +30,17 @@ COUNT_MAX = int(np.iinfo(np.uint16).max)
 
 def count_dtype(largest: int | None) -> np.dtype:
     """The dtype counts take in memory: uint8 when every count is below 256 (most corpora:
-    it halves their largest array), else ``STATE_DTYPES``'s uint16 (None = not known)."""
+    it halves their largest array), else ``STATE_DTYPES``'s uint16.
+
+    Args:
+        largest: The largest achievement count of the corpus (None: not known).
+
+    Returns:
+        ``uint8`` when ``largest`` is known and at most 255, else ``uint16``.
+    """
     return np.dtype(np.uint8 if largest is not None and largest <= np.iinfo(np.uint8).max else np.uint16)
 
 
-#: Rows checked at a time by ``check_values``: its temporaries stay small and in cache.
-_CHECK_ROWS = 1 << 16
 #: The 2-D state fields of a ``DecisionArrays`` (kept column by column).
 STATE_FIELDS = ("inventory", "achievement_counts", "player_pos", "stored_status")
 
@@ -62,15 +54,26 @@ def column_major(array: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True, eq=False)
 class DecisionArrays:
-    """The stacked state rows of whole episodes (see the module docstring).
+    """The stacked state rows of whole episodes: episode k owns rows ``row_starts[k] ..
+    row_starts[k] + lengths[k]``, its reset state first (no actions, reward 0, ``done`` False),
+    then the state after each decision (decision i is its row i). E episodes, R rows, S steps.
+    The 2-D arrays are column-major, in ``STATE_DTYPES`` from a columnar corpus (counts uint8
+    when every count is below 256: ``count_dtype``) and the episodes' own int32 otherwise.
 
-    ``ids``, ``lengths`` (decisions, int64) and ``env_return`` (float64, exactly
-    ``Episode.env_return``) per episode; per row (R = sum of lengths + 1): ``inventory`` (R, 16),
-    ``achievement_counts`` (R, 22) and ``player_pos`` (R, 2), column-major; ``env_reward``
-    (R,) float64 and ``done`` (R,) bool; actions as ``action_ids`` (uint8, Crafter ids, all
-    steps flat) with ``action_offsets`` (R + 1,): row r's actions are
-    ``action_ids[action_offsets[r]:action_offsets[r + 1]]``. ``stored_status`` (R, 22) bool is
-    given only where it is not ``achievement_counts > 0``; read ``achievement_status``.
+    Attributes:
+        ids: (E,) the episode ids, in row order.
+        lengths: (E,) int64, each episode's decisions.
+        env_return: (E,) float64, each episode's return, exactly ``Episode.env_return``.
+        inventory: (R, 16) the inventory at each row (``INVENTORY_ITEMS`` order).
+        achievement_counts: (R, 22) the achievement counts (``ACHIEVEMENTS`` order).
+        player_pos: (R, 2) the player's (x, y); -1 where unknown.
+        env_reward: (R,) float64, Crafter's reward of each row's decision (0 on reset rows).
+        done: (R,) bool, whether Crafter ended the episode at that row (False on reset rows).
+        action_ids: (S,) uint8, the Crafter action ids of every step, flat.
+        action_offsets: (R + 1,) int64, row r's actions are
+            ``action_ids[action_offsets[r]:action_offsets[r + 1]]``.
+        stored_status: (R, 22) bool, given only where it is not ``achievement_counts > 0``
+            (None otherwise); read ``achievement_status``.
     """
 
     ids: tuple[str, ...]
@@ -126,16 +129,32 @@ class DecisionArrays:
         return mask
 
     def decision_env_reward(self) -> np.ndarray:
-        """Crafter's reward per decision (N,), episode after episode: ``Episode.env_reward`` stacked."""
+        """Crafter's reward per decision, episode after episode: ``Episode.env_reward`` stacked.
+
+        Returns:
+            (N,) float64, N the decisions (reset rows left out).
+        """
         return self.env_reward[self.is_decision]
 
     def steps(self) -> np.ndarray:
-        """Environment steps per episode (int64)."""
+        """Environment steps per episode (a decision plays one or more).
+
+        Returns:
+            (E,) int64, each episode's actions played.
+        """
         ends = self.action_offsets[self.row_starts + self.lengths + 1]
         return (ends - self.action_offsets[self.row_starts]).astype(np.int64)
 
     def rows(self, start: int, stop: int) -> DecisionArrays:
-        """Episodes ``start .. stop - 1`` of these arrays (zero-copy slices of the row arrays)."""
+        """Episodes ``start .. stop - 1`` of these arrays (zero-copy slices of the row arrays).
+
+        Args:
+            start: The first episode (0-based).
+            stop: One past the last episode.
+
+        Returns:
+            The episodes' arrays; ``action_offsets`` rebased to 0 (a copy only then).
+        """
         row_starts = self.row_starts
         first = int(row_starts[start]) if start < self.n_episodes else self.n_rows
         last = int(row_starts[stop]) if stop < self.n_episodes else self.n_rows
@@ -155,12 +174,30 @@ class DecisionArrays:
         )
 
     def with_ids(self, ids: Sequence[str]) -> DecisionArrays:
-        """The same arrays under other episode ids (a renamed copy of the id tuple only)."""
+        """The same arrays under other episode ids (a renamed copy of the id tuple only).
+
+        Args:
+            ids: One new id per episode, in order.
+
+        Returns:
+            The arrays (shared, not copied) under ``ids``.
+        """
         return DecisionArrays(**{**self.__dict__, "ids": tuple(ids)})
 
     @staticmethod
     def concat(parts: Sequence[DecisionArrays]) -> DecisionArrays:
-        """One ``DecisionArrays`` of several, in order (copies; dtypes promote as numpy does)."""
+        """One ``DecisionArrays`` of several, in order (copies; dtypes promote as numpy does).
+
+        Args:
+            parts: The arrays to join (one part is returned as it is).
+
+        Returns:
+            Their episodes one after another, 2-D arrays column-major; a ``stored_status``
+            when any part has one.
+
+        Raises:
+            ValueError: ``parts`` is empty.
+        """
         if len(parts) == 1:
             return parts[0]
         if not parts:
@@ -191,7 +228,18 @@ class DecisionArrays:
 
     @staticmethod
     def from_episodes(episodes: Sequence[Episode], ids: Sequence[str] | None = None) -> DecisionArrays:
-        """Stack in-memory episodes (their own dtypes, int32), under ``ids`` when given."""
+        """Stack in-memory episodes (their own dtypes, int32), under ``ids`` when given.
+
+        Args:
+            episodes: The episodes, in order.
+            ids: One id per episode (None: the episodes' own ids).
+
+        Returns:
+            Their stacked rows, each episode's ``achievement_status`` as ``stored_status``.
+
+        Raises:
+            ValueError: ``episodes`` is empty.
+        """
         if not episodes:
             raise ValueError("DecisionArrays.from_episodes needs at least one episode")
         lengths = np.array([e.n_decisions for e in episodes], dtype=np.int64)
@@ -225,111 +273,15 @@ def _stack(arrays: Sequence[np.ndarray | None]) -> np.ndarray:
     return np.concatenate([np.asarray(a).T for a in arrays], axis=1).T
 
 
-def check_values(arrays: DecisionArrays, where: str = "") -> None:
-    """Enforce Crafter's ranges on every row; ``EpisodeValueError`` naming the episode, decision
-    and column of the first violation (``where``, e.g. a file, prefixes the message).
-
-    Checked: inventory within 0..9; counts within 0..65,535 and non-decreasing within an episode;
-    a stored status true exactly where the count is positive (``check_status``); positions -1
-    (unknown) or more; Crafter's reward finite (no NaN or infinity); action ids Crafter's. Runs
-    in row blocks, so the temporaries stay small on a 10M-decision corpus."""
-    row_starts = arrays.row_starts
-
-    def fail(row: int, column: str, value: object, why: str) -> None:
-        raise _value_error(arrays, where, row, column, value, why)
-
-    is_reset = np.zeros(arrays.n_rows, dtype=bool)
-    is_reset[row_starts] = True
-    limits = (
-        ("inventory", INVENTORY_ITEMS, 0, INVENTORY_MAX),
-        ("achievement_counts", ACHIEVEMENTS, 0, COUNT_MAX),
-        ("player_pos", ("x", "y"), -1, None),
-    )
-    counts_all = arrays.achievement_counts
-    for first in range(0, arrays.n_rows, _CHECK_ROWS):
-        last = min(first + _CHECK_ROWS, arrays.n_rows)
-        for name, columns, low, high in limits:
-            block = getattr(arrays, name)[first:last]
-            # Reductions first (cheap); the violating cell is located only when there is one.
-            info = np.iinfo(block.dtype) if block.dtype.kind in "iu" else None
-            below = info is None or info.min < low
-            above = high is not None and (info is None or info.max > high)
-            if (below and block.min() < low) or (above and block.max() > high):
-                bad = (block < low) | (block > high) if high is not None else block < low
-                row, column = np.argwhere(bad)[0]
-                limit = f"is below {low}" if high is None else f"is outside Crafter's {low}..{high}"
-                fail(first + int(row), _column_name(name, columns[column]), block[row, column].item(), limit)
-        if arrays.stored_status is not None:  # a derived status agrees with the counts by definition
-            check_status(arrays, arrays.stored_status[first:last], first, where)
-        # Counts never fall within an episode: each row against the one before, resets skipped.
-        start = max(first, 1)
-        falling = counts_all[start:last] < counts_all[start - 1 : last - 1]
-        if falling.any():
-            falling[is_reset[start:last]] = False
-            if falling.any():
-                row, column = np.argwhere(falling)[0]
-                at = start + int(row)
-                fail(
-                    at,
-                    _column_name("achievement_counts", ACHIEVEMENTS[column]),
-                    counts_all[at, column].item(),
-                    f"is below the previous decision's {counts_all[at - 1, column].item()} "
-                    "(counts never decrease within an episode)",
-                )
-        reward = arrays.env_reward[first:last]
-        if not np.isfinite(reward.sum()):  # NaN or infinity anywhere makes the sum non-finite
-            finite = np.isfinite(reward)
-            if not finite.all():
-                row = int(np.flatnonzero(~finite)[0])
-                fail(first + row, "env_reward", float(reward[row]), "is not a finite number")
-    if len(arrays.action_ids) and int(arrays.action_ids.max()) >= len(ACTIONS):
-        step = int(np.flatnonzero(arrays.action_ids >= len(ACTIONS))[0])
-        row = int(np.searchsorted(arrays.action_offsets, step, side="right")) - 1
-        fail(row, "actions", int(arrays.action_ids[step]), f"is not a Crafter action id (0..{len(ACTIONS) - 1})")
-
-
-def check_status(arrays: DecisionArrays, status: np.ndarray, first_row: int, where: str = "") -> None:
-    """``EpisodeValueError`` at the first cell of ``status`` (rows ``first_row ..`` of ``arrays``)
-    that is not ``achievement_counts > 0``: Crafter's status is true exactly when the count is positive."""
-    counts = arrays.achievement_counts[first_row : first_row + len(status)]
-    inconsistent = status != (counts > 0)
-    if inconsistent.any():
-        row, column = np.argwhere(inconsistent)[0]
-        raise _value_error(
-            arrays,
-            where,
-            first_row + int(row),
-            _column_name("achievement_status", ACHIEVEMENTS[column]),
-            bool(status[row, column]),
-            f"disagrees with the count {counts[row, column].item()} (status is true exactly when the count is positive)",
-        )
-
-
-def _value_error(
-    arrays: DecisionArrays, where: str, row: int, column: str, value: object, why: str
-) -> EpisodeValueError:
-    """The error for one bad cell: episode, decision and column named, ``where`` first."""
-    row_starts = arrays.row_starts
-    k = int(np.searchsorted(row_starts, row, side="right")) - 1
-    prefix = f"{where}: " if where else ""
-    return EpisodeValueError(
-        f"{prefix}episode {arrays.ids[k]!r}: decision {row - int(row_starts[k])}, column {column!r}: {value!r} {why}"
-    )
-
-
-def _column_name(array: str, column: str) -> str:
-    """The decisions-table column of one cell (``inventory_wood``, ``count_collect_wood`` ...)."""
-    prefix = {
-        "inventory": "inventory_",
-        "achievement_counts": "count_",
-        "achievement_status": "status_",
-        "player_pos": "pos_",
-    }[array]
-    return prefix + column
-
-
 def narrow(arrays: DecisionArrays) -> DecisionArrays:
-    """The arrays in ``STATE_DTYPES`` (after ``check_values``, so nothing is cut)."""
+    """The arrays in ``STATE_DTYPES`` (after ``check_values``, so nothing is cut).
+
+    Args:
+        arrays: Checked arrays, in any integer dtypes.
+
+    Returns:
+        The same rows, state arrays cast to ``STATE_DTYPES`` (no copy where they already are).
+    """
     cast = {
         name: getattr(arrays, name).astype(dtype, copy=False)
         for name, dtype in STATE_DTYPES.items()

@@ -16,7 +16,8 @@ import numpy as np
 import pandas as pd
 
 from workbench.data.episodes.columns import DecisionArrays
-from workbench.data.episodes.model import INDEX_COLUMNS, Episode
+from workbench.data.episodes.index import index_frame, unique_id
+from workbench.data.episodes.model import Episode
 from workbench.data.episodes.store import ColumnStore, EpisodeExtras
 from workbench.errors import CorpusError
 
@@ -34,7 +35,12 @@ _WRITER: list[CorpusWriter] = []
 
 
 def register_writer(writer: CorpusWriter) -> None:
-    """Make ``writer`` the function ``Corpus.save`` calls (``workbench.data.storage`` registers itself on import)."""
+    """Make ``writer`` the function ``Corpus.save`` calls (``workbench.data.storage`` registers itself on import).
+
+    Args:
+        writer: The function that saves a corpus to a folder (``save_corpus``); it replaces any
+            writer registered before.
+    """
     _WRITER[:] = [writer]
 
 
@@ -303,7 +309,7 @@ class Corpus:
         for corpus in corpora:
             index = corpus.index.copy()
             for i, episode_id in enumerate(index["episode"]):
-                unique = _unique_id(episode_id, seen)
+                unique = unique_id(episode_id, seen)
                 seen.add(unique)
                 index.loc[i, "episode"] = unique
                 loaders.append(corpus._loader_with_id(i, unique))
@@ -374,27 +380,3 @@ def _renamed(episode: Episode, episode_id: str) -> Episode:
     copy.__dict__.update(episode.__dict__)
     copy.id = episode_id
     return copy
-
-
-def _unique_id(episode_id: str, seen: set[str]) -> str:
-    if episode_id not in seen:
-        return episode_id
-    suffix = 2
-    while f"{episode_id}-{suffix}" in seen:
-        suffix += 1
-    return f"{episode_id}-{suffix}"
-
-
-def index_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
-    """``Corpus.index`` from index rows (``Episode.index_row()`` dicts), with its dtypes."""
-    frame = pd.DataFrame(rows, columns=list(INDEX_COLUMNS))
-    return frame.astype(
-        {
-            "decisions": "int64",
-            "steps": "int64",
-            "env_return": "float64",
-            "n_unlocked": "int64",
-            "has_frames": "bool",
-            "has_logged": "bool",
-        }
-    )

@@ -19,22 +19,6 @@ from workbench.errors import EpisodeError, EpisodeValueError
 ACTION_IDS: Mapping[str, int] = {name: index for index, name in enumerate(ACTIONS)}
 FRAME_SHAPE = (64, 64, 3)
 
-#: Columns of ``Corpus.index``, in order.
-INDEX_COLUMNS = (
-    "episode",
-    "source",
-    "policy",
-    "seed",
-    "decisions",
-    "steps",
-    "env_return",
-    "unlocked",
-    "n_unlocked",
-    "has_frames",
-    "has_logged",
-    "counts",
-)
-
 #: Where an episode's achievement counts come from (``metadata["counts"]``, index column
 #: ``counts``): Crafter's own counts (``observed``), rebuilt exactly from the rises a rollout
 #: logged (``logged``), or estimated from observations that carry no counts (``estimated``:
@@ -390,11 +374,20 @@ def _integers(episode_id: str, name: str, values: Any, columns: Sequence[str]) -
 
 
 def reset_state_arrays() -> tuple[np.ndarray, np.ndarray]:
-    """Inventory and counts right after ``reset()``: what Crafter starts every episode with."""
+    """Inventory and counts right after ``reset()``: what Crafter starts every episode with.
+
+    Returns:
+        (16,) int32 inventory (``INVENTORY_ITEMS`` order: vitals 9, items 0) and (22,) int32
+        achievement counts (all 0).
+    """
     inventory = np.array([INITIAL_INVENTORY[item] for item in INVENTORY_ITEMS], dtype=np.int32)
     return inventory, np.zeros(len(ACHIEVEMENTS), dtype=np.int32)
 
 
 def now_iso() -> str:
-    """Creation timestamps, UTC, to the second."""
+    """Creation timestamps, UTC, to the second.
+
+    Returns:
+        The time now in ISO 8601 with its offset, e.g. ``2026-12-05T07:10:00+00:00``.
+    """
     return datetime.now(UTC).replace(microsecond=0).isoformat()

@@ -22,8 +22,17 @@ from workbench.data.episodes.model import Episode, Frames
 
 @dataclass(frozen=True)
 class EpisodeExtras:
-    """What an episode holds besides its state columns (see ``Episode``): its id, ``metadata``,
-    ``logged``, ``views``, ``messages``, a ``frames_loader`` (None without frames) and ``calls``."""
+    """What an episode holds besides its state columns (the same fields of ``Episode``).
+
+    Attributes:
+        id: The episode's id.
+        metadata: Source, policy, seed and the like.
+        logged: An imported rollout's log (its step_rewards ``config`` and ``stepwise``), or None.
+        views: The text map view of each state, or None.
+        messages: What the model said for each decision, or None.
+        frames_loader: Reads the episode's frames; None for an episode without frames.
+        calls: Each decision's tool calls as JSON text, or None.
+    """
 
     id: str
     metadata: dict[str, Any]
@@ -35,7 +44,14 @@ class EpisodeExtras:
 
     @staticmethod
     def of(episode: Episode) -> EpisodeExtras:
-        """An in-memory episode's extras (its frames loader reads without keeping them)."""
+        """An in-memory episode's extras (its frames loader reads without keeping them).
+
+        Args:
+            episode: The episode (its fields are shared, not copied).
+
+        Returns:
+            The episode's id, metadata, log, texts and a frames loader (None without frames).
+        """
         loader = (lambda: episode.load_frames(keep=False)) if episode.has_frames else None
         return EpisodeExtras(
             episode.id, episode.metadata, episode.logged, episode.views, episode.messages, loader, episode.calls
@@ -52,7 +68,20 @@ class ColumnStore:
 
     Built episodes are shared while anyone holds them and the last few are kept, so touching an
     episode's frames twice in a row reads them once, while iterating a million-decision corpus
-    never holds all its episodes."""
+    never holds all its episodes.
+
+    Args:
+        arrays: All the episodes' rows, or None to read them later with ``load_arrays``.
+        extras: Episode k's extras, by position.
+        load_arrays: Reads ``arrays`` when first asked for (required when ``arrays`` is None).
+        ids: The episodes' ids (required when ``arrays`` is None; else taken from it).
+        lengths: (E,) each episode's decisions (required when ``arrays`` is None).
+        events: One dict of event arrays per batch of whole episodes, computed while opening,
+            or None.
+
+    Raises:
+        ValueError: Neither ``arrays`` nor ``load_arrays`` with ``ids`` and ``lengths``.
+    """
 
     _KEEP = 8
 
@@ -95,12 +124,26 @@ class ColumnStore:
         return len(self.ids)
 
     def rows_of(self, k: int) -> tuple[int, int]:
-        """(first, last + 1) rows of episode k."""
+        """The rows of episode k in ``arrays``.
+
+        Args:
+            k: The episode's position (0-based).
+
+        Returns:
+            (first, last + 1): its reset row and one past its last decision's row.
+        """
         first = int(self.row_starts[k])
         return first, first + int(self.lengths[k]) + 1
 
     def episode(self, k: int) -> Episode:
-        """Episode k (see the class docstring for how long it is kept)."""
+        """Episode k (see the class docstring for how long it is kept).
+
+        Args:
+            k: The episode's position (0-based).
+
+        Returns:
+            The episode built from its rows and extras (the same object while anyone holds it).
+        """
         episode = self._shared.get(k)
         if episode is None:
             extras = self.extras(k)
@@ -122,7 +165,16 @@ class ColumnStore:
         return episode
 
     def episode_arrays(self, k: int) -> dict[str, Any]:
-        """Episode k's ``Episode`` fields from the columns: row-major copies of its rows, and its actions."""
+        """Episode k's ``Episode`` fields from the columns: row-major copies of its rows, and its actions.
+
+        Args:
+            k: The episode's position (0-based).
+
+        Returns:
+            ``inventory``, ``achievement_counts``, ``achievement_status``, ``player_pos`` (copies,
+            n + 1 rows), ``env_reward`` and ``done`` (views, n rows) and ``actions`` (n lists of
+            Crafter action names), n the episode's decisions.
+        """
         first, last = self.rows_of(k)
         a = self.arrays
         offsets = a.action_offsets[first : last + 1]

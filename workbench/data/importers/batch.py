@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from workbench.data.episodes import Corpus, Episode, _unique_id
+from workbench.data.episodes import Corpus, Episode, unique_id
 from workbench.data.importers.counts import estimated_counts_line
 from workbench.data.importers.producers import producer_lines
 from workbench.data.importers.toolcalls import NORMALISATIONS
@@ -159,7 +159,7 @@ class Collector:
             location = str(episode.metadata.get("location", ""))
             self.errors.append(ImportIssue(file or "", location, f"cannot be stored: {error}{why}"))
             return False
-        unique = _unique_id(safe_id(episode.id), self._seen)
+        unique = unique_id(safe_id(episode.id), self._seen)
         self._seen.add(unique)
         # An episode's predecessor in its trajectory arrived just before it: map to its new id.
         if "follows" in episode.metadata:
