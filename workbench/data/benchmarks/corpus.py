@@ -25,19 +25,38 @@ SHIPPED_EPISODES, SHIPPED_MAX_STEPS, SHIPPED_SEED = 4, 400, 0
 
 
 def shipped_benchmark_path() -> Path:
-    """The folder of the small benchmark shipped in the package."""
+    """The folder of the small benchmark shipped in the package.
+
+    Returns:
+        ``workbench/data/shipped/benchmark`` inside the installed package.
+    """
     return Path(__file__).resolve().parents[1] / "shipped" / "benchmark"
 
 
 @dataclass(frozen=True)
 class Benchmark:
-    """A labelled corpus: ``corpus`` and ``labels`` (``LABEL_COLUMNS``, corpus order)."""
+    """A labelled corpus.
+
+    Attributes:
+        corpus: The episodes.
+        labels: One row per episode, in corpus order, columns ``LABEL_COLUMNS``: the policy,
+            its ``label`` (``exploit`` or ``honest``), the ``loop`` it repeats ("" if honest),
+            its ``split`` (``tune`` or ``held_out``), the decision ``spans`` of its loop,
+            ``loop_decisions`` (their total) and ``decisions``.
+    """
 
     corpus: Corpus
     labels: pd.DataFrame
 
     def split(self, name: str) -> Benchmark:
-        """The episodes of one split (``"tune"`` or ``"held_out"``)."""
+        """The episodes of one split.
+
+        Args:
+            name: ``"tune"`` or ``"held_out"`` (another name selects nothing).
+
+        Returns:
+            Those episodes and their labels (index reset), in corpus order.
+        """
         keep = (self.labels["split"] == name).to_numpy()
         return Benchmark(self.corpus[keep], self.labels[keep].reset_index(drop=True))
 
@@ -60,8 +79,28 @@ def make_benchmark(
     Every policy plays the same worlds (episode n's world and the policy's generator derive
     from ``(seed, n)``), so the same arguments give the same worlds, ids and policy seeds
     whatever ``workers`` or ``scheduler`` (as ``workbench record``; Crafter itself is not
-    reproducible step for step, so a policy that reads the world may drift later on). Returns one ``RecordReport`` per policy. Raises ``RecordingError``
-    for an unknown policy and ``TargetExistsError`` when ``out`` holds episodes and not ``resume``.
+    reproducible step for step, so a policy that reads the world may drift later on).
+
+    Args:
+        out: The corpus folder to record into.
+        episodes: Episodes per policy (the shipped recipe's 4 by default).
+        seed: The corpus seed the worlds derive from.
+        max_steps: Crafter's episode length in steps.
+        policies: Roster names to record (None: the whole ``ROSTER``).
+        workers: Processes playing episodes (see ``record``).
+        frames: Keep every frame.
+        resume: Continue a recording ``out`` holds (the later policies always resume).
+        progress: Show progress bars.
+        scheduler: Where episodes are played (see ``record``).
+
+    Returns:
+        One ``RecordReport`` per policy, in order.
+
+    Raises:
+        RecordingError: A policy is not in the roster, ``policies`` is empty, an argument is out
+            of range, or resuming with other settings.
+        TargetExistsError: ``out`` holds episodes and ``resume`` is False.
+        OutputError: ``out`` cannot be written.
     """
     names = list(policies) if policies is not None else [e.name for e in ROSTER]
     for name in names:
@@ -91,7 +130,17 @@ def load_benchmark(path: str | Path | None = None, *, rollouts: bool = True) -> 
     """The benchmark at ``path`` (default: the shipped one) with its labels; with ``rollouts``
     the shipped real task-app rollouts join as honest episodes (even ones tuned on, odd held out).
 
-    Raises ``CorpusError`` when ``path`` holds no episodes or an episode carries no labels."""
+    Args:
+        path: A folder ``make_benchmark`` recorded into (None: ``shipped_benchmark_path()``).
+        rollouts: Add the shipped task-app rollouts as honest episodes (policy ``taskapp_rollout``).
+
+    Returns:
+        The episodes and their labels.
+
+    Raises:
+        CorpusError: ``path`` holds no episodes, or an episode carries no benchmark labels.
+        CorpusFormatError: The corpus at ``path`` cannot be read.
+    """
     root = Path(path) if path is not None else shipped_benchmark_path()
     if not holds_episodes(root):
         raise CorpusError(f"{root}: holds no benchmark episodes (make one with `workbench benchmark make`)")

@@ -24,8 +24,15 @@ TUNE, HELD_OUT = "tune", "held_out"
 
 @dataclass(frozen=True)
 class Entry:
-    """One benchmark policy: ``name``, ``label``, what its loop repeats (``loop``, "" if
-    honest), its factory, and whether all its episodes are held out (policies never tuned on)."""
+    """One benchmark policy.
+
+    Attributes:
+        name: The policy's name (its episodes' ``policy``).
+        label: ``exploit`` or ``honest``.
+        loop: What its loop repeats, in words ("" if honest).
+        factory: Builds the policy for one episode from its generator.
+        held_out: Whether all its episodes are held out (a policy never tuned on).
+    """
 
     name: str
     label: str
@@ -92,7 +99,12 @@ class _Labelled:
 @dataclass(frozen=True)
 class BenchmarkPolicy:
     """A picklable policy factory (it reaches worker processes and cluster tasks) for the
-    roster entry ``policy``; its episodes carry their labels in their metadata."""
+    roster entry ``policy``; its episodes carry their labels in their metadata.
+
+    Attributes:
+        policy: The roster entry's name (checked when the factory is called: ``RecordingError``
+            for an unknown one).
+    """
 
     policy: str
 

@@ -66,7 +66,16 @@ __all__ = [
 # -- the report -------------------------------------------------------------------------------
 @dataclass
 class RecordReport:
-    """What a ``record`` run did: episodes recorded, failed (with why) and skipped (resume)."""
+    """What a ``record`` run did: episodes recorded, failed (with why) and skipped (resume).
+
+    Attributes:
+        out: The corpus folder recorded into.
+        recorded: The ids of the episodes saved by this run, in the order saved.
+        failed: Episode id -> why it failed (not saved).
+        skipped: The ids already in ``out`` that a resumed run left alone.
+        elapsed: Wall-clock seconds of the run.
+        steps: Environment steps of the episodes saved.
+    """
 
     out: Path
     recorded: list[str] = field(default_factory=list)
@@ -108,18 +117,36 @@ class EpisodeScheduler(Protocol):
     process, which writes the corpus) as it comes, updating ``step_bar`` with steps played."""
 
     def run(self, jobs: list[_Job], finish: Finish, step_bar: tqdm) -> None:
-        """Play every job; return when each has been handed to ``finish``."""
+        """Play every job; return when each has been handed to ``finish``.
+
+        Args:
+            jobs: One recording job per episode, as ``record`` builds them (picklable).
+            finish: Called in this process with each job's outcome, ``(id, episode, None)`` or
+                ``(id, None, why)``.
+            step_bar: The progress bar of steps played (``update`` it with each step count).
+        """
         ...
 
 
 @dataclass(frozen=True)
 class LocalScheduler:
-    """This machine: in this process (``workers == 1``) or a pool of spawned processes."""
+    """This machine: in this process (``workers == 1``) or a pool of spawned processes.
+
+    Attributes:
+        workers: How many processes play episodes (1: this process).
+    """
 
     workers: int = 1
 
     def run(self, jobs: list[_Job], finish: Finish, step_bar: tqdm) -> None:
-        """Play ``jobs`` here or in ``min(workers, len(jobs))`` processes."""
+        """Play ``jobs`` here or in ``min(workers, len(jobs))`` processes.
+
+        Args:
+            jobs: One recording job per episode, as ``record`` builds them.
+            finish: Called in this process with each outcome as it comes (a worker that dies
+                fails its episode).
+            step_bar: The progress bar of steps played.
+        """
         if self.workers == 1 or len(jobs) <= 1:
             for job in jobs:
                 finish(*_outcome(job, step_bar.update))

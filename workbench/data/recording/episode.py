@@ -45,6 +45,13 @@ def episode_seeds(seed: int, number: int) -> tuple[int, np.random.Generator]:
 
     Derived from ``(seed, number)`` alone (numpy ``SeedSequence`` with spawn key ``number``), so an
     episode's world does not depend on how many episodes or workers a run has.
+
+    Args:
+        seed: The corpus seed (non-negative).
+        number: The episode's number in the corpus (0-based).
+
+    Returns:
+        The world seed (0 .. 2**31 - 2) and a generator for the policy.
     """
     sequence = np.random.SeedSequence(seed, spawn_key=(number,))
     world_seed = int(sequence.generate_state(1, dtype=np.uint32)[0]) % (2**31 - 1)
@@ -57,6 +64,13 @@ def reset_env(world_seed: int, max_steps: int) -> crafter.Env:
     A new env each episode: reusing one would mean setting crafter's private ``_seed`` and
     ``_episode`` (building one costs about 8% of recording an episode; a private attribute can
     go in any release).
+
+    Args:
+        world_seed: The seed of the world ``reset()`` makes.
+        max_steps: The episode's length limit in environment steps (Crafter's ``length``).
+
+    Returns:
+        A new env, not reset yet.
     """
     return crafter.Env(seed=world_seed, length=max_steps)
 
@@ -126,8 +140,16 @@ def _decide(
 def state_row(
     inventory: Mapping[str, int], achievements: Mapping[str, int], pos: Sequence[int]
 ) -> tuple[list[int], list[int], list[int]]:
-    """One ``Episode`` row from Crafter's dicts: (inventory in ``INVENTORY_ITEMS`` order, counts in
-    ``ACHIEVEMENTS`` order, position)."""
+    """One ``Episode`` row from Crafter's dicts.
+
+    Args:
+        inventory: Crafter's ``info["inventory"]``, item -> amount.
+        achievements: Crafter's ``info["achievements"]``, achievement -> count.
+        pos: Crafter's ``info["player_pos"]``, (x, y).
+
+    Returns:
+        (inventory in ``INVENTORY_ITEMS`` order, counts in ``ACHIEVEMENTS`` order, [x, y]).
+    """
     return [inventory[i] for i in INVENTORY_ITEMS], [achievements[a] for a in ACHIEVEMENTS], [int(pos[0]), int(pos[1])]
 
 
@@ -186,6 +208,13 @@ def _work(job: _Job) -> tuple[str, Episode | None, str | None]:
 
 
 def play_episode(job: _Job) -> tuple[str, Episode | None, str | None]:
-    """Record one job's episode where it runs (a cluster task): ``(id, episode, None)``, or
-    ``(id, None, why)`` when the policy or the episode failed for its own reasons."""
+    """Record one job's episode where it runs (a cluster task); a failure is returned, not raised.
+
+    Args:
+        job: One episode's recording job, as ``record`` builds it (picklable).
+
+    Returns:
+        ``(id, episode, None)``, or ``(id, None, why)`` when the policy or the episode failed
+        for its own reasons.
+    """
     return _outcome(job, lambda steps: None)

@@ -20,7 +20,13 @@ __all__ = ["EpisodeTrace"]
 
 
 class EpisodeTrace:
-    """One episode as it is played: rows, actions, Crafter's rewards and optionally frames."""
+    """One episode as it is played: rows, actions, Crafter's rewards and optionally frames.
+
+    Args:
+        reset_row: The state after reset: (inventory in ``INVENTORY_ITEMS`` order, counts in
+            ``ACHIEVEMENTS`` order, (x, y) position), as ``state_row`` gives it.
+        reset_frame: The reset observation, (64, 64, 3) uint8, or None to keep no frames.
+    """
 
     def __init__(self, reset_row: tuple[list[int], list[int], list[int]], reset_frame: np.ndarray | None) -> None:
         self.rows = [reset_row]
@@ -42,7 +48,16 @@ class EpisodeTrace:
         done: bool,
         frames: Sequence[np.ndarray] = (),
     ) -> None:
-        """Append one decision: the row after it, the actions executed, their summed reward, ``done``, their frames."""
+        """Append one decision.
+
+        Args:
+            row: The state after the decision, as ``state_row`` gives it.
+            actions: The Crafter action names executed (those after ``done`` left out).
+            env_reward: Crafter's reward summed over those actions.
+            done: Whether Crafter ended the episode during the decision.
+            frames: One (64, 64, 3) uint8 observation per action executed (ignored when the
+                trace keeps no frames).
+        """
         self.rows.append(row)
         self.actions.append(list(actions))
         self.env_rewards.append(env_reward)
@@ -53,7 +68,16 @@ class EpisodeTrace:
     def episode(self, episode_id: str, metadata: dict[str, Any]) -> Episode:
         """The ``Episode`` played so far (frames attached when they were kept).
 
-        Raises ``EpisodeError`` when no decision was played (an episode needs one).
+        Args:
+            episode_id: The episode's id.
+            metadata: Its metadata (kept as given, not copied).
+
+        Returns:
+            The episode (int32 state arrays).
+
+        Raises:
+            EpisodeError: No decision was played (an episode needs one), or a row or frame
+                does not fit.
         """
         inventory, counts, positions = (np.array(column, dtype=np.int32) for column in zip(*self.rows))
         episode = Episode(

@@ -27,8 +27,17 @@ UNDECIDED = "undecided"
 
 
 def detect_kind(path: str | Path) -> str | None:
-    """The kind of source ``path`` holds, or None when it cannot be told (a missing folder, or
-    one without rollout, Recorder or corpus files yet)."""
+    """The kind of source ``path`` holds.
+
+    Args:
+        path: A folder or a file.
+
+    Returns:
+        ``traces`` for an SQLite file, ``corpus`` for a folder with the corpus marker,
+        ``recorder`` for one with ``.npz``/``.mp4`` files, ``rollouts`` for one with ``.json``/
+        ``.jsonl`` files; None when it cannot be told (another file, a missing folder, or one
+        without such files yet).
+    """
     path = Path(path)
     if path.is_file():
         with path.open("rb") as handle:
@@ -54,7 +63,18 @@ def open_source(path: str | Path, kind: str | None = None) -> Source:
     A folder (or trace database) that does not exist yet is fine with a ``kind`` (it is read
     once it appears); without one, a missing or empty folder gives an ``UndecidedSource``,
     which waits and tells the kind from the first file that lands.
-    Raises ``WatchError`` for an unknown kind, or a file that is no trace database (naming the path)."""
+
+    Args:
+        path: The folder or trace database file to watch.
+        kind: One of ``KINDS``, or None to tell it from the path.
+
+    Returns:
+        The source (an ``UndecidedSource`` when the kind cannot be told yet).
+
+    Raises:
+        WatchError: ``kind`` is unknown, ``path`` is a file that is no trace database, a
+            traces source is a folder, or a folder source is a file (each naming the path).
+    """
     path = Path(path)
     if kind is None:
         kind = detect_kind(path)

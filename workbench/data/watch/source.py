@@ -20,11 +20,16 @@ ORIGIN_KEY = "watched"
 
 @dataclass
 class Poll:
-    """What one poll found: ``corpus`` (episodes new since the last poll, in source order, each
-    with its ``ORIGIN_KEY`` metadata), ``landed`` (per episode, when its item landed in the
-    source, epoch seconds: a file's mtime), ``problems`` (named, the source goes on),
-    ``settling`` (items seen but not complete yet: poll again soon) and ``notes`` (what the
-    source says once, e.g. the kind it told from its first file)."""
+    """What one poll found.
+
+    Attributes:
+        corpus: The episodes new since the last poll, in source order, each with its
+            ``ORIGIN_KEY`` metadata.
+        landed: Per episode, when its item landed in the source (epoch seconds: a file's mtime).
+        problems: Items that cannot be read, each named (the source goes on past them).
+        settling: How many items were seen but are not complete yet (poll again soon).
+        notes: What the source says once (e.g. the kind it told from its first file).
+    """
 
     corpus: Corpus = field(default_factory=Corpus)
     landed: list[float] = field(default_factory=list)
@@ -50,20 +55,36 @@ class Source(Protocol):
         ...
 
     def poll(self) -> Poll:
-        """The episodes new since the last poll (or since ``restore``)."""
+        """The episodes new since the last poll (or since ``restore``).
+
+        Returns:
+            The new episodes, the problems met and what is still settling.
+        """
         ...
 
     def progress(self) -> dict[str, Any]:
-        """What was read so far, JSON-able (kept in the watcher's state file)."""
+        """What was read so far, JSON-able (kept in the watcher's state file).
+
+        Returns:
+            The source's own bookkeeping (e.g. files read and their sizes), for ``restore``.
+        """
         ...
 
     def restore(self, progress: dict[str, Any]) -> None:
         """Continue from a ``progress()`` of an earlier run (junk is ignored: reading again is
-        harmless, the watcher drops origins it holds)."""
+        harmless, the watcher drops origins it holds).
+
+        Args:
+            progress: What ``progress()`` returned, read back from the watcher's state file.
+        """
         ...
 
     def watch_paths(self) -> list[Path]:
-        """Existing folders whose file events should wake the watcher (may be empty)."""
+        """Existing folders whose file events should wake the watcher (may be empty).
+
+        Returns:
+            The folders to watch for file events; empty when the watcher should poll by time.
+        """
         ...
 
 
@@ -93,7 +114,14 @@ def content_key(episode: Episode) -> str:
 
 
 def origin_of(metadata: dict[str, Any]) -> tuple[str, str] | None:
-    """(source key, item) from an episode's metadata, None when it did not come from a watch."""
+    """Where an episode came from, if it came from a watch.
+
+    Args:
+        metadata: The episode's metadata.
+
+    Returns:
+        (source key, item) from its ``ORIGIN_KEY`` entry; None when it has no well-formed one.
+    """
     origin = metadata.get(ORIGIN_KEY)
     if isinstance(origin, dict) and isinstance(origin.get("source"), str) and isinstance(origin.get("item"), str):
         return origin["source"], origin["item"]

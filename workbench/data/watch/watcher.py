@@ -33,10 +33,17 @@ SETTLE_SECONDS = 0.2
 
 @dataclass
 class WatchReport:
-    """One poll's outcome: ``appended`` (the episodes saved, under their ids in the target),
-    ``problems``, ``settling`` (items not complete yet), ``skipped`` (items offered again and
-    already held), ``latency`` (per appended episode, seconds from landing in the source to
-    saved and handed to ``on_append``) and ``notes`` (what the source said once, see ``Poll``)."""
+    """One poll's outcome.
+
+    Attributes:
+        appended: The episodes saved, under their ids in the target.
+        problems: The source's items that cannot be read, each named.
+        settling: How many items are not complete yet.
+        skipped: How many items were offered again and are already held.
+        latency: Per appended episode, seconds from landing in the source to saved and handed
+            to ``on_append``.
+        notes: What the source said once (see ``Poll``).
+    """
 
     appended: Corpus = field(default_factory=Corpus)
     problems: list[ImportIssue] = field(default_factory=list)
@@ -49,10 +56,18 @@ class WatchReport:
 class Watcher:
     """Appends each new episode of ``source`` into the corpus folder ``into``, once.
 
-    ``on_append(new_episodes)`` is called after each save (e.g. ``LiveScores.append``). Raises
-    ``WatchError`` when ``into`` is inside the watched folder (its own writes would be watched),
-    or another watcher writes into it; what ``load_corpus`` raises for a target that is not a
-    corpus folder."""
+    Args:
+        source: The live source (only read).
+        into: The corpus folder to append into (made when missing); the watcher holds its
+            watch lock until ``close``.
+        on_append: Called with the new episodes after each save (e.g. ``LiveScores.append``).
+
+    Raises:
+        WatchError: ``into`` is inside the watched folder (its own writes would be watched), is
+            a file, another watcher writes into it, or its state file cannot be read.
+        UnsafePathError: The state file is a symlink, a FIFO or a folder.
+        CorpusFormatError: ``into`` holds a corpus that cannot be read (``load_corpus``).
+    """
 
     def __init__(self, source: Source, into: str | Path, *, on_append: Callable[[Corpus], None] | None = None) -> None:
         self.source = source
@@ -87,7 +102,15 @@ class Watcher:
         return len(self._ids)
 
     def poll(self) -> WatchReport:
-        """Poll the source once, save what is new into the target, record progress."""
+        """Poll the source once, save what is new into the target, record progress.
+
+        Returns:
+            What was appended, skipped, settling and wrong in this poll.
+
+        Raises:
+            OutputError: The target or its state file cannot be written (e.g. disk full).
+            UnsafePathError: The state file became a symlink.
+        """
         found: Poll = self.source.poll()
         fresh: list[Episode] = []
         landed: list[float] = []
@@ -128,7 +151,21 @@ class Watcher:
         """Poll until ``stop`` is set, ``max_polls`` polls were made or ``on_report(report)``
         returns True; between polls wait ``interval`` seconds, woken early by file events
         (watchfiles) unless ``events`` is False, and only ``SETTLE_SECONDS`` while an item is
-        settling. Returns the number of polls."""
+        settling.
+
+        Args:
+            interval: Seconds between polls.
+            max_polls: Stop after this many polls (None: no limit).
+            stop: Set it (from another thread) to stop; None: only the other conditions stop.
+            on_report: Called with each poll's report; returning True stops.
+            events: Wake early on file events in the source's folders (watchfiles, if installed).
+
+        Returns:
+            The number of polls made.
+
+        Raises:
+            OutputError: The target or its state file cannot be written.
+        """
         stop = stop or threading.Event()
         waits = _Waiter(self.source, stop, events)
         polls = 0
