@@ -39,8 +39,14 @@ def progress_agreement(scores: Scores | pd.DataFrame) -> float:
     """Spearman's rank correlation between shaped return and achievements unlocked, per episode.
 
     1.0: the shaped return orders episodes as their progress does; near 0: unrelated; negative:
-    the shaping pays for something else. NaN when either is the same for every episode (no
-    order to agree with). ``scores`` may also be a subset of its ``episodes`` table.
+    the shaping pays for something else.
+
+    Args:
+        scores: A scoring's result, or (a subset of) its ``episodes`` table.
+
+    Returns:
+        The correlation in -1..1; NaN when returns or achievements are the same for every
+        episode (no order to agree with).
     """
     episodes = _episodes(scores)
     returns = episodes["reward_sum"].rank()
@@ -57,6 +63,13 @@ def misranked_pairs(scores: Scores) -> pd.DataFrame:
     One row per pair with both episodes' ``return_*`` and ``achievements_*``, the largest
     achievement gap first, then the largest return gap. Empty when the shaping never pays less
     for more progress. (n episodes give at most n(n-1)/2 rows.)
+
+    Args:
+        scores: A scoring's result (its ``episodes`` table is read).
+
+    Returns:
+        Columns ``paid_more``, ``progressed_more`` (episode ids), ``return_paid_more``,
+        ``return_progressed_more``, ``achievements_paid_more``, ``achievements_progressed_more``.
     """
     episodes = scores.episodes
     returns = episodes["reward_sum"].to_numpy()
@@ -93,7 +106,12 @@ def misranked_overview(scores: Scores | pd.DataFrame) -> tuple[int, pd.Series | 
     """How many pairs ``misranked_pairs`` would list, and its first (worst) row, without listing
     them: O(n log n) instead of O(n^2) pairs, since achievements take at most 23 values.
 
-    ``scores`` may also be a subset of its ``episodes`` table. Returns (count, worst row or None).
+    Args:
+        scores: A scoring's result, or (a subset of) its ``episodes`` table.
+
+    Returns:
+        The number of misranked pairs, and the worst one as a row of ``misranked_pairs``'s
+        columns (None when there is none).
     """
     episodes = _episodes(scores)
     returns = episodes["reward_sum"].to_numpy(dtype=np.float64)
@@ -137,8 +155,15 @@ def misranked_overview(scores: Scores | pd.DataFrame) -> tuple[int, pd.Series | 
 
 def progress_summary(scores: Scores | pd.DataFrame) -> str:
     """One line for people: the rank agreement and the misranked pairs, with the worst one
-    named (what ``workbench score``, the Tuner and Compare show). ``scores`` may also be a
-    subset of its ``episodes`` table."""
+    named (what ``workbench score``, the Tuner and Compare show).
+
+    Args:
+        scores: A scoring's result, or (a subset of) its ``episodes`` table.
+
+    Returns:
+        The line, e.g. ``rank agreement with progress 0.812 (Spearman, ...); 3 episode pair(s)
+        paid more for less progress, worst: ...``.
+    """
     count, worst = misranked_overview(scores)
     rho = progress_agreement(scores)
     agreement = "n/a (returns or achievements all equal)" if math.isnan(rho) else f"{rho:.3f}"
@@ -159,7 +184,20 @@ def returns_by_group(scores: Scores, corpus: Corpus, *, by: str = "policy") -> p
     """Per group of episodes (a ``corpus.index`` column, e.g. "policy"): ``episodes``,
     ``mean_return`` (shaped), ``mean_achievements``, ``mean_env_return`` (Crafter's) and
     ``return_per_achievement`` (mean return / mean achievements: what one unit of progress is
-    worth to this group; NaN for a group that unlocked nothing). Groups in first-seen order."""
+    worth to this group; NaN for a group that unlocked nothing). Groups in first-seen order.
+
+    Args:
+        scores: A scoring of ``corpus`` (or of some of its episodes).
+        corpus: The episodes' corpus, whose index gives each episode's group.
+        by: The ``corpus.index`` column to group by.
+
+    Returns:
+        One row per group: ``by``, ``episodes``, ``mean_return``, ``mean_achievements``,
+        ``mean_env_return``, ``return_per_achievement``.
+
+    Raises:
+        KeyError: ``by`` is not an index column (``Corpus.groups``).
+    """
     episodes = scores.episodes.assign(group=scores.episodes["episode"].map(corpus.groups(by)))
     table = episodes.groupby("group", sort=False).agg(
         episodes=("episode", "size"),
@@ -174,7 +212,20 @@ def returns_by_group(scores: Scores, corpus: Corpus, *, by: str = "policy") -> p
 def group_comparison(comparison: Comparison, corpus: Corpus, *, by: str = "policy") -> pd.DataFrame:
     """``returns_by_group`` under both configs of a comparison, side by side: per group
     ``mean_achievements``, ``mean_return_a`` / ``mean_return_b`` and ``return_per_achievement_a``
-    / ``_b``. Does B still pay the hacker more per unit of progress than the honest policy?"""
+    / ``_b``. Does B still pay the hacker more per unit of progress than the honest policy?
+
+    Args:
+        comparison: Two scorings (configs A and B) of ``corpus``.
+        corpus: The episodes' corpus, whose index gives each episode's group.
+        by: The ``corpus.index`` column to group by.
+
+    Returns:
+        One row per group: ``by``, ``mean_achievements``, ``mean_return_a``, ``mean_return_b``,
+        ``return_per_achievement_a``, ``return_per_achievement_b``.
+
+    Raises:
+        KeyError: ``by`` is not an index column (``Corpus.groups``).
+    """
     a = returns_by_group(comparison.a, corpus, by=by).set_index(by)
     b = returns_by_group(comparison.b, corpus, by=by).set_index(by)
     return pd.DataFrame(

@@ -77,7 +77,15 @@ FINDING_COLUMNS = (
 
 @dataclass(frozen=True)
 class AuditThresholds:
-    """When each check fires (defaults are the diagnostics' own, see the module)."""
+    """When each check fires (defaults are the diagnostics' own, see the module).
+
+    Attributes:
+        dominance: The share of a policy's reward resource shaping may have before
+            ``resource-shaping-dominates`` fires (0..1, exclusive).
+        component: The share one component may have before ``component-dominates`` fires.
+        farming_episodes: How many episodes must farm before a farming check fires (at least 1).
+        dead_entries: Which dead entries are flagged: ``written``, ``all`` or ``off``.
+    """
 
     dominance: float = DOMINANCE_THRESHOLD
     component: float = COMPONENT_THRESHOLD
@@ -85,7 +93,15 @@ class AuditThresholds:
     dead_entries: str = "written"
 
     def checked(self) -> AuditThresholds:
-        """Itself, or ``DiagnosisError`` naming the bad threshold."""
+        """Check the thresholds.
+
+        Returns:
+            Itself, when every threshold is valid.
+
+        Raises:
+            DiagnosisError: A share outside 0..1 (exclusive), ``farming_episodes`` below 1 or an
+                unknown ``dead_entries`` scope; names it.
+        """
         for name in ("dominance", "component"):
             value = getattr(self, name)
             if not 0.0 < value < 1.0:
@@ -101,9 +117,20 @@ class AuditThresholds:
 
 @dataclass(frozen=True)
 class Audit:
-    """What ``audit`` found: ``flags`` (``AUDIT_COLUMNS``, configs in the order given, sections
-    in ``SECTIONS`` order: what makes it unclean), ``notes`` (the same columns: what detectors
-    below the bar of ``detector_accuracy.gating`` found), the corpus size and the thresholds used."""
+    """What ``audit`` found.
+
+    Attributes:
+        configs: The configs audited, by name, in the order given.
+        episodes: How many episodes the corpus holds.
+        decisions: How many decisions it holds.
+        thresholds: The thresholds used.
+        flags: What makes the audit unclean: ``AUDIT_COLUMNS``, configs in the order given,
+            sections in ``SECTIONS`` order.
+        corpus: How the report names the corpus ("" for unnamed).
+        extra: Further fields of ``to_json()`` (e.g. the CLI's ``follow`` state and notes).
+        notes: The same columns: what detectors below the bar of ``detector_accuracy.gating``
+            found (never unclean).
+    """
 
     configs: dict[str, RewardConfig]
     episodes: int
@@ -154,7 +181,14 @@ class Audit:
         return table.astype({"laps": "Int64", "first": "Int64", "last": "Int64"})
 
     def to_json(self) -> dict[str, Any]:
-        """The machine-readable report (``AUDIT_SCHEMA``; documented in docs/live.md)."""
+        """The machine-readable report (``AUDIT_SCHEMA``; documented in docs/live.md).
+
+        Returns:
+            A JSON-able dict: ``schema``, ``corpus``, ``episodes``, ``decisions``, ``clean``,
+            ``thresholds`` and per config its ``name``, ``strategy``, ``clean``, ``counts`` per
+            section, ``flags`` and ``notes`` (each with ``measured`` and ``evidence``); then
+            ``extra``'s fields.
+        """
         configs = []
         for name, config in self.configs.items():
             rows = self.flags[self.flags["config"] == name]
@@ -190,8 +224,20 @@ def audit(
 ) -> Audit:
     """Run the four checks (see the module) for each config on ``corpus``.
 
-    ``name`` is how the report names the corpus. Raises ``DiagnosisError`` for no config or a
-    bad threshold, ``CorpusError`` for an empty corpus."""
+    Args:
+        corpus: The episodes (at least one).
+        configs: The configs to audit, by name.
+        thresholds: When each check fires (None: ``AuditThresholds()``).
+        name: How the report names the corpus.
+
+    Returns:
+        The flags (gating detectors) and notes (the others) of every config.
+
+    Raises:
+        DiagnosisError: No config, or a bad threshold.
+        CorpusError: The corpus is empty.
+        ConfigError: A config's rewards would not be finite (``score``).
+    """
     thresholds = (thresholds or AuditThresholds()).checked()
     if not configs:
         raise DiagnosisError("audit needs at least one config")
@@ -218,12 +264,38 @@ def _records(rows: pd.DataFrame, config: str) -> list[dict[str, Any]]:
 
 
 def empty_audit(configs: Mapping[str, RewardConfig], thresholds: AuditThresholds, *, name: str = "") -> Audit:
-    """The (clean) audit of no episodes: what following a source that brought none reports."""
+    """The (clean) audit of no episodes: what following a source that brought none reports.
+
+    Args:
+        configs: The configs that would be audited, by name.
+        thresholds: The thresholds that would be used.
+        name: How the report names the corpus.
+
+    Returns:
+        An audit of 0 episodes with no flag and no note.
+
+    Raises:
+        DiagnosisError: A bad threshold.
+    """
     return Audit(dict(configs), 0, 0, thresholds.checked(), _table([]), name)
 
 
 def config_flags(corpus: Corpus, config: RewardConfig, thresholds: AuditThresholds) -> list[Flag]:
-    """The flags one config raises on ``corpus``, in ``SECTIONS`` order."""
+    """The flags one config raises on ``corpus``, in ``SECTIONS`` order (gating or not: ``audit``
+    splits them into flags and notes).
+
+    Args:
+        corpus: The episodes (at least one).
+        config: The config to check.
+        thresholds: When each check fires (already ``checked``).
+
+    Returns:
+        Every finding of the four checks.
+
+    Raises:
+        CorpusError: The corpus is empty.
+        ConfigError: The config's rewards would not be finite.
+    """
     scores = score(corpus, config)
     facts = episode_facts(scores, corpus, "policy")
     totals = component_totals(scores)

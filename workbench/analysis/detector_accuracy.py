@@ -80,7 +80,19 @@ def detector_scores(corpus: Corpus, config: RewardConfig, loops: Sequence[Loop] 
 
     The dominance statistics are 0 under ``consistent`` (``audit`` does not check them there).
     Adds the column ``unit`` (each episode's id: its own group) to ``corpus.index`` when missing.
-    Raises ``DiagnosisError`` for an empty corpus."""
+
+    Args:
+        corpus: The episodes (at least one).
+        config: The config the statistics are computed under.
+        loops: The farming loops to look for, with their allowances.
+
+    Returns:
+        (episodes, 4) float statistics, index the episode ids, columns the ``DETECTORS`` codes.
+
+    Raises:
+        DiagnosisError: The corpus is empty.
+        ConfigError: The config's rewards would not be finite (``score``).
+    """
     if len(corpus) == 0:
         raise DiagnosisError("detector_scores: the corpus has no episodes")
     index = corpus.index
@@ -165,8 +177,16 @@ def choose_allowances(
 
 
 def rates(flagged: np.ndarray, exploit: np.ndarray) -> tuple[float, float, float]:
-    """(precision, recall, false-positive rate on honest episodes) of boolean ``flagged``
-    against boolean labels ``exploit``; NaN where undefined (nothing flagged, no such episode)."""
+    """How well ``flagged`` finds the exploiting episodes.
+
+    Args:
+        flagged: (episodes,) bool, whether each episode was flagged.
+        exploit: (episodes,) bool, each episode's label (True: exploiting).
+
+    Returns:
+        (precision, recall, false-positive rate on honest episodes); NaN where undefined
+        (nothing flagged, no exploiting or no honest episode).
+    """
     flagged, exploit = np.asarray(flagged, bool), np.asarray(exploit, bool)
     tp, fp = int(np.sum(flagged & exploit)), int(np.sum(flagged & ~exploit))
     positives, negatives = int(exploit.sum()), int((~exploit).sum())
@@ -179,8 +199,23 @@ def rates(flagged: np.ndarray, exploit: np.ndarray) -> tuple[float, float, float
 def bootstrap_rates(
     flagged: np.ndarray, exploit: np.ndarray, strata: np.ndarray, *, reps: int = 2000, seed: int = 0
 ) -> np.ndarray:
-    """``(reps, 3)`` resampled ``rates``: each resample draws, within every stratum (policy),
-    as many episodes as it has, with replacement. Raises ``DiagnosisError`` for ``reps < 1``."""
+    """Resampled ``rates``: each resample draws, within every stratum (policy), as many episodes
+    as it has, with replacement.
+
+    Args:
+        flagged: (episodes,) bool, whether each episode was flagged.
+        exploit: (episodes,) bool, each episode's label.
+        strata: (episodes,) each episode's stratum (e.g. its policy).
+        reps: How many resamples.
+        seed: The generator's seed.
+
+    Returns:
+        (reps, 3) float64: precision, recall and false-positive rate of each resample (NaN
+        where undefined in it).
+
+    Raises:
+        DiagnosisError: ``reps`` is below 1.
+    """
     if reps < 1:
         raise DiagnosisError(f"reps must be at least 1, not {reps}")
     rng = np.random.default_rng(seed)
@@ -196,7 +231,16 @@ def bootstrap_rates(
 def choose_threshold(stat: np.ndarray, exploit: np.ndarray, max_fpr: float = 0.02) -> float:
     """The smallest threshold (flag when ``stat`` > it) among the statistic's values (and 0)
     whose false-positive rate on these honest episodes is at most ``max_fpr``: the operating
-    point with the most recall at that FPR."""
+    point with the most recall at that FPR.
+
+    Args:
+        stat: (episodes,) float, a detector's statistic per episode.
+        exploit: (episodes,) bool, each episode's label.
+        max_fpr: The highest false-positive rate allowed.
+
+    Returns:
+        The threshold; the largest finite value of ``stat`` when none meets ``max_fpr``.
+    """
     stat, exploit = np.asarray(stat, float), np.asarray(exploit, bool)
     candidates = np.unique(np.r_[0.0, stat[np.isfinite(stat)]])
     for t in candidates:
@@ -208,7 +252,15 @@ def choose_threshold(stat: np.ndarray, exploit: np.ndarray, max_fpr: float = 0.0
 
 def time_to_flag(flagged: np.ndarray, runs: np.ndarray) -> dict[str, int | None]:
     """Per run (``runs``: each episode's run, episodes in the order the run played them): how
-    many of its episodes pass until the first flag, counting the flagged one (None: never)."""
+    many of its episodes pass until the first flag, counting the flagged one (None: never).
+
+    Args:
+        flagged: (episodes,) bool, whether each episode was flagged.
+        runs: (episodes,) each episode's run name, episodes in play order.
+
+    Returns:
+        Run name -> the 1-based position of its first flagged episode, or None.
+    """
     flagged, runs = np.asarray(flagged, bool), np.asarray(runs)
     out: dict[str, int | None] = {}
     for run in pd.unique(runs):
@@ -227,8 +279,16 @@ def measured(code: str, config: str | None = None) -> dict[str, Any] | None:
     (with its 95% interval ``low``, ``high``), ``recall``, ``fpr`` on honest episodes, the
     ``config`` it was measured under (a shipped config of that name, else ``"pooled"``: all the
     shipped per_achievement configs together), the ``benchmark`` it was measured on and
-    ``meets_target``: whether it reaches ``TARGET``. None for
-    a flag that judges a config rather than episodes (dead entries, estimated counts)."""
+    ``meets_target``: whether it reaches ``TARGET``.
+
+    Args:
+        code: A flag code (e.g. ``farming-loop``).
+        config: The name of the config audited (a shipped one has its own row), or None.
+
+    Returns:
+        The measured row; None for a flag that judges a config rather than episodes (dead
+        entries, estimated counts) or when nothing was measured.
+    """
     table = _measurements()
     by_config = table.get("configs", {})
     if config in by_config and code in by_config[config]:
@@ -250,7 +310,15 @@ FARMING_CODES = (LOOP_CODE, "repeats-outweigh-credits")
 
 
 def meets_target(code: str, row: dict[str, Any]) -> bool:
-    """Whether a measured row reaches ``TARGET`` (farming's recall only for the farming flags)."""
+    """Whether a measured row reaches ``TARGET`` (farming's recall only for the farming flags).
+
+    Args:
+        code: The flag code the row measured.
+        row: A measured row: ``precision``, ``fpr`` and ``recall`` (None or absent: unmeasured).
+
+    Returns:
+        True when precision and false-positive rate (and for farming, recall) reach ``TARGET``.
+    """
     precision, fpr, recall = row.get("precision"), row.get("fpr"), row.get("recall")
     if precision is None or fpr is None or precision < TARGET["precision"] or fpr > TARGET["fpr"]:
         return False

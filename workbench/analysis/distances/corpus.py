@@ -66,12 +66,16 @@ def pair_reward(config: RewardConfig) -> Reward:
 class Coverage:
     """How much of the state space the distance rests on.
 
-    ``transitions`` used, distinct ``states`` and ``distinct_transitions``; ``branching``: the
-    share of start states seen with two or more different successors (SRRD's expectations over
-    successors rest on one draw otherwise); ``observed_pairs``: the share of the state pairs the
-    canonicalisation evaluated that are transitions the data has (EPIC evaluates mostly pairs
-    that never happen; SRRD's successor terms stay on observed ones); ``warning``: why the
-    coverage is thin, or empty.
+    Attributes:
+        transitions: The transitions (decisions) used.
+        states: The distinct states among them.
+        distinct_transitions: The distinct (state, successor) pairs among them.
+        branching: The share of start states seen with two or more different successors
+            (SRRD's expectations over successors rest on one draw otherwise).
+        observed_pairs: The share of the state pairs the canonicalisation evaluated that are
+            transitions the data has (EPIC evaluates mostly pairs that never happen; SRRD's
+            successor terms stay on observed ones).
+        warning: Why the coverage is thin, or "".
     """
 
     transitions: int
@@ -84,8 +88,14 @@ class Coverage:
 
 @dataclass(frozen=True)
 class Distance:
-    """A distance between two configs on a corpus: ``kind`` (epic, starc, srrd), ``value`` in
-    [0, 1], ``gamma`` and the ``coverage`` it rests on."""
+    """A distance between two configs on a corpus.
+
+    Attributes:
+        kind: ``epic``, ``starc`` or ``srrd``.
+        value: The distance, in [0, 1] (0: the same reward up to shaping and scale).
+        gamma: The discount the canonicalisation used.
+        coverage: How much of the state space it rests on.
+    """
 
     kind: str
     value: float

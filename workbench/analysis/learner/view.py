@@ -59,19 +59,24 @@ def group_labels(index: pd.DataFrame, by: tuple[str, ...]) -> tuple[np.ndarray, 
 
 @dataclass(frozen=True, eq=False)
 class LearnerView:
-    """A config's returns as a group-based learner sees them (built by ``learner_view``).
+    """A config's returns as a group-based learner sees them (built by ``learner_view``);
+    ``decisions`` (built on first access) gives per decision its reward and GAE credit.
 
-    - ``episodes``: per rollout its ``group``, the ``by`` values, ``group_size``, ``return``
-      (shaped, after lambda), one column per component kind (``credit``, ``inventory``,
-      ``achievement_count``), ``achievements`` (unlocked), Crafter's ``env_return``, and the
-      advantages ``grpo``, ``dr_grpo``, ``rloo``, ``gdpo``.
-    - ``groups``: per group its ``by`` values, ``size``, ``mean`` and ``std`` of the return,
-      ``zero_variance``, and per progress measure (``achievements``, ``env_return``) the
-      ``comparable`` and ``discordant`` pairs under GRPO's order (the same order as Dr.GRPO's
-      and RLOO's) and ``discordant_gdpo`` under GDPO's.
-    - ``flags``: ``section``, ``code``, ``subject``, ``why`` (zero-variance, contradicts-progress,
-      gdpo-contradicts-progress, gdpo-flips-sign, no-group).
-    - ``decisions`` (built on first access): per decision its reward and GAE credit.
+    Attributes:
+        episodes: Per rollout its ``group``, the ``by`` values, ``group_size``, ``return``
+            (shaped, after lambda), one column per component kind (``credit``, ``inventory``,
+            ``achievement_count``), ``achievements`` (unlocked), Crafter's ``env_return``, and
+            the advantages ``grpo``, ``dr_grpo``, ``rloo``, ``gdpo``.
+        groups: Per group its ``by`` values, ``size``, ``mean`` and ``std`` of the return,
+            ``zero_variance``, and per progress measure (``achievements``, ``env_return``) the
+            ``comparable`` and ``discordant`` pairs under GRPO's order (the same order as
+            Dr.GRPO's and RLOO's) and ``discordant_gdpo`` under GDPO's.
+        flags: ``section``, ``code``, ``subject``, ``why`` (zero-variance, contradicts-progress,
+            gdpo-contradicts-progress, gdpo-flips-sign, no-group).
+        scores: The scoring of the config on the corpus the tables come from.
+        by: The index columns that made the groups.
+        gamma: The discount of the GAE credit in ``decisions``.
+        lam: The GAE lambda of that credit.
     """
 
     episodes: pd.DataFrame
@@ -101,7 +106,11 @@ class LearnerView:
         )
 
     def tables(self) -> dict[str, pd.DataFrame]:
-        """Every table by name (what ``--out`` writes)."""
+        """Every table by name (what ``--out`` writes).
+
+        Returns:
+            ``episodes``, ``groups``, ``flags`` and ``decisions`` (building it if not built yet).
+        """
         return {"episodes": self.episodes, "groups": self.groups, "flags": self.flags, "decisions": self.decisions}
 
 
