@@ -31,13 +31,7 @@ import numpy as np
 import pandas as pd
 
 from workbench.analysis.search.held_out import HeldOutScore, few_held_out_note, held_out_score
-from workbench.analysis.search.objective import (
-    Design,
-    Objective,
-    agreement,
-    build_design,
-    resource_slot_weights,
-)
+from workbench.analysis.search.objective import Design, Objective, agreement, build_design, resource_slot_weights
 from workbench.analysis.search.split import Split, split_episodes, stratified_folds
 from workbench.analysis.search.study import SearchSpace, TrialEvaluator, default_params, run_study, trials_table
 from workbench.core.config import STEPWISE_MODE, RewardConfig
@@ -60,16 +54,21 @@ WEIGHT_DECIMALS = 4
 class SearchResult:
     """What ``search`` found.
 
-    - ``config``: the best config (lint clean when only task-app settings were searched), with
-      ``params`` (its trial's settings) and ``weights`` (per achievement, as written).
-    - ``held_out``: its score on the held-out episodes (a ``HeldOutScore``), and ``baseline``:
-      the base config's score on the same episodes, for comparison.
-    - ``cross_validated``: the best trial's objective on out-of-fold returns of the fit episodes
-      (what chose it: optimistic, as any selection score); ``fitted``: agreement of the final
-      config on the fit episodes themselves (in-sample, never a held-out score).
-    - ``trials``: one row per trial (``study.trials_table``); ``importance``: per achievement,
-      its weight, share of the fit episodes' returns and the in-sample agreement lost when it
-      is set to 0; ``split``; ``warnings``: what to keep in mind (few episodes, wide interval).
+    Attributes:
+        config: The best config (lint clean when only task-app settings were searched).
+        params: Its trial's settings.
+        weights: Its weight per achievement, as written.
+        held_out: Its score on the held-out episodes.
+        baseline: The base config's score on the same episodes, for comparison.
+        cross_validated: The best trial's objective on out-of-fold returns of the fit episodes
+            (what chose it: optimistic, as any selection score).
+        fitted: The final config's agreement on the fit episodes (in-sample, never held out).
+        trials: One row per trial (``study.trials_table``).
+        importance: Per achievement its weight, share of the fit episodes' returns and the
+            in-sample agreement lost when it is set to 0.
+        split: Which episodes were fit on and which held out.
+        warnings: What to keep in mind (few episodes, a wide interval).
+        study: The optuna study (None when not kept).
     """
 
     config: RewardConfig
@@ -86,15 +85,41 @@ class SearchResult:
     study: Any = field(default=None, repr=False)
 
     def to_file(self, path: str | Path, *, overwrite: bool = False) -> Path:
-        """Write the best config (YAML or standalone TOML, ``RewardConfig.to_file``)."""
+        """Write the best config (YAML or standalone TOML, ``RewardConfig.to_file``).
+
+        Args:
+            path: The file to write (``.yaml``, ``.yml`` or ``.toml``).
+            overwrite: Replace an existing file.
+
+        Returns:
+            The path written.
+
+        Raises:
+            TargetExistsError: ``path`` exists and ``overwrite`` is False.
+            ConfigError: The config would not read back, or the suffix is unknown.
+        """
         return self.config.to_file(path, overwrite=overwrite)
 
     def export_into(self, toml_path: str | Path) -> Path:
-        """Write the best config into an existing training TOML (``RewardConfig.export_into``)."""
+        """Write the best config into an existing training TOML (``RewardConfig.export_into``).
+
+        Args:
+            toml_path: The training TOML to update in place (its other keys kept).
+
+        Returns:
+            The path updated.
+
+        Raises:
+            ConfigError: The file cannot be updated (it is left unchanged).
+        """
         return self.config.export_into(toml_path)
 
     def summary(self) -> str:
-        """A few lines for people: the held-out score first, then what chose the config."""
+        """A few lines for people: the held-out score first, then what chose the config.
+
+        Returns:
+            The lines, joined by newlines, the warnings last as ``note:`` lines.
+        """
         lines = [
             f"held-out: {self.held_out}"
             + ("" if math.isnan(self.held_out.overpay) else f", overpay {self.held_out.overpay:+.1%}"),

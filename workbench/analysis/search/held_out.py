@@ -26,9 +26,18 @@ DEFAULT_REPS = 2000
 
 @dataclass(frozen=True)
 class HeldOutScore:
-    """A score on episodes nothing was fitted on: ``metric`` (spearman / kendall), ``value`` with
-    its stratified-bootstrap percentile interval ``low`` .. ``high`` at ``confidence``, over
-    ``episodes`` episodes; ``overpay`` of the penalised policy among them (NaN if none)."""
+    """A score on episodes nothing was fitted on.
+
+    Attributes:
+        metric: The rank agreement: ``spearman`` or ``kendall``.
+        value: Its value on the held-out episodes (-1..1).
+        low: The lower end of its stratified-bootstrap percentile interval (NaN: no interval).
+        high: The upper end.
+        confidence: The interval's level (0.95).
+        episodes: How many held-out episodes it rests on.
+        overpay: How much more the penalised policy earns per unit of progress than the rest
+            (NaN without one).
+    """
 
     metric: str
     value: float
@@ -50,9 +59,19 @@ class HeldOutScore:
 def held_out_score(
     returns: np.ndarray, progress: np.ndarray, groups: np.ndarray, objective: Objective, reps: int, seed: int
 ) -> HeldOutScore:
-    """How well ``returns`` rank the held-out episodes by ``progress`` (``objective.metric``),
-    with the 95% interval of ``reps`` bootstrap resamples within ``groups`` (seeded), and the
-    ``objective.penalize`` group's overpay (NaN without one)."""
+    """How well ``returns`` rank the held-out episodes by ``progress`` (``objective.metric``).
+
+    Args:
+        returns: (n,) float, each held-out episode's shaped return.
+        progress: (n,) float, each one's progress.
+        groups: (n,) each one's group (the bootstrap's strata; the penalised group's name).
+        objective: The metric and the group to penalise (None: no overpay).
+        reps: How many bootstrap resamples.
+        seed: The bootstrap's seed.
+
+    Returns:
+        The agreement with its 95% interval and the penalised group's overpay (NaN without one).
+    """
     rank = spearman_rho if objective.metric == "spearman" else kendall_tau
 
     def statistic(x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -64,8 +83,15 @@ def held_out_score(
 
 
 def few_held_out_note(held: HeldOutScore, held_groups: np.ndarray) -> str:
-    """The note for a held-out set too small to trust: how many episodes of each group, and why
-    its interval (``held``) does not settle it."""
+    """The note for a held-out set too small to trust.
+
+    Args:
+        held: The score on the held-out episodes.
+        held_groups: (n,) each held-out episode's group.
+
+    Returns:
+        How many episodes of each group there are, and why the interval does not settle it.
+    """
     counts = pd.Series(held_groups).value_counts(sort=False)
     per_group = ", ".join(f"{n} {g}" for g, n in counts.items())
     interval = f"({held.low:.2f} to {held.high:.2f})"
@@ -106,8 +132,22 @@ def held_out_scores(
     search was given, the row of ``result.config`` equals ``result.held_out``, so other configs
     (``recommended``, the base) can be put next to it on the same episodes and resamples.
 
-    Raises ``SearchError`` when ``split`` names episodes ``corpus`` lacks or ``metric`` is
-    unknown, and ``WorkbenchError`` for an unknown progress measure.
+    Args:
+        corpus: The corpus the split was made of.
+        split: A ``SearchResult.split`` of ``corpus``.
+        configs: The configs to score, by name.
+        metric: ``spearman`` or ``kendall``.
+        progress: A progress measure's name, or weights per measure (as ``search`` takes it).
+        penalize: The group whose overpay is reported (None: none).
+        reps: How many bootstrap resamples.
+
+    Returns:
+        One row per config (index its name), the ``HeldOutScore`` fields as columns.
+
+    Raises:
+        SearchError: ``split`` holds out episodes ``corpus`` lacks, or ``metric`` is unknown.
+        WorkbenchError: An unknown progress measure.
+        KeyError: ``split.stratify`` is not an index column of ``corpus``.
     """
     if metric not in ("spearman", "kendall"):
         raise SearchError(f"unknown agreement metric {metric!r}; use 'spearman' or 'kendall'")

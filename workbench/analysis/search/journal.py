@@ -1,4 +1,4 @@
-"""The search's Optuna journal file (``--storage``): checked line by line before Optuna reads or appends to it."""
+"""The search's Optuna journal file (``--storage``): checked line by line before Optuna reads it, then opened."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ import os
 import stat
 from pathlib import Path
 from typing import Any
+
+import optuna
 
 from workbench.errors import SearchError
 
@@ -62,3 +64,35 @@ def _line_problem(line: bytes) -> str | None:
     if not isinstance(entry.get("worker_id"), str):
         return "no worker_id"
     return None
+
+
+def open_study(storage: str | Path | None, study_name: str, sampler: optuna.samplers.BaseSampler) -> optuna.Study:
+    """The study ``study_name``: in memory, or in the journal file ``storage`` (checked first,
+    created if missing, resumed if it holds the study).
+
+    Args:
+        storage: None (in memory) or the journal file's path.
+        study_name: The study's name in the journal.
+        sampler: The sampler the study asks with.
+
+    Returns:
+        A study that maximises, new or resumed.
+
+    Raises:
+        SearchError: ``storage`` is not a journal Optuna can resume (naming the file and line).
+    """
+    if storage is None:
+        return optuna.create_study(sampler=sampler, study_name=study_name, direction="maximize")
+    from optuna.storages import JournalStorage
+    from optuna.storages.journal import JournalFileBackend
+
+    check_journal(storage)
+    try:
+        backend = JournalStorage(JournalFileBackend(str(storage)))  # replays the journal
+        return optuna.create_study(
+            storage=backend, sampler=sampler, study_name=study_name, direction="maximize", load_if_exists=True
+        )
+    except Exception as error:  # noqa: BLE001 - well-formed lines whose operations do not fit together
+        raise SearchError(
+            f"{storage}: not a journal of a study Optuna can resume ({type(error).__name__}: {str(error)[:120]})"
+        ) from None

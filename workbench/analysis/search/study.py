@@ -7,11 +7,7 @@ computed on those out-of-fold returns of every fit episode. Held-out episodes ar
 evaluator at all.
 
 The evaluator is a plain callable over numpy arrays and a dict (no corpus, no study, no
-closure), so another process can run it: build it on a worker from ``Design.arrays()`` and the
-other fields, ask the study for a trial (``study.ask()``), turn it into params with
-``suggest(trial, space)`` on the driver, evaluate ``evaluator(params)`` on the worker and
-``study.tell(trial, value)`` on the driver. A journal file storage lets several processes share
-one study.
+closure), so another process can run it (docs/diagnostics-and-search.md, "On a cluster").
 """
 
 from __future__ import annotations
@@ -30,7 +26,7 @@ import optuna
 import pandas as pd
 from tqdm.auto import tqdm
 
-from workbench.analysis.search.journal import check_journal
+from workbench.analysis.search.journal import open_study
 from workbench.analysis.search.linear import LinearFit, fit_weights, single_threaded
 from workbench.analysis.search.objective import Design, Objective
 from workbench.core.crafter_facts import ACHIEVEMENTS, INVENTORY_ITEMS
@@ -45,12 +41,22 @@ _FIT_CACHE = 4096
 
 @dataclass(frozen=True)
 class SearchSpace:
-    """What Optuna varies: ``log10_temperature`` and ``log10_ridge`` of the exact fit, and with
-    ``resource_overrides`` an ``inventory_scale`` and ``count_scale`` multiplying the task app's
-    resource tables (a workbench extension the task app cannot express); ``indicator_lambda``
-    only when ``lambda_range`` is given (a positive lambda changes no rank, so by default it
-    stays as the base config has it); ``k_limit.<name>`` (0 = unlimited or 1) only for the
-    achievements in ``repeating`` (in real Crafter none: a name unlocks once per episode)."""
+    """What Optuna varies.
+
+    Attributes:
+        strategies: The strategies tried (some of ``STRATEGIES``, at least one).
+        repeating: The achievements whose ``k_limit.<name>`` (0 = unlimited, or 1) is varied
+            (in real Crafter none: a name unlocks once per episode).
+        resource_overrides: Vary ``inventory_scale`` and ``count_scale`` multiplying the task
+            app's resource tables (a workbench extension the task app cannot express).
+        lambda_range: The ``indicator_lambda`` range, or None to keep the base config's (a
+            positive lambda changes no rank).
+        log10_temperature: The range of the exact fit's log10 temperature.
+        log10_ridge: The range of its log10 ridge.
+
+    Raises:
+        SearchError: An unknown or no strategy, or a ``lambda_range`` not 0 < low <= high.
+    """
 
     strategies: tuple[str, ...] = STRATEGIES
     repeating: tuple[str, ...] = ()
@@ -68,8 +74,16 @@ class SearchSpace:
 
 
 def suggest(trial: optuna.Trial, space: SearchSpace) -> dict[str, Any]:
-    """One trial's params (a plain dict) drawn from ``space``; every name is always suggested,
-    so the space is the same for every trial (what multivariate TPE needs)."""
+    """One trial's params drawn from ``space``; every name is always suggested, so the space is
+    the same for every trial (what multivariate TPE needs).
+
+    Args:
+        trial: The Optuna trial to draw from.
+        space: What may vary.
+
+    Returns:
+        ``strategy``, ``log10_temperature``, ``log10_ridge`` and the optional names of ``space``.
+    """
     params: dict[str, Any] = {
         "strategy": trial.suggest_categorical("strategy", list(space.strategies)),
         "log10_temperature": trial.suggest_float("log10_temperature", *space.log10_temperature),
@@ -86,8 +100,15 @@ def suggest(trial: optuna.Trial, space: SearchSpace) -> dict[str, Any]:
 
 
 def default_params(space: SearchSpace) -> dict[str, Any]:
-    """The first trial of every study (and what ``trials=0`` uses): per_achievement if allowed,
-    temperature 1, ridge 1e-3, the task app's k-limit 1 and resource tables."""
+    """The first trial of every study (and what ``trials=0`` uses).
+
+    Args:
+        space: What may vary.
+
+    Returns:
+        per_achievement if allowed, temperature 1, ridge 1e-3, the task app's k-limit 1 and
+        resource tables (scales 1), lambda 1 clipped to ``lambda_range``.
+    """
     params: dict[str, Any] = {
         "strategy": "per_achievement" if "per_achievement" in space.strategies else space.strategies[0],
         "log10_temperature": 0.0,
@@ -105,10 +126,16 @@ def default_params(space: SearchSpace) -> dict[str, Any]:
 class TrialEvaluator:
     """Cross-validated objective of a params dict, over the fit episodes of a design.
 
-    ``fit_rows``: design positions of the fit episodes; ``fold_of``: a fold per fit row
-    (``split.stratified_folds``; None = no cross-validation, the score is in-sample);
-    ``slot_weights`` (38,): the base config's resource weights; ``prior`` (22,): its
-    achievement weights (where fits start); ``lam``: its effective lambda.
+    Attributes:
+        design: The per-episode arrays of the corpus.
+        fit_rows: (n,) int, design positions of the fit episodes.
+        fold_of: (n,) int, a fold per fit row (``split.stratified_folds``); None: no
+            cross-validation, the score is in-sample.
+        objective: What is maximised.
+        weight_range: The (low, high) bounds of a fitted achievement weight.
+        prior: (22,) float, the base config's achievement weights (where fits start).
+        slot_weights: (38,) float, the base config's resource weights.
+        lam: The base config's effective lambda.
     """
 
     design: Design
@@ -136,7 +163,17 @@ class TrialEvaluator:
     def returns(
         self, params: Mapping[str, Any], fit_on: np.ndarray, score_on: np.ndarray, key: Any = "all"
     ) -> np.ndarray:
-        """Returns of the episodes ``score_on`` under ``params`` with weights fitted on ``fit_on``."""
+        """Returns of the episodes ``score_on`` under ``params`` with weights fitted on ``fit_on``.
+
+        Args:
+            params: One trial's params.
+            fit_on: Design rows to fit the weights on (unused under ``consistent``).
+            score_on: Design rows to score.
+            key: Names the fit in the cache (e.g. the fold).
+
+        Returns:
+            (len(score_on),) float64 shaped returns.
+        """
         lam = float(params.get("indicator_lambda", self.lam))
         if params["strategy"] == "consistent":
             return self.design.returns(self.prior, self.slot_weights, strategy="consistent", lam=lam, rows=score_on)
@@ -151,7 +188,16 @@ class TrialEvaluator:
         The fit's settings act on a grid (``GRID``: 0.05 in log10 temperature, 0.1 in log10
         ridge, 0.05 in resource scales), finer than they matter, so that trials proposing nearly
         the same settings re-use one fit: the TPE sampler samples them continuously, which costs
-        it far less than stepped parameters."""
+        it far less than stepped parameters.
+
+        Args:
+            params: One trial's params.
+            rows: Design rows to fit on.
+            key: Names the fit in the cache (e.g. the fold), with the gridded settings.
+
+        Returns:
+            The fitted achievement weights and the fit's details.
+        """
         unlimited = self.unlimited(params)
         slot_weights = self.resource_weights(params)
         temperature, ridge = on_grid(params, "log10_temperature"), on_grid(params, "log10_ridge")
@@ -184,11 +230,25 @@ class TrialEvaluator:
         return cached
 
     def unlimited(self, params: Mapping[str, Any]) -> np.ndarray:
-        """(22,) bool: achievements the params give k-limit 0."""
+        """The achievements the params give k-limit 0.
+
+        Args:
+            params: One trial's params.
+
+        Returns:
+            (22,) bool, ``ACHIEVEMENTS`` order.
+        """
         return np.array([int(params.get(f"k_limit.{name}", 1)) <= 0 for name in ACHIEVEMENTS], dtype=bool)
 
     def resource_weights(self, params: Mapping[str, Any]) -> np.ndarray:
-        """(38,) resource weights: the base tables, scaled when the params carry resource scales."""
+        """The base resource tables, scaled when the params carry resource scales.
+
+        Args:
+            params: One trial's params.
+
+        Returns:
+            (38,) float, 16 inventory then 22 count weights.
+        """
         weights = self.slot_weights.copy()
         weights[: len(INVENTORY_ITEMS)] *= on_grid(params, "inventory_scale", 1.0)
         weights[len(INVENTORY_ITEMS) :] *= on_grid(params, "count_scale", 1.0)
@@ -200,7 +260,16 @@ GRID = {"log10_temperature": 0.05, "log10_ridge": 0.1, "inventory_scale": 0.05, 
 
 
 def on_grid(params: Mapping[str, Any], name: str, default: float | None = None) -> Any:
-    """``params[name]`` rounded to its ``GRID`` step (``default`` when absent)."""
+    """A setting rounded to its ``GRID`` step.
+
+    Args:
+        params: One trial's params.
+        name: A ``GRID`` name.
+        default: What an absent ``name`` gives.
+
+    Returns:
+        ``params[name]`` on the grid (a float), or ``default``.
+    """
     if name not in params:
         return default
     step = GRID[name]
@@ -242,14 +311,30 @@ def run_study(
     ``evaluate_batch``: evaluates a list of params elsewhere (``workbench.cluster.trial_mapper``,
     a Dask cluster's workers); the study stays here (ask and tell on this process), asking
     ``batch_size`` trials at a time, whose proposals cannot know each other's values. With
-    ``batch_size=1`` the trials are those of a serial run with the same seed. Raises
-    ``SearchError`` for a batch size below 1.
+    ``batch_size=1`` the trials are those of a serial run with the same seed.
+
+    Args:
+        evaluator: The objective of a params dict.
+        space: What may vary.
+        trials: How many trials to run.
+        seed: The sampler's seed.
+        storage: None (in memory) or an Optuna journal file.
+        study_name: The study's name in ``storage``.
+        show_progress: Show a tqdm bar.
+        evaluate_batch: Evaluates a list of params elsewhere (None: ``evaluator`` here).
+        batch_size: Trials asked at a time.
+
+    Returns:
+        The study, holding every trial (earlier ones too when resumed).
+
+    Raises:
+        SearchError: ``batch_size`` is below 1, or ``storage`` is not a journal Optuna can resume.
     """
     if batch_size < 1:
         raise SearchError(f"batch_size must be at least 1, got {batch_size}")
     evaluate = evaluate_batch or (lambda batch: [evaluator(params) for params in batch])
     with _quiet_optuna():
-        study = _open_study(storage, study_name, optuna.samplers.TPESampler(multivariate=True, seed=seed))
+        study = open_study(storage, study_name, optuna.samplers.TPESampler(multivariate=True, seed=seed))
         if len(study.trials) == 0 and trials > 0:
             study.enqueue_trial(default_params(space))
         bar = tqdm(total=trials, desc="search", unit="trial", disable=not show_progress, leave=False)
@@ -269,27 +354,6 @@ def run_study(
     return study
 
 
-def _open_study(storage: str | Path | None, study_name: str, sampler: optuna.samplers.BaseSampler) -> optuna.Study:
-    """The study ``study_name``: in memory, or in the journal file ``storage`` (checked first,
-    created if missing, resumed if it holds the study). ``SearchError`` naming the file when
-    it is not a journal Optuna can resume."""
-    if storage is None:
-        return optuna.create_study(sampler=sampler, study_name=study_name, direction="maximize")
-    from optuna.storages import JournalStorage
-    from optuna.storages.journal import JournalFileBackend
-
-    check_journal(storage)
-    try:
-        backend = JournalStorage(JournalFileBackend(str(storage)))  # replays the journal
-        return optuna.create_study(
-            storage=backend, sampler=sampler, study_name=study_name, direction="maximize", load_if_exists=True
-        )
-    except Exception as error:  # noqa: BLE001 - well-formed lines whose operations do not fit together
-        raise SearchError(
-            f"{storage}: not a journal of a study Optuna can resume ({type(error).__name__}: {str(error)[:120]})"
-        ) from None
-
-
 def _finite_or_none(value: float) -> float | None:
     return None if value is None or math.isnan(value) else float(value)
 
@@ -297,7 +361,14 @@ def _finite_or_none(value: float) -> float | None:
 def trials_table(study: optuna.Study) -> pd.DataFrame:
     """One row per trial: ``trial`` (number), ``value`` (the cross-validated objective),
     ``agreement``, ``overpay``, ``best_so_far``, ``state``, ``seconds`` and one column per
-    param (``strategy``, ``log10_temperature``, ...)."""
+    param (``strategy``, ``log10_temperature``, ...).
+
+    Args:
+        study: A study ``run_study`` ran.
+
+    Returns:
+        The trials in number order (empty when there is none).
+    """
     rows = []
     for trial in study.trials:
         seconds = (

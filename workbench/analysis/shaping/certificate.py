@@ -39,18 +39,23 @@ SLOT_NAMES = (*(f"inventory:{i}" for i in INVENTORY_ITEMS), *(f"achievement_coun
 class Certificate:
     """How far a config's shaping is from potential-based, on a corpus (``certify``).
 
-    - ``components``: per component (``kind``, ``name``, ``role``: shaping for resource
-      components, task reward for credits and the indicator) ``paid`` (corpus total, after lambda),
-      ``explained`` (by the best potential), ``unexplained`` (paid - explained),
-      ``unexplained_share`` (of the shaped return), ``unexplained_signal`` (|e| / |r|),
-      ``potential`` (the fitted Phi's largest terms).
-    - ``cycles``: every positive-return cycle (``episode``, ``from_decision`` = the decision
-      after which the state was first seen, 0 = reset, ``to_decision`` = when it was seen
-      again, ``decisions``, ``paid``, ``loop`` = the resource events paid inside it).
-    - ``loops``: cycles summed by ``loop``: ``cycles``, ``episodes``, ``paid``, ``paid_per_cycle``,
-      ``share_of_return`` and an ``example`` (episode and decisions, for the replayer).
-    - ``counterpart``: per episode the task app's ``return``, the potential-based counterpart's
-      ``potential_return`` (credits + gamma Phi(s') - Phi(s)), ``achievements``, the ``by`` group.
+    Attributes:
+        components: Per component (``kind``, ``name``, ``role``: shaping for resource
+            components, task reward for credits and the indicator) ``paid`` (corpus total, after
+            lambda), ``explained`` (by the best potential), ``unexplained`` (paid - explained),
+            ``unexplained_share`` (of the shaped return), ``unexplained_signal`` (|e| / |r|),
+            ``potential`` (the fitted Phi's largest terms).
+        cycles: Every positive-return cycle (``episode``, ``from_decision`` = the decision
+            after which the state was first seen, 0 = reset, ``to_decision`` = when it was seen
+            again, ``decisions``, ``paid``, ``loop`` = the resource events paid inside it).
+        loops: Cycles summed by ``loop``: ``cycles``, ``episodes``, ``paid``, ``paid_per_cycle``,
+            ``share_of_return`` and an ``example`` (episode and decisions, for the replayer).
+        counterpart: Per episode the task app's ``return``, the potential-based counterpart's
+            ``potential_return`` (credits + gamma Phi(s') - Phi(s)), ``achievements``, the ``by``
+            group.
+        config: The config certified.
+        gamma: The discount of the potentials.
+        by: The ``corpus.index`` column of ``counterpart``'s groups.
     """
 
     components: pd.DataFrame
@@ -62,12 +67,20 @@ class Certificate:
     by: str
 
     def counterpart_by_group(self) -> pd.DataFrame:
-        """Means per ``by`` group of ``return``, ``potential_return`` and ``achievements``."""
+        """Means per ``by`` group of ``return``, ``potential_return`` and ``achievements``.
+
+        Returns:
+            One row per group, in first-seen order: ``by`` and the three means.
+        """
         columns = ["return", "potential_return", "achievements"]
         return self.counterpart.groupby(self.by, sort=False)[columns].mean().reset_index()
 
     def tables(self) -> dict[str, pd.DataFrame]:
-        """Every table by name (what ``--out`` writes)."""
+        """Every table by name (what ``--out`` writes).
+
+        Returns:
+            ``components``, ``cycles``, ``loops`` and ``counterpart``.
+        """
         return {
             "components": self.components,
             "cycles": self.cycles,

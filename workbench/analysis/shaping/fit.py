@@ -56,10 +56,15 @@ def shaping_design(
 
 @dataclass(frozen=True)
 class Moments:
-    """The sums a least-squares potential needs, addable across batches of transitions.
+    """The sums a least-squares potential needs, addable across batches of transitions
+    (D the (N, F) design rows, R the (N, C) component rewards).
 
-    ``gram`` (F, F) = D'D, ``cross`` (F, C) = D'R, ``design_sums`` (F,) = D'1, ``paid`` (C,) =
-    R'1 and ``squares`` (C,) = the squared norm of each component column.
+    Attributes:
+        gram: (F, F) float64, D'D.
+        cross: (F, C) float64, D'R.
+        design_sums: (F,) float64, D'1.
+        paid: (C,) float64, R'1: each component's total.
+        squares: (C,) float64, the squared norm of each component column.
     """
 
     gram: np.ndarray
@@ -104,9 +109,15 @@ def moments(design: np.ndarray, rewards: np.ndarray, weights: np.ndarray | None 
 
 @dataclass(frozen=True)
 class PotentialFit:
-    """Per component c: ``theta`` (F, C) the fitted potential's weights (the minimum-norm one when
-    features never vary), ``paid`` (C,) what it paid, ``explained`` (C,) the sum of the fitted
-    shaping ``D theta``, ``residual`` (C,) = ``|r - D theta|^2`` and ``squares`` (C,) = ``|r|^2``."""
+    """The best potential per component c (F features, C components).
+
+    Attributes:
+        theta: (F, C) the fitted potential's weights (the minimum-norm one when features never vary).
+        paid: (C,) what each component paid.
+        explained: (C,) the sum of the fitted shaping ``D theta``.
+        residual: (C,) ``|r - D theta|^2``.
+        squares: (C,) ``|r|^2``.
+    """
 
     theta: np.ndarray
     paid: np.ndarray
