@@ -3,25 +3,10 @@
 Shapes, as rliable documents its functions. The input ``table`` has one row per (episode,
 config) with at least ``episode``, ``config``, ``arrival`` (0-based arrival order) and the
 value columns used (``return``, the component totals, ``unique_achievements``), and, where the
-metadata has them, ``training_step`` and ``wall_time`` (ISO text or epoch seconds).
-
-- ``x_axis(table, x)`` -> ``XAxis``: one x per episode (arrival, training step or seconds since
-  the first episode), falling back to arrival order with a note when the metadata lacks it.
-- ``rolling_mean(table, column, window)`` -> rows (config, arrival): the trailing window's mean
-  with a bootstrap interval (``rankstats.bootstrap_interval``, plain or stratified).
-- ``component_shares(table, window)`` -> rows (config, arrival, component): each component's
-  share of the window's reward.
-- ``success_rates(table, window)`` -> rows (arrival, achievement): the window's success rate in
-  percent with a Wilson interval; ``crafter_score_series`` -> rows (arrival): Crafter's score of
-  the window with a bootstrap interval. Both are the same under every config.
-- ``series_change_points(table, column)`` -> rows (config, change): where the series shifts
-  (``change_points``), with the means before and after.
-- ``window_flags(corpus, configs, window)`` -> rows (config, window, flag): the diagnostics'
-  flags (``analysis.diagnostics``) of each complete window of episodes.
-
-"Arrival" rows are trailing windows ending at that arrival (the first ones hold fewer episodes:
-column ``n``). ``since`` computes only windows ending at or after that arrival, so a live view
-pays only for what is new.
+metadata has them, ``training_step`` and ``wall_time`` (ISO text or epoch seconds). "Arrival"
+rows are trailing windows ending at that arrival (the first ones hold fewer episodes: column
+``n``); ``since`` computes only windows ending at or after that arrival, so a live view pays
+only for what is new. The functions and their rows at a glance: docs/timeline.md.
 """
 
 from __future__ import annotations
@@ -76,9 +61,14 @@ class TimelineError(WorkbenchError):
 
 @dataclass(frozen=True)
 class XAxis:
-    """The x of each episode: ``values`` (a float Series indexed by episode id, arrival order),
-    ``column`` the choice used, ``label`` for an axis, ``note`` why the choice asked for was not
-    used ('' when it was)."""
+    """The x of each episode.
+
+    Attributes:
+        values: (episodes,) float Series indexed by episode id, in arrival order.
+        column: The choice used (``X_CHOICES``).
+        label: The axis label.
+        note: Why the choice asked for was not used ("" when it was).
+    """
 
     values: pd.Series
     column: str
@@ -101,8 +91,18 @@ def _per_episode(table: pd.DataFrame) -> pd.DataFrame:
 def x_axis(table: pd.DataFrame, x: str = "arrival") -> XAxis:
     """The x of every episode of ``table`` for ``x`` (one of ``X_CHOICES``): ``arrival``;
     ``training_step`` as recorded; ``wall_time`` as seconds since the earliest episode (ISO
-    times or epoch seconds). When any episode lacks the column, arrival order with a ``note``.
-    Raises ``TimelineError`` for an unknown choice."""
+    times or epoch seconds).
+
+    Args:
+        table: The episodes table.
+        x: One of ``X_CHOICES``.
+
+    Returns:
+        One x per episode; arrival order with a ``note`` when any episode lacks the column.
+
+    Raises:
+        TimelineError: An unknown choice, or ``table`` has no ``episode`` or ``arrival`` column.
+    """
     if x not in X_CHOICES:
         raise TimelineError(f"x must be one of {list(X_CHOICES)}, not {x!r}")
     episodes = _per_episode(table)
@@ -163,9 +163,25 @@ def rolling_mean(
 ) -> pd.DataFrame:
     """Per config and arrival: the mean of ``column`` over the trailing ``window`` episodes with
     a bootstrap percentile interval (``strata`` names a column, e.g. "policy", to resample
-    within it; None: a plain bootstrap). Columns: config, arrival, episode (the window's last),
-    n, mean, low, high; one row per (config, episode) with arrival >= ``since``.
-    Raises ``TimelineError`` for a missing column or window < 1."""
+    within it; None: a plain bootstrap).
+
+    Args:
+        table: The episodes table.
+        column: The value column averaged.
+        window: Episodes per window (at least 1).
+        strata: A column to resample within (None: a plain bootstrap).
+        reps: Bootstrap resamples per window.
+        seed: The bootstrap's seed.
+        confidence: The interval's level.
+        since: The first arrival whose window is computed.
+
+    Returns:
+        Columns config, arrival, episode (the window's last), n, mean, low, high; one row per
+        (config, episode) with arrival >= ``since``.
+
+    Raises:
+        TimelineError: A missing column, or ``window`` below 1.
+    """
     rows = []
     for name, frame in _config_frames(table, column):
         values = frame[column].to_numpy(dtype=np.float64)
@@ -192,8 +208,20 @@ def component_shares(
     """Per config, arrival and component kind: the kind's share of the reward its trailing
     ``window`` episodes were paid (window total of the kind / window total of every kind;
     ``components`` maps kind -> column, default ``COMPONENT_COLUMNS``, kinds the table lacks are
-    left out); NaN when the window paid nothing. Columns: config, arrival, episode, component
-    (the kind), total, share."""
+    left out); NaN when the window paid nothing.
+
+    Args:
+        table: The episodes table.
+        window: Episodes per window (at least 1).
+        components: Kind -> column (None: ``COMPONENT_COLUMNS``).
+        since: The first arrival whose window is computed.
+
+    Returns:
+        Columns config, arrival, episode, component (the kind), total, share.
+
+    Raises:
+        TimelineError: No component column in the table, a missing column, or ``window`` below 1.
+    """
     wanted = dict(components or COMPONENT_COLUMNS)
     kinds = [k for k, c in wanted.items() if c in table.columns]
     names = [wanted[k] for k in kinds]
@@ -216,8 +244,17 @@ def component_shares(
 
 
 def wilson_interval(successes: np.ndarray, n: np.ndarray, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
-    """Wilson score interval of the proportions ``successes / n`` (arrays, n > 0): (low, high),
-    both in [0, 1]; it stays inside (0, 1) for 0 or n successes, where the normal one collapses."""
+    """Wilson score interval of the proportions ``successes / n``; it stays inside (0, 1) for 0
+    or n successes, where the normal one collapses.
+
+    Args:
+        successes: (k,) the successes.
+        n: (k,) the trials, each > 0.
+        confidence: The interval's level.
+
+    Returns:
+        (low, high): (k,) float64 each, in [0, 1].
+    """
     k, m = np.asarray(successes, dtype=np.float64), np.asarray(n, dtype=np.float64)
     z = NormalDist().inv_cdf(0.5 + confidence / 2.0)
     p = k / m
