@@ -239,7 +239,8 @@ def choose_threshold(stat: np.ndarray, exploit: np.ndarray, max_fpr: float = 0.0
         max_fpr: The highest false-positive rate allowed.
 
     Returns:
-        The threshold; the largest finite value of ``stat`` when none meets ``max_fpr``.
+        The threshold; the largest candidate (0, or the largest finite value of ``stat``) when
+        none meets ``max_fpr``.
     """
     stat, exploit = np.asarray(stat, float), np.asarray(exploit, bool)
     candidates = np.unique(np.r_[0.0, stat[np.isfinite(stat)]])

@@ -107,7 +107,7 @@ def default_params(space: SearchSpace) -> dict[str, Any]:
 
     Returns:
         per_achievement if allowed, temperature 1, ridge 1e-3, the task app's k-limit 1 and
-        resource tables (scales 1), lambda 1 clipped to ``lambda_range``.
+        resource tables (scales 1), and with a ``lambda_range`` lambda 1 clipped to it.
     """
     params: dict[str, Any] = {
         "strategy": "per_achievement" if "per_achievement" in space.strategies else space.strategies[0],

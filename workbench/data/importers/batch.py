@@ -35,8 +35,7 @@ class ImportIssue:
     """One bad item: the file, where in it (line, JSON path, array) and what is wrong.
 
     Attributes:
-        file: The file the item came from, as given (empty when the batch itself is the
-            problem, e.g. nothing to read).
+        file: The file (or folder) the item came from, as given ("" when not known).
         location: Where in the file: a line (``line 7``), a JSON path or an array name;
             empty for the whole file.
         message: What is wrong, in words.
