@@ -58,7 +58,8 @@ class Source(Protocol):
         """The episodes new since the last poll (or since ``restore``).
 
         Returns:
-            The new episodes, the problems met and what is still settling.
+            The new episodes, the problems met (never raised: the source goes on) and what is
+            still settling.
         """
         ...
 
