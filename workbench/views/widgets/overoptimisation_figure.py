@@ -34,14 +34,14 @@ class WatchChart:
         # hidden while empty, never fed NaN: bqplot's SVG logs errors for either
         self.gold_points = bq.Scatter(
             x=np.zeros(0), y=np.zeros(0), scales=gold, colors=[GOLD_COLOR], default_size=14,
-            default_opacities=[0.3], names=[], display_names=False,
+            opacities=[0.3], names=[], display_names=False,
             tooltip=bq.Tooltip(fields=["name"], labels=["episode"], show_labels=False),
             interactions={"click": "select", "hover": "tooltip"},
         )  # fmt: skip
         self.gold_points.on_element_click(lambda _mark, event: on_pick(int(event["data"]["index"])))
         self.gold_line = bq.Lines(x=[0.0, 1.0], y=[0.0, 0.0], scales=gold, colors=[GOLD_COLOR], stroke_width=2.5)
         self.proxy_points = bq.Scatter(
-            x=np.zeros(0), y=np.zeros(0), scales=proxy, colors=[color], default_size=14, default_opacities=[0.3]
+            x=np.zeros(0), y=np.zeros(0), scales=proxy, colors=[color], default_size=14, opacities=[0.3]
         )
         self.proxy_line = bq.Lines(
             x=[0.0, 1.0], y=[0.0, 0.0], scales=proxy, colors=[color], stroke_width=2, line_style="dashed"
@@ -50,12 +50,8 @@ class WatchChart:
         for line in (self.gold_line, self.proxy_line):
             line.visible = False
         self.x_axis = bq.Axis(scale=self.x, label="episode (arrival order)", grid_lines="none")
-        self.gold_axis = bq.Axis(
-            scale=self.y_gold, orientation="vertical", side="left", label="achievements unlocked", grid_lines="dashed"
-        )
-        self.proxy_axis = bq.Axis(
-            scale=self.y_proxy, orientation="vertical", side="right", label="shaped return", grid_lines="none"
-        )
+        self.gold_axis = bq.Axis(scale=self.y_gold, side="left", label="achievements unlocked", grid_lines="dashed")
+        self.proxy_axis = bq.Axis(scale=self.y_proxy, side="right", label="shaped return", grid_lines="none")
         self.figure = bq.Figure(
             marks=[self.proxy_points, self.gold_points, self.rule, self.proxy_line, self.gold_line],
             axes=[self.x_axis, self.gold_axis, self.proxy_axis],
