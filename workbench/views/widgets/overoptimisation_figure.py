@@ -49,15 +49,16 @@ class WatchChart:
         self.rule = bq.Lines(x=[0.0, 0.0], y=[0.0, 1.0], scales=gold, colors=[color], stroke_width=2.5, visible=False)
         for line in (self.gold_line, self.proxy_line):
             line.visible = False
-        self.x_axis = bq.Axis(scale=self.x, label="episode (arrival order)", grid_lines="none")
+        # the label below the tick labels (bqplot's default offset puts it on them)
+        self.x_axis = bq.Axis(scale=self.x, label="episode (arrival order)", grid_lines="none", label_offset="34px")
         self.gold_axis = bq.Axis(scale=self.y_gold, side="left", label="achievements unlocked", grid_lines="dashed")
         self.proxy_axis = bq.Axis(scale=self.y_proxy, side="right", label="shaped return", grid_lines="none")
         self.figure = bq.Figure(
             marks=[self.proxy_points, self.gold_points, self.rule, self.proxy_line, self.gold_line],
             axes=[self.x_axis, self.gold_axis, self.proxy_axis],
             animation_duration=0,
-            fig_margin={"top": 10, "bottom": 40, "left": 55, "right": 60},
-            layout=w.Layout(width="100%", height="240px"),
+            fig_margin={"top": 10, "bottom": 50, "left": 55, "right": 60},
+            layout=w.Layout(width="100%", height="250px"),
         )
         self.figure.add_class("wb-overopt-figure")
 
@@ -108,7 +109,7 @@ class WatchChart:
         ]
         if began is not None:
             entries.append(rule_swatch(self.color) + f"decline began: episode {began}")
-        spans = "".join(f"<span style='margin-right:14px;word-break:break-all'>{entry}</span>" for entry in entries)
+        spans = "".join(f"<span style='margin-right:14px;overflow-wrap:anywhere'>{entry}</span>" for entry in entries)
         return f"<div class='wb-overopt-legend' style='line-height:20px;font-size:12px'>{spans}</div>"
 
 
