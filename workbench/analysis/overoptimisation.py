@@ -129,12 +129,29 @@ def watch_series(
         AnalysisError: series of different lengths, non-finite values, or fewer than
             ``min_run + 2`` episodes.
     """
+    found = _alarms(gold, {"": proxy}, window=window, min_run=min_run, reps=reps, confidence=confidence, seed=seed)
+    return found[""]
+
+
+def _alarms(
+    gold: np.ndarray,
+    proxies: Mapping[str, np.ndarray],
+    *,
+    window: int,
+    min_run: int,
+    reps: int,
+    confidence: float,
+    seed: int | None,
+) -> dict[str, SeriesAlarm]:
+    """``watch_series`` of each proxy against one gold: the peak and the gold's interval are
+    computed once (the same for every proxy), each proxy's interval with the same seed."""
     gold = np.asarray(gold, dtype=np.float64)
-    proxy = np.asarray(proxy, dtype=np.float64)
-    if gold.shape != proxy.shape or gold.ndim != 1:
-        raise AnalysisError(f"gold and proxy must be 1-D series of one length, got {gold.shape} and {proxy.shape}")
-    if not (np.isfinite(gold).all() and np.isfinite(proxy).all()):
-        raise AnalysisError("gold and proxy must be finite numbers")
+    series = {name: np.asarray(proxy, dtype=np.float64) for name, proxy in proxies.items()}
+    for proxy in series.values():
+        if gold.shape != proxy.shape or gold.ndim != 1:
+            raise AnalysisError(f"gold and proxy must be 1-D series of one length, got {gold.shape} and {proxy.shape}")
+        if not (np.isfinite(gold).all() and np.isfinite(proxy).all()):
+            raise AnalysisError("gold and proxy must be finite numbers")
     if window < 1 or min_run < 2:
         raise AnalysisError(f"window must be >= 1 and min_run >= 2, got {window} and {min_run}")
     if len(gold) < episodes_needed(min_run):
@@ -142,9 +159,11 @@ def watch_series(
     peak = _peak(gold, window, len(gold) - 1 - min_run)
     span = np.arange(peak, len(gold), dtype=np.float64)
     g = bootstrap_interval(_slopes, [span, gold[peak:]], reps=reps, seed=seed, confidence=confidence)
-    p = bootstrap_interval(_slopes, [span, proxy[peak:]], reps=reps, seed=seed, confidence=confidence)
-    alarm = bool(p[1] > 0.0 and g[2] < 0.0)
-    return SeriesAlarm(peak, peak + 1, len(span), *g, *p, alarm)
+    found = {}
+    for name, proxy in series.items():
+        p = bootstrap_interval(_slopes, [span, proxy[peak:]], reps=reps, seed=seed, confidence=confidence)
+        found[name] = SeriesAlarm(peak, peak + 1, len(span), *g, *p, bool(p[1] > 0.0 and g[2] < 0.0))
+    return found
 
 
 def crafter_score_change(
@@ -310,16 +329,18 @@ def _watch(
 ) -> OveroptimisationWatch:
     """Each proxy against the gold ``unlocked.sum(axis=1)``, episodes ``ids`` in run order."""
     gold = unlocked.sum(axis=1).astype(np.float64)
+    alarms = _alarms(gold, proxies, window=window, min_run=min_run, reps=reps, confidence=confidence, seed=seed)
+    # Crafter's score near the peak (the window up to it) and at the end (the last window): the
+    # gold, hence the peak, is every config's, so once
+    start = next(iter(alarms.values())).start
+    near_peak = unlocked[max(0, start - window) : start]
+    at_end = unlocked[max(start, len(unlocked) - window) :]
+    before, after, change, low, high = crafter_score_change(
+        near_peak, at_end, reps=reps, confidence=confidence, seed=seed
+    )
     series, rows = [], []
-    scores: dict[int, tuple[float, float, float, float, float]] = {}  # by start: the gold is every config's
     for name, proxy in proxies.items():
-        found = watch_series(gold, proxy, window=window, min_run=min_run, reps=reps, confidence=confidence, seed=seed)
-        if found.start not in scores:
-            # Crafter's score near the peak (the window up to it) and at the end (the last window)
-            near_peak = unlocked[max(0, found.start - window) : found.start]
-            at_end = unlocked[max(found.start, len(unlocked) - window) :]
-            scores[found.start] = crafter_score_change(near_peak, at_end, reps=reps, confidence=confidence, seed=seed)
-        before, after, change, low, high = scores[found.start]
+        found = alarms[name]
         rows.append(
             {
                 "config": name,
