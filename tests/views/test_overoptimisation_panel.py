@@ -170,3 +170,31 @@ def test_the_timeline_rules_where_a_decline_began():
     assert np.atleast_2d(timeline.decline_lines.x).tolist() == [[17.0, 17.0]]
     timeline.mark_declines({})
     assert not timeline.decline_lines.visible and "decline" not in timeline.legend.value
+
+
+def test_a_replayer_following_the_panel_opens_the_decline():
+    """The farmer takes over (the scripted player's episodes by achievements, then the farmer's
+    paid more than 26 by return): upstream_shaped alarms, and a Replayer that follows the panel
+    opens the episode where the decline began under that config."""
+    from workbench.scoring import score
+    from workbench.views.widgets import Replayer
+
+    corpus = search_corpus()
+    configs = {
+        name: RewardConfig.from_file(REPO / "configs" / f"{name}.yaml") for name in ("consistent", "upstream_shaped")
+    }
+    paid = score(corpus, configs["upstream_shaped"]).reward_sum
+    policy, gold = corpus.index["policy"].to_numpy(), corpus.index["n_unlocked"].to_numpy()
+    scripted = sorted(np.flatnonzero(policy == "scripted"), key=lambda i: gold[i])
+    farmer = sorted(np.flatnonzero((policy == "farmer") & (paid > 26)), key=lambda i: paid[i])
+    run = corpus[np.array([*scripted, *farmer])]
+    live = LiveScores(run, configs)
+    panel = OveroptimisationPanel(live, reps=200)
+    assert list(panel.declines) == ["upstream_shaped"]
+    began = panel.declines["upstream_shaped"]
+    replayer = Replayer(live.corpus, configs["consistent"])
+    replayer.follow(panel)
+    panel.open_decline("upstream_shaped")
+    assert replayer.episode == began and replayer.config is configs["upstream_shaped"]
+    # the decline begins after the gold's peak, which lies among the scripted player's episodes
+    assert began in {corpus.ids[i] for i in scripted}
