@@ -117,3 +117,36 @@ def test_bad_input_names_the_problem():
         crafter_score_change(np.zeros((0, 22), dtype=bool), np.ones((2, 22), dtype=bool))
     with pytest.raises(AnalysisError, match="at least one config"):
         overoptimisation_watch(search_corpus(), {})
+
+
+def test_live_watch_reads_a_live_table_and_names_what_is_wrong():
+    import pandas as pd
+
+    from workbench.analysis.overoptimisation import episodes_needed, live_watch
+
+    corpus = search_corpus()
+    config = RewardConfig.from_file(REPO / "configs" / "consistent.yaml")
+    table = pd.DataFrame(
+        {
+            "episode": corpus.ids,
+            "config": "c",
+            "arrival": range(len(corpus)),
+            "return": score(corpus, config).reward_sum,
+            "unique_achievements": score(corpus, config).episodes["unique_achievements"],
+        }
+    )
+    # rows in any order: arrival order is what counts
+    shuffled = table.iloc[::-1]
+    pd.testing.assert_frame_equal(
+        live_watch(shuffled, reps=100).alarms, overoptimisation_watch(corpus, {"c": config}, reps=100).alarms
+    )
+    assert episodes_needed(10) == 12 and episodes_needed(4) == 6
+    with pytest.raises(AnalysisError, match=r"no column\(s\) \['unique_achievements'\]"):
+        live_watch(table.drop(columns="unique_achievements"))
+    with pytest.raises(AnalysisError, match="the table is empty"):
+        live_watch(table.iloc[:0])
+    other = table.iloc[:-1].assign(config="d")
+    with pytest.raises(AnalysisError, match="config 'd' has other episodes than 'c'"):
+        live_watch(pd.concat([table, other]))
+    with pytest.raises(AnalysisError, match="at least 12 episodes"):
+        live_watch(table.iloc[:11])

@@ -2,7 +2,8 @@
 into it: each new file's episode is painted within 2 s of the file landing (median and max
 reported), a half-written file is never read half (written in two parts, synchronised on the
 page showing another file in between), a corrupt file is named in the page's report while the
-watcher goes on, and the page has no console errors. Screenshots at 1280x800 and 1920x1080 go to
+watcher goes on, the over-optimisation watch draws under the timeline once 12 episodes came, and
+the page has no console errors. Screenshots at 1280x800 and 1920x1080 go to
 $WORKBENCH_APP_SCREENSHOTS when set (docs/app-live-*.png)."""
 
 from __future__ import annotations
@@ -84,6 +85,9 @@ def _screenshot(page, width: int) -> None:
         page.locator(".workbench-timeline .bqplot").first.scroll_into_view_if_needed()
         page.wait_for_timeout(300)
         page.screenshot(path=str(Path(folder) / f"app-live-timeline-{width}.png"))
+        page.locator(".workbench-overoptimisation .bqplot").first.scroll_into_view_if_needed()
+        page.wait_for_timeout(300)
+        page.screenshot(path=str(Path(folder) / f"app-live-watch-{width}.png"))
 
 
 def test_live_page_follows_a_folder(tmp_path):
@@ -144,6 +148,11 @@ def test_live_page_follows_a_folder(tmp_path):
         _painted(page, after)
         wait_text(page, live, f"following: {len(ids) + 3} episodes")
         assert half_id not in live.locator(".wb-live-problems").inner_text()
+        # 13 episodes: the over-optimisation watch has its 12 and draws a figure per config
+        watch = live.locator(".workbench-overoptimisation")
+        wait_text(page, watch, "over-optimisation watch on 13 episodes")
+        assert watch.locator(".bqplot").count() == 2 and watch.locator(".wb-overopt-state").count() == 2
+        watch.locator(".bqplot .dot").first.wait_for(timeout=TIMEOUT_MS)
 
         _screenshot(page, 1280)
         page.set_viewport_size({"width": 1920, "height": 1080})

@@ -77,3 +77,34 @@ def test_replay_page_goes_back_to_the_session_replayer(tmp_path):
     session.replay_page.show(followed)  # what LivePage._open does
     session.show_replay(corpus.ids[3])
     assert session.replay_page.view is own and own.episode == corpus.ids[3]
+
+
+def test_the_over_optimisation_watch_is_on_the_page_and_marks_the_timeline(tmp_path):
+    """The watch follows with the timeline (too few episodes: how many more it needs), its
+    declines are ruled on the timeline, and an episode opened in it shows on the Replay page
+    under the config it was opened for."""
+    from workbench.views.app.common import REPLAY
+
+    run, target = tmp_path / "run", tmp_path / "corpus"
+    run.mkdir()
+    session = AppSession(AppOptions(corpus=None, workspace=tmp_path / "ws"))
+    page = session.live_page
+    page.source.value, page.target.value, page.kind.value = str(run), str(target), "rollouts"
+    page.follow.value = True
+    try:
+        watch, timeline = page.watch, page.timeline
+        assert watch is not None and timeline is not None and list(page.body.children) == [timeline, watch]
+        _write(run, "first-run")
+        _write(run, "second-run")
+        until(lambda: "2 episode(s) so far" in watch.summary.value, "the watch redrawn")
+        assert "it needs at least 12 in arrival order (10 more)" in watch.summary.value
+        last = list(session.configs)[-1]
+        watch.declines = {last: "second-run"}  # what an alarm on the last config sets
+        until(lambda: timeline.decline_lines.visible, "the rule on the timeline")
+        assert "the decline began at episode <code>second-run</code>" in timeline.legend.value
+        watch.buttons[last].click()  # its button opens the episode where the decline began
+        until(lambda: session.tabs.selected_index == REPLAY, "the Replay page")
+        shown = session.replay_page.view
+        assert shown.episode == "second-run" and shown.config is session.configs[last]
+    finally:
+        page.follow.value = False

@@ -20,7 +20,8 @@ rates, over a span of episodes).
 ``overoptimisation_watch(corpus, configs)`` runs it per config on a corpus (in corpus order or by
 an index column) and adds Crafter's score over the ``window`` episodes up to the peak and over
 the last ``window`` episodes, with a bootstrap interval of the change (episodes resampled within
-each span).
+each span). ``live_watch(table)`` does the same on a ``LiveScores.episodes()`` table (arrival
+order), without preparing the corpus again: what the Live page re-runs after each append.
 """
 
 from __future__ import annotations
@@ -32,12 +33,21 @@ import numpy as np
 import pandas as pd
 
 from workbench.analysis.rankstats import bootstrap_interval
+from workbench.analysis.timeline import unlocked_matrix
 from workbench.core.config import RewardConfig
 from workbench.data.episodes import Corpus
 from workbench.errors import AnalysisError
 from workbench.scoring import prepare, score
 
-__all__ = ["OveroptimisationWatch", "SeriesAlarm", "crafter_score_change", "overoptimisation_watch", "watch_series"]
+__all__ = [
+    "OveroptimisationWatch",
+    "SeriesAlarm",
+    "crafter_score_change",
+    "episodes_needed",
+    "live_watch",
+    "overoptimisation_watch",
+    "watch_series",
+]
 
 #: Episodes in the centred rolling mean that finds the gold's peak.
 WINDOW = 9
@@ -62,6 +72,19 @@ class SeriesAlarm:
     proxy_low: float
     proxy_high: float
     alarm: bool
+
+
+def episodes_needed(min_run: int = MIN_RUN) -> int:
+    """How many episodes the watch needs before it can say anything: the peak, ``min_run``
+    episodes after it and one more for the rolling mean to have a neighbour.
+
+    Args:
+        min_run: As in ``watch_series``.
+
+    Returns:
+        ``min_run + 2``.
+    """
+    return min_run + 2
 
 
 def _slopes(x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -106,22 +129,41 @@ def watch_series(
         AnalysisError: series of different lengths, non-finite values, or fewer than
             ``min_run + 2`` episodes.
     """
+    found = _alarms(gold, {"": proxy}, window=window, min_run=min_run, reps=reps, confidence=confidence, seed=seed)
+    return found[""]
+
+
+def _alarms(
+    gold: np.ndarray,
+    proxies: Mapping[str, np.ndarray],
+    *,
+    window: int,
+    min_run: int,
+    reps: int,
+    confidence: float,
+    seed: int | None,
+) -> dict[str, SeriesAlarm]:
+    """``watch_series`` of each proxy against one gold: the peak and the gold's interval are
+    computed once (the same for every proxy), each proxy's interval with the same seed."""
     gold = np.asarray(gold, dtype=np.float64)
-    proxy = np.asarray(proxy, dtype=np.float64)
-    if gold.shape != proxy.shape or gold.ndim != 1:
-        raise AnalysisError(f"gold and proxy must be 1-D series of one length, got {gold.shape} and {proxy.shape}")
-    if not (np.isfinite(gold).all() and np.isfinite(proxy).all()):
-        raise AnalysisError("gold and proxy must be finite numbers")
+    series = {name: np.asarray(proxy, dtype=np.float64) for name, proxy in proxies.items()}
+    for proxy in series.values():
+        if gold.shape != proxy.shape or gold.ndim != 1:
+            raise AnalysisError(f"gold and proxy must be 1-D series of one length, got {gold.shape} and {proxy.shape}")
+        if not (np.isfinite(gold).all() and np.isfinite(proxy).all()):
+            raise AnalysisError("gold and proxy must be finite numbers")
     if window < 1 or min_run < 2:
         raise AnalysisError(f"window must be >= 1 and min_run >= 2, got {window} and {min_run}")
-    if len(gold) < min_run + 2:
-        raise AnalysisError(f"the watch needs at least {min_run + 2} episodes in order, got {len(gold)}")
+    if len(gold) < episodes_needed(min_run):
+        raise AnalysisError(f"the watch needs at least {episodes_needed(min_run)} episodes in order, got {len(gold)}")
     peak = _peak(gold, window, len(gold) - 1 - min_run)
     span = np.arange(peak, len(gold), dtype=np.float64)
     g = bootstrap_interval(_slopes, [span, gold[peak:]], reps=reps, seed=seed, confidence=confidence)
-    p = bootstrap_interval(_slopes, [span, proxy[peak:]], reps=reps, seed=seed, confidence=confidence)
-    alarm = bool(p[1] > 0.0 and g[2] < 0.0)
-    return SeriesAlarm(peak, peak + 1, len(span), *g, *p, alarm)
+    found = {}
+    for name, proxy in series.items():
+        p = bootstrap_interval(_slopes, [span, proxy[peak:]], reps=reps, seed=seed, confidence=confidence)
+        found[name] = SeriesAlarm(peak, peak + 1, len(span), *g, *p, bool(p[1] > 0.0 and g[2] < 0.0))
+    return found
 
 
 def crafter_score_change(
@@ -223,18 +265,82 @@ def overoptimisation_watch(
         positions = np.argsort(corpus.index[order].to_numpy(), kind="stable")
     prepared = prepare(corpus)
     unlocked = prepared.ever_status[positions]
-    gold = unlocked.sum(axis=1).astype(np.float64)
     ids = np.array(prepared.ids, dtype=object)[positions]
+    proxies = {name: score(prepared, config).reward_sum[positions] for name, config in configs.items()}
+    return _watch(ids, unlocked, proxies, window=window, min_run=min_run, reps=reps, confidence=confidence, seed=seed)
+
+
+def live_watch(
+    table: pd.DataFrame,
+    *,
+    window: int = WINDOW,
+    min_run: int = MIN_RUN,
+    reps: int = 2000,
+    confidence: float = 0.95,
+    seed: int | None = 0,
+) -> OveroptimisationWatch:
+    """The watch of each config on a ``LiveScores.episodes()`` table, in arrival order: the gold
+    is the achievements each episode unlocked (its ``unique_achievements``, as the Timeline's
+    Crafter score reads them), the proxy its ``return`` under the config.
+
+    Args:
+        table: One row per (episode, config) with columns ``episode``, ``config``, ``arrival``,
+            ``return`` and ``unique_achievements`` (``LiveScores.episodes()``).
+        window: as in ``watch_series``.
+        min_run: as in ``watch_series``.
+        reps: bootstrap resamples.
+        confidence: the intervals' coverage.
+        seed: the bootstraps' seed.
+
+    Returns:
+        The ``OveroptimisationWatch`` (``position`` is the arrival).
+
+    Raises:
+        AnalysisError: a missing column, no rows, configs with different episodes, or too few
+            episodes (``episodes_needed``).
+    """
+    missing = [c for c in ("episode", "config", "arrival", "return", "unique_achievements") if c not in table.columns]
+    if missing:
+        raise AnalysisError(f"the episodes table has no column(s) {missing}; it has {list(table.columns)}")
+    if not len(table):
+        raise AnalysisError("the watch needs at least one config's episodes; the table is empty")
+    ordered = table.sort_values(["arrival"], kind="stable")
+    frames = {str(name): rows for name, rows in ordered.groupby("config", sort=False)}
+    first = next(iter(frames.values()))
+    ids = first["episode"].astype(str).to_numpy(dtype=object)
+    for name, rows in frames.items():
+        if not np.array_equal(rows["episode"].astype(str).to_numpy(dtype=object), ids):
+            raise AnalysisError(f"config {name!r} has other episodes than {str(first['config'].iat[0])!r}")
+    unlocked = unlocked_matrix(first)
+    proxies = {name: rows["return"].to_numpy(dtype=np.float64) for name, rows in frames.items()}
+    return _watch(ids, unlocked, proxies, window=window, min_run=min_run, reps=reps, confidence=confidence, seed=seed)
+
+
+def _watch(
+    ids: np.ndarray,
+    unlocked: np.ndarray,
+    proxies: Mapping[str, np.ndarray],
+    *,
+    window: int,
+    min_run: int,
+    reps: int,
+    confidence: float,
+    seed: int | None,
+) -> OveroptimisationWatch:
+    """Each proxy against the gold ``unlocked.sum(axis=1)``, episodes ``ids`` in run order."""
+    gold = unlocked.sum(axis=1).astype(np.float64)
+    alarms = _alarms(gold, proxies, window=window, min_run=min_run, reps=reps, confidence=confidence, seed=seed)
+    # Crafter's score near the peak (the window up to it) and at the end (the last window): the
+    # gold, hence the peak, is every config's, so once
+    start = next(iter(alarms.values())).start
+    near_peak = unlocked[max(0, start - window) : start]
+    at_end = unlocked[max(start, len(unlocked) - window) :]
+    before, after, change, low, high = crafter_score_change(
+        near_peak, at_end, reps=reps, confidence=confidence, seed=seed
+    )
     series, rows = [], []
-    for name, config in configs.items():
-        proxy = score(prepared, config).reward_sum[positions]
-        found = watch_series(gold, proxy, window=window, min_run=min_run, reps=reps, confidence=confidence, seed=seed)
-        # Crafter's score near the peak (the window up to it) and at the end (the last window)
-        near_peak = unlocked[max(0, found.start - window) : found.start]
-        at_end = unlocked[max(found.start, len(unlocked) - window) :]
-        before, after, change, low, high = crafter_score_change(
-            near_peak, at_end, reps=reps, confidence=confidence, seed=seed
-        )
+    for name, proxy in proxies.items():
+        found = alarms[name]
         rows.append(
             {
                 "config": name,

@@ -37,6 +37,7 @@ __all__ = [
     "rolling_mean",
     "series_change_points",
     "success_rates",
+    "unlocked_matrix",
     "wilson_interval",
     "window_flags",
     "x_axis",
@@ -263,8 +264,19 @@ def wilson_interval(successes: np.ndarray, n: np.ndarray, confidence: float = 0.
     return np.clip(centre - half, 0.0, 1.0), np.clip(centre + half, 0.0, 1.0)
 
 
-def _unlocked(episodes: pd.DataFrame) -> np.ndarray:
-    """(episodes, 22) booleans: which achievements each episode unlocked (Crafter order)."""
+def unlocked_matrix(episodes: pd.DataFrame) -> np.ndarray:
+    """Which achievements each row of ``episodes`` unlocked, from its ``unique_achievements``
+    names (a list, or text separated by commas).
+
+    Args:
+        episodes: One row per episode (e.g. one config's rows of ``LiveScores.episodes()``).
+
+    Returns:
+        (rows, 22) booleans, achievements in Crafter order.
+
+    Raises:
+        TimelineError: no column of names unlocked.
+    """
     column = next((c for c in ("unique_achievements", "achievements", "unlocked") if c in episodes.columns), None)
     if column is None:
         raise TimelineError("the episodes table has no unique_achievements column (names unlocked per episode)")
@@ -290,7 +302,7 @@ def success_rates(
     trailing ``window`` episodes that unlocked it, with a Wilson interval. Columns: arrival,
     episode, achievement, n, successes, rate, low, high (percent)."""
     episodes = _per_episode(table)
-    unlocked = _unlocked(episodes)
+    unlocked = unlocked_matrix(episodes)
     picked = list(achievements or ACHIEVEMENTS)
     unknown = [a for a in picked if a not in ACHIEVEMENTS]
     if unknown:
@@ -332,7 +344,7 @@ def crafter_score_series(
     the trailing ``window`` episodes, with a bootstrap percentile interval over episodes.
     Columns: arrival, episode, n, score, low, high."""
     episodes = _per_episode(table)
-    unlocked = _unlocked(episodes).astype(np.float64)
+    unlocked = unlocked_matrix(episodes).astype(np.float64)
     rows = []
     for end in _window_starts(len(episodes), window, since):
         start = max(0, end - window + 1)

@@ -3,7 +3,8 @@
 Pick a source (a folder rollout files land in, a synth-ai trace database, a crafter.Recorder
 folder, a corpus being recorded) and a target corpus folder; the follow switch starts a
 background ``Watcher`` that appends each new episode once into the target, scores it under every
-config of the session (``LiveScores``) and redraws the timeline; problems (a corrupt file) are
+config of the session (``LiveScores``) and redraws the timeline and the over-optimisation watch
+(which marks, on the timeline, where a config's decline began); problems (a corrupt file) are
 named in the page's report while the watcher goes on."""
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from workbench.errors import WorkbenchError
 from workbench.scoring.incremental import LiveScores
 from workbench.views.app.common import REPLAY, Status, guarded, heading, kernel_context_of_session
 from workbench.views.app.page_session import PageSession
-from workbench.views.widgets import Replayer, Timeline
+from workbench.views.widgets import OveroptimisationPanel, Replayer, Timeline
 
 #: Seconds between polls when no file event wakes the watcher.
 POLL_SECONDS = 0.5
@@ -38,7 +39,8 @@ MAX_PROBLEMS = 50
 
 class LivePage:
     """The Live page (``widget``) of a session: ``follow`` (the switch) starts and stops watching;
-    ``live`` is the ``LiveScores`` followed and ``timeline`` its view (None until followed);
+    ``live`` is the ``LiveScores`` followed, ``timeline`` and ``watch`` (its over-optimisation
+    watch) its views (None until followed);
     ``problems`` the problems met, newest last."""
 
     def __init__(self, session: PageSession) -> None:
@@ -80,6 +82,7 @@ class LivePage:
         self.widget.add_class("wb-app-page-live")
         self.live: LiveScores | None = None
         self.timeline: Timeline | None = None
+        self.watch: OveroptimisationPanel | None = None
         self.problems: list[str] = []
         self._problems: list[tuple[str, str]] = []  # (file, message) of each problem shown
         self._resolved = 0
@@ -128,21 +131,27 @@ class LivePage:
         context = kernel_context_of_session()
         self.timeline.context = lambda: context
         self.timeline.observe(self._open, names="episode")
+        timeline = self.timeline
+        self.watch = OveroptimisationPanel(self.live, reps=500, follow=False)
+        self.watch.context = lambda: context
+        self.watch.observe(self._open, names="episode")
+        self.watch.observe(lambda change: timeline.mark_declines(change["new"]), names="declines")
         self._watcher = Watcher(watched, into, on_append=self.live.append)
         self.problems, self._problems, self._resolved = [], [], 0
         self.report.value = ""
-        self.body.children = [self.timeline]
+        self.body.children = [self.timeline, self.watch]
         self._stop = threading.Event()
         self._show_count(None)
         self._thread = threading.Thread(target=self._run, args=(context,), name="workbench-app: live", daemon=True)
         self._thread.start()
-        timeline = self.timeline
-        self._due = [threading.Event(), threading.Event()]
+        self._due = [threading.Event(), threading.Event(), threading.Event()]
         self._redrawers = [
             threading.Thread(
                 target=self._redraw, args=(context, due, work), name=f"workbench-app: live {what}", daemon=True
             )
-            for due, work, what in zip(self._due, (timeline.refresh, self._audit), ("timeline", "audit"))
+            for due, work, what in zip(
+                self._due, (timeline.refresh, self._audit, self.watch.refresh), ("timeline", "audit", "watch")
+            )
         ]
         for redrawer in self._redrawers:
             redrawer.start()
@@ -228,7 +237,7 @@ class LivePage:
                 try:
                     work()
                 except Exception as error:  # shown in the page, traceback in the server log
-                    self.status.error(error, "drawing the timeline and the audit")
+                    self.status.error(error, "drawing the timeline, the audit and the watch")
 
     def _show_count(self, report: WatchReport | None) -> None:
         live = self.live
@@ -265,10 +274,11 @@ class LivePage:
         )
 
     def _open(self, change: dict[str, Any]) -> None:
-        """Replay an episode picked in the timeline on the Replay page (a Replayer on the followed corpus)."""
-        if self.live is None or self.timeline is None or change["new"] is None:
+        """Replay an episode picked in the timeline or the watch on the Replay page (a Replayer on
+        the followed corpus, under the picking view's config)."""
+        if self.live is None or change["new"] is None:
             return  # None: a pick passing through it (the same episode picked again)
-        replayer = Replayer(self.live.corpus, self.timeline.config, episode=change["new"])
+        replayer = Replayer(self.live.corpus, change["owner"].config, episode=change["new"])
         self.session.replay_page.show(replayer)
         self.session.show_page(REPLAY)
 

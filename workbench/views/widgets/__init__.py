@@ -16,8 +16,12 @@ They hold controls, not logic: every number comes from ``workbench.scoring`` and
   GRPO / Dr.GRPO / RLOO / GDPO learner sees of a config per seed group, flagged groups, and how
   the last config change moved the advantages; state as the traitlets ``config``, ``episode``
   and ``selection``.
-- ``Timeline`` (``timeline.py``): a growing run (a ``LiveScores``) over time under every config,
-  rolling intervals and change points; redraws on each append; click an episode to replay it.
+- ``Timeline`` (``timeline.py``; its text in ``timeline_text.py``): a growing run (a
+  ``LiveScores``) over time under every config, rolling intervals and change points, the rules
+  where an over-optimisation decline began; redraws on each append; click an episode to replay it.
+- ``OveroptimisationPanel`` (``overoptimisation.py``; its figure in ``overoptimisation_figure.py``):
+  the over-optimisation watch of a growing run per config, gold against proxy, the alarm in words
+  with its intervals; refreshes on each append; click where the decline began to replay it.
 
 Each view is an ipywidgets widget whose state is traits (``config``, ``episode``, ``selection``,
 defined once in ``traits.py``; the Replayer's ``decision``; docs/widgets.md lists them): link them with ``traitlets.link``,
@@ -35,11 +39,12 @@ require_extra("lab", "the widgets (workbench.views.widgets)", "ipywidgets", "any
 
 from workbench.views.widgets.advantages import AdvantagesPanel
 from workbench.views.widgets.compare import Compare
+from workbench.views.widgets.overoptimisation import OveroptimisationPanel
 from workbench.views.widgets.replayer import Replayer
 from workbench.views.widgets.timeline import Timeline
 from workbench.views.widgets.tuner import Tuner
 
-__all__ = ["AdvantagesPanel", "Compare", "Replayer", "Timeline", "Tuner", "link"]
+__all__ = ["AdvantagesPanel", "Compare", "OveroptimisationPanel", "Replayer", "Timeline", "Tuner", "link"]
 
 
 def link(tuner: Tuner | None = None, replayer: Replayer | None = None, compare: Compare | None = None) -> None:

@@ -6,9 +6,8 @@ run (redraws on each append)."""
 from __future__ import annotations
 
 import contextlib
-import html
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import bqplot as bq
@@ -23,6 +22,7 @@ from workbench.scoring.incremental import LiveScores
 from workbench.views.plots import PALETTE
 from workbench.views.widgets.common import lined, lines_box
 from workbench.views.widgets.replayer import Replayer
+from workbench.views.widgets.timeline_text import changes_html, legend_html, note_html
 from workbench.views.widgets.traits import ViewTraits
 
 #: What the y axis can show: label -> (kind of series, the column or component kind).
@@ -54,6 +54,9 @@ class Timeline(w.VBox, ViewTraits):
       (an episode picked again passes through None, so observers hear every pick).
     - ``selection``: the episodes highlighted among the points (a click highlights the one
       picked; setting it highlights those drawn).
+
+    ``mark_declines`` rules (solid, named in the legend) where an ``OveroptimisationPanel``'s
+    ``declines`` say a config's decline began.
 
     Args:
         live: The run's episodes scored under each config as they arrive.
@@ -92,6 +95,7 @@ class Timeline(w.VBox, ViewTraits):
         self._flag_windows = (0, 0)  # (window, complete windows diagnosed)
         self.replayer: Replayer | None = None
         self.redraws = 0
+        self._declines: dict[str, str] = {}  # config -> the episode where its decline began
         self.x_picker = w.ToggleButtons(
             options=[(X_LABELS[c], c) for c in tl.X_CHOICES],
             value=x,
@@ -169,10 +173,13 @@ class Timeline(w.VBox, ViewTraits):
             x=[[0.0, 0.0]], y=[[0.0, 1.0]], scales=scales, line_style="dashed", stroke_width=2, colors=["#B3261E"],
             visible=False,
         )  # fmt: skip
+        self.decline_lines = bq.Lines(
+            x=[[0.0, 0.0]], y=[[0.0, 1.0]], scales=scales, stroke_width=3, colors=["#444444"], visible=False
+        )
         self.x_axis = bq.Axis(scale=self.x_scale, label="episode (arrival order)", grid_lines="none")
         self.y_axis = bq.Axis(scale=self.y_scale, side="left", label="shaped return", grid_lines="dashed")
         self.figure = bq.Figure(
-            marks=[*self.bands.values(), self.change_lines, *self.means.values(), self.points],
+            marks=[*self.bands.values(), self.change_lines, self.decline_lines, *self.means.values(), self.points],
             axes=[self.x_axis, self.y_axis],
             animation_duration=0,
             fig_margin={"top": 10, "bottom": 45, "left": 65, "right": 15},
@@ -264,9 +271,8 @@ class Timeline(w.VBox, ViewTraits):
         with contextlib.ExitStack() as held:
             # every mark's and scale's changes go as one message each: x and y of a mark arriving
             # apart would be drawn with different lengths in between
-            for part in (*self.bands.values(), *self.means.values(), self.points, self.change_lines):
-                held.enter_context(part.hold_sync())
-            for part in (self.x_scale, self.y_scale, self.x_axis, self.y_axis):
+            marks = (*self.bands.values(), *self.means.values(), self.points, self.change_lines, self.decline_lines)
+            for part in (*marks, self.x_scale, self.y_scale, self.x_axis, self.y_axis):
                 held.enter_context(part.hold_sync())
             for name, band in self.bands.items():
                 rows = rolling[rolling["config"] == name] if name in configs else rolling.iloc[:0]
@@ -283,9 +289,12 @@ class Timeline(w.VBox, ViewTraits):
             self._draw_points(episodes, by_arrival, colors)
             self._fit_scales(by_arrival.to_numpy(dtype=float))
             found = self._draw_changes(episodes, by_arrival, kind)
+            self._draw_declines(axis.values)
             self.x_axis.label = axis.label
             self.y_axis.label = y if kind != "flags" else f"flags per window of {window} episodes"
-        self._write_text(axis, configs, colors, found, len(table["episode"].unique()))
+        self.note.value = note_html(axis, len(table["episode"].unique()))
+        self.legend.value = legend_html(configs, colors, {c: e for c, e in self._declines.items() if c in colors})
+        self.changes.value = changes_html(found)
 
     def _draw_points(self, episodes: pd.DataFrame, by_arrival: pd.Series, colors: dict[str, str]) -> None:
         px = by_arrival.reindex(episodes["arrival"].to_numpy()).to_numpy(dtype=float)
@@ -330,27 +339,27 @@ class Timeline(w.VBox, ViewTraits):
         self.change_lines.visible = bool(found)
         return found
 
-    def _write_text(self, axis: tl.XAxis, configs: list[str], colors: dict[str, str], found: list, n: int) -> None:
-        note = f"{n} episodes"
-        if axis.note:
-            note += f" &middot; <span style='color:#8A5A00'>{html.escape(axis.note)}</span>"
-        self.note.value = lined(f"<span class='wb-timeline-count'>{note}</span>")
-        swatches = [
-            f"<span style='display:inline-block;margin-right:14px;word-break:break-all'>"
-            f"<span style='display:inline-block;width:14px;height:4px;background:{colors[name]};vertical-align:middle;"
-            f"margin-right:4px'></span>{html.escape(name or 'every config (Crafter score)')}</span>"
-            for name in configs
-        ]
-        self.legend.value = f"<div class='wb-timeline-legend' style='line-height:20px'>{''.join(swatches)}</div>"
-        if not found:
-            self.changes.value = lined("<span style='color:#555'>no change point yet</span>")
-            return
-        items = [
-            f"<b>{html.escape(name or 'every config')}</b>: shifts at episode {row.arrival} "
-            f"(<code>{html.escape(str(row.episode))}</code>), mean {row.before:.3g} &rarr; {row.after:.3g}"
-            for name, row in found
-        ]
-        self.changes.value = lined("<br>".join(items))
+    def mark_declines(self, declines: Mapping[str, str]) -> None:
+        """Mark where each config's decline began (config name -> episode id; an empty mapping
+        clears the marks) and redraw.
+
+        Args:
+            declines: The configs whose over-optimisation alarm is on, each with its episode.
+        """
+        with self._lock:
+            self._declines = dict(declines)
+            self.refresh()
+
+    def _draw_declines(self, x_of: pd.Series) -> None:
+        """A rule per marked config at its episode's x (configs or episodes not drawn: none)."""
+        marked = [(name, x_of.get(episode)) for name, episode in self._declines.items() if name in self.colors]
+        marked = [(name, float(x)) for name, x in marked if x is not None and np.isfinite(x)]
+        if marked:
+            at = np.array([x for _, x in marked])
+            self.decline_lines.x = np.vstack([at, at]).T
+            self.decline_lines.y = np.tile([float(self.y_scale.min), float(self.y_scale.max)], (len(marked), 1))
+            self.decline_lines.colors = [self.colors[name] for name, _ in marked]
+        self.decline_lines.visible = bool(marked)
 
     # -- replay ------------------------------------------------------------------------------
     def pick(self, index: int) -> None:
