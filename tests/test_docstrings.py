@@ -268,26 +268,13 @@ def api_objects():
                         yield f"{home}.{obj.__qualname__}.{attribute}", member, is_property
 
 
-#: Public names whose docstrings still lack sections, one per line: a ratchet that may only shrink.
-KNOWN_GAPS = REPO / "tests" / "docstring_gaps.txt"
-
-
-def _known_gaps() -> set[str]:
-    lines = KNOWN_GAPS.read_text(encoding="utf-8").splitlines()
-    return {line.strip() for line in lines if line.strip() and not line.startswith("#")}
-
-
 def test_the_public_api_has_google_style_args_returns_and_raises():
-    known = _known_gaps()
-    problems = {}
-    for name, obj, is_property in api_objects():
-        found = docstring_problems(obj, is_property=is_property)
-        if found:
-            problems[name] = found
-    new = [f"{name}: {problem}" for name, found in problems.items() if name not in known for problem in found]
-    assert not new, f"{len(new)} docstring gaps:\n" + "\n".join(new)
-    mended = sorted(known - set(problems))
-    assert not mended, f"documented now (or gone), remove from {KNOWN_GAPS.name}:\n" + "\n".join(mended)
+    problems = [
+        f"{name}: {problem}"
+        for name, obj, is_property in api_objects()
+        for problem in docstring_problems(obj, is_property=is_property)
+    ]
+    assert not problems, f"{len(problems)} docstring gaps:\n" + "\n".join(problems)
 
 
 HAND_WRITTEN = '''

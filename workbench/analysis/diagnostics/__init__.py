@@ -134,20 +134,30 @@ def diagnose(
 ) -> Diagnosis:
     """Diagnose ``config`` on ``corpus``: farming, dominance, dead entries, alignment with
     error bars and weight sensitivity (see the module docstring), with flags saying why.
+    Scoring reuses the corpus's prepared arrays, so a second call after a weight change only
+    recombines them.
 
-    ``by`` is the ``corpus.index`` column episodes are grouped by (dominance per group, bootstrap
-    strata). ``reps``, ``seed`` and ``confidence`` set the stratified bootstrap.
-    ``dominance_threshold`` flags a group whose resource shaping passes that share of its
-    reward, ``component_threshold`` one component passing it; ``agreement_threshold`` flags
-    Kendall's tau (return vs achievements) below it. ``progress`` names the progress measures
-    the alignment table ranks against (``PROGRESS_MEASURES``: "achievements", "crafter_score";
-    each costs one bootstrap per statistic). ``scores`` may pass ``score(corpus,
-    config)`` when already computed. Scoring reuses the corpus's prepared arrays, so a second
-    call after a weight change only recombines them.
+    Args:
+        corpus: The episodes.
+        config: The reward config diagnosed.
+        by: The ``corpus.index`` column episodes are grouped by (dominance per group, bootstrap strata).
+        reps: The stratified bootstrap's resamples.
+        seed: The bootstrap's seed (None: fresh randomness).
+        confidence: The intervals' level.
+        dominance_threshold: A group whose resource shaping passes this share of its reward is flagged.
+        component_threshold: A group where one component passes this share is flagged.
+        agreement_threshold: Kendall's tau (return vs achievements) below this is flagged.
+        progress: The progress measures the alignment table ranks against (``PROGRESS_MEASURES``:
+            "achievements", "crafter_score"; each costs one bootstrap per statistic).
+        scores: ``score(corpus, config)`` when already computed, else None.
 
-    Raises ``DiagnosisError`` for an empty corpus, an unknown ``by`` column, ``reps < 1``, an
-    unknown progress measure, a threshold or confidence outside (0, 1), or ``scores`` of another
-    corpus or config.
+    Returns:
+        The ``Diagnosis``: its flags and every table behind them.
+
+    Raises:
+        DiagnosisError: An empty corpus, an unknown ``by`` column, ``reps < 1``, an unknown
+            progress measure, a threshold or confidence outside (0, 1), or ``scores`` of another
+            corpus or config.
     """
     settings = {
         "by": by,
@@ -160,7 +170,14 @@ def diagnose(
         "progress": tuple(progress),
     }
     _check_settings(corpus, settings)
-    scores = _checked_scores(corpus, config, scores)
+    return _diagnosis(corpus, config, _checked_scores(corpus, config, scores), settings)
+
+
+def _diagnosis(corpus: Corpus, config: RewardConfig, scores: Scores, settings: dict[str, Any]) -> Diagnosis:
+    """``diagnose``'s work once its ``settings`` (its arguments by name) are checked."""
+    by, reps, seed, confidence = settings["by"], settings["reps"], settings["seed"], settings["confidence"]
+    dominance_threshold, agreement_threshold = settings["dominance_threshold"], settings["agreement_threshold"]
+    component_threshold, progress = settings["component_threshold"], settings["progress"]
     facts = episode_facts(scores, corpus, by)
     totals = component_totals(scores)
 

@@ -21,9 +21,8 @@ from workbench.util.extras import require_extra
 
 require_extra("search", "the weight search (workbench.analysis.search)", "optuna", "scipy", "threadpoolctl")
 
-import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +31,7 @@ import pandas as pd
 
 from workbench.analysis.search.held_out import HeldOutScore, few_held_out_note, held_out_score
 from workbench.analysis.search.objective import Design, Objective, agreement, build_design, resource_slot_weights
+from workbench.analysis.search.result import SearchResult
 from workbench.analysis.search.split import Split, split_episodes, stratified_folds
 from workbench.analysis.search.study import SearchSpace, TrialEvaluator, default_params, run_study, trials_table
 from workbench.core.config import STEPWISE_MODE, RewardConfig
@@ -48,87 +48,6 @@ __all__ = ["HeldOutScore", "SearchResult", "search"]
 FEW_HELD_OUT = 20
 #: Decimal places of written weights (the reported scores are those of the rounded config).
 WEIGHT_DECIMALS = 4
-
-
-@dataclass
-class SearchResult:
-    """What ``search`` found.
-
-    Attributes:
-        config: The best config (lint clean when only task-app settings were searched).
-        params: Its trial's settings.
-        weights: Its weight per achievement, as written.
-        held_out: Its score on the held-out episodes.
-        baseline: The base config's score on the same episodes, for comparison.
-        cross_validated: The best trial's objective on out-of-fold returns of the fit episodes
-            (what chose it: optimistic, as any selection score).
-        fitted: The final config's agreement on the fit episodes (in-sample, never held out).
-        trials: One row per trial (``study.trials_table``).
-        importance: Per achievement its weight, share of the fit episodes' returns and the
-            in-sample agreement lost when it is set to 0.
-        split: Which episodes were fit on and which held out.
-        warnings: What to keep in mind (few episodes, a wide interval).
-        study: The optuna study (None when not kept).
-    """
-
-    config: RewardConfig
-    params: dict[str, Any]
-    weights: dict[str, float]
-    held_out: HeldOutScore
-    baseline: HeldOutScore
-    cross_validated: float
-    fitted: float
-    trials: pd.DataFrame
-    importance: pd.DataFrame
-    split: Split
-    warnings: list[str] = field(default_factory=list)
-    study: Any = field(default=None, repr=False)
-
-    def to_file(self, path: str | Path, *, overwrite: bool = False) -> Path:
-        """Write the best config (YAML or standalone TOML, ``RewardConfig.to_file``).
-
-        Args:
-            path: The file to write (``.yaml``, ``.yml`` or ``.toml``).
-            overwrite: Replace an existing file.
-
-        Returns:
-            The path written.
-
-        Raises:
-            TargetExistsError: ``path`` exists and ``overwrite`` is False.
-            ConfigError: The config would not read back, or the suffix is unknown.
-        """
-        return self.config.to_file(path, overwrite=overwrite)
-
-    def export_into(self, toml_path: str | Path) -> Path:
-        """Write the best config into an existing training TOML (``RewardConfig.export_into``).
-
-        Args:
-            toml_path: The training TOML to update in place (its other keys kept).
-
-        Returns:
-            The path updated.
-
-        Raises:
-            ConfigError: The file cannot be updated (it is left unchanged).
-        """
-        return self.config.export_into(toml_path)
-
-    def summary(self) -> str:
-        """A few lines for people: the held-out score first, then what chose the config.
-
-        Returns:
-            The lines, joined by newlines, the warnings last as ``note:`` lines.
-        """
-        lines = [
-            f"held-out: {self.held_out}"
-            + ("" if math.isnan(self.held_out.overpay) else f", overpay {self.held_out.overpay:+.1%}"),
-            f"baseline (base config) on the same episodes: {self.baseline.metric} {self.baseline.value:.3f}",
-            f"cross-validated objective of the best trial (fit episodes, selection score): {self.cross_validated:.3f}",
-            f"in-sample agreement on the {len(self.split.fit)} fit episodes (not a held-out score): {self.fitted:.3f}",
-            f"strategy {self.config.effective_strategy}, {len(self.trials)} trial(s)",
-        ]
-        return "\n".join(lines + [f"note: {w}" for w in self.warnings])
 
 
 def search(
@@ -157,37 +76,74 @@ def search(
 ) -> SearchResult:
     """Search for a config whose shaped return ranks ``corpus``'s episodes as ``progress`` does.
 
-    ``base``: the config to start from (default: the named config ``per_achievement``);
-    the result keeps its lambda and resource tables and replaces strategy, weights and
-    k-limits. ``metric``: "spearman" or "kendall"; ``penalize`` / ``penalty``: subtract
-    ``penalty`` times how much more that group (e.g. "farmer") is paid per unit of progress
-    than the rest; ``weight_range``: bounds of every achievement weight (keep the low end >= 0
-    for a lint-clean config); ``held_out`` / ``folds`` / ``stratify`` / ``seed``: the split
-    and the cross-validation inside the fit episodes; ``resource_overrides``: also search
-    scales of the resource tables (a workbench extension a training TOML cannot carry);
-    ``lambda_range``: also search lambda; ``storage``: an Optuna journal file to share or
-    resume the study. ``trials=0`` runs the exact fit with default settings only.
-    ``evaluate_on(evaluator)``: a function evaluating a batch of trials elsewhere (e.g.
-    ``workbench.cluster.trial_mapper(client, ...)``), ``batch_size`` trials at a time (see
-    ``study.run_study``); with ``batch_size=1`` the result is that of a serial search.
+    Args:
+        corpus: The episodes (split into fit and held-out episodes).
+        trials: Optuna trials (0: the exact fit with default settings only).
+        seed: The split's, the folds' and the sampler's seed.
+        base: The config to start from (None: the named config ``per_achievement``); the result
+            keeps its lambda and resource tables and replaces strategy, weights and k-limits.
+        progress: What the return should rank like: a measure's name or weights per achievement.
+        metric: "spearman" or "kendall".
+        penalize: A group (e.g. "farmer") whose pay per unit of progress above the rest's is
+            subtracted, ``penalty`` times (None: no penalty).
+        penalty: The penalty's factor.
+        weight_range: Bounds of every achievement weight (keep the low end >= 0 for a
+            lint-clean config).
+        held_out: The share of episodes held out.
+        folds: Cross-validation folds inside the fit episodes.
+        stratify: The index column the split and folds are stratified by.
+        strategies: The strategies searched.
+        resource_overrides: Also search scales of the resource tables (a workbench extension a
+            training TOML cannot carry).
+        lambda_range: Also search lambda in this range (None: keep the base's).
+        storage: An Optuna journal file to share or resume the study (None: in memory).
+        study_name: The study's name in ``storage``.
+        bootstrap_reps: Resamples of the held-out score's interval.
+        show_progress: Show a tqdm bar over the trials.
+        evaluate_on: Given the evaluator, a function evaluating a batch of trials elsewhere
+            (e.g. ``workbench.cluster.trial_mapper(client, ...)``; see ``study.run_study``).
+        batch_size: Trials evaluated at a time; with 1 the result is a serial search's.
 
-    Raises ``CorpusError`` for a corpus too small to split, ``WorkbenchError`` for an unknown
-    metric, progress measure or group to penalise, ``ValueError`` for bad ranges.
+    Returns:
+        The ``SearchResult``.
+
+    Raises:
+        SearchError: ``trials < 0`` or settings the search cannot use.
+        CorpusError: A corpus too small to split.
+        WorkbenchError: An unknown metric, progress measure or group to penalise, or bad ranges.
     """
     if trials < 0:
         raise SearchError(f"trials must be >= 0, got {trials}")
-    base = base or PER_ACHIEVEMENT_CONFIG.config
-    objective = Objective(metric=metric, penalize=penalize, penalty=penalty if penalize is not None else 0.0)
-    problem = _Problem.build(corpus, base, progress, objective, (held_out, folds, stratify, seed), weight_range)
+    return _search(corpus, dict(locals()))  # every argument by name: the work is split off to keep each part short
+
+
+def _search(corpus: Corpus, settings: dict[str, Any]) -> SearchResult:
+    """``search``'s work, its arguments by name in ``settings``."""
+    base = settings["base"] or PER_ACHIEVEMENT_CONFIG.config
+    metric, seed, penalize = settings["metric"], settings["seed"], settings["penalize"]
+    objective = Objective(
+        metric=metric, penalize=penalize, penalty=settings["penalty"] if penalize is not None else 0.0
+    )
+    split = (settings["held_out"], settings["folds"], settings["stratify"], seed)
+    problem = _Problem.build(corpus, base, settings["progress"], objective, split, settings["weight_range"])
     space = SearchSpace(
-        strategies=tuple(strategies),
+        strategies=tuple(settings["strategies"]),
         repeating=problem.repeating,
-        resource_overrides=resource_overrides,
-        lambda_range=lambda_range,
+        resource_overrides=settings["resource_overrides"],
+        lambda_range=settings["lambda_range"],
     )
     study, params, cross_validated, table = _run_trials(
-        problem.evaluator, space, trials, evaluate_on, seed, storage, study_name, show_progress, batch_size
+        problem.evaluator,
+        space,
+        settings["trials"],
+        settings["evaluate_on"],
+        seed,
+        settings["storage"],
+        settings["study_name"],
+        settings["show_progress"],
+        settings["batch_size"],
     )
+    bootstrap_reps = settings["bootstrap_reps"]
     config, weights = _config_of(problem.evaluator, params, base, problem.lam)
     returns = score(problem.prepared, config).reward_sum
     baseline_returns = score(problem.prepared, _lint_clean_base(base, problem.lam)).reward_sum

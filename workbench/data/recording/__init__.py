@@ -182,22 +182,37 @@ def record(
 ) -> RecordReport:
     """Record ``episodes`` episodes of ``policy`` into the corpus folder ``out``.
 
-    ``policy`` is a name or ``"module:function"`` spec (see ``workbench.data.policies.resolve_policy``)
-    or a policy factory (``factory(rng) -> policy``; with ``workers > 1`` it must be a
-    module-level function). Episode ids are ``<policy>-s<seed>-<NNNNN>``. A policy that raises or
-    answers badly fails only its own episode (not saved; the report says why). ``out`` must not
-    already hold episodes unless ``resume=True``, which skips the ids it holds.
+    Episode ids are ``<policy>-s<seed>-<NNNNN>``. A policy that raises, answers badly or takes
+    longer than ``decision_timeout`` fails only its own episode (not saved; the report says why,
+    naming the decision and step). Ctrl-C or SIGTERM stops the run (``KeyboardInterrupt``),
+    keeping every finished episode (``resume=True`` continues it); workers exit with the parent.
 
-    A policy that takes longer than ``decision_timeout`` seconds (None or 0: no limit) to answer
-    one decision fails its episode, named with the decision and step; the run goes on. Ctrl-C
-    or SIGTERM stops the run (``KeyboardInterrupt``) keeping every finished episode, so
-    ``resume=True`` continues it; a save is never cut in two. Worker processes exit with the
-    parent, however it dies. ``OutputError`` names ``out`` when it cannot be written (disk full):
-    the run stops, keeping what was saved.
+    Args:
+        policy: A name or ``"module:function"`` spec (``workbench.data.policies.resolve_policy``)
+            or a factory ``factory(rng) -> policy`` (module-level when ``workers > 1``).
+        episodes: How many episodes to play (at least 1).
+        out: The corpus folder; it must not already hold episodes unless ``resume``.
+        seed: The run's seed, 0..2**63-1 (episode ``n``'s world and policy seeds derive from
+            ``(seed, n)`` alone: ``episode.episode_seeds``).
+        actions_per_decision: Env steps each policy decision repeats (at least 1).
+        max_steps: Env steps at most per episode (at least 1).
+        workers: Processes playing episodes (at least 1).
+        frames: Keep each step's frame.
+        resume: Skip the ids ``out`` already holds (played with the same settings).
+        progress: Show tqdm bars over episodes and steps.
+        decision_timeout: Seconds a policy may take per decision (None or 0: no limit).
+        scheduler: Where episodes are played (None: ``LocalScheduler(workers)``;
+            ``workbench.cluster`` gives a Dask cluster's, on whose worker threads
+            ``decision_timeout`` cannot act); this process writes every episode.
 
-    ``scheduler``: where episodes are played (default ``LocalScheduler(workers)``;
-    ``workbench.cluster`` gives a Dask cluster's, on whose worker threads ``decision_timeout``
-    cannot act); this process writes every episode whatever plays it.
+    Returns:
+        The ``RecordReport``: the episodes saved, skipped and failed, and the time taken.
+
+    Raises:
+        RecordingError: An argument out of range, an unknown policy, or ``resume`` with settings
+            other than those the saved episodes were played with.
+        OutputError: ``out`` cannot be written (e.g. disk full); the run stops, keeping what was saved.
+        TargetExistsError: ``out`` holds episodes and ``resume`` is False.
     """
     _check_arguments(episodes, actions_per_decision, max_steps, workers, seed, decision_timeout)
     name, policy = _policy_name(policy, workers if scheduler is None else 2)
@@ -225,6 +240,13 @@ def record(
     # The corpus lists other episodes first (as they were), then this run's by number, whatever
     # order the workers finish in: an episode finished early waits (in memory) for those before it.
     saver = _InOrderSaver(out, [job.episode_id for job in todo], report)
+    return _play(todo, saver, report, scheduler or LocalScheduler(workers), progress)
+
+
+def _play(
+    todo: list[_Job], saver: _InOrderSaver, report: RecordReport, scheduler: EpisodeScheduler, progress: bool
+) -> RecordReport:
+    """Play ``todo`` on ``scheduler``, each finished episode saved in order, and time the run."""
     started = time.perf_counter()
     with (
         stop_signals(),
@@ -239,7 +261,7 @@ def record(
             episode_bar.update()
 
         try:
-            (scheduler or LocalScheduler(workers)).run(todo, finish, step_bar)
+            scheduler.run(todo, finish, step_bar)
         finally:
             saver.flush()  # interrupted: keep every finished episode
     report.elapsed = time.perf_counter() - started
