@@ -62,10 +62,11 @@ def test_the_bars_show_each_components_unexplained_share_by_hand():
     assert set(drawn) == set(expected)  # the explained components draw no bar
     for label, (kind, share) in expected.items():
         assert drawn[label][0] == kind and drawn[label][1] == pytest.approx(share, abs=1e-12)
-    # largest first, as the ordinal scale lists them (reversed: the first on top)
-    assert list(figure.names.domain) == ["stone (item)", "collect_stone (count)", "place_stone (count)"]
-    assert figure.bars["inventory"].display_legend and figure.bars["achievement_count"].display_legend
-    assert not figure.bars["achievement"].display_legend  # no credit bar, no credit in the legend
+    # the largest on top: the ordinal scale lists the bars from the bottom up
+    assert list(figure.names.domain) == ["place_stone (count)", "collect_stone (count)", "stone (item)"]
+    legend = figure.legend.value
+    assert "inventory shaping" in legend and "achievement-count shaping" in legend
+    assert "achievement credits" not in legend  # no credit bar, no credit in the legend
     assert "3.73" in panel.summary.value and "4 positive-return cycle(s) in 2 episode(s)" in panel.summary.value
 
 
@@ -77,7 +78,7 @@ def test_the_table_lists_every_cycle_by_hand_and_a_click_picks_its_start():
     assert [(e, a, b) for e, a, b, _, _ in rows] == CYCLES  # equal pay: in the certificate's order
     assert all(p == pytest.approx(0.15) and loop == LOOP for *_, p, loop in rows)
     labels = [label for label, _ in panel.table.options]
-    assert labels[3] == f"farm-b · decisions 4..5 · paid 0.150 · {LOOP}"
+    assert labels[3] == f"paid 0.150 · farm-b · decisions 4..5 · {LOOP}"
     replayer = Replayer(corpus, SHAPED)
     replayer.follow(panel)  # the panel names a decision: the Replayer opens the loop's start
     panel.table.value = panel.table.options[2][1]

@@ -50,15 +50,16 @@ def cycles_in_order(cycles: pd.DataFrame) -> pd.DataFrame:
 
 
 def cycle_label(row: Any) -> str:
-    """A cycle as its table row reads: episode, the decisions of the loop, what it paid, the loop.
+    """A cycle as its table row reads: what it paid, episode, the decisions of the loop, the loop.
 
     Args:
         row: A row of ``Certificate.cycles`` (``itertuples``).
 
     Returns:
-        ``"farm-a · decisions 4..5 · paid 0.150 · collect_stone / place_stone (+stone)"``.
+        ``"paid 0.150 · farm-a · decisions 4..5 · collect_stone / place_stone (+stone)"`` (what it
+        paid first: a narrow table cuts the end of its rows).
     """
-    return f"{row.episode} · decisions {row.from_decision + 1}..{row.to_decision} · paid {row.paid:.3f} · {row.loop}"
+    return f"paid {row.paid:.3f} · {row.episode} · decisions {row.from_decision + 1}..{row.to_decision} · {row.loop}"
 
 
 class CertificatePanel(w.VBox, ViewTraits):
@@ -91,13 +92,16 @@ class CertificatePanel(w.VBox, ViewTraits):
         self.summary = w.HTML(layout=lines_box(SUMMARY_LINES))
         self.figure = UnexplainedFigure()
         self.table_header = w.HTML(
-            "<div style='font-size:12px'><b>positive-return cycles</b> (a state revisited after the reward paid "
-            "something net positive): episode · decisions · paid · loop; click one to replay it</div>"
+            lined(
+                "<div style='font-size:12px'><b>positive-return cycles</b> (a state revisited after the reward "
+                "paid something net positive): paid · episode · decisions · loop; click one to replay it</div>"
+            )
         )
         self.table = w.Select(options=[], rows=TABLE_ROWS, layout=w.Layout(width="100%"))
         self.table.add_class("workbench-cycles")
         super().__init__(
-            [self.summary, self.figure.widget, self.table_header, self.table], layout=w.Layout(width="100%")
+            [self.summary, self.figure.widget, self.figure.legend, self.table_header, self.table],
+            layout=w.Layout(width="100%"),
         )
         self.add_class("workbench-certificate")
         self.table.observe(self._on_pick, "value")

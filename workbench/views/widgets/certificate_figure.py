@@ -1,4 +1,4 @@
-"""The certificate panel's bqplot figure: per component, the share of the shaped return that no potential explains (horizontal bars, one colour per kind)."""
+"""The certificate panel's bqplot figure: per component, the share of the shaped return that no potential explains (horizontal bars, one colour per kind, named in a legend under it)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import pandas as pd
 
 from workbench.core.components import KIND_LABELS, KINDS
 from workbench.views.plots import KIND_COLORS
+from workbench.views.widgets.common import legend_html
 
 __all__ = ["BARS", "KIND_SUFFIX", "UnexplainedFigure", "bar_label"]
 
@@ -36,10 +37,11 @@ def bar_label(kind: str, name: str) -> str:
 class UnexplainedFigure:
     """Horizontal bars: per component (largest first, at most ``BARS``), its unexplained share of
     the shaped return, coloured by kind as every figure colours kinds (``views.plots.KIND_COLORS``),
-    a legend naming the kinds shown. ``shown`` is the table the bars show, in bar order."""
+    ``legend`` (HTML under the figure, where no bar can hide it) naming the kinds shown. ``shown``
+    is the table the bars show, in bar order (the largest on top)."""
 
     def __init__(self) -> None:
-        self.names = bq.OrdinalScale(reverse=True)  # the largest share on top
+        self.names = bq.OrdinalScale()
         self.share = bq.LinearScale(min=0.0)
         scales = {"x": self.names, "y": self.share}
         self.bars: dict[str, bq.Bars] = {
@@ -49,8 +51,6 @@ class UnexplainedFigure:
                 scales=scales,
                 orientation="horizontal",
                 colors=[KIND_COLORS[kind]],
-                labels=[KIND_LABELS[kind]],
-                display_legend=False,
                 padding=0.25,
                 tooltip=bq.Tooltip(fields=["x", "y"], formats=["", ".2%"], labels=["component", "unexplained"]),
             )
@@ -60,22 +60,21 @@ class UnexplainedFigure:
         self.share_axis = bq.Axis(
             scale=self.share,
             side="bottom",
-            label="unexplained share of the shaped return",
+            label="share of the shaped return",
             tick_format=".0%",
             grid_lines="dashed",
             num_ticks=5,
         )
         self.shown = pd.DataFrame()
+        self.legend = w.HTML()
         self.widget = bq.Figure(
             marks=list(self.bars.values()),
             axes=[self.name_axis, self.share_axis],
             animation_duration=0,
             display_toolbar=False,
-            legend_location="bottom-right",
-            legend_style={"font-size": "11px"},
-            fig_margin={"top": 30, "bottom": 46, "left": 190, "right": 14},
-            layout=w.Layout(width="100%", min_width="360px", height=f"{FRAME_PX + BAR_PX * 3}px"),
-            title="what no potential explains, per component",
+            fig_margin={"top": 30, "bottom": 46, "left": 170, "right": 24},
+            layout=w.Layout(width="100%", min_width="300px", height=f"{FRAME_PX + BAR_PX * 3}px"),
+            title="unexplained, per component",
             title_style={"font-size": "13px"},
         )
 
@@ -93,12 +92,14 @@ class UnexplainedFigure:
         share = shown["unexplained_share"].to_numpy(dtype=np.float64)
         low, high = min(0.0, float(share.min(initial=0.0))), max(float(share.max(initial=0.0)), 1e-3)
         with self.names.hold_sync(), self.share.hold_sync():
-            self.names.domain = labels
+            self.names.domain = labels[::-1]  # horizontal bars: the domain's first at the bottom
             self.share.min, self.share.max = low * 1.1, high * 1.1
         for kind, mark in self.bars.items():
             rows = np.flatnonzero(shown["kind"].to_numpy() == kind)
             with mark.hold_sync():
                 mark.x = [labels[i] for i in rows]
                 mark.y = share[rows]
-                mark.display_legend = bool(len(rows))
+        kinds = [KIND_LABELS[k] for k in KINDS if k in set(shown["kind"])]
+        colors = {KIND_LABELS[k]: KIND_COLORS[k] for k in KINDS}
+        self.legend.value = legend_html(kinds, colors, kinds, title="bars") if kinds else ""
         self.widget.layout.height = f"{FRAME_PX + BAR_PX * max(len(shown), 3)}px"
