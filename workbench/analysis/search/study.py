@@ -31,10 +31,11 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from workbench.analysis.search.journal import check_journal
-from workbench.analysis.search.linear import LinearFit, fit_weights, single_threaded
+from workbench.analysis.search.linear import LinearFit, fit_weights
 from workbench.analysis.search.objective import Design, Objective
 from workbench.core.crafter_facts import ACHIEVEMENTS, INVENTORY_ITEMS
 from workbench.errors import SearchError
+from workbench.util.blas import single_threaded
 
 __all__ = ["GRID", "SearchSpace", "TrialEvaluator", "default_params", "on_grid", "run_study", "suggest", "trials_table"]
 

@@ -19,6 +19,7 @@ import traitlets
 from workbench.analysis.shaping import Certificate, certify
 from workbench.core.config import RewardConfig
 from workbench.data.episodes import Corpus
+from workbench.util.blas import single_threaded
 from workbench.views.widgets.certificate_figure import UnexplainedFigure
 from workbench.views.widgets.common import lined, lines_box
 from workbench.views.widgets.traits import ViewTraits
@@ -110,7 +111,8 @@ class CertificatePanel(w.VBox, ViewTraits):
 
     def _on_config(self, change: dict[str, Any]) -> None:
         start = time.perf_counter()
-        self.certificate = certify(self.corpus, change["new"], by=self.by)
+        with single_threaded():  # a small fit: BLAS's threads made it ~10x slower on a busy machine
+            self.certificate = certify(self.corpus, change["new"], by=self.by)
         self._draw(self.certificate)
         self.last_update_ms = 1000 * (time.perf_counter() - start)
 
