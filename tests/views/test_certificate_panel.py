@@ -68,6 +68,10 @@ def test_the_bars_show_each_components_unexplained_share_by_hand():
     assert "inventory shaping" in legend and "achievement-count shaping" in legend
     assert "achievement credits" not in legend  # no credit bar, no credit in the legend
     assert "3.73" in panel.summary.value and "4 positive-return cycle(s) in 2 episode(s)" in panel.summary.value
+    # the potential-based counterpart: credits 1.4 + Phi(end) - Phi(reset) at gamma 1, the same
+    # for both farms (each ends holding the wood, no stone, three achievements unlocked):
+    # 0.5 (0.10 wood + 0.08 + 0.10 + 0.05 for the three flags) = 0.165; the task app's mean (1.94 + 1.79) / 2
+    assert "mean return per policy: farmer 1.565 (task app 1.865)" in panel.summary.value
 
 
 def test_the_table_lists_every_cycle_by_hand_and_a_click_picks_its_start():

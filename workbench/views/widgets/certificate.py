@@ -33,7 +33,7 @@ LOOPS_LISTED = 4
 #: Rows the cycles table shows at once (it scrolls).
 TABLE_ROWS = 8
 #: The summary's fixed height in lines (so the table below never moves as it changes).
-SUMMARY_LINES = 7
+SUMMARY_LINES = 8
 
 
 def cycles_in_order(cycles: pd.DataFrame) -> pd.DataFrame:
@@ -67,8 +67,8 @@ class CertificatePanel(w.VBox, ViewTraits):
     """The shaping certificate (``workbench.analysis.shaping.certify``, gamma 1) of ``config``
     on ``corpus``, recomputed when ``config`` changes.
 
-    A summary (what the shaping pays, how much of it no potential explains, the cycles and the
-    loops that pay most), a bar per component with the largest unexplained share of the shaped
+    A summary (what the shaping pays, how much of it no potential explains, the cycles, what the
+    config's potential-based counterpart pays per policy, the loops that pay most), a bar per component with the largest unexplained share of the shaped
     return (coloured by kind), and the positive-return cycles as a table (episode, the loop's
     decisions, what it paid, the loop): a click on a row sets ``decision`` to the loop's first
     decision, then ``episode`` to its episode and ``selection`` to the episodes its loop was
@@ -169,8 +169,17 @@ def _summary_html(certificate: Certificate) -> str:
         f"{paid:.2f}{share(paid)}, of which no potential over the state explains {unexplained:.2f}{share(unexplained)}",
         f"{len(cycles)} positive-return cycle(s) in {cycles['episode'].nunique()} episode(s), paying "
         f"{cycles['paid'].sum():.2f}{share(float(cycles['paid'].sum()))}"
-        + (": the loops paying most" if len(loops) else ""),
     ]
+    means = certificate.counterpart_by_group()
+    lines.append(
+        f"potential-based counterpart (gamma {certificate.gamma:g}), mean return per {html.escape(certificate.by)}: "
+        + ", ".join(
+            f"{html.escape(str(row[certificate.by]))} {row['potential_return']:.3f} (task app {row['return']:.3f})"
+            for _, row in means.head(LOOPS_LISTED).iterrows()
+        )
+    )
+    if len(loops):
+        lines.append("the loops paying most:")
     for row in loops.head(LOOPS_LISTED).itertuples():
         lines.append(
             f"&nbsp;&nbsp;<b>{html.escape(str(row.loop))}</b>: {row.cycles} cycle(s) in {row.episodes} episode(s), "
