@@ -168,7 +168,7 @@ def _summary_html(certificate: Certificate) -> str:
         f"shaped return {total:.2f} over {certificate.counterpart.shape[0]} episode(s): the shaping pays "
         f"{paid:.2f}{share(paid)}, of which no potential over the state explains {unexplained:.2f}{share(unexplained)}",
         f"{len(cycles)} positive-return cycle(s) in {cycles['episode'].nunique()} episode(s), paying "
-        f"{cycles['paid'].sum():.2f}{share(float(cycles['paid'].sum()))}"
+        f"{cycles['paid'].sum():.2f}{share(float(cycles['paid'].sum()))}",
     ]
     means = certificate.counterpart_by_group()
     lines.append(
