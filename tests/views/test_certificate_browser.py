@@ -1,7 +1,8 @@
 """The Tuner's shaping-certificate section in a real JupyterLab (Debian's chromium, Playwright): opened
 at 1280x800 with the file browser open and at 1920x1080, bars and labels that fit, a cycle clicked
-in the page that becomes the Tuner's episode in the kernel, a weight move that redraws the bars,
-and no console error. Screenshots go to $WORKBENCH_LAB_SCREENSHOTS when it is set."""
+in the page that becomes the Tuner's episode in the kernel, a weight move that redraws the
+certificate and the advantages section open beside it, and no console error. Screenshots go to
+$WORKBENCH_LAB_SCREENSHOTS when it is set."""
 
 from __future__ import annotations
 
@@ -102,18 +103,24 @@ def test_the_section_draws_and_a_cycle_click_reaches_the_tuner(browser, lab, wid
     page.close()
 
 
-def test_a_weight_move_redraws_the_certificate(browser, lab):
+def test_a_weight_move_redraws_both_sections(browser, lab):
     page, panel = _open_section(browser, lab, 1280, 800, True)
-    summary = panel.locator(".widget-html-content").first
-    before = summary.inner_text()
     tuner = output(page, 1)
+    tuner.locator(".workbench-advantages-section .jupyter-widget-Collapse-header").click()
+    advantages = tuner.locator(".workbench-advantages")
+    advantages.locator(".bqplot .dot").first.wait_for(timeout=TIMEOUT_MS)
+    summaries = [view.locator(".widget-html-content").first for view in (panel, advantages)]
+    before = [summary.inner_text() for summary in summaries]
     tuner.locator(".jupyter-widget-Collapse-header", has_text="weights: collect").click()
     handle = tuner.locator(".widget-slider", has_text="collect_stone").locator(".noUi-handle").first
     handle.focus()
     for _ in range(5):
         page.keyboard.press("ArrowRight")
-    page.wait_for_function(
-        "([e, was]) => e.textContent !== was", arg=[summary.element_handle(), before], timeout=TIMEOUT_MS
-    )
-    assert "shaped return" in summary.inner_text() and page.errors == []
+    for summary, was in zip(summaries, before):
+        page.wait_for_function(
+            "([e, was]) => e.textContent !== was", arg=[summary.element_handle(), was], timeout=TIMEOUT_MS
+        )
+    assert "shaped return" in summaries[0].inner_text()
+    assert "since the last config change" in summaries[1].inner_text()  # the advantages moved
+    assert page.errors == []
     page.close()
