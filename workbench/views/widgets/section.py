@@ -106,7 +106,8 @@ def advantages_section(view: ViewTraits, corpus: Corpus, *, by: tuple[str, ...] 
 
 def certificate_section(view: ViewTraits, corpus: Corpus) -> ViewSection:
     """The section "shaping certificate" (a ``CertificatePanel``), following config changes at
-    most once per ``CERTIFICATE_GAP`` seconds (a certificate is ~100 ms on the sample).
+    most once per ``CERTIFICATE_GAP`` seconds (a certificate is ~20-50 ms on the sample, beside a
+    Tuner move's ~10 ms).
 
     Args:
         view: The view whose ``config`` the panel shows.
