@@ -12,6 +12,11 @@ own time per Tuner move (the Tuner reports it) and the machine load.
     python benchmarks/bench_browser.py --libraries   # bqplot against plotly's FigureWidget (needs plotly)
     python benchmarks/bench_browser.py --app [--repeat 25] [--copies 304]
     python benchmarks/bench_browser.py --app --first-load [--repeat 15]
+    python benchmarks/bench_browser.py --sections [--repeat 25]
+
+``--sections`` (``bench_sections.py``) times a Tuner move with the Tuner's advantages section
+open, then with its shaping-certificate section open too, until each section's figure has
+repainted (not only the Tuner's), against the same reference.
 
 ``--app`` measures the same actions in the dashboard (``workbench app``, a server process of its
 own) instead of JupyterLab, plus the page's first load (from navigation to the Tuner's figure
@@ -191,7 +196,15 @@ def main() -> None:
     parser.add_argument(
         "--first-load", action="store_true", help="with --app: only the first load, beside the least Solara page's"
     )
+    parser.add_argument(
+        "--sections", action="store_true", help="a Tuner move with the advantages and certificate sections open"
+    )
     args = parser.parse_args()
+    if args.sections:
+        from bench_sections import main as sections_main
+
+        sections_main(args)
+        return
     if args.libraries:
         libraries(args.repeat)
     if args.app:

@@ -36,7 +36,7 @@ import numpy as np
 
 from workbench.analysis.rankstats import spearman_rho
 from workbench.analysis.search import search
-from workbench.analysis.search.linear import fit_weights, single_threaded
+from workbench.analysis.search.linear import fit_weights
 from workbench.analysis.search.objective import build_design, resource_slot_weights
 from workbench.analysis.search.split import split_episodes
 from workbench.core.config import RewardConfig
@@ -44,6 +44,7 @@ from workbench.core.crafter_facts import ACHIEVEMENTS
 from workbench.data.episodes import Corpus
 from workbench.data.sample import sample_corpus
 from workbench.scoring import prepare, score
+from workbench.util.blas import single_threaded
 
 
 def _median_ms(function, repeats: int) -> float:

@@ -258,7 +258,7 @@ def _evaluate_trial(
     evaluator: Callable[[Mapping[str, Any]], dict[str, float]], params: Mapping[str, Any]
 ) -> dict[str, float]:
     """One trial on a worker, single-threaded BLAS as in a serial search."""
-    from workbench.analysis.search.linear import single_threaded
+    from workbench.util.blas import single_threaded
 
     with single_threaded():
         return evaluator(params)

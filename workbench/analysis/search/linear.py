@@ -26,27 +26,17 @@ from typing import Any
 import numpy as np
 from scipy.optimize import minimize
 from scipy.special import expit
-from threadpoolctl import ThreadpoolController
 
 from workbench.analysis.search.objective import N_ACHIEVEMENTS, Design
 from workbench.errors import SearchError
+from workbench.util.blas import single_threaded
 
-__all__ = ["LinearFit", "fit_weights", "single_threaded"]
+__all__ = ["LinearFit", "fit_weights"]
 
 #: L-BFGS-B stopping rules: relative loss change and projected gradient (loose enough that a
 #: fit takes tens of iterations, tight enough that ranks no longer change).
 FTOL = 1e-10
 GTOL = 1e-7
-
-
-_CONTROLLER: list[ThreadpoolController] = []
-
-
-def single_threaded() -> Any:
-    """A context in which BLAS runs on one thread (a reused controller: building one costs ms)."""
-    if not _CONTROLLER:
-        _CONTROLLER.append(ThreadpoolController())
-    return _CONTROLLER[0].limit(limits=1)
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,10 @@ They hold controls, not logic: every number comes from ``workbench.scoring`` and
   GRPO / Dr.GRPO / RLOO / GDPO learner sees of a config per seed group, flagged groups, and how
   the last config change moved the advantages; state as the traitlets ``config``, ``episode``
   and ``selection``.
+- ``CertificatePanel`` (``certificate.py``; its figure in ``certificate_figure.py``): a config's
+  shaping certificate, the unexplained share per component and the positive-return cycles, a
+  click on a cycle picking its episode and decision. Both panels are also the Tuner's and
+  Compare's collapsed sections (``section.py``).
 - ``Timeline`` (``timeline.py``; its text in ``timeline_text.py``): a growing run (a
   ``LiveScores``) over time under every config, rolling intervals and change points, the rules
   where an over-optimisation decline began; redraws on each append; click an episode to replay it.
@@ -38,13 +42,23 @@ from workbench.util.extras import require_extra
 require_extra("lab", "the widgets (workbench.views.widgets)", "ipywidgets", "anywidget", "bqplot", "matplotlib")
 
 from workbench.views.widgets.advantages import AdvantagesPanel
+from workbench.views.widgets.certificate import CertificatePanel
 from workbench.views.widgets.compare import Compare
 from workbench.views.widgets.overoptimisation import OveroptimisationPanel
 from workbench.views.widgets.replayer import Replayer
 from workbench.views.widgets.timeline import Timeline
 from workbench.views.widgets.tuner import Tuner
 
-__all__ = ["AdvantagesPanel", "Compare", "OveroptimisationPanel", "Replayer", "Timeline", "Tuner", "link"]
+__all__ = [
+    "AdvantagesPanel",
+    "CertificatePanel",
+    "Compare",
+    "OveroptimisationPanel",
+    "Replayer",
+    "Timeline",
+    "Tuner",
+    "link",
+]
 
 
 def link(tuner: Tuner | None = None, replayer: Replayer | None = None, compare: Compare | None = None) -> None:

@@ -116,11 +116,19 @@ class LatestWins:
     reading ``tuner.scores`` works). A change from the page, as a drag sends many, only marks the
     update due and schedules it on the kernel's event loop, at most once per ``gap`` seconds:
     changes that arrive meanwhile cost nothing and the update reads the controls as they are then,
-    so no queue of superseded re-scores builds up behind a drag.
+    so no queue of superseded re-scores builds up behind a drag. ``defer(change)`` says which
+    changes are scheduled rather than run at once (default: those from the page; a follower of
+    another view's trait defers every change, so it runs after that view's messages went out).
     """
 
-    def __init__(self, update: Callable[[], None], gap: float = MIN_UPDATE_GAP) -> None:
-        self.update, self.gap = update, gap
+    def __init__(
+        self,
+        update: Callable[[], None],
+        gap: float = MIN_UPDATE_GAP,
+        *,
+        defer: Callable[[dict[str, Any]], bool] = from_browser,
+    ) -> None:
+        self.update, self.gap, self.defer = update, gap, defer
         self._scheduled = False
         self._next = 0.0
         self.coalesced = 0  # page changes folded into a later update (for tests and benchmarks)
@@ -132,7 +140,7 @@ class LatestWins:
             change: The change, or None for a change made in code.
         """
         loop = None
-        if change is not None and from_browser(change):
+        if change is not None and self.defer(change):
             try:
                 loop = asyncio.get_running_loop()
             except RuntimeError:

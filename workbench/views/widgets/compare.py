@@ -18,11 +18,11 @@ from workbench.errors import WorkbenchError
 from workbench.scoring import Comparison, Scores, compare, prepare, score
 from workbench.scoring.intervals import UpperReturns
 from workbench.views.plots import PALETTE
-from workbench.views.widgets.advantages_section import AdvantagesSection
 from workbench.views.widgets.common import LatestWins, counts_note, groups_of, legend_html
 from workbench.views.widgets.compare_figures import SCALES, CompareFigures, interval_ranges, normalised, value_text
 from workbench.views.widgets.compare_text import components_html, config_legend_html, groups_html, summary_html
 from workbench.views.widgets.replayer import Replayer
+from workbench.views.widgets.section import advantages_section, certificate_section
 from workbench.views.widgets.traits import ViewTraits
 from workbench.views.widgets.tuner import Tuner
 
@@ -118,7 +118,8 @@ class Compare(w.VBox, ViewTraits):
                 w.HBox([self.groups_figure, self.episodes_figure], layout=w.Layout(flex_flow="row wrap")),
                 group_names,
                 tables,
-                AdvantagesSection(self, corpus),
+                advantages_section(self, corpus),
+                certificate_section(self, corpus),
             ]
         )
         self.add_class("workbench-compare")

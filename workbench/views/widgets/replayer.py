@@ -250,7 +250,8 @@ class Replayer(w.VBox, ViewTraits):
 
     def follow(self, source: ViewTraits) -> None:
         """Open every episode ``source`` picks (its ``episode`` trait) here, scored under
-        ``source``'s ``config`` at the pick, at the episode's highest-paying decision. Following
+        ``source``'s ``config`` at the pick, at the episode's highest-paying decision (at the
+        source's ``decision`` when it has one above 0, as a ``CertificatePanel`` does). Following
         the same view twice follows it once.
 
         The config is taken at the pick rather than followed with ``traitlets.dlink``: a Tuner's
@@ -389,4 +390,6 @@ class _ReplayPick:
     def __call__(self, change: dict[str, Any]) -> None:
         if change["new"] is not None:  # a pick passing through None (the same episode picked again)
             self.replayer.config = self.source.config
-            self.replayer.open_episode(change["new"], decision="best")
+            # a source that names a decision (a certificate panel: the picked loop's first) opens there
+            decision = getattr(self.source, "decision", 0) or "best"
+            self.replayer.open_episode(change["new"], decision=decision)

@@ -21,7 +21,6 @@ from workbench.errors import CorpusError, WorkbenchError
 from workbench.scoring import prepare, score
 from workbench.scoring.intervals import UpperReturns, interval_text
 from workbench.util.memory import retain_freed_memory
-from workbench.views.widgets.advantages_section import AdvantagesSection
 from workbench.views.widgets.common import (
     LatestWins,
     counts_note,
@@ -33,6 +32,7 @@ from workbench.views.widgets.common import (
     lines_box,
 )
 from workbench.views.widgets.returns_figure import ALL_POINTS_UP_TO, EXTREMES, ReturnsFigure
+from workbench.views.widgets.section import advantages_section, certificate_section
 from workbench.views.widgets.traits import ViewTraits
 from workbench.views.widgets.tuner_controls import ALL, TunerControls
 from workbench.views.widgets.tuner_text import extremes_html, header_html, lint_html, progress_html
@@ -117,7 +117,8 @@ class Tuner(w.HBox, ViewTraits):
                 self.extremes_view,
                 self.lint_view,
                 self.timing,
-                AdvantagesSection(self, corpus),
+                advantages_section(self, corpus),
+                certificate_section(self, corpus),
             ],
             layout=w.Layout(flex="1 1 360px", min_width="360px", overflow="hidden"),
         )
