@@ -26,13 +26,8 @@ import optuna
 import pandas as pd
 from tqdm.auto import tqdm
 
-<<<<<<< HEAD
 from workbench.analysis.search.journal import open_study
-from workbench.analysis.search.linear import LinearFit, fit_weights, single_threaded
-=======
-from workbench.analysis.search.journal import check_journal
 from workbench.analysis.search.linear import LinearFit, fit_weights
->>>>>>> certview
 from workbench.analysis.search.objective import Design, Objective
 from workbench.core.crafter_facts import ACHIEVEMENTS, INVENTORY_ITEMS
 from workbench.errors import SearchError
