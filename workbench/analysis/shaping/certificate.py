@@ -25,6 +25,7 @@ from workbench.scoring import (
     slot_weights,
 )
 from workbench.scoring.potential import FEATURE_NAMES, decision_rows, shaping_payments, terminal_decisions
+from workbench.util.blas import single_threaded
 
 __all__ = ["Certificate", "certify", "component_events", "transition_moments"]
 
@@ -144,7 +145,8 @@ def certify(corpus: Corpus, config: RewardConfig, *, gamma: float = 1.0, by: str
     prepared = prepare(corpus)
     arrays = corpus.decision_arrays()
     events = component_events(prepared, config)
-    fit, used = _fit(arrays, events, gamma)
+    with single_threaded():  # a small fit: BLAS's threads only wait for cores (util.blas)
+        fit, used = _fit(arrays, events, gamma)
     scores = score(prepared, config)
     reward = scores.reward
     total = float(reward.sum())
