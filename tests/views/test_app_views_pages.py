@@ -53,8 +53,7 @@ def _page_widgets(root: w.Widget, page: str) -> list[w.Widget]:
 
 def _lines(root: w.Widget) -> str:
     """The text of the lines the view pages show instead of a view."""
-    lines = [x for x in _widgets(root) if "wb-app-line" in str((getattr(x, "attributes", None) or {}).get("class"))]
-    return " | ".join(x.unsafe_innerHTML for x in lines)
+    return " | ".join(x.value for x in _widgets(root) if "wb-app-line" in getattr(x, "_dom_classes", ()))
 
 
 def test_opening_a_corpus_builds_no_view_before_the_page_is_rendered_or_its_page_shown(tmp_path):

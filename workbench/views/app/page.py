@@ -19,13 +19,6 @@ from workbench.views.app.views_pages import ViewPage
 
 log = logging.getLogger("workbench.views.app")
 
-#: Vuetify's slide between tab pages off: a page is drawn in place at once (a sliding page has
-#: no settled size for the figures that measure it); tab titles as written, not in capitals.
-STYLE = """
-.wb-app .v-window-item, .wb-app .v-window__container { transition: none !important; }
-.wb-app .wb-app-tab { text-transform: none; letter-spacing: normal; }
-"""
-
 
 def _new_session() -> AppSession:
     log.info("new page session")
@@ -102,13 +95,12 @@ def Dashboard(session: AppSession) -> solara.Element:
     shown = solara.use_ref({CORPUS})  # the tabs shown so far
     shown.current.add(front)
     with solara.Column(classes=["wb-app"], gap="0px", style={"width": "100%", "padding": "4px"}) as page:
-        solara.Style(STYLE)
-        solara.HTML(tag="div", unsafe_innerHTML=session.header)
+        w.HTML.element(value=session.header)
         solara.Column(children=[session.status.widget], gap="0px")
         v.Tabs(
             v_model=front,
             on_v_model=lambda index: _clicked(session, index),
-            children=[v.Tab(children=[title], class_="wb-app-tab") for title in TABS],
+            children=[v.Tab(children=[title], class_="wb-app-tab text-none") for title in TABS],  # titles as written
             class_="wb-app-tabs",
         )
         for index in range(len(TABS)):

@@ -9,6 +9,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import ipywidgets as w
 import solara
 import solara.lab
 
@@ -167,10 +168,10 @@ def ViewPage(slot: ViewSlot, title: str, front: bool) -> solara.Element:
 
     solara.use_effect(build_when_shown, [front, line == NO_CORPUS])
     with solara.Column(classes=[f"wb-app-page-{title.lower()}"], gap="0px", style={"width": "100%"}) as page:
-        solara.HTML(tag="div", unsafe_innerHTML=heading_html(title, NOTES[title]))
+        w.HTML.element(value=heading_html(title, NOTES[title]))
         if shown is not None and placed.current is shown:
             solara.Column(children=[shown], gap="0px", style={"width": "100%"})
         else:
             text = line if shown is None else f"the {html.escape(slot.name)} is ready"
-            solara.HTML(tag="p", unsafe_innerHTML=text, classes=["wb-app-line"], style="color:#555")
+            w.HTML.element(value=f"<p style='color:#555'>{text}</p>", _dom_classes=["wb-app-line"])
     return page
