@@ -1,5 +1,5 @@
 """The dashboard's Solara components and its views' building: the views of a session are built
-once the page is rendered (behind the first page, never with it), or sooner when first needed
+once the browser has drawn the first page (never with it), or sooner when first needed
 (a page shown, a link used); a page is made the first time its tab is shown and kept after; a
 view enters its page only while the page is in front; a build started before a reset is thrown
 away. Rendered with ``solara.render`` (no browser)."""
@@ -7,6 +7,7 @@ away. Rendered with ``solara.render`` (no browser)."""
 from __future__ import annotations
 
 import threading
+import time
 
 import ipywidgets as w
 import pytest
@@ -17,6 +18,7 @@ from workbench.data.sample import sample_corpus
 from workbench.errors import CorpusError
 from workbench.views.app import options
 from workbench.views.app.common import COMPARE, CONFIGS, CORPUS, LIVE, REPLAY, TUNE, Status
+from workbench.views.app.first_paint import FirstPaint
 from workbench.views.app.options import AppOptions
 from workbench.views.app.page import Dashboard, Page
 from workbench.views.app.session import AppSession
@@ -85,9 +87,21 @@ def _rendered_page(monkeypatch, tmp_path) -> tuple[w.Widget, object, AppSession]
     return box, rc, made[0]
 
 
-def test_once_the_page_is_rendered_every_view_is_built_behind_it(monkeypatch, tmp_path):
+def _drawn(box: w.Widget) -> FirstPaint:
+    """Say to the rendered page's first-paint widget what the browser says once it has drawn the
+    Corpus page (first_paint.js); returns the widget."""
+    [signal] = [x for x in _widgets(box) if isinstance(x, FirstPaint)]
+    signal._message(signal, {"drawn": True}, [])
+    return signal
+
+
+def test_once_the_first_page_is_drawn_every_view_is_built_behind_it(monkeypatch, tmp_path):
     box, rc, session = _rendered_page(monkeypatch, tmp_path)
     try:
+        time.sleep(0.5)
+        assert (session.tuner, session.replayer, session.compare) == (None, None, None)  # rendered, not drawn yet
+        assert not session.building
+        _drawn(box)
         until(lambda: None not in (session.tuner, session.replayer, session.compare) and not session.building)
         assert session.page.value == CORPUS  # built behind the page shown, not shown
         assert _page_widgets(box, "tune") == []  # and not sent with it: the Tune page is not made yet
@@ -264,3 +278,14 @@ def test_a_replayer_the_live_page_shows_is_not_taken_over_by_the_sessions(tmp_pa
         assert session.replayer is None and not session.building  # nothing built behind it
     finally:
         rc.close()
+
+
+def test_the_first_paint_signal_counts_once():
+    calls: list[int] = []
+    signal = FirstPaint(".wb-app-page-corpus input", lambda: calls.append(1))
+    assert (signal.selector, signal.timeout_ms) == (".wb-app-page-corpus input", 10_000)
+    signal._message(signal, {"other": 1}, [])
+    assert calls == [] and not signal.drawn
+    for _ in range(2):  # a second view of the widget (or a repeated message) says nothing new
+        signal._message(signal, {"drawn": True}, [])
+    assert calls == [1] and signal.drawn
