@@ -8,10 +8,10 @@ followed while it trains).
 - ``server``: the token middleware, the host check and ``serve``; ``origin``: the Origin check;
   ``assets``: Solara's static files answered from memory, gzipped once.
 - ``page``: the Solara components: ``Page`` (one ``AppSession`` per browser tab, its views built
-  once it has rendered), ``Dashboard`` (title, status line, tabs; a page made when its tab is
-  first shown, kept after); ``session``: one browser tab's corpus, configs and views, its
-  page in front and what the pages show as reactive values; ``deep_link``: the URLs that open
-  the Replayer on an episode at a decision.
+  once the browser has drawn the first page, which ``first_paint`` says), ``Dashboard`` (title,
+  status line, tabs; a page made when its tab is first shown, kept after); ``session``: one
+  browser tab's corpus, configs and views, its page in front and what the pages show as
+  reactive values; ``deep_link``: the URLs that open the Replayer on an episode at a decision.
 - ``views_pages``: the Tune, Replay and Compare pages (``ViewSlot``: a view built by a
   ``solara.lab.task``; ``ViewPage``: its component); ``corpus_page``, ``configs_page``,
   ``live_page``: the other pages (ipywidgets, given the session); ``workspace``: the kept configs.
