@@ -173,24 +173,30 @@ DRAWN = {
 }
 
 
-def _first_shows(browser, url: str, repeat: int) -> dict[str, list[float]]:
+def _first_shows(browser, url: str, repeat: int) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
     """Seconds from the click on a view's tab to the view drawn, the first time each is shown,
     1 s after the first load (the views are built behind the first page once it is drawn), in
-    ``repeat`` fresh browser contexts."""
-    times: dict[str, list[float]] = {title: [] for title in DRAWN}
+    ``repeat`` fresh browser contexts; then the same once more for each, back from the Corpus
+    page (a page kept mounted is drawn as it was; one unmounted is drawn anew)."""
+    first: dict[str, list[float]] = {title: [] for title in DRAWN}
+    again: dict[str, list[float]] = {title: [] for title in DRAWN}
     for _ in range(repeat):
         context = browser.new_context(viewport={"width": 1280, "height": 800})
         page = context.new_page()
         page.goto(url)
         page.locator(".wb-app-page-corpus input").first.wait_for(timeout=TIMEOUT_MS)
         page.wait_for_timeout(1000)  # the first load's work is over
-        for title, drawn in DRAWN.items():
-            started = time.perf_counter()
-            tab(page, title)
-            page.locator(drawn).first.wait_for(timeout=TIMEOUT_MS)
-            times[title].append(time.perf_counter() - started)
+        for times in (first, again):
+            for title, drawn in DRAWN.items():
+                tab(page, "Corpus")
+                page.locator(".wb-app-page-corpus input").first.wait_for(timeout=TIMEOUT_MS)
+                page.wait_for_timeout(300)
+                started = time.perf_counter()
+                tab(page, title)
+                page.locator(drawn).first.wait_for(timeout=TIMEOUT_MS)
+                times[title].append(time.perf_counter() - started)
         context.close()
-    return times
+    return first, again
 
 
 def _tuner(page, repeat: int) -> dict[str, list[float]]:
@@ -223,6 +229,7 @@ def first_load(args) -> None:
     times: dict[str, list[float]] = {"dashboard": [], "least page, Solara as it is": [], "least page, AssetCache": []}
     reloads: list[float] = []
     shows: dict[str, list[float]] = {title: [] for title in DRAWN}
+    again: dict[str, list[float]] = {title: [] for title in DRAWN}
     rounds = max(1, args.repeat // 3)
     with tempfile.TemporaryDirectory() as folder, sync_playwright() as playwright:
         for _ in range(rounds):
@@ -232,8 +239,10 @@ def first_load(args) -> None:
                 cold, warm = _first_views(browser, url, 3)
                 times["dashboard"] += cold
                 reloads += warm
-                for title, values in _first_shows(browser, url, 3).items():
-                    shows[title] += values
+                first_shows, shows_again = _first_shows(browser, url, 3)
+                for title in DRAWN:
+                    shows[title] += first_shows[title]
+                    again[title] += shows_again[title]
             finally:
                 browser.close()
                 _stop(process)
@@ -249,6 +258,9 @@ def first_load(args) -> None:
     print(f"dashboard reload: median {statistics.median(reloads):.2f} s ({min(reloads):.2f}-{max(reloads):.2f})")
     print("first show of each view, 1 s after the first load, click on its tab to the view drawn:")
     for title, values in shows.items():
+        print(f"  {title}: median {statistics.median(values):.2f} s ({min(values):.2f}-{max(values):.2f})")
+    print("shown again, back from the Corpus page, click on its tab to the view drawn:")
+    for title, values in again.items():
         print(f"  {title}: median {statistics.median(values):.2f} s ({min(values):.2f}-{max(values):.2f})")
     load_after = os.getloadavg()
     print(

@@ -60,9 +60,13 @@ def app_server(arguments: Sequence[str], log_path: Path) -> Iterator[tuple[str, 
             server.wait(5)
 
 
+#: The tab in front (Vuetify's ``v-tab--selected``).
+FRONT_TAB = ".wb-app-tab.v-tab--selected"
+
+
 def tab(page, title: str):
     """Click the dashboard's tab ``title``; returns the page's locator."""
-    page.locator(".lm-TabBar-tab", has_text=title).first.click()
+    page.locator(".wb-app-tab", has_text=title).first.click()
     return page.locator(f".wb-app-page-{title.lower()}")
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from helpers.browser_app import app_server, foreign_page, tab, upgrade_status, wait_text
+from helpers.browser_app import FRONT_TAB, app_server, foreign_page, tab, upgrade_status, wait_text
 from helpers.browser_lab import LABELS_JS, REPLAY_BOXES_JS, REPO, TIMEOUT_MS, collect_errors, launch
 from helpers.polling import until
 
@@ -218,7 +218,7 @@ def _deep_link_checks(context, url: str, episode: str) -> None:
     )
     assert replay.locator("select").first.input_value() == episode
     assert "decision 33 of" in replay.locator(".wb-replay").inner_text()
-    assert page.locator(".lm-TabBar-tab.lm-mod-current").first.inner_text() == "Replay"
+    assert page.locator(FRONT_TAB).first.inner_text() == "Replay"
     page.close()
     page, _ = _open_page(context, replayer_link(url, "no-such-episode", 2))
     wait_text(page, page.locator(".wb-app"), "link: no episode 'no-such-episode'")
@@ -246,7 +246,7 @@ def _configs_checks(page, tmp_path: Path, workspace: Path, weight: float) -> Non
     tuner = tab(page, "Tune")
     tuner.locator("button", has_text="send to Compare").click()
     wait_text(page, page.locator(".wb-app-page-compare"), "tuned (compared)")
-    page.locator(".lm-TabBar-tab.lm-mod-current", has_text="Compare").wait_for(timeout=TIMEOUT_MS)
+    page.locator(FRONT_TAB, has_text="Compare").wait_for(timeout=TIMEOUT_MS)
     _screenshot(page, "compare", 1280)
     configs = tab(page, "Configs")
     configs.locator("select").first.select_option("tuned")
@@ -330,12 +330,11 @@ def test_the_dashboard_in_two_contexts_and_after_a_reload(tmp_path, long_names):
         corpus_page = page.locator(".wb-app-page-corpus")
         wait_text(page, corpus_page, "open: ")
         assert BASELINE in page.locator(".wb-app-baseline").inner_text()
-        # Once the first page is drawn, the browser says so and the views are built behind it.
-        page.wait_for_function(
-            "() => ['tune', 'replay', 'compare'].every(p => document.querySelector('.wb-app-page-' + p)"
-            ".textContent.includes('ready'))",
-            timeout=TIMEOUT_MS,
-        )
+        # Once the first page is rendered, the views are built behind it (the server log says
+        # so), and none of their pages is sent before its tab is shown.
+        until(lambda: "built the Compare" in (tmp_path / "server.log").read_text(), "the views built", seconds=90)
+        assert page.locator(FRONT_TAB).first.inner_text() == "Corpus"
+        assert page.locator(".wb-app-page-tune, .wb-app-page-replay, .wb-app-page-compare").count() == 0
         # A bad path is a message in the page, not a blank page.
         corpus_page.locator("input[placeholder='/path/to/corpus-folder']").fill(str(tmp_path / "no-such-corpus"))
         corpus_page.locator("button", has_text="Open folder").click()

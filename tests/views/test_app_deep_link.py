@@ -54,11 +54,11 @@ def test_a_session_follows_a_link_to_the_replayer(tmp_path):
     episode = corpus.ids[4]
     session = AppSession(AppOptions(corpus=corpus, workspace=tmp_path / "ws"))
     session.open_link(f"token={TOKEN}&view=replayer&episode={episode}&decision=17")
-    assert session.tabs.selected_index == REPLAY
+    assert session.page.value == REPLAY
     until(lambda: session.replayer is not None and session.replayer.episode == episode, "the Replayer on the episode")
     replayer = session.replayer
     until(lambda: replayer.decision == 17, "decision 17 shown")
-    assert replayer.decision_at(replayer.step) == 17 and session.replay_page.view is replayer
+    assert replayer.decision_at(replayer.step) == 17 and session.replayer_view.shown.value is replayer
 
 
 @pytest.mark.parametrize(
@@ -73,4 +73,4 @@ def test_a_session_says_why_it_cannot_follow_a_link(tmp_path, query, message):
     session = AppSession(AppOptions(corpus=sample_corpus(), workspace=tmp_path / "ws"))
     session.open_link(query)
     assert message in session.status.text and session.status.level == "error"
-    assert session.tabs.selected_index == CORPUS and session.replayer is None
+    assert session.page.value == CORPUS and session.replayer is None

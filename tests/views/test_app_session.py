@@ -13,8 +13,8 @@ from helpers.polling import until
 
 from workbench.data.importers import import_crafter_recorder, import_rollouts, import_traces
 from workbench.data.sample import sample_imports_path
-from workbench.views.app.common import COMPARE, TUNE, guarded
-from workbench.views.app.corpus_page import import_with_progress
+from workbench.views.app.common import guarded
+from workbench.views.app.corpus_page import CorpusPage, import_with_progress
 from workbench.views.app.options import AppOptions
 from workbench.views.app.session import AppSession
 
@@ -45,12 +45,12 @@ def test_import_in_the_page_reports_and_opens_the_episodes(tmp_path):
     shutil.copytree(sample_imports_path() / "recorder", source)
     (source / "broken.npz").write_bytes(b"not an npz")
     session = _session(tmp_path)
-    page = session.corpus_page
+    page = CorpusPage(session)
     page.import_source.value = str(source)
     page.start_import().join(120)
     until(lambda: session.corpus is not None)
     assert len(session.corpus) == 2
-    session.tabs.selected_index = TUNE
+    session.tuner_view.need()
     until(lambda: session.tuner is not None and not session.building)
     assert session.tuner.corpus is session.corpus
     assert "broken.npz" in page.report.value and "1 problem" in page.report.value
@@ -60,7 +60,7 @@ def test_import_in_the_page_reports_and_opens_the_episodes(tmp_path):
 
 def test_a_bad_path_and_an_unexpected_error_are_messages(tmp_path, caplog):
     session = _session(tmp_path)
-    page = session.corpus_page
+    page = CorpusPage(session)
     page.folder.value = str(tmp_path / "missing")
     page.open_button.click()
     assert page.status.level == "error" and "no such corpus folder" in page.status.text
@@ -81,7 +81,7 @@ def test_a_bad_path_and_an_unexpected_error_are_messages(tmp_path, caplog):
 @pytest.mark.crafter
 def test_record_in_the_page_records_real_episodes_and_opens_them(tmp_path):
     session = _session(tmp_path)
-    page = session.corpus_page
+    page = CorpusPage(session)
     page.policy.value, page.episodes.value, page.max_steps.value = "scripted", 2, 40
     page.record_out.value = str(tmp_path / "recorded")
     page.start_record().join(300)
@@ -103,17 +103,14 @@ def test_the_baseline_is_the_config_given_and_a_draft_only_where_the_tuner_start
     options = AppOptions(corpus=sample_corpus(), configs=[shaped, recommended], workspace=tmp_path / "ws")
     draft = RewardConfig.from_file(shaped).with_changes(weights={"collect_wood": 7.5})
     session = AppSession(options)
-    session.tabs.selected_index = TUNE
+    session.tuner_view.need()
     until(lambda: session.tuner is not None and not session.building)
     session.workspace.save_draft(draft)  # as a Tuner change in an earlier session leaves it
     later = AppSession(options)  # a reload, or a restart on the same workspace
-    later.tabs.selected_index = TUNE
+    later.tuner_view.need()
     until(lambda: later.tuner is not None and not later.building)
     tuner = later.tuner
-    assert (
-        later.baseline_name == "upstream_shaped"
-        and "and Reset): <b>upstream_shaped</b>" in later.widget.children[0].value
-    )
+    assert later.baseline_name == "upstream_shaped" and "and Reset): <b>upstream_shaped</b>" in later.header
     assert tuner.config.weights["collect_wood"] == 7.5  # the draft is where the Tuner starts ...
     assert tuner.baseline.weights == RewardConfig.from_file(shaped).weights  # ... never the baseline
     assert "upstream_shaped" in tuner.header.value
@@ -121,7 +118,7 @@ def test_the_baseline_is_the_config_given_and_a_draft_only_where_the_tuner_start
     assert tuner.config.weights.get("collect_wood", 1.0) == RewardConfig.from_file(shaped).weights.get(
         "collect_wood", 1.0
     )
-    later.tabs.selected_index = COMPARE
+    later.compare_view.need()
     until(lambda: later.compare is not None)
     assert later.compare.picker_a.value == "upstream_shaped"
 

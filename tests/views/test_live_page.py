@@ -11,6 +11,7 @@ from helpers import REPO
 from helpers.polling import until
 
 from workbench.data.storage import load_corpus
+from workbench.views.app.live_page import LivePage
 from workbench.views.app.options import AppOptions
 from workbench.views.app.session import AppSession
 
@@ -28,7 +29,7 @@ def test_follow_switch_watches_scores_and_reports(tmp_path):
     run, target = tmp_path / "run", tmp_path / "corpus"
     run.mkdir()
     session = AppSession(AppOptions(corpus=None, workspace=tmp_path / "ws"))
-    page = session.live_page
+    page = LivePage(session)  # what the Live tab makes when first shown
     page.source.value, page.target.value, page.kind.value = str(run), str(target), "rollouts"
     page.follow.value = True
     try:
@@ -50,7 +51,7 @@ def test_follow_switch_watches_scores_and_reports(tmp_path):
 
 def test_a_bad_source_is_a_message_and_nothing_follows(tmp_path):
     session = AppSession(AppOptions(corpus=None, workspace=tmp_path / "ws"))
-    page = session.live_page
+    page = LivePage(session)  # what the Live tab makes when first shown
     (tmp_path / "no-such-run.txt").write_text("a file, not a run folder nor a trace database")
     page.source.value, page.target.value = str(tmp_path / "no-such-run.txt"), str(tmp_path / "corpus")
     page.follow.value = True
@@ -65,18 +66,17 @@ def test_replay_page_goes_back_to_the_session_replayer(tmp_path):
     """A click in the Live timeline shows a Replayer of the followed corpus; a click in the Tuner
     afterwards brings the session's own Replayer back to the Replay page."""
     from workbench.data.sample import sample_corpus
-    from workbench.views.app.common import REPLAY
     from workbench.views.widgets import Replayer
 
     session = AppSession(AppOptions(corpus=sample_corpus(), workspace=tmp_path / "ws"))
     corpus = session.corpus
-    session.tabs.selected_index = REPLAY
+    session.replayer_view.need()  # what the Replay page does when first shown
     until(lambda: session.replayer is not None, "the Replayer built")
     own = session.replayer
     followed = Replayer(corpus[:2], next(iter(session.configs.values())))
-    session.replay_page.show(followed)  # what LivePage._open does
+    session.replayer_view.show(followed)  # what LivePage._open does
     session.show_replay(corpus.ids[3])
-    assert session.replay_page.view is own and own.episode == corpus.ids[3]
+    assert session.replayer_view.shown.value is own and own.episode == corpus.ids[3]
 
 
 def test_the_over_optimisation_watch_is_on_the_page_and_marks_the_timeline(tmp_path):
@@ -88,7 +88,7 @@ def test_the_over_optimisation_watch_is_on_the_page_and_marks_the_timeline(tmp_p
     run, target = tmp_path / "run", tmp_path / "corpus"
     run.mkdir()
     session = AppSession(AppOptions(corpus=None, workspace=tmp_path / "ws"))
-    page = session.live_page
+    page = LivePage(session)  # what the Live tab makes when first shown
     page.source.value, page.target.value, page.kind.value = str(run), str(target), "rollouts"
     page.follow.value = True
     try:
@@ -103,8 +103,8 @@ def test_the_over_optimisation_watch_is_on_the_page_and_marks_the_timeline(tmp_p
         until(lambda: timeline.decline_lines.visible, "the rule on the timeline")
         assert "the decline began at episode <code>second-run</code>" in timeline.legend.value
         watch.buttons[last].click()  # its button opens the episode where the decline began
-        until(lambda: session.tabs.selected_index == REPLAY, "the Replay page")
-        shown = session.replay_page.view
+        until(lambda: session.page.value == REPLAY, "the Replay page")
+        shown = session.replayer_view.shown.value
         assert shown.episode == "second-run" and shown.config is session.configs[last]
     finally:
         page.follow.value = False

@@ -1,4 +1,4 @@
-"""The workbench as an app: a dashboard in the browser (Solara) hosting the notebook views.
+"""The workbench as an app: a dashboard in the browser (Solara components hosting the notebook views).
 
 ``workbench app [CORPUS] [--config FILE ...]`` serves it on 127.0.0.1 with a token. Pages:
 Corpus (open, import, record), Tune, Replay, Compare (the ``workbench.views.widgets`` views, unchanged),
@@ -7,10 +7,14 @@ followed while it trains).
 
 - ``server``: the token middleware, the host check and ``serve``; ``origin``: the Origin check;
   ``assets``: Solara's static files answered from memory, gzipped once.
-- ``session``: one browser tab's corpus, configs and views; ``page``: the Solara component;
-  ``first_paint``: the browser's word that the first page is drawn (the views are built then);
-  ``deep_link``: the URLs that open the Replayer on an episode at a decision.
-- ``corpus_page``, ``views_pages``, ``configs_page``, ``live_page``: the pages; ``workspace``: the kept configs.
+- ``page``: the Solara components: ``Page`` (one ``AppSession`` per browser tab, its views built
+  once the browser has drawn the first page, which ``first_paint`` says), ``Dashboard`` (title,
+  status line, tabs; a page made when its tab is first shown, kept after); ``session``: one
+  browser tab's corpus, configs and views, its page in front and what the pages show as
+  reactive values; ``deep_link``: the URLs that open the Replayer on an episode at a decision.
+- ``views_pages``: the Tune, Replay and Compare pages (``ViewSlot``: a view built by a
+  ``solara.lab.task``; ``ViewPage``: its component); ``corpus_page``, ``configs_page``,
+  ``live_page``: the other pages (ipywidgets, given the session); ``workspace``: the kept configs.
 """
 
 # ruff: noqa: E402

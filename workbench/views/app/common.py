@@ -1,8 +1,7 @@
-"""What the app's pages share: tabs, a status line, guarded callbacks, background work, lazy pages.
+"""What the app's pages share: the tabs, a status line, guarded callbacks, background work.
 
-The tabs, a status line for messages, guarded callbacks (an error
-becomes a message in the page, its traceback goes to the server log), work in a background
-thread and pages built when first shown."""
+The tabs' titles, a status line for messages, guarded callbacks (an error becomes a message in
+the page, its traceback goes to the server log), work in a background thread and page titles."""
 
 from __future__ import annotations
 
@@ -11,7 +10,7 @@ import html
 import logging
 import threading
 from collections.abc import Callable
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any
 
 import ipywidgets as w
 
@@ -19,13 +18,6 @@ from workbench.errors import WorkbenchError
 
 log = logging.getLogger("workbench.views.app")
 
-
-class _Page(Protocol):
-    @property
-    def widget(self) -> w.Widget: ...
-
-
-P = TypeVar("P", bound=_Page)
 
 COLORS = {"error": "#B3261E", "warning": "#8A5A00", "ok": "#1B6E20", "info": "#0B4F8A"}
 #: Errors a user causes (a bad path, a file that is not a config or corpus): shown as they are.
@@ -155,28 +147,6 @@ def in_background(
     return thread
 
 
-class LazyPage(Generic[P]):
-    """A page built the first time it is shown or used (``get``): ``box``, in the tabs from the
-    start, holds its widget from then on; ``page`` is None until then. Every widget of a page
-    is sent to the browser when it is made, and the first load waits for all of them."""
-
-    def __init__(self, build: Callable[[], P]) -> None:
-        self.box = w.VBox(layout=w.Layout(width="100%"))
-        self.page: P | None = None
-        self._build = build
-
-    def get(self) -> P:
-        """The page, built now if it was not.
-
-        Returns:
-            The page.
-        """
-        if self.page is None:
-            self.page = self._build()
-            self.box.children = [self.page.widget]
-        return self.page
-
-
 def heading(text: str, note: str = "") -> w.HTML:
     """A page's title line, with an optional note after it.
 
@@ -187,8 +157,21 @@ def heading(text: str, note: str = "") -> w.HTML:
     Returns:
         The heading widget.
     """
+    return w.HTML(heading_html(text, note))
+
+
+def heading_html(text: str, note: str = "") -> str:
+    """A page's title line as HTML, with an optional note after it.
+
+    Args:
+        text: The title.
+        note: A note after it ('' for none).
+
+    Returns:
+        The HTML.
+    """
     extra = f" <span style='color:#555;font-weight:normal'>{html.escape(note)}</span>" if note else ""
-    return w.HTML(f"<h3 style='margin:4px 0 8px 0'>{html.escape(text)}{extra}</h3>")
+    return f"<h3 style='margin:4px 0 8px 0'>{html.escape(text)}{extra}</h3>"
 
 
 TABS = ("Corpus", "Tune", "Replay", "Compare", "Configs", "Live")

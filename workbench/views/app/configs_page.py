@@ -14,7 +14,7 @@ import ipywidgets as w
 from workbench.core.config import RewardConfig
 from workbench.errors import ConfigError, CorpusError, TargetExistsError
 from workbench.views.app.common import COMPARE, Status, guarded, heading
-from workbench.views.app.page_session import PageSession
+from workbench.views.app.session import AppSession
 
 if TYPE_CHECKING:
     from workbench.views.widgets import Tuner
@@ -56,7 +56,7 @@ def describe(config: RewardConfig, source: str) -> str:
 class ConfigsPage:
     """The Configs page (``widget``) of a session."""
 
-    def __init__(self, session: PageSession) -> None:
+    def __init__(self, session: AppSession) -> None:
         self.session = session
         self.status = Status()
         self.names = w.Select(options=[], rows=8, description="configs", layout=w.Layout(width="360px"))
@@ -120,6 +120,7 @@ class ConfigsPage:
         )
         self.widget.add_class("wb-app-page-configs")
         self.refresh()
+        session.config_added.subscribe(lambda added: self.refresh(select=added[1]))
 
     # -- the list -----------------------------------------------------------------------------
     def refresh(self, select: str | None = None) -> None:

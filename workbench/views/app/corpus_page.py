@@ -14,12 +14,11 @@ import ipywidgets as w
 
 from workbench.data.episodes import Corpus
 from workbench.data.importers import ImportResult, import_crafter_recorder, import_rollouts, import_traces
-from workbench.data.opening import SAMPLE, open_corpus
 from workbench.data.policies import BUILTIN_POLICIES
 from workbench.data.recording import RecordReport, record
 from workbench.errors import RecordingError
 from workbench.views.app.common import Status, guarded, heading, in_background
-from workbench.views.app.page_session import PageSession
+from workbench.views.app.session import AppSession
 from workbench.views.widgets.common import counts_note, producers_note
 
 #: What can be imported: label -> (importer, the files it reads in a folder).
@@ -93,7 +92,7 @@ def corpus_summary(corpus: Corpus, label: str) -> str:
 class CorpusPage:
     """The Corpus page (``widget``) of a session."""
 
-    def __init__(self, session: PageSession) -> None:
+    def __init__(self, session: AppSession) -> None:
         self.session = session
         self.status = Status()
         self.current = w.HTML("<div class='wb-app-corpus'>no corpus open</div>")
@@ -149,6 +148,9 @@ class CorpusPage:
             ]
         )
         self.widget.add_class("wb-app-page-corpus")
+        if session.corpus is not None:  # opened before the page was made (the corpus the app was given)
+            self.opened(session.corpus, session.corpus_label)
+        session.corpus_opened.subscribe(lambda _count: self.opened(session.corpus, session.corpus_label))
 
     def open_spec(self, spec: str) -> None:
         """Open the corpus ``spec`` names (a folder, or ``sample``) as the session's corpus.
@@ -159,21 +161,19 @@ class CorpusPage:
         Raises:
             WorkbenchError: No corpus there.
         """
+        self.status.show(f"opening {spec.strip()} ...", "info")
+        self.session.open_spec(spec)
 
-        corpus = open_corpus(spec)
-        label = "the sample corpus" if spec.strip() == SAMPLE else str(Path(spec.strip()).expanduser().resolve())
-        self.status.show(f"opening {label} ...", "info")
-        self.session.set_corpus(corpus, label)
-
-    def opened(self, corpus: Corpus, label: str) -> None:
-        """Called once the views are built on ``corpus``.
+    def opened(self, corpus: Corpus | None, label: str) -> None:
+        """Say which corpus the session opened (called each time it opens one).
 
         Args:
             corpus: The corpus opened.
             label: What it is called in the page.
         """
-        self.current.value = corpus_summary(corpus, label)
-        self.status.show(f"opened {label}: {len(corpus)} episodes", "ok")
+        if corpus is not None:
+            self.current.value = corpus_summary(corpus, label)
+            self.status.show(f"opened {label}: {len(corpus)} episodes", "ok")
 
     def start_import(self) -> threading.Thread:
         """Import the runs at the path box in the background (returns the thread); the imported

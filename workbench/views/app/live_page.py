@@ -26,7 +26,7 @@ from workbench.data.watch import KINDS, Watcher, WatchReport, open_source, origi
 from workbench.errors import WorkbenchError
 from workbench.scoring.incremental import LiveScores
 from workbench.views.app.common import REPLAY, Status, guarded, heading, kernel_context_of_session
-from workbench.views.app.page_session import PageSession
+from workbench.views.app.session import AppSession
 from workbench.views.widgets import OveroptimisationPanel, Replayer, Timeline
 
 #: Seconds between polls when no file event wakes the watcher.
@@ -43,7 +43,7 @@ class LivePage:
     watch) its views (None until followed);
     ``problems`` the problems met, newest last."""
 
-    def __init__(self, session: PageSession) -> None:
+    def __init__(self, session: AppSession) -> None:
         self.session = session
         self.status = Status()
         self.source = w.Text(placeholder="/path/to/run-folder", description="source", layout=w.Layout(width="520px"))
@@ -279,7 +279,7 @@ class LivePage:
         if self.live is None or change["new"] is None:
             return  # None: a pick passing through it (the same episode picked again)
         replayer = Replayer(self.live.corpus, change["owner"].config, episode=change["new"])
-        self.session.replay_page.show(replayer)
+        self.session.replayer_view.show(replayer)
         self.session.show_page(REPLAY)
 
 

@@ -1,4 +1,4 @@
-"""One page session of the app: the corpus, the session's configs, the views and the tabs."""
+"""One page session of the app: the corpus, the session's configs, the views and the page in front."""
 
 from __future__ import annotations
 
@@ -7,29 +7,17 @@ import logging
 from pathlib import Path
 from typing import Any
 
-import ipywidgets as w
+import solara
 
 from workbench.core.config import RewardConfig
 from workbench.core.named_configs import NAMED_CONFIGS, PER_ACHIEVEMENT_CONFIG, load_config
 from workbench.data.episodes import Corpus
+from workbench.data.opening import SAMPLE, open_corpus
 from workbench.errors import CorpusError, WorkbenchError
-from workbench.views.app.common import (
-    COMPARE,
-    CONFIGS,
-    LIVE,
-    REPLAY,
-    TABS,
-    TUNE,
-    LazyPage,
-    Status,
-)
-from workbench.views.app.configs_page import ConfigsPage
-from workbench.views.app.corpus_page import CorpusPage
+from workbench.views.app.common import COMPARE, CORPUS, REPLAY, TUNE, Status
 from workbench.views.app.deep_link import parse_link
-from workbench.views.app.first_paint import FirstPaint
-from workbench.views.app.live_page import LivePage
 from workbench.views.app.options import AppOptions
-from workbench.views.app.views_pages import LazyView, compare_page, replay_page, tune_page
+from workbench.views.app.views_pages import ViewSlot
 from workbench.views.app.workspace import Workspace
 from workbench.views.widgets import Compare, Replayer, Tuner
 
@@ -37,17 +25,19 @@ log = logging.getLogger("workbench.views.app")
 
 
 class AppSession:
-    """Everything one browser tab works with. ``configs`` maps names to configs (``sources``
-    says where each came from); ``tuner``, ``replayer``, ``compare`` are the views on ``corpus``
-    (None until built: ``tuner_view``, ``replayer_view`` and ``compare_view`` build them once the
-    browser has drawn the first page, or sooner when a page is shown or a link needs one);
-    ``widget`` is the whole page (a ``Tab``).
-    ``baseline`` is the config the user gave (the first ``--config``; else the named config ``per_achievement``), named
-    ``baseline_name`` in the header: the Tuner's ghost and where its Reset goes, whatever
-    draft the Tuner starts from."""
+    """Everything one browser tab works with; the Solara components of ``workbench.views.app.page``
+    draw it and re-draw what its reactive values say.
+
+    ``configs`` maps names to configs (``sources`` says where each came from); ``tuner_view``,
+    ``replayer_view`` and ``compare_view`` are the views on ``corpus`` (``ViewSlot``: built in the
+    background once the first page is drawn, or sooner when a page is shown or a link needs one).
+    Reactive: ``page`` (the tab in front; ``show_page`` sets it), ``corpus_opened`` (counts the
+    corpora opened) and ``config_added`` (the name of the config added last, with a count).
+    ``baseline`` is the config the user gave (the first ``--config``; else the named config
+    ``per_achievement``), named ``baseline_name`` in ``header``: the Tuner's ghost and where its
+    Reset goes, whatever draft the Tuner starts from."""
 
     def __init__(self, options: AppOptions) -> None:
-
         self.options = options
         self.workspace = Workspace(options.workspace)
         self.status = Status()
@@ -55,41 +45,24 @@ class AppSession:
         self.corpus_label = ""
         self.configs: dict[str, RewardConfig] = {}
         self.sources: dict[str, str] = {}
-        self.tune_page, self.replay_page, self.compare_page = tune_page(), replay_page(), compare_page()
-        self.tuner_view = LazyView(self.tune_page, self.status, "Tuner", self._tuner_built)
-        self.replayer_view = LazyView(self.replay_page, self.status, "Replayer")
-        self.compare_view = LazyView(self.compare_page, self.status, "Compare", self._compare_built)
-        self.corpus_page = CorpusPage(self)
-        self._configs_page, self._live_page = LazyPage(lambda: ConfigsPage(self)), LazyPage(lambda: LivePage(self))
+        self.page = solara.Reactive(CORPUS)
+        self.corpus_opened = solara.Reactive(0)
+        self.config_added = solara.Reactive((0, ""))
+        self.tuner_view = ViewSlot("Tuner", self.status, self._tuner_built)
+        self.replayer_view = ViewSlot("Replayer", self.status)
+        self.compare_view = ViewSlot("Compare", self.status, self._compare_built)
         self.baseline_name, self.baseline = self._load_configs()
-        pages = [
-            self.corpus_page.widget,
-            self.tune_page.widget,
-            self.replay_page.widget,
-            self.compare_page.widget,
-            self._configs_page.box,
-            self._live_page.box,
-        ]
-        self.tabs = w.Tab(children=pages, titles=TABS, layout=w.Layout(width="100%"))
-        self.tabs.observe(lambda _change: self._tab_shown(), names="selected_index")
         source = html.escape(self.sources[self.baseline_name], quote=True)
-        header = w.HTML(
+        self.header = (
             "<div style='font-size:18px;font-weight:600;margin:4px 0;white-space:nowrap;overflow:hidden;"
             "text-overflow:ellipsis'>Crafter Reward Workbench <span class='wb-app-baseline' "
             f"title='{source}' style='font-size:13px;font-weight:normal;color:#444'>baseline (the Tuner's ghost "
             f"and Reset): <b>{html.escape(self.baseline_name)}</b></span></div>"
         )
-        # The views are built once the first page is drawn (or when first needed, if sooner): every
-        # widget made is sent to the browser, and the first page would wait for theirs.
-        self.first_paint = FirstPaint(".wb-app-page-corpus input", self._build_views)
-        self.widget = w.VBox(
-            [header, self.status.widget, self.tabs, self.first_paint], layout=w.Layout(width="100%", padding="4px")
-        )
-        self.widget.add_class("wb-app")
         if isinstance(options.corpus, Corpus):
             self.set_corpus(options.corpus, f"the corpus given ({len(options.corpus)} episodes)")
         elif options.corpus:
-            self.corpus_page.open_spec(options.corpus)
+            self.open_spec(options.corpus)
 
     # -- configs ------------------------------------------------------------------------------
     def _load_configs(self) -> tuple[str, RewardConfig]:
@@ -151,19 +124,8 @@ class AppSession:
         self.configs[name], self.sources[name] = config, source
         if to_compare and self.compare is not None:
             self.compare.add(name, config)
-        if self._configs_page.page is not None:
-            self._configs_page.page.refresh(select=name)
+        self.config_added.value = (self.config_added.peek()[0] + 1, name)
         return name
-
-    @property
-    def configs_page(self) -> ConfigsPage:
-        """The Configs page (built when first shown or used)."""
-        return self._configs_page.get()
-
-    @property
-    def live_page(self) -> LivePage:
-        """The Live page (built when first shown or used)."""
-        return self._live_page.get()
 
     # -- corpus and views ---------------------------------------------------------------------
     @property
@@ -184,17 +146,30 @@ class AppSession:
     @property
     def building(self) -> bool:
         """Whether a view is being built."""
-        return any(view.building for view in self._views.values())
+        return any(view.building for view in (self.tuner_view, self.replayer_view, self.compare_view))
 
-    @property
-    def _views(self) -> dict[int, LazyView]:
-        return {TUNE: self.tuner_view, REPLAY: self.replayer_view, COMPARE: self.compare_view}
+    def open_spec(self, spec: str) -> str:
+        """Open the corpus ``spec`` names (a folder, or ``sample``) as the session's corpus.
+
+        Args:
+            spec: A corpus folder or ``sample``.
+
+        Returns:
+            What the corpus is called in the page.
+
+        Raises:
+            WorkbenchError: No corpus there.
+        """
+        corpus = open_corpus(spec)
+        label = "the sample corpus" if spec.strip() == SAMPLE else str(Path(spec.strip()).expanduser().resolve())
+        self.set_corpus(corpus, label)
+        return label
 
     def set_corpus(self, corpus: Corpus, label: str) -> None:
-        """Make ``corpus`` the session's. Its views are built in the background (at once if the
-        first page is drawn, else then) or when first needed: the Tuner starting from the kept
-        draft, else the baseline (its ghost and Reset are the baseline's), the Replayer under
-        the same config, Compare of the session's configs then.
+        """Make ``corpus`` the session's. Its views are built in the background once the page
+        has drawn (``build_views``; at once for a corpus opened later) or when first needed: the
+        Tuner starting from the kept draft, else the baseline (its ghost and Reset are the
+        baseline's), the Replayer under the same config, Compare of the session's configs then.
 
         Args:
             corpus: The corpus.
@@ -210,13 +185,11 @@ class AppSession:
         self.tuner_view.reset(lambda: self._new_tuner(corpus, start))
         self.replayer_view.reset(lambda: Replayer(corpus, start))
         self.compare_view.reset(lambda: Compare(corpus, dict(self.configs), a=self.baseline_name))
-        self.corpus_page.opened(corpus, label)
-        self._tab_shown()  # a view's page in front (an import finishing while it is shown) builds it now
-        if self.first_paint.drawn:
-            self._build_views()
+        self.corpus_opened.value = self.corpus_opened.peek() + 1
 
-    def _build_views(self) -> None:
-        """Build the corpus's views one after another in the background (each, if not built)."""
+    def build_views(self) -> None:
+        """Build the corpus's views one after another in the background (each, if not built);
+        nothing without a corpus."""
         if self.corpus is not None:
             self.tuner_view.need(lambda _: self.replayer_view.need(lambda _: self.compare_view.need()))
 
@@ -283,8 +256,8 @@ class AppSession:
         """
 
         def show(replayer: Replayer) -> None:
-            if self.replay_page.view is not replayer:  # the Live page showed its own
-                self.replay_page.show(replayer)
+            if self.replayer_view.shown.peek() is not replayer:  # the Live page showed its own
+                self.replayer_view.show(replayer)
             if config is not None:
                 replayer.config = config
             replayer.open_episode(episode, decision=decision)
@@ -317,18 +290,7 @@ class AppSession:
         Args:
             page: The page's index in ``common.TABS`` (``common.TUNE``, ``common.REPLAY`` ...).
         """
-        self.tabs.selected_index = page
-
-    def _tab_shown(self) -> None:
-        if self.tabs.selected_index == CONFIGS:
-            self._configs_page.get()
-        elif self.tabs.selected_index == LIVE:
-            self._live_page.get()
-        view = self._views.get(self.tabs.selected_index)
-        if view is not None:
-            view.page.activate()
-            if self.corpus is not None and view.page.view is None:  # nothing shown there yet
-                view.need()
+        self.page.value = page
 
     def _keep_draft(self) -> None:
         if self.tuner is None:
