@@ -26,7 +26,8 @@ from workbench.data.storage import columnar, load_corpus, stream
 from workbench.data.storage.decode import READ_COLUMNS
 from workbench.data.storage.layout import ParquetReader
 from workbench.data.storage.schema import STATUS_COLUMNS
-from workbench.scoring import prepare, score, scores
+from workbench.scoring import prepare, score, scores, slot_weights
+from workbench.scoring.resource_part import resource_part
 from workbench.util.memory import retain_freed_memory
 
 CONFIG = RewardConfig.from_file(Path(__file__).resolve().parent.parent / "configs" / "upstream_shaped.yaml")
@@ -111,11 +112,11 @@ def main() -> None:
         ("re-score after a weight change", median_ms(lambda: score(prepared, changed).episodes, 4 * args.repeats))
     )
     made = score(prepared, changed)
-    parts = (made._base, made._resource, made._indicator, made._credited, made._gain)
+    part = resource_part(prepared, True, slot_weights(changed.resource_weights))
     rows.append(
         (
             "  of which Scores (sums, table)",
-            median_ms(lambda: scores.Scores(prepared, changed, *parts), 4 * args.repeats),
+            median_ms(lambda: scores.Scores(prepared, changed, made._base, part, made._credited), 4 * args.repeats),
         )
     )
     stages = Stages()
