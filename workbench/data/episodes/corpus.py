@@ -385,8 +385,8 @@ def _unique_id(episode_id: str, seen: set[str]) -> str:
     return f"{episode_id}-{suffix}"
 
 
-def index_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
-    """``Corpus.index`` from index rows (``Episode.index_row()`` dicts), with its dtypes."""
+def index_frame(rows: list[dict[str, Any]] | dict[str, list[Any]]) -> pd.DataFrame:
+    """``Corpus.index`` from index rows (``Episode.index_row()`` dicts) or its columns (lists), with its dtypes."""
     frame = pd.DataFrame(rows, columns=list(INDEX_COLUMNS))
     return frame.astype(
         {
