@@ -70,6 +70,10 @@ def _compute(prepared: PreparedCorpus, per_achievement: bool, slots: np.ndarray)
     active = len(prepared.active)
     e = prepared.n_episodes
     unlocking = prepared.active_unlocking
+    gain: np.ndarray
+    resource: np.ndarray
+    indicator: np.ndarray
+    resource_reward: np.ndarray
     if per_achievement:
         gain = slots.take(prepared.gain_slot)
         gain *= prepared.gain_delta  # in place: each array allocated here is one more to fault in
