@@ -386,7 +386,8 @@ def _unique_id(episode_id: str, seen: set[str]) -> str:
 
 
 def index_frame(rows: list[dict[str, Any]] | dict[str, list[Any]]) -> pd.DataFrame:
-    """``Corpus.index`` from index rows (``Episode.index_row()`` dicts) or its columns (lists), with its dtypes."""
+    """``Corpus.index`` from index rows (``Episode.index_row()`` dicts) or from its columns
+    (name -> list), with its dtypes."""
     frame = pd.DataFrame(rows, columns=list(INDEX_COLUMNS))
     return frame.astype(
         {

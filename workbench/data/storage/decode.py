@@ -1,11 +1,12 @@
 """Reading decisions tables whole (``read_arrays``), and the checks every read makes.
 
 Two readers share the checks here (a null anywhere is refused, the ``episode`` column must
-follow the episodes table, and ``check_values`` on every row): ``read_arrays`` decodes every part into one column-major ``DecisionArrays`` (what episodes
-and whole-column consumers use; a store reads it on first use), narrowing counts to the dtype
-the tables' statistics chose (each count checked to fit) and the status checked to be
-``counts > 0``; ``workbench.data.storage.stream`` reads the same tables but the status in
-batches while a corpus opens and keeps only the episodes' events.
+follow the episodes table, and ``check_values`` on every row): ``read_arrays`` decodes every
+part into one column-major ``DecisionArrays`` (what episodes and whole-column consumers use; a
+store reads it on first use), narrowing counts to the dtype the tables' statistics chose (each
+count checked to fit) and checking the status to be ``counts > 0``;
+``workbench.data.storage.stream`` reads the same tables but the status in batches while a corpus
+opens and keeps only the episodes' events.
 """
 
 from __future__ import annotations
