@@ -155,3 +155,18 @@ def test_a_credit_and_a_resource_reward_add_as_the_task_app_adds_them():
         assert scores.base.tolist() == [weight + resource]
         assert scores.resource.tolist() == [resource]
         assert scores.episodes["indicator_sum"].tolist() == [1.0]
+
+
+def test_editing_a_scores_tables_leaves_the_kept_resource_part_alone():
+    """The resource part is shared by the re-scores of one prepared corpus: a user editing one
+    ``Scores``' episodes table or per-decision arrays changes nothing the next re-score shows."""
+    sample = sample_corpus()
+    prepared = prepare(sample)
+    config = RewardConfig(strategy="per_achievement")
+    first = score(prepared, config)
+    first.episodes["indicator_sum"] += 1
+    first.episodes["resource_reward"] *= 2
+    first.resource[:] = -1.0
+    first.indicator[:] = 7
+    moved = config.with_changes(weights={"collect_wood": 0.5})
+    same_bits(score(prepared, moved), score(Corpus(list(sample)), moved))
