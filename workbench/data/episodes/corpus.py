@@ -386,8 +386,7 @@ def _unique_id(episode_id: str, seen: set[str]) -> str:
 
 
 def index_frame(rows: list[dict[str, Any]] | dict[str, list[Any]]) -> pd.DataFrame:
-    """``Corpus.index`` from index rows (``Episode.index_row()`` dicts) or from its columns
-    (name -> list), with its dtypes."""
+    """``Corpus.index`` from index rows (``Episode.index_row()`` dicts) or columns (name -> list), typed."""
     frame = pd.DataFrame(rows, columns=list(INDEX_COLUMNS))
     return frame.astype(
         {
