@@ -12,20 +12,22 @@ a fresh process per size (imports done and subtracted), measures:
 - first score: ``prepare`` (from those events) and scoring one config; and, up to
   ``--episode-path-limit`` decisions, ``score(corpus)`` on a freshly opened corpus in one call
   (the path a user takes);
-- re-score after one weight change (median of ``--repeats``);
+- re-score after a weight change (median of 21, each ``collect_wood``'s credit a new value:
+  a slider's moves) and after a resource weight change (median of 5);
+- the CPU time of open + first score (both threads: on a loaded machine the wall time waits
+  for a core, the CPU time does not);
 - peak RSS (VmHWM) above the interpreter's resident size after imports and a warm-up on the
   sample (the libraries' code pages count as the interpreter's), per decision;
 - bytes on disk per decision (decisions + episodes tables) and per frame (frames tables).
 
 The reference, ``episode_reward.score_episode`` (one ``compute_stepwise_reward`` per decision), runs on
-a ~20k-decision subset in the same run, states built beforehand. Medians of ``--repeats`` fresh
+a ~20k-decision subset in the same run (median of 3), states built beforehand. Medians of ``--repeats`` fresh
 processes per size. The last line is machine-readable (``key=value`` pairs).
 """
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import os
 import shutil
@@ -103,6 +105,7 @@ def child(path: str, episode_path: bool, untouched: bool = False) -> dict[str, f
         retain_freed_memory()
     score(prepare(sample_corpus()), CONFIG).episodes
     base_rss = _status_kb("VmRSS")
+    cpu = time.process_time()
     started = time.perf_counter()
     corpus = load_corpus(path)
     opened = time.perf_counter()
@@ -110,17 +113,25 @@ def child(path: str, episode_path: bool, untouched: bool = False) -> dict[str, f
     scores = score(prepared, CONFIG)
     scores.episodes  # the per-episode table: what a first look shows
     scored = time.perf_counter()
-    changed = dataclasses.replace(CONFIG, weights={**CONFIG.weights, "collect_wood": 0.3})
-    rescore = []
-    for _ in range(5):
+    cpu = time.process_time() - cpu
+    rescore, resource = [], []
+    for k in range(21):  # a weight slider: collect_wood's credit moves, the rest stays
+        changed = CONFIG.with_changes(weights={**CONFIG.weights, "collect_wood": 0.3 + k * 0.01})
         t = time.perf_counter()
         score(prepared, changed).episodes
         rescore.append(time.perf_counter() - t)
+    for k in range(5):  # a resource weight moves: gains, resource rewards and indicators again
+        changed = CONFIG.with_changes(resource_overrides={"inventory": {"wood": 0.1 + k * 0.01}})
+        t = time.perf_counter()
+        score(prepared, changed).episodes
+        resource.append(time.perf_counter() - t)
     result = {
         "decisions": corpus.n_decisions,
         "open_s": opened - started,
         "first_score_s": scored - opened,
+        "cpu_s": cpu,
         "rescore_ms": statistics.median(rescore) * 1e3,
+        "resource_rescore_ms": statistics.median(resource) * 1e3,
         "peak_rss_mb": (_status_kb("VmHWM") - base_rss) / 1024,
     }
     if episode_path:
@@ -211,28 +222,30 @@ def main() -> None:
     finally:
         if not args.work:
             shutil.rmtree(work, ignore_errors=True)
-    rate = reference_rate(args.reference_decisions)
+    rate = statistics.median(reference_rate(args.reference_decisions) for _ in range(3))
     print(
         f"machine load (1/5/15 min) at start {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}, at end "
         + " ".join(f"{x:.2f}" for x in os.getloadavg())
         + f"; {os.cpu_count()} cores"
     )
     print(
-        f"reference loop (episode_reward.score_episode): {rate:,.0f} decisions/s on {args.reference_decisions:,} decisions"
+        f"reference loop (episode_reward.score_episode): {rate:,.0f} decisions/s on {args.reference_decisions:,} "
+        "decisions (median of 3)"
     )
     header = (
-        "| decisions | open | first score | open + score | vs reference | re-score | peak RSS / decision "
-        "| disk / decision | today's score(corpus) |"
+        "| decisions | open | first score | open + score | CPU (both threads) | vs reference | re-score "
+        "| re-score, resource weight | peak RSS / decision | disk / decision | score(corpus) |"
     )
     print(header)
-    print("|" + "---:|" * 9)
+    print("|" + "---:|" * 11)
     for row in rows:
         total = row["open_s"] + row["first_score_s"]
         reference = row["decisions"] / rate
         episode = f"{row['episode_path_score_s']:.2f} s" if "episode_path_score_s" in row else "-"
         print(
             f"| {row['decisions']:,.0f} | {row['open_s'] * 1e3:,.0f} ms | {row['first_score_s'] * 1e3:,.0f} ms "
-            f"| {total * 1e3:,.0f} ms | {reference / total:,.0f}x | {row['rescore_ms']:.1f} ms "
+            f"| {total * 1e3:,.0f} ms | {row['cpu_s'] * 1e3:,.0f} ms | {reference / total:,.0f}x "
+            f"| {row['rescore_ms']:.1f} ms | {row['resource_rescore_ms']:.1f} ms "
             f"| {row['peak_rss_mb'] * 2**20 / row['decisions']:.0f} B | {row['disk_bytes_per_decision']:.1f} B | {episode} |"
         )
     frames_rows = [r for r in rows if not np.isnan(r["frame_bytes_per_step"])]
@@ -247,6 +260,7 @@ def main() -> None:
             f"open_score_ms_{size}={(r['open_s'] + r['first_score_s']) * 1e3:.1f}",
             f"ratio_{size}={size / rate / (r['open_s'] + r['first_score_s']):.1f}",
             f"rescore_ms_{size}={r['rescore_ms']:.2f}",
+            f"cpu_ms_{size}={r['cpu_s'] * 1e3:.1f}",
             f"rss_bytes_per_decision_{size}={r['peak_rss_mb'] * 2**20 / size:.1f}",
         ]
     if len(sizes) > 1:

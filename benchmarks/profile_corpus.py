@@ -4,10 +4,10 @@
     .venv/bin/python benchmarks/profile_corpus.py /tmp/corpora/corpus_1000000
 
 Prints medians of ``--repeats`` runs in one process (after a warm-up) of: Parquet decode of the
-columns opening reads (threads on and off, and without the status columns), the stages of
+columns opening reads (threads on and off, and with the status columns it skips), the stages of
 ``load_corpus`` (each wrapped with a timer; the decode done beforehand so the stages are the
-main thread's own work), the first score, and a re-score split into the config's arrays and
-``Scores``. The machine's load average is printed with them.
+main thread's own work), the first score (a freshly opened corpus), and re-scores after an
+achievement weight change (of it ``Scores``) and after a resource weight change. The machine's load average is printed with them.
 """
 
 from __future__ import annotations
@@ -23,10 +23,10 @@ from typing import Any
 from workbench.core.config import RewardConfig
 from workbench.data.sample import sample_corpus
 from workbench.data.storage import columnar, load_corpus, stream
-from workbench.data.storage.decode import READ_COLUMNS
+from workbench.data.storage.decode import OPEN_COLUMNS, READ_COLUMNS
 from workbench.data.storage.layout import ParquetReader
-from workbench.data.storage.schema import STATUS_COLUMNS
-from workbench.scoring import prepare, score, scores
+from workbench.scoring import prepare, score, scores, slot_weights
+from workbench.scoring.resource_part import resource_part
 from workbench.util.memory import retain_freed_memory
 
 CONFIG = RewardConfig.from_file(Path(__file__).resolve().parent.parent / "configs" / "upstream_shaped.yaml")
@@ -42,16 +42,18 @@ def median_ms(action: Callable[[], Any], repeats: int) -> float:
 
 
 def decode(root: Path, columns: list[str], threads: bool) -> None:
+    """Decode every decisions table's ``columns`` a row group at a time, as opening does."""
     for path in sorted((root / "decisions").glob("*.parquet")):
         with open(path, "rb") as handle:
-            for _ in ParquetReader(handle, dictionary=["episode"]).iter_batches(1 << 16, columns, threads):
-                pass
+            reader = ParquetReader(handle, dictionary=["episode"])
+            for group in range(reader.num_row_groups):
+                reader.read_row_group(group, columns, threads).to_batches(max_chunksize=stream.STREAM_BATCH)
 
 
 class Stages:
     """Timers around the stages of ``columnar.load`` / ``stream`` (module attributes swapped in)."""
 
-    NAMES = ("check_batch", "check_status_bits", "check_values", "check_totals", "decision_events")
+    NAMES = ("check_batch", "check_values", "check_totals", "decision_events")
 
     def __init__(self) -> None:
         self.spent: dict[str, float] = {}
@@ -86,36 +88,68 @@ def main() -> None:
     score(prepare(sample_corpus()), CONFIG).episodes  # warm-up: imports, code pages
     load = os.getloadavg()
     rows: list[tuple[str, float]] = []
-    without_status = [c for c in READ_COLUMNS if c not in STATUS_COLUMNS]
     rows.append(
-        ("decode, 64 columns, 2 threads", median_ms(lambda: decode(args.corpus, READ_COLUMNS, True), args.repeats))
+        (
+            "decode, the 42 columns opening reads, 2 threads",
+            median_ms(lambda: decode(args.corpus, OPEN_COLUMNS, True), args.repeats),
+        )
     )
     rows.append(
-        ("decode, 64 columns, 1 thread", median_ms(lambda: decode(args.corpus, READ_COLUMNS, False), args.repeats))
+        ("decode, the 42 columns, 1 thread", median_ms(lambda: decode(args.corpus, OPEN_COLUMNS, False), args.repeats))
     )
     rows.append(
         (
-            "decode without the 22 status columns",
-            median_ms(lambda: decode(args.corpus, without_status, True), args.repeats),
+            "decode with the 22 status columns (64), 2 threads",
+            median_ms(lambda: decode(args.corpus, READ_COLUMNS, True), args.repeats),
         )
     )
-    opened = [median_ms(lambda: load_corpus(args.corpus), args.repeats)]
+    rows.append(("load_corpus (as shipped)", median_ms(lambda: load_corpus(args.corpus), args.repeats)))
     corpus = load_corpus(args.corpus)
-    rows.append(("load_corpus (as shipped)", opened[0]))
+    fresh = [load_corpus(args.corpus) for _ in range(args.repeats)]  # a first score needs a corpus never prepared
     rows.append(
-        ("prepare + score + episodes table", median_ms(lambda: score(prepare(corpus), CONFIG).episodes, args.repeats))
+        (
+            "first score: prepare + score + episodes table",
+            median_ms(lambda: score(prepare(fresh.pop()), CONFIG).episodes, args.repeats),
+        )
     )
     prepared = prepare(corpus)
-    changed = CONFIG.with_changes(weights={**CONFIG.weights, "collect_wood": 0.3})
+    score(prepared, CONFIG)
+    weights = iter(range(10**6))
     rows.append(
-        ("re-score after a weight change", median_ms(lambda: score(prepared, changed).episodes, 4 * args.repeats))
+        (
+            "re-score after an achievement weight change",
+            median_ms(
+                lambda: (
+                    score(
+                        prepared,
+                        CONFIG.with_changes(weights={**CONFIG.weights, "collect_wood": 0.3 + next(weights) * 1e-3}),
+                    ).episodes
+                ),
+                4 * args.repeats,
+            ),
+        )
     )
+    changed = CONFIG.with_changes(weights={**CONFIG.weights, "collect_wood": 0.3})
     made = score(prepared, changed)
-    parts = (made._base, made._resource, made._indicator, made._credited, made._gain)
+    part = resource_part(prepared, True, slot_weights(changed.resource_weights))
     rows.append(
         (
             "  of which Scores (sums, table)",
-            median_ms(lambda: scores.Scores(prepared, changed, *parts), 4 * args.repeats),
+            median_ms(lambda: scores.Scores(prepared, changed, made._base, part, made._credited), 4 * args.repeats),
+        )
+    )
+    rows.append(
+        (
+            "re-score after a resource weight change",
+            median_ms(
+                lambda: (
+                    score(
+                        prepared,
+                        CONFIG.with_changes(resource_overrides={"inventory": {"wood": 0.1 + next(weights) * 1e-3}}),
+                    ).episodes
+                ),
+                4 * args.repeats,
+            ),
         )
     )
     stages = Stages()

@@ -8,10 +8,12 @@ import pyarrow.parquet as pq
 import pytest
 from helpers.episodes import make_episode, part_files
 
+from workbench.core.config import RewardConfig
 from workbench.core.crafter_facts import ACHIEVEMENTS, INVENTORY_ITEMS
 from workbench.data.episodes import Corpus, Episode
 from workbench.data.storage import load_corpus, save_corpus
 from workbench.errors import CorpusFormatError, CorpusValueError, EpisodeValueError
+from workbench.scoring import score
 
 WOOD = INVENTORY_ITEMS.index("wood")
 STONE = ACHIEVEMENTS.index("collect_stone")
@@ -147,14 +149,23 @@ def _edit_column(path, name: str, values) -> None:
     pq.write_table(table.set_column(index, pa.field(name, values.type), values), path)
 
 
-def test_a_status_that_disagrees_with_its_count_is_refused_when_read(tmp_path):
-    save_corpus(Corpus([make_episode("a"), make_episode("b", seed=2)]), tmp_path)
+def test_a_status_that_disagrees_with_its_count_is_refused_when_the_states_are_read(tmp_path):
+    """Opening never reads the status columns (scoring takes the status from the counts, so a
+    wrong stored status cannot change a score); reading the state columns checks them."""
+    memory = Corpus([make_episode("a"), make_episode("b", seed=2)])
+    save_corpus(memory, tmp_path)
     path = part_files(tmp_path, "decisions")[0]
     status = pq.read_table(path).column("status_collect_stone").to_numpy().copy()
     status[6] = not status[6]  # row 6 = episode b, decision 1
     _edit_column(path, "status_collect_stone", pa.array(status))
-    with pytest.raises(CorpusValueError, match=rf"{path}: episode 'b': decision 1, column 'status_collect_stone': "):
-        load_corpus(tmp_path)
+    opened = load_corpus(tmp_path)
+    config = RewardConfig(strategy="per_achievement")
+    assert score(opened, config).reward.tolist() == score(Corpus(list(memory)), config).reward.tolist()
+    refused = rf"{path}: episode 'b': decision 1, column 'status_collect_stone': "
+    with pytest.raises(CorpusValueError, match=refused):
+        opened.decision_arrays()
+    with pytest.raises(CorpusValueError, match=refused):
+        load_corpus(tmp_path)[1].achievement_status
 
 
 @pytest.mark.parametrize("column", ["inventory_wood", "count_collect_stone", "env_reward", "actions"])

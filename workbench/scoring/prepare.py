@@ -132,6 +132,16 @@ class PreparedCorpus:
         first = self.unlock_decision[self.unlock_first]
         return _read_only(np.bincount(first, minlength=self.n_decisions).astype(np.int32))
 
+    @cached_property
+    def unlocking_positions(self) -> np.ndarray:
+        """(D,) the positions among the active decisions of those that unlock something."""
+        return _read_only(np.flatnonzero(self.active_unlocking))
+
+    @cached_property
+    def unlock_group(self) -> np.ndarray:
+        """(U,) each unlock's decision as a position in ``unlocking_positions``."""
+        return _read_only(np.searchsorted(self.unlocking_positions, self.unlock_active))
+
     def __repr__(self) -> str:
         return (
             f"<PreparedCorpus: {self.n_episodes} episodes, {self.n_decisions} decisions, "

@@ -9,6 +9,7 @@ from workbench.core.reward import PER_ACHIEVEMENT
 from workbench.data.episodes import Corpus
 from workbench.errors import ConfigError
 from workbench.scoring.prepare import PreparedCorpus, as_prepared
+from workbench.scoring.resource_part import resource_part
 from workbench.scoring.scores import Scores
 from workbench.scoring.weights import achievement_limits, achievement_weights, credited_unlocks, slot_weights
 
@@ -32,33 +33,29 @@ def score(corpus: Corpus | PreparedCorpus, config: RewardConfig) -> Scores:
             config's largest value.
     """
     prepared = as_prepared(corpus)
-    active = len(prepared.active)
+    per_achievement = config.effective_strategy == PER_ACHIEVEMENT
+    part = resource_part(prepared, per_achievement, slot_weights(config.resource_weights) if per_achievement else _NONE)
     base: np.ndarray
-    resource: np.ndarray
-    if config.effective_strategy == PER_ACHIEVEMENT:
+    if per_achievement:
         limit = achievement_limits(config)[prepared.unlock_name]
         credited = credited_unlocks(prepared.unlock_ordinal, limit)
         credit = achievement_weights(config)[prepared.unlock_name[credited]]
-        gain = slot_weights(config.resource_weights).take(prepared.gain_slot)
-        gain *= prepared.gain_delta  # in place: each array allocated here is one more to fault in
-        resource = _sums(prepared.gain_active, gain, active)
-        base = _sums(prepared.unlock_active[credited], credit, active)
-        base += resource  # the credits' sum plus the resource reward (as the task app adds them)
+        # Only the decisions that unlock something get credits: each one's credits summed in
+        # unlock order from 0.0 (as bincount over every active decision would), plus its resource
+        # reward (as the task app adds them); elsewhere base is the resource reward (ResourcePart).
+        positions = prepared.unlocking_positions
+        credits = np.bincount(prepared.unlock_group[credited], weights=credit, minlength=len(positions))
+        base = part.resource.copy()
+        base[positions] = credits.astype(np.float64, copy=False) + part.resource[positions]
     else:
         # consistent: 1.0 for a decision that unlocked anything, no per-name credits or resources.
         credited = np.zeros(len(prepared.unlock_name), dtype=bool)
-        gain = np.zeros(0)
-        resource = np.zeros(active)
         base = prepared.active_unlocking.astype(np.float64)
-    indicator = np.greater(base, 0)
-    indicator |= prepared.active_unlocking
     _check_finite(config, base)
-    return Scores(prepared, config, base, resource, indicator.astype(np.int32), credited, gain)
+    return Scores(prepared, config, base, part, credited)
 
 
-def _sums(at: np.ndarray, values: np.ndarray, length: int) -> np.ndarray:
-    """float64 sums of ``values`` by position ``at`` (``np.bincount`` gives int64 when empty)."""
-    return np.bincount(at, weights=values, minlength=length).astype(np.float64, copy=False)
+_NONE = np.zeros(0)
 
 
 def _check_finite(config: RewardConfig, base: np.ndarray) -> None:

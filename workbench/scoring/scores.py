@@ -15,6 +15,7 @@ from workbench.core.reward import INDICATOR_COMPONENT_NAME, PER_ACHIEVEMENT
 from workbench.data.episodes.events import N_ACHIEVEMENTS, N_ITEMS
 from workbench.scoring.component_table import components_table, running_sums, totals_by
 from workbench.scoring.prepare import PreparedCorpus
+from workbench.scoring.resource_part import ResourcePart
 from workbench.scoring.weights import achievement_weights
 
 
@@ -41,21 +42,12 @@ class Scores:
         prepared: The prepared corpus (``score`` builds a ``Scores``; users do not).
         config: The config scored.
         base: Reward before lambda, per active decision.
-        resource: Resource (inventory and count) reward, per active decision.
-        indicator: 1 where anything unlocked, per active decision.
+        part: The resource rewards and indicators of the config's strategy and resource weights.
         credited: Which unlock events the config credits.
-        gain: Resource gains per active decision and resource column.
     """
 
     def __init__(
-        self,
-        prepared: PreparedCorpus,
-        config: RewardConfig,
-        base: np.ndarray,
-        resource: np.ndarray,
-        indicator: np.ndarray,
-        credited: np.ndarray,
-        gain: np.ndarray,
+        self, prepared: PreparedCorpus, config: RewardConfig, base: np.ndarray, part: ResourcePart, credited: np.ndarray
     ) -> None:
         # Per *active* decision (``prepared.active``): the others pay 0 and have indicator 0.
         self.prepared = prepared
@@ -63,19 +55,15 @@ class Scores:
         self._base = base
         lam = config.effective_lambda
         self._reward = base if lam == 1.0 else lam * base  # 1.0 * x is x, bit for bit
-        self._resource = resource
-        self._indicator = indicator
+        self._resource = part.resource
+        self._indicator = part.indicator
         self._credited = credited
-        self._gain = gain
-        episode_of = prepared.active_episode
+        self._gain = part.gain
         e = prepared.n_episodes
         # bincount adds each episode's values in decision order from 0.0, as the rollout sums
         # them; skipping inactive decisions skips only zeros.
-        self.reward_sum = np.bincount(episode_of, weights=self._reward, minlength=e)
+        self.reward_sum = np.bincount(prepared.active_episode, weights=self._reward, minlength=e)
         constant = prepared.episode_columns
-        resource_reward = (
-            np.bincount(episode_of, weights=resource, minlength=e) if self.per_achievement else np.zeros(e)
-        )
         self.episodes = pd.DataFrame(
             {
                 "episode": constant["episode"],
@@ -83,9 +71,8 @@ class Scores:
                 "steps": constant["steps"],
                 "env_return": constant["env_return"],
                 "reward_sum": self.reward_sum,
-                # a count of 0/1 indicators: the same float sum, without a float per decision
-                "indicator_sum": np.bincount(episode_of[indicator.astype(bool)], minlength=e).astype(np.float64),
-                "resource_reward": resource_reward,
+                "indicator_sum": part.indicator_sum,
+                "resource_reward": part.resource_reward,
                 "new_achievements_total": constant["new_achievements_total"],
                 "unique_achievements_total": constant["unique_achievements_total"],
                 "unique_achievements": constant["unique_achievements"],

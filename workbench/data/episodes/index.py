@@ -42,11 +42,12 @@ def unique_id(episode_id: str, seen: set[str]) -> str:
     return f"{episode_id}-{suffix}"
 
 
-def index_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
-    """``Corpus.index`` from index rows (``Episode.index_row()`` dicts), with its dtypes.
+def index_frame(rows: list[dict[str, Any]] | dict[str, list[Any]]) -> pd.DataFrame:
+    """``Corpus.index`` from index rows (``Episode.index_row()`` dicts) or columns, with its dtypes.
 
     Args:
-        rows: One dict per episode holding at least the ``INDEX_COLUMNS`` (others are left out).
+        rows: One dict per episode holding at least the ``INDEX_COLUMNS`` (others are left
+            out), or columns: name -> one value per episode (what a stored index reads as).
 
     Returns:
         One row per episode, columns ``INDEX_COLUMNS``: ``decisions``, ``steps`` and

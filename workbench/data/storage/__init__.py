@@ -31,9 +31,10 @@ the decisions, ``workbench.data.storage.rows`` for every column of the episodes 
 violation is an ``EpisodeValueError`` (writing) or ``CorpusValueError`` (reading) naming the
 episode or file, the decision or row, and the column.
 
-Opening reads the episodes tables and streams the decisions tables, checking every value and
-keeping only the episodes' events for scoring (``workbench.data.storage.decode``); the state columns
-are decoded whole, column-major, when first asked for (an ``Episode``, ``decision_arrays``), and
+Opening reads the episodes tables and streams the decisions tables but their status columns,
+checking every value read and keeping only the episodes' events for scoring
+(``workbench.data.storage.stream``); the state columns are decoded whole, column-major, and the
+status checked against the counts, when first asked for (an ``Episode``, ``decision_arrays``), and
 an episode's frames are read when touched. A ``corpus.json`` that is not exactly this layout's
 marker (another format or schema version) is a ``CorpusFormatError`` naming it.
 """

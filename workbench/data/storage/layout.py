@@ -95,16 +95,6 @@ class ParquetReader:
             columns=self._present(columns), use_threads=use_threads, memory_pool=READ_POOL, batch_size=rows
         )
 
-    def iter_batches(
-        self, batch_size: int, columns: list[str] | None = None, use_threads: bool = True
-    ) -> Iterator[pa.RecordBatch]:
-        """The table as record batches of at most ``batch_size`` rows, in file order."""
-        return iter(
-            self._fragment.to_batches(
-                batch_size=batch_size, columns=self._present(columns), use_threads=use_threads, memory_pool=READ_POOL
-            )
-        )
-
     def _present(self, columns: list[str] | None) -> list[str] | None:
         """``columns`` less those the file lacks (None: every column)."""
         return None if columns is None else [name for name in columns if name in self.schema_arrow.names]

@@ -214,7 +214,9 @@ def parse_json(text: Any, path: Path, row: int, column: str) -> dict[str, Any] |
     if not isinstance(text, str):
         raise CorpusValueError(f"{where}: {_show(text)} is not JSON text")
     try:
-        value = json.loads(text, parse_constant=_no_constant)
+        if text.startswith("\ufeff"):  # what json.loads refuses before decoding
+            raise ValueError("Unexpected UTF-8 BOM (decode using utf-8-sig)")
+        value = _DECODER.decode(text)  # json.loads(text, parse_constant=...) without a decoder per call
     except _Constant as error:
         raise CorpusValueError(f"{where}: holds {error}; NaN and infinity are not stored") from None
     except RecursionError:
@@ -238,6 +240,11 @@ class _Constant(ValueError):
 
 def _no_constant(name: str) -> Any:
     raise _Constant(name)
+
+
+#: One decoder for every text (``json.loads`` with a keyword builds one per call: 3,000 rows
+#: of metadata parsed in 8 against 20 ms).
+_DECODER = json.JSONDecoder(parse_constant=_no_constant)
 
 
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
