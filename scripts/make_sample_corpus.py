@@ -16,7 +16,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from workbench.testing.plans import record_plan
+from plans import record_plan  # scripts/plans.py: this script's folder is on sys.path
 
 #: (policy, episodes, max_steps): modest lengths keep the package small (a few MB with frames).
 PLAN = (("scripted", 4, 600), ("farmer", 3, 400), ("random", 3, 200))

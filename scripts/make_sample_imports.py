@@ -15,7 +15,7 @@ Usage, from the repository root::
 - ``rollouts/text_runs.jsonl``: two responses storing observations as the task app's text, one
   per_achievement, one consistent.
 
-The rollouts are played on real Crafter by ``workbench/testing/rollouts.py``, which mirrors the task
+The rollouts are played on real Crafter by ``tests/helpers/rollouts.py``, which mirrors the task
 app's rollout loop (synth-ai.md) and logs each decision's ``info.stepwise`` as the task app does.
 Like the sample corpus, the files are shipped: Crafter does not replay byte-identically.
 """
@@ -31,9 +31,10 @@ from pathlib import Path
 import crafter
 import numpy as np
 
-from workbench.testing.rollouts import play_rollout, raw_variant, text_variant
-
 ROOT = Path(__file__).resolve().parents[1]
+# The rollout player is test code (tests/helpers), shared with the tests that check these files.
+sys.path.insert(0, str(ROOT / "tests"))
+from helpers.rollouts import play_rollout, raw_variant, text_variant  # noqa: E402
 
 DEFAULT_OUT = ROOT / "workbench" / "data" / "shipped" / "sample_imports"
 CONSISTENT_TABLE = {"enabled": True, "mode": "decision_stepwise", "strategy": "consistent", "indicator_lambda": 1.0}

@@ -18,7 +18,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from workbench.testing.plans import record_plan
+from plans import record_plan  # scripts/plans.py: this script's folder is on sys.path
 
 #: (policy, episodes, max_steps): long enough for the scripted policy to reach iron and for
 #: episodes of a policy to differ in progress, short enough to record in a few minutes.

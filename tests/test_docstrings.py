@@ -83,7 +83,7 @@ SECTION_TITLES = {
 SECTION_LINE = re.compile(r"^(" + "|".join(SECTION_TITLES) + r")\s*:\s*$")
 ENTRY_NAME = re.compile(r"^\**([A-Za-z_][\w.]*)\s*(\([^)]*\))?\s*:")
 #: Outside the API's reach: the views (their own docstring rules), the CLI, test-only code.
-OUT_OF_SCOPE = ("workbench.views", "workbench.cli", "workbench.testing", "workbench.__main__")
+OUT_OF_SCOPE = ("workbench.views", "workbench.cli", "workbench.__main__")
 #: Return annotations that mean a generator: documented under Yields.
 GENERATOR_RETURNS = re.compile(r"^(typing\.|collections\.abc\.)?(Iterator|Generator|Iterable)\b")
 

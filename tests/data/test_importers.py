@@ -8,14 +8,7 @@ from pathlib import Path
 import crafter
 import numpy as np
 import pytest
-
-from workbench.core.config import RewardConfig
-from workbench.core.crafter_facts import ACHIEVEMENTS, ACTIONS, INVENTORY_ITEMS
-from workbench.core.episode_reward import score_episode
-from workbench.data.episodes import reset_state_arrays
-from workbench.data.importers import import_crafter_recorder, import_rollouts
-from workbench.scoring import verify
-from workbench.testing.rollouts import (
+from helpers.rollouts import (
     PER_ACHIEVEMENT_TABLE,
     play_rollout,
     raw_variant,
@@ -23,6 +16,13 @@ from workbench.testing.rollouts import (
     write_json,
     write_jsonl,
 )
+
+from workbench.core.config import RewardConfig
+from workbench.core.crafter_facts import ACHIEVEMENTS, ACTIONS, INVENTORY_ITEMS
+from workbench.core.episode_reward import score_episode
+from workbench.data.episodes import reset_state_arrays
+from workbench.data.importers import import_crafter_recorder, import_rollouts
+from workbench.scoring import verify
 
 
 # -- crafter.Recorder -------------------------------------------------------------------------

@@ -15,6 +15,7 @@ import pandas as pd
 import pytest
 from helpers import REPO, VECTORS, read_jsonl
 from helpers.reference import progress_agreement
+from helpers.rollouts import play_rollout, raw_variant, write_json
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -39,7 +40,6 @@ from workbench.scoring import (
     success_rates,
     verify_logged,
 )
-from workbench.testing.rollouts import play_rollout, raw_variant, write_json
 
 VECTOR_EPISODES = read_jsonl(VECTORS / "episodes.jsonl")
 VECTOR_CONFIGS = VECTOR_EPISODES[0]["configs"]

@@ -24,7 +24,9 @@ SHAPED = REPO / "configs" / "upstream_shaped.yaml"
 CELLS = [
     "import ipywidgets as w, workbench\nfrom workbench.views.widgets import AdvantagesPanel\n"
     f"shaped = workbench.RewardConfig.from_file({str(SHAPED)!r})\n"
-    "from workbench.testing.long_names import uuid_policies\ncorpus = uuid_policies(workbench.sample_corpus())\n"
+    # the long names are test helpers (tests/helpers), not the package: the kernel is told where
+    f"import sys\nsys.path.insert(0, {str(REPO / 'tests')!r})\n"
+    "from helpers.long_names import uuid_policies\ncorpus = uuid_policies(workbench.sample_corpus())\n"
     "panel = AdvantagesPanel(corpus, shaped)\n"
     "echo = w.HTML('none')\n"
     "panel.observe(lambda c: setattr(echo, 'value', f'{panel.episode} | {len(panel.selection)}'), ['episode', 'selection'])",

@@ -21,11 +21,11 @@ import pytest
 import yaml
 from helpers.browser_app import FRONT_TAB, app_server, foreign_page, tab, upgrade_status, wait_text
 from helpers.browser_lab import LABELS_JS, REPLAY_BOXES_JS, REPO, TIMEOUT_MS, collect_errors, launch
+from helpers.long_names import long_name, long_name_configs, policy_uuid, uuid_policies
 from helpers.polling import until
 
 from workbench.data.sample import sample_corpus
 from workbench.data.storage import load_corpus, save_corpus
-from workbench.testing.long_names import long_name, long_name_configs, policy_uuid, uuid_policies
 from workbench.views.app.deep_link import replayer_link
 from workbench.views.app.server import COOKIE
 

@@ -71,7 +71,9 @@ CELLS = [
     ),
     "text_replayer = Replayer(Corpus([text]), shaped)\ntext_replayer",
     # Real names at their longest: task-app policy ids (UUIDs) and 60-character config names.
-    "from workbench.testing.long_names import long_name, uuid_policies\nlong = uuid_policies(corpus)\n"
+    # the long names are test helpers (tests/helpers), not the package: the kernel is told where
+    f"import sys\nsys.path.insert(0, {str(REPO / 'tests')!r})\n"
+    "from helpers.long_names import long_name, uuid_policies\nlong = uuid_policies(corpus)\n"
     "long_tuner = Tuner(long, shaped)\nlong_tuner",
     "long_compare = Compare(long, {long_name(n): c for n, c in "
     "[('upstream_shaped', shaped), ('recommended', recommended), ('consistent', default)]})\nlong_compare",

@@ -83,8 +83,9 @@ def _text_boxes(figure) -> list[tuple[str, object]]:
 
 
 def test_uuid_policies_and_long_names_never_overlap_or_leave_the_figure():
+    from helpers.long_names import long_name, uuid_policies
+
     from workbench.analysis.diagnostics import diagnose
-    from workbench.testing.long_names import long_name, uuid_policies
     from workbench.views.plots.diagnostics import diagnosis_figure
 
     corpus = uuid_policies(sample_corpus())
