@@ -164,7 +164,7 @@ class Timeline(w.VBox, ViewTraits):
         }
         self.points = bq.Scatter(
             x=np.zeros(0), y=np.zeros(0), scales=scales, default_size=22, stroke="white", names=[],
-            display_names=False, colors=[PALETTE[0]], default_opacities=[0.75],
+            display_names=False, colors=[PALETTE[0]], opacities=[0.75],
             tooltip=bq.Tooltip(fields=["name"], labels=["episode"], show_labels=False),
             interactions={"click": "select", "hover": "tooltip"},
         )  # fmt: skip
