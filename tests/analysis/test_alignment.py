@@ -14,6 +14,7 @@ from workbench.analysis.alignment import misranked_pairs, progress_agreement, re
 from workbench.core.config import RewardConfig
 from workbench.data.episodes import Corpus
 from workbench.data.sample import sample_corpus
+from workbench.errors import CorpusError
 from workbench.scoring import score
 
 SHAPED = RewardConfig.from_file(REPO / "configs" / "upstream_shaped.yaml")
@@ -118,7 +119,7 @@ def test_returns_by_group_numbers_and_errors():
     assert row["return_per_achievement"] == pytest.approx(
         a["reward_sum"].mean() / a["unique_achievements_total"].mean()
     )
-    with pytest.raises(KeyError, match="no index column 'strategy'"):
+    with pytest.raises(CorpusError, match="no index column 'strategy'"):
         returns_by_group(scores, corpus, by="strategy")
 
 

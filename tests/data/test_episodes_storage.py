@@ -15,6 +15,7 @@ from helpers.episodes import CountingLoader, assert_same_episode, make_episode, 
 from workbench.core.crafter_facts import ACHIEVEMENTS
 from workbench.data.episodes import ColumnStore, Corpus, Episode, EpisodeError, reset_state_arrays
 from workbench.data.storage import CorpusFormatError, load_corpus, save_corpus, save_episode
+from workbench.errors import CorpusError
 
 
 # -- Episode ----------------------------------------------------------------------------------
@@ -105,7 +106,7 @@ def test_corpus_errors():
         corpus[2]
     with pytest.raises(KeyError, match="no episode 'zz'"):
         corpus["zz"]
-    with pytest.raises(KeyError, match="no index column 'colour'"):
+    with pytest.raises(CorpusError, match="no index column 'colour'"):
         corpus.select(colour="red")
     with pytest.raises(IndexError, match="2 entries"):
         corpus[np.array([True])]
@@ -268,7 +269,7 @@ def test_groups_label_episodes_by_an_index_column():
     corpus = Corpus([make_episode("a", policy="farmer"), make_episode("b", policy="scripted", seed=3)])
     assert corpus.groups("policy").to_dict() == {"a": "farmer", "b": "scripted"}
     assert corpus.groups("seed").to_dict() == {"a": "0", "b": "3"}  # text: a label, not a number
-    with pytest.raises(KeyError, match="no index column 'strategy'; columns are"):
+    with pytest.raises(CorpusError, match="no index column 'strategy'; columns are"):
         corpus.groups("strategy")
 
 

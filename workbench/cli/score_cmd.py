@@ -25,6 +25,7 @@ from workbench.core.config import RewardConfig
 from workbench.data.episodes import Corpus
 from workbench.data.importers.producers import weights_ignored_line
 from workbench.data.opening import open_corpus
+from workbench.errors import CorpusError
 from workbench.scoring import compare, crafter_score, score
 from workbench.scoring.intervals import return_intervals
 
@@ -218,8 +219,8 @@ def run_compare(args: argparse.Namespace) -> int:
     try:
         groups = corpus.groups(args.by)
         comparison = compare(corpus, config_a, config_b)
-    except KeyError as error:
-        raise UsageError(f"--by: {error.args[0]}") from None
+    except CorpusError as error:  # a grouping column the corpus index lacks
+        raise UsageError(f"--by: {error}") from None
     episodes = comparison.episodes.assign(**{args.by: comparison.episodes["episode"].map(groups)})
     columns = ["episode", args.by, "env_return", "return_a", "return_b", "difference", "rank_a", "rank_b"]
     number = lambda v: f"{v:.4f}"  # noqa: E731

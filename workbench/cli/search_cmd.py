@@ -165,28 +165,26 @@ def _search(args: argparse.Namespace, corpus: Any, base: Any, evaluate_on: Any, 
     """``search`` with the command line's settings."""
     from workbench.analysis.search import search  # the search extra: imported when a search runs
 
-    try:
-        return search(
-            corpus,
-            trials=args.trials,
-            seed=args.seed,
-            base=base,
-            progress=args.progress,
-            metric=args.metric,
-            penalize=args.penalize,
-            penalty=args.penalty if args.penalize else 0.0,
-            weight_range=tuple(args.weight_range),
-            held_out=args.held_out,
-            folds=args.folds,
-            resource_overrides=args.resource_overrides,
-            strategies=("per_achievement", "consistent") if args.strategy == "both" else (args.strategy,),
-            storage=args.storage,
-            show_progress=not args.quiet,
-            evaluate_on=evaluate_on,
-            batch_size=batch_size,
-        )
-    except KeyError as error:  # a grouping column the corpus index lacks
-        raise UsageError(str(error).strip("'\"")) from None
+    # its WorkbenchErrors (a corpus too small to split, a group to penalise that no episode has) print as one line
+    return search(
+        corpus,
+        trials=args.trials,
+        seed=args.seed,
+        base=base,
+        progress=args.progress,
+        metric=args.metric,
+        penalize=args.penalize,
+        penalty=args.penalty if args.penalize else 0.0,
+        weight_range=tuple(args.weight_range),
+        held_out=args.held_out,
+        folds=args.folds,
+        resource_overrides=args.resource_overrides,
+        strategies=("per_achievement", "consistent") if args.strategy == "both" else (args.strategy,),
+        storage=args.storage,
+        show_progress=not args.quiet,
+        evaluate_on=evaluate_on,
+        batch_size=batch_size,
+    )
 
 
 def _report(args: argparse.Namespace, corpus: Any, result: Any) -> None:

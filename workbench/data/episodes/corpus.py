@@ -155,11 +155,14 @@ class Corpus:
 
         Returns:
             The matching episodes, in corpus order (none loaded).
+
+        Raises:
+            CorpusError: No such index column; names the columns there are.
         """
         mask = np.ones(len(self), dtype=bool)
         for column, wanted in columns.items():
             if column not in self.index.columns:
-                raise KeyError(f"no index column {column!r}; columns are {list(self.index.columns)}")
+                raise CorpusError(f"no index column {column!r}; columns are {list(self.index.columns)}")
             values = self.index[column]
             mask &= (
                 values.isin(wanted).to_numpy()
@@ -178,10 +181,10 @@ class Corpus:
             The column as text, indexed by episode id.
 
         Raises:
-            KeyError: No such index column; names the columns there are.
+            CorpusError: No such index column; names the columns there are.
         """
         if by not in self.index.columns:
-            raise KeyError(f"no index column {by!r}; columns are {list(self.index.columns)}")
+            raise CorpusError(f"no index column {by!r}; columns are {list(self.index.columns)}")
         return self.index.set_index("episode")[by].astype(str)
 
     @property
