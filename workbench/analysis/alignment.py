@@ -196,7 +196,7 @@ def returns_by_group(scores: Scores, corpus: Corpus, *, by: str = "policy") -> p
         ``mean_env_return``, ``return_per_achievement``.
 
     Raises:
-        KeyError: ``by`` is not an index column (``Corpus.groups``).
+        CorpusError: ``by`` is not an index column (``Corpus.groups``).
     """
     episodes = scores.episodes.assign(group=scores.episodes["episode"].map(corpus.groups(by)))
     table = episodes.groupby("group", sort=False).agg(
@@ -224,7 +224,7 @@ def group_comparison(comparison: Comparison, corpus: Corpus, *, by: str = "polic
         ``return_per_achievement_a``, ``return_per_achievement_b``.
 
     Raises:
-        KeyError: ``by`` is not an index column (``Corpus.groups``).
+        CorpusError: ``by`` is not an index column (``Corpus.groups``).
     """
     a = returns_by_group(comparison.a, corpus, by=by).set_index(by)
     b = returns_by_group(comparison.b, corpus, by=by).set_index(by)

@@ -64,8 +64,7 @@ def scorecard(
         The table described above.
 
     Raises:
-        CorpusError: The corpus is empty.
-        KeyError: An unknown ``by`` column.
+        CorpusError: The corpus is empty, or ``by`` is not one of its index columns.
     """
     prepared = prepare(corpus)
     rows = {}

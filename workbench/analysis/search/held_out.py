@@ -147,7 +147,7 @@ def held_out_scores(
     Raises:
         SearchError: ``split`` holds out episodes ``corpus`` lacks, or ``metric`` is unknown.
         WorkbenchError: An unknown progress measure.
-        KeyError: ``split.stratify`` is not an index column of ``corpus``.
+        CorpusError: ``split.stratify`` is not an index column of ``corpus``.
     """
     if metric not in ("spearman", "kendall"):
         raise SearchError(f"unknown agreement metric {metric!r}; use 'spearman' or 'kendall'")
