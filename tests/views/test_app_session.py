@@ -152,3 +152,38 @@ def test_without_configs_the_baseline_is_per_achievement_and_a_named_config_can_
     named = AppSession(AppOptions(corpus=None, configs=[Path("consistent")], workspace=tmp_path / "other"))
     assert named.baseline_name == "consistent" and named.baseline == RewardConfig()
     assert "per_achievement" not in named.configs  # given a config, no default is added
+
+
+def test_a_loop_picked_in_the_tuners_certificate_opens_on_the_replay_page_at_its_decision(tmp_path):
+    """The certificate section's pick carries the loop's first decision through the Tuner: the
+    Replay page opens the episode there, not at its highest-paying decision; a pick in the
+    Tuner's own picks afterwards name no decision."""
+    from helpers import REPO
+
+    from workbench.data.sample import sample_corpus
+    from workbench.views.app.common import REPLAY
+    from workbench.views.widgets.section import CERTIFICATE, ViewSection
+
+    options = AppOptions(
+        corpus=sample_corpus(), configs=[REPO / "configs" / "upstream_shaped.yaml"], workspace=tmp_path / "ws"
+    )
+    session = AppSession(options)
+    session.tuner_view.need()
+    until(lambda: session.tuner is not None and not session.building)
+    tuner = session.tuner
+    section = next(w for w in _widgets(tuner) if isinstance(w, ViewSection) and w.titles == (CERTIFICATE,))
+    section.selected_index = 0
+    panel = section.panel
+    loop = panel.listed.iloc[0]
+    panel.table.value = panel.table.options[0][1]  # a click on the first cycle's row
+    first = int(loop["from_decision"]) + 1  # the table's decisions are 0-based, the Replayer's 1-based
+    replayer = lambda: session.replayer  # noqa: E731 - built by the pick
+    until(lambda: replayer() is not None and replayer().episode == loop["episode"], "the Replayer on the loop")
+    until(lambda: replayer().decision_at(replayer().step) == first, "the loop's first decision shown")
+    assert session.page.value == REPLAY and tuner.decision == 0
+
+
+def _widgets(widget):
+    yield widget
+    for child in getattr(widget, "children", ()):
+        yield from _widgets(child)

@@ -96,8 +96,9 @@ def test_a_cycle_clicked_in_the_tuner_opens_in_a_following_replayer():
     first = panel.listed.iloc[0]
     panel.table.value = panel.table.options[0][1]
     assert tuner.episode == first["episode"] == replayer.episode
-    # the Tuner's traits carry no decision: the Replayer opens the episode at its best decision
-    assert replayer.decision_at(replayer.step) >= 1
+    # the pick's decision reaches the Replayer through the Tuner: the loop's first decision
+    assert replayer.decision == int(first["from_decision"]) + 1
+    assert tuner.decision == 0  # and the Tuner's own picks name none again
     panel.table.value = None  # the table's own clear: no pick
     tuner.open_episode(corpus.ids[0])
     panel.table.value = panel.table.options[0][1]  # the same cycle again, after the Tuner moved on

@@ -206,9 +206,11 @@ class AppSession:
         compare.observe(self._replay_pick, names="episode")
 
     def _replay_pick(self, change: dict[str, Any]) -> None:
-        """An episode picked in a view (its ``episode`` trait): replay it under the view's config."""
+        """An episode picked in a view (its ``episode`` trait): replay it under the view's config,
+        at the pick's decision (a certificate's loop) or else the highest-paying one."""
         if change["new"] is not None:  # a pick passing through None (the same episode picked again)
-            self.show_replay(change["new"], "best", config=change["owner"].config)
+            view = change["owner"]
+            self.show_replay(change["new"], view.decision or "best", config=view.config)
 
     def _send_to_compare(self, change: dict[str, Any]) -> None:
         """The Tuner sent ``(name, config)``: keep it among the session's configs and show it in Compare."""

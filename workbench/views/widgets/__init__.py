@@ -63,7 +63,8 @@ __all__ = [
 
 def link(tuner: Tuner | None = None, replayer: Replayer | None = None, compare: Compare | None = None) -> None:
     """Wire views together with trait observers: an episode picked in the Tuner or Compare opens
-    in the Replayer (under the picking view's config, at its highest-paying decision), and the
+    in the Replayer (under the picking view's config, at the decision the pick names, else the
+    highest-paying one), and the
     Tuner's "send to Compare" adds its config to Compare.
 
     Args:

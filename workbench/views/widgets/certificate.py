@@ -14,7 +14,6 @@ from typing import Any
 import ipywidgets as w
 import numpy as np
 import pandas as pd
-import traitlets
 
 from workbench.analysis.shaping import Certificate, certify
 from workbench.core.config import RewardConfig
@@ -80,8 +79,6 @@ class CertificatePanel(w.VBox, ViewTraits):
         corpus: The episodes.
         config: The config to certify.
     """
-
-    decision = traitlets.Int(0)
 
     def __init__(self, corpus: Corpus, config: RewardConfig) -> None:
         self.corpus = corpus

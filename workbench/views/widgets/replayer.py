@@ -196,8 +196,6 @@ class Replayer(w.VBox, ViewTraits):
         CorpusError: An empty corpus, or no episode ``episode`` in it.
     """
 
-    decision = traitlets.Int(0)
-
     def __init__(self, corpus: Corpus, config: RewardConfig, *, episode: str | None = None) -> None:
         if len(corpus) == 0:
             raise CorpusError("the Replayer needs a corpus with at least one episode")
@@ -250,8 +248,8 @@ class Replayer(w.VBox, ViewTraits):
 
     def follow(self, source: ViewTraits) -> None:
         """Open every episode ``source`` picks (its ``episode`` trait) here, scored under
-        ``source``'s ``config`` at the pick, at the episode's highest-paying decision (at the
-        source's ``decision`` when it has one above 0, as a ``CertificatePanel`` does). Following
+        ``source``'s ``config`` at the pick, at the source's ``decision`` when it names one (a
+        certificate's loop), else at the episode's highest-paying decision. Following
         the same view twice follows it once.
 
         The config is taken at the pick rather than followed with ``traitlets.dlink``: a Tuner's
@@ -390,6 +388,5 @@ class _ReplayPick:
     def __call__(self, change: dict[str, Any]) -> None:
         if change["new"] is not None:  # a pick passing through None (the same episode picked again)
             self.replayer.config = self.source.config
-            # a source that names a decision (a certificate panel: the picked loop's first) opens there
-            decision = getattr(self.source, "decision", 0) or "best"
-            self.replayer.open_episode(change["new"], decision=decision)
+            # a pick that names a decision (a certificate's loop) opens there, else at the best
+            self.replayer.open_episode(change["new"], decision=self.source.decision or "best")

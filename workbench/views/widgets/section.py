@@ -26,7 +26,8 @@ CERTIFICATE_GAP = 0.25
 class ViewSection(w.Accordion):
     """A collapsed section under a view (the Tuner, Compare): opened, a panel (a widget with the
     views' traits) that follows the view's ``config`` while it is open; an episode picked in the
-    panel becomes the view's ``episode`` (so a Replayer that follows the view opens it).
+    panel becomes the view's ``episode``, announced with the panel's ``decision`` (so a Replayer
+    that follows the view opens it there).
 
     The panel is built on the first opening, so the view's first show costs nothing more, and a
     closed section recomputes nothing on the view's moves. With ``gap`` the panel follows the
@@ -84,7 +85,13 @@ class ViewSection(w.Accordion):
         if change["new"]:
             if self.view.episode == change["new"]:
                 self.view.episode = None  # picked again (after the view moved on): observers hear it again
-            self.view.episode = change["new"]
+            # The pick's decision (a certificate's loop) is the view's while the pick is announced,
+            # so an observer of ``episode`` opens it there; then the view's own picks have none again.
+            self.view.decision = self.panel.decision
+            try:
+                self.view.episode = change["new"]
+            finally:
+                self.view.decision = 0
 
 
 def advantages_section(view: ViewTraits, corpus: Corpus, *, by: tuple[str, ...] | None = None) -> ViewSection:
