@@ -63,7 +63,8 @@ def test_the_tune_pages_certificate_recomputes_and_opens_a_cycle_in_the_replayer
         )
         table = panel.locator("select")
         # the widget keeps a row's spaces as nbsp; a row reads "paid P · EPISODE · decisions A..B · LOOP"
-        episode = table.locator("option").nth(1).inner_text().replace("\xa0", " ").split(" · ")[1]
+        row = table.locator("option").nth(1).inner_text().replace("\xa0", " ").split(" · ")
+        episode, first = row[1], row[2].removeprefix("decisions ").split("..")[0]
         table.select_option(index=1)
         replay = replay_controls(page)
         page.wait_for_function(
@@ -72,5 +73,7 @@ def test_the_tune_pages_certificate_recomputes_and_opens_a_cycle_in_the_replayer
             timeout=TIMEOUT_MS,
         )
         assert replay["root"].is_visible()  # the dashboard went to the Replay page
+        # ... at the loop's first decision (the pick names it), not the episode's best
+        replay["root"].get_by_text(f"decision {first} of", exact=False).first.wait_for(timeout=TIMEOUT_MS)
         assert errors == []
         browser.close()
