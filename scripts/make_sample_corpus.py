@@ -16,7 +16,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from plans import record_plan  # scripts/plans.py: this script's folder is on sys.path
+# scripts/plans.py, beside this script (also when a test loads this file by path)
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from plans import record_plan  # noqa: E402
 
 #: (policy, episodes, max_steps): modest lengths keep the package small (a few MB with frames).
 PLAN = (("scripted", 4, 600), ("farmer", 3, 400), ("random", 3, 200))

@@ -18,7 +18,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from plans import record_plan  # scripts/plans.py: this script's folder is on sys.path
+# scripts/plans.py, beside this script (also when a test loads this file by path)
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from plans import record_plan  # noqa: E402
 
 #: (policy, episodes, max_steps): long enough for the scripted policy to reach iron and for
 #: episodes of a policy to differ in progress, short enough to record in a few minutes.
