@@ -8,6 +8,7 @@ import json
 import time
 
 import numpy as np
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from helpers.episodes import CountingLoader, assert_same_episode, make_episode, part_files
@@ -283,6 +284,33 @@ def test_an_episodes_row_must_match_its_decisions_rows(tmp_path):
         CorpusFormatError,
         match=r"decisions/part-.*\.parquet: row 0 belongs to episode 'ep', but the "
         r"episodes table puts episode 'other' there",
+    ):
+        load_corpus(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("row", "label", "listed"),
+    [
+        (4, "b", "a"),  # a's last row given to b: positions never fall, but a has a row too few
+        (1, "c", "a"),  # a row of c inside a's: the positions fall after it
+        (5, "a", "b"),  # b's reset row given to a: a row too many for a
+    ],
+)
+def test_each_decisions_row_must_be_its_episodes(tmp_path, row, label, listed):
+    """The decisions table's episode column, checked run by run while opening, refuses a row
+    relabelled anywhere, naming the first wrong row (episodes of 4 decisions: 5 rows each)."""
+    save_corpus(Corpus([make_episode(name, seed=k) for k, name in enumerate("abc")]), tmp_path)
+    path = part_files(tmp_path, "decisions")[0]
+    table = pq.read_table(path)
+    labels = table.column("episode").to_pylist()
+    assert labels == ["a"] * 5 + ["b"] * 5 + ["c"] * 5
+    labels[row] = label
+    position = table.schema.get_field_index("episode")
+    pq.write_table(table.set_column(position, "episode", pa.array(labels, pa.string())), path)
+    with pytest.raises(
+        CorpusFormatError,
+        match=rf"decisions/part-.*\.parquet: row {row} belongs to episode '{label}', but the "
+        rf"episodes table puts episode '{listed}' there",
     ):
         load_corpus(tmp_path)
 

@@ -289,10 +289,15 @@ class _EpisodeColumn:
             self._dictionary = column.dictionary
             names = column.dictionary.to_pylist()
             self._lookup = np.array([self.position.get(name, -1) for name in names] or [-1], dtype=np.int64)
-        stored = self._lookup[column.indices.to_numpy(zero_copy_only=False)]
+        # Checked run by run (a run: rows with one dictionary index, so one episode): the rows'
+        # positions never fall exactly when the runs' never do, and each run adds its length to
+        # its episode's rows (a lookup and a bincount per row took 5 of the ~11 ms at 1M rows).
+        indices = column.indices.to_numpy(zero_copy_only=False)
+        starts = np.flatnonzero(indices[1:] != indices[:-1]) + 1
+        stored = self._lookup[indices[np.concatenate([[0], starts])]]
         if stored.min() < 0 or stored[0] < self.last or (np.diff(stored) < 0).any():
             self._fail(reader)
-        self.rows += np.bincount(stored, minlength=len(self.ids))
+        np.add.at(self.rows, stored, np.diff(starts, prepend=0, append=len(indices)))
         self.last = int(stored[-1])
 
     def finish(self, reader: Any) -> None:
