@@ -155,6 +155,32 @@ def launch(playwright):
     return playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
 
 
+def lab_fixtures(notebook: str, cells: Sequence[str]):
+    """A test module's ``lab`` and ``browser`` fixtures (module scope): a JupyterLab serving one
+    notebook ``notebook`` of ``cells`` (``lab`` is ``(base URL, token)``), and Debian's chromium.
+    Assign both in the module: ``lab, browser = lab_fixtures("x.ipynb", CELLS)``.
+    """
+    import pytest
+
+    @pytest.fixture(scope="module")
+    def lab(tmp_path_factory):
+        root = tmp_path_factory.mktemp("lab")
+        write_notebook(root / notebook, cells)
+        with lab_server(root) as server:
+            yield server
+
+    @pytest.fixture(scope="module")
+    def browser(lab):
+        from playwright.sync_api import sync_playwright
+
+        with sync_playwright() as playwright:
+            chromium = launch(playwright)
+            yield chromium
+            chromium.close()
+
+    return lab, browser
+
+
 def collect_errors(page, errors: list[str]) -> None:
     """Append to ``errors`` every uncaught page error and every console message of type error
     (bqplot's and the widget manager's included) that ``page`` logs from now on."""

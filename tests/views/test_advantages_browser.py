@@ -10,12 +10,10 @@ from helpers.browser_lab import (
     LABELS_JS,
     REPO,
     TIMEOUT_MS,
-    lab_server,
-    launch,
+    lab_fixtures,
     open_notebook,
     output,
     run_all,
-    write_notebook,
 )
 
 pytestmark = pytest.mark.browser
@@ -34,22 +32,7 @@ CELLS = [
 ]
 
 
-@pytest.fixture(scope="module")
-def lab(tmp_path_factory):
-    root = tmp_path_factory.mktemp("lab")
-    write_notebook(root / "panel.ipynb", CELLS)
-    with lab_server(root) as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
-def browser(lab):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = launch(playwright)
-        yield browser
-        browser.close()
+lab, browser = lab_fixtures("panel.ipynb", CELLS)
 
 
 def _open(browser, lab, width: int, height: int, file_browser: bool):

@@ -27,12 +27,10 @@ from helpers.browser_lab import (
     REPO,
     TEXT_BOXES_JS,
     TIMEOUT_MS,
-    lab_server,
-    launch,
+    lab_fixtures,
     open_notebook,
     output,
     run_all,
-    write_notebook,
 )
 
 pytestmark = pytest.mark.browser
@@ -81,22 +79,7 @@ CELLS = [
 WIDGET_CELLS = [1, 2, 3, 4, 5, 6]
 
 
-@pytest.fixture(scope="module")
-def lab(tmp_path_factory):
-    root = tmp_path_factory.mktemp("lab")
-    write_notebook(root / "widgets.ipynb", CELLS)
-    with lab_server(root) as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
-def browser(lab):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = launch(playwright)
-        yield browser
-        browser.close()
+lab, browser = lab_fixtures("widgets.ipynb", CELLS)
 
 
 def _open(browser, lab, width: int, height: int, file_browser: bool):
