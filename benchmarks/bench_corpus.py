@@ -8,7 +8,10 @@ random) under new ids, tiling their columns with numpy, and saves each with ``sa
 (the smallest with frames, the larger without: their frames would be ~1.5 KB a step). Then, in
 a fresh process per size (imports done and subtracted), measures:
 
-- open: ``load_corpus`` (every column read and value-checked, the episodes' events kept);
+- open: ``load_corpus``: each part's events from its events table (its digest matching the
+  decisions table), the episodes tables read and checked; and, in a second set of processes
+  (``--from-decisions``, the path of parts written before events tables), every decisions
+  column read and value-checked, the episodes' events computed from them;
 - first score: ``prepare`` (from those events) and scoring one config; and, up to
   ``--episode-path-limit`` decisions, ``score(corpus)`` on a freshly opened corpus in one call
   (the path a user takes);
@@ -18,7 +21,7 @@ a fresh process per size (imports done and subtracted), measures:
   for a core, the CPU time does not);
 - peak RSS (VmHWM) above the interpreter's resident size after imports and a warm-up on the
   sample (the libraries' code pages count as the interpreter's), per decision;
-- bytes on disk per decision (decisions + episodes tables) and per frame (frames tables).
+- bytes on disk per decision (decisions, episodes and events tables) and per frame (frames tables).
 
 The reference, ``episode_reward.score_episode`` (one ``compute_stepwise_reward`` per decision), runs on
 a ~20k-decision subset in the same run (median of 3), states built beforehand. Medians of ``--repeats`` fresh
@@ -37,6 +40,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -46,7 +50,7 @@ from workbench.core.crafter_facts import ACHIEVEMENTS
 from workbench.core.episode_reward import score_episode
 from workbench.data.episodes import ColumnStore, Corpus, DecisionArrays, EpisodeExtras
 from workbench.data.sample import sample_corpus
-from workbench.data.storage import load_corpus, save_corpus
+from workbench.data.storage import load_corpus, save_corpus, stream
 from workbench.scoring import prepare, score
 from workbench.util.memory import retain_freed_memory
 
@@ -96,13 +100,16 @@ def folder_bytes(root: Path, table: str) -> int:
 
 
 # -- one size, in a fresh process -----------------------------------------------------------------
-def child(path: str, episode_path: bool, untouched: bool = False) -> dict[str, float]:
+def child(path: str, episode_path: bool, untouched: bool = False, from_decisions: bool = False) -> dict[str, float]:
     """Measurements of one corpus folder (run in a fresh interpreter). The baseline is taken
     after opening and scoring the 10-episode sample, so the libraries' code pages (pyarrow's
     Parquet reader is tens of MB) count as the interpreter's, not as the corpus's. The child
-    opts into keeping freed memory as ``workbench.cli.main`` does, unless ``untouched``."""
+    opts into keeping freed memory as ``workbench.cli.main`` does, unless ``untouched``;
+    ``from_decisions`` opens as for parts without events tables (their events never read)."""
     if not untouched:
         retain_freed_memory()
+    if from_decisions:
+        stream.read_part_events = lambda root, part, first_decision: None
     score(prepare(sample_corpus()), CONFIG).episodes
     base_rss = _status_kb("VmRSS")
     cpu = time.process_time()
@@ -165,6 +172,22 @@ def reference_rate(decisions: int) -> float:
     return total / (time.perf_counter() - started)
 
 
+def _measure(root: Path, size: int, args: argparse.Namespace, from_decisions: bool) -> dict[str, Any]:
+    """Medians over ``args.repeats`` fresh processes measuring ``root`` (see ``child``)."""
+    runs = []
+    for _ in range(args.repeats):
+        command = [sys.executable, __file__, "--child", str(root)]
+        if size <= args.episode_path_limit and not from_decisions:
+            command.append("--episode-path")
+        if args.untouched_allocator:
+            command.append("--untouched-allocator")
+        if from_decisions:
+            command.append("--from-decisions")
+        out = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+        runs.append(json.loads(out.strip().splitlines()[-1]))
+    return {key: statistics.median(r[key] for r in runs) for key in runs[0]}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[100_000, 1_000_000, 10_000_000])
@@ -179,6 +202,7 @@ def main() -> None:
     parser.add_argument("--work", default=None, help="folder for the corpora (default: a temporary one, removed)")
     parser.add_argument("--child", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--episode-path", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--from-decisions", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument(
         "--untouched-allocator",
         action="store_true",
@@ -186,7 +210,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     if args.child:
-        print(json.dumps(child(args.child, args.episode_path, args.untouched_allocator)))
+        print(json.dumps(child(args.child, args.episode_path, args.untouched_allocator, args.from_decisions)))
         return
     work = Path(args.work or tempfile.mkdtemp(prefix="bench_corpus_"))
     load = os.getloadavg()
@@ -200,20 +224,12 @@ def main() -> None:
             t = time.perf_counter()
             save_corpus(repeated_corpus(size, frames), root)
             saved = time.perf_counter() - t
-            runs = []
-            for _ in range(args.repeats):
-                command = [sys.executable, __file__, "--child", str(root)]
-                if size <= args.episode_path_limit:
-                    command.append("--episode-path")
-                if args.untouched_allocator:
-                    command.append("--untouched-allocator")
-                out = subprocess.run(command, capture_output=True, text=True, check=True).stdout
-                runs.append(json.loads(out.strip().splitlines()[-1]))
-            row = {key: statistics.median(r[key] for r in runs) for key in runs[0]}
+            row = _measure(root, size, args, from_decisions=False)
+            row["from_decisions"] = _measure(root, size, args, from_decisions=True)
             row["save_s"] = saved
-            row["disk_bytes_per_decision"] = (folder_bytes(root, "decisions") + folder_bytes(root, "episodes")) / row[
-                "decisions"
-            ]
+            row["disk_bytes_per_decision"] = (
+                sum(folder_bytes(root, t) for t in ("decisions", "episodes", "events")) / row["decisions"]
+            )
             steps = int(load_corpus(root).index.loc[lambda i: i.has_frames, "steps"].sum())
             row["frame_bytes_per_step"] = folder_bytes(root, "frames") / steps if frames and steps else float("nan")
             rows.append(row)
@@ -239,15 +255,17 @@ def main() -> None:
     print(header)
     print("|" + "---:|" * 11)
     for row in rows:
-        total = row["open_s"] + row["first_score_s"]
-        reference = row["decisions"] / rate
-        episode = f"{row['episode_path_score_s']:.2f} s" if "episode_path_score_s" in row else "-"
-        print(
-            f"| {row['decisions']:,.0f} | {row['open_s'] * 1e3:,.0f} ms | {row['first_score_s'] * 1e3:,.0f} ms "
-            f"| {total * 1e3:,.0f} ms | {row['cpu_s'] * 1e3:,.0f} ms | {reference / total:,.0f}x "
-            f"| {row['rescore_ms']:.1f} ms | {row['resource_rescore_ms']:.1f} ms "
-            f"| {row['peak_rss_mb'] * 2**20 / row['decisions']:.0f} B | {row['disk_bytes_per_decision']:.1f} B | {episode} |"
-        )
+        for label, measured in (("", row), (" (decisions read)", row["from_decisions"])):
+            total = measured["open_s"] + measured["first_score_s"]
+            reference = row["decisions"] / rate
+            episode = f"{measured['episode_path_score_s']:.2f} s" if "episode_path_score_s" in measured else "-"
+            print(
+                f"| {row['decisions']:,.0f}{label} | {measured['open_s'] * 1e3:,.0f} ms "
+                f"| {measured['first_score_s'] * 1e3:,.0f} ms | {total * 1e3:,.0f} ms | {measured['cpu_s'] * 1e3:,.0f} ms "
+                f"| {reference / total:,.0f}x | {measured['rescore_ms']:.1f} ms | {measured['resource_rescore_ms']:.1f} ms "
+                f"| {measured['peak_rss_mb'] * 2**20 / row['decisions']:.0f} B | {row['disk_bytes_per_decision']:.1f} B "
+                f"| {episode} |"
+            )
     frames_rows = [r for r in rows if not np.isnan(r["frame_bytes_per_step"])]
     if frames_rows:
         print(f"frames on disk: {frames_rows[0]['frame_bytes_per_step']:,.0f} bytes per step")
@@ -262,6 +280,8 @@ def main() -> None:
             f"rescore_ms_{size}={r['rescore_ms']:.2f}",
             f"cpu_ms_{size}={r['cpu_s'] * 1e3:.1f}",
             f"rss_bytes_per_decision_{size}={r['peak_rss_mb'] * 2**20 / size:.1f}",
+            f"from_decisions_ms_{size}="
+            f"{(r['from_decisions']['open_s'] + r['from_decisions']['first_score_s']) * 1e3:.1f}",
         ]
     if len(sizes) > 1:
         small, large = by_size[sizes[-2]], by_size[sizes[-1]]

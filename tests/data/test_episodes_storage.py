@@ -146,9 +146,10 @@ def test_round_trip_is_lossless(tmp_path):
     copy = loaded["with-frames"]
     np.testing.assert_array_equal(copy.frames.images, originals[0].frames.images)
     np.testing.assert_array_equal(copy.frames.step_decision, originals[0].frames.step_decision)
-    # One part: a decisions, an episodes and a frames table under one tool-made name.
-    names = {table: [f.name for f in part_files(tmp_path, table)] for table in ("decisions", "episodes", "frames")}
-    assert len(names["episodes"]) == 1 and names["decisions"] == names["episodes"] == names["frames"]
+    # One part: a decisions, an episodes, a frames and an events table under one tool-made name.
+    tables = ("decisions", "episodes", "frames", "events")
+    names = {table: [f.name for f in part_files(tmp_path, table)] for table in tables}
+    assert len(names["episodes"]) == 1 and all(names[table] == names["episodes"] for table in tables)
 
 
 def test_saving_never_overwrites_silently(tmp_path):

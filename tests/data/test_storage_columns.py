@@ -9,7 +9,7 @@ import threading
 import numpy as np
 import pandas as pd
 import pytest
-from helpers.episodes import assert_same_episode, make_episode
+from helpers.episodes import assert_same_episode, make_episode, open_from_decisions
 
 from workbench.core.config import RewardConfig
 from workbench.core.crafter_facts import ACTIONS, INVENTORY_ITEMS
@@ -148,11 +148,15 @@ def _prepared_fields(prepared) -> dict:
     return {name: getattr(prepared, name) for name in names}
 
 
-@pytest.mark.parametrize("batch", [3, 7, 64, 1 << 16])
-def test_opening_computes_the_events_scoring_would_from_whole_columns(tmp_path, monkeypatch, batch):
-    """Batches that cut episodes anywhere (3 rows at a time, ...) give exactly the arrays
-    prepare builds from the episodes in memory."""
+@pytest.mark.parametrize(
+    ("batch", "events_tables"), [(3, False), (7, False), (64, False), (1 << 16, False), (1 << 16, True)]
+)
+def test_opening_computes_the_events_scoring_would_from_whole_columns(tmp_path, monkeypatch, batch, events_tables):
+    """Read from the events tables, or from the decisions tables in batches that cut episodes
+    anywhere (3 rows at a time, ...): exactly the arrays prepare builds from the episodes in memory."""
     monkeypatch.setattr(stream, "STREAM_BATCH", batch)
+    if not events_tables:
+        open_from_decisions(monkeypatch)
     memory = Corpus([make_episode(f"m{i}", decisions=3 + 5 * i, seed=i) for i in range(6)] + list(sample_corpus())[:3])
     save_corpus(memory, tmp_path)
     opened = load_corpus(tmp_path)

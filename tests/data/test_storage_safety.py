@@ -67,7 +67,9 @@ def test_a_writer_killed_mid_write_leaves_the_corpus_as_it_was(tmp_path):
     """)
     assert big_writer.stdout.readline() == "writing\n"
     deadline = time.time() + 60
-    while not any(p.name.endswith(".tmp") for table in ("decisions", "frames") for p in (tmp_path / table).glob(".*")):
+    while not any(
+        p.name.endswith(".tmp") for table in ("decisions", "events", "frames") for p in (tmp_path / table).glob(".*")
+    ):
         assert time.time() < deadline and big_writer.poll() is None, "the writer never started writing"
         time.sleep(0.01)
     big_writer.send_signal(signal.SIGKILL)
@@ -75,7 +77,7 @@ def test_a_writer_killed_mid_write_leaves_the_corpus_as_it_was(tmp_path):
     assert big_writer.returncode == -signal.SIGKILL
     leftovers = [
         p
-        for table in ("decisions", "frames", "episodes")
+        for table in ("decisions", "events", "frames", "episodes")
         for p in (tmp_path / table).iterdir()
         if p.name.startswith(".")
     ]
@@ -84,7 +86,7 @@ def test_a_writer_killed_mid_write_leaves_the_corpus_as_it_was(tmp_path):
     save_episode(tmp_path, make_episode("next"))  # the next write cleans up
     assert not [
         p
-        for table in ("decisions", "frames", "episodes")
+        for table in ("decisions", "events", "frames", "episodes")
         for p in (tmp_path / table).iterdir()
         if p.name.startswith(".")
     ]
@@ -102,7 +104,7 @@ def test_data_files_of_a_part_that_never_committed_are_ignored_then_removed(tmp_
     assert not orphan.exists() and load_corpus(tmp_path / "corpus").ids == ["kept", "b"]
 
 
-@pytest.mark.parametrize("where", ["decisions", "frames", "root", "table folder"])
+@pytest.mark.parametrize("where", ["decisions", "frames", "events", "root", "table folder"])
 def test_a_symlink_planted_in_the_folder_is_refused(tmp_path, where):
     corpus_root = tmp_path / "corpus"
     save_corpus(Corpus([make_episode("a", frames=True)]), corpus_root)

@@ -73,3 +73,11 @@ def assert_same_episode(copy: Episode, original: Episode) -> None:
     assert json.dumps(copy.logged) == json.dumps(original.logged)  # key order and float bits too
     assert copy.views == original.views and copy.messages == original.messages
     assert copy.has_frames == original.has_frames
+
+
+def open_from_decisions(monkeypatch) -> None:
+    """Make ``load_corpus`` read every part as one written before events tables: its events
+    computed from the decisions table (``workbench.data.storage.stream``), never read."""
+    from workbench.data.storage import stream
+
+    monkeypatch.setattr(stream, "read_part_events", lambda root, part, first_decision: None)

@@ -1,13 +1,14 @@
-"""The fast paths (a corpus opened from disk: events streamed in batches; a re-score of a prepared
-corpus after a change) give what plain ``score`` gives on the same episodes in memory, bit for bit:
-every array, the episodes table (columns in order), each summary (keys in order)."""
+"""The fast paths (a corpus opened from disk: events read from its events tables, or streamed from
+its decisions tables in batches; a re-score of a prepared corpus after a change) give what plain
+``score`` gives on the same episodes in memory, bit for bit: every array, the episodes table
+(columns in order), each summary (keys in order)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 import pytest
-from helpers.episodes import make_episode
+from helpers.episodes import make_episode, open_from_decisions
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -44,12 +45,16 @@ def configs(repo) -> list[RewardConfig]:
     return [*loaded, quirky]
 
 
-@pytest.mark.parametrize("batch", [5, 1 << 16])
+@pytest.mark.parametrize(("batch", "events_tables"), [(5, False), (1 << 16, False), (1 << 16, True)])
 @pytest.mark.parametrize("kind", ["random", "real"])
-def test_opened_and_rescored_corpora_score_as_plain_score_bit_for_bit(tmp_path, monkeypatch, batch, kind):
+def test_opened_and_rescored_corpora_score_as_plain_score_bit_for_bit(
+    tmp_path, monkeypatch, batch, events_tables, kind
+):
     from helpers import REPO
 
     monkeypatch.setattr(stream, "STREAM_BATCH", batch)  # batches that cut episodes anywhere
+    if not events_tables:  # else each part's events are read from its events table
+        open_from_decisions(monkeypatch)
     if kind == "random":
         memory = Corpus([make_episode(f"r{i}", decisions=40 + 37 * i, seed=100 + i) for i in range(8)])
     else:

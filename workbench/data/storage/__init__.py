@@ -7,6 +7,7 @@
       decisions/<part>.parquet      one row per state: decision 0 = after reset, then one per decision
       episodes/<part>.parquet       one row per episode: the corpus index, metadata and logged rewards (JSON)
       frames/<part>.parquet         one row group per episode with frames (codec: workbench.data.storage.frames)
+      events/<part>.parquet         one row per episode: its events, derived from the decisions (events_table)
       .corpus.lock                  the writers' lock file (flock'ed, never through a link; the folder too)
 
 The column layout of the two tables is documented in ``workbench.data.storage.schema``: inventory
@@ -31,8 +32,10 @@ the decisions, ``workbench.data.storage.rows`` for every column of the episodes 
 violation is an ``EpisodeValueError`` (writing) or ``CorpusValueError`` (reading) naming the
 episode or file, the decision or row, and the column.
 
-Opening reads the episodes tables and streams the decisions tables but their status columns,
-checking every value read and keeping only the episodes' events for scoring
+Opening reads the episodes tables and each part's events from its events table when the
+decisions table is the one they were computed from (its SHA-256 recorded;
+``workbench.data.storage.events_table``), else streams the decisions table but its status
+columns, checking every value read and keeping only the episodes' events for scoring
 (``workbench.data.storage.stream``); the state columns are decoded whole, column-major, and the
 status checked against the counts, when first asked for (an ``Episode``, ``decision_arrays``), and
 an episode's frames are read when touched. A ``corpus.json`` that is not exactly this layout's

@@ -12,6 +12,7 @@ columns are decoded whole when first asked for.
 from __future__ import annotations
 
 from collections.abc import Collection
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -33,8 +34,10 @@ from workbench.data.episodes import (
     index_frame,
     narrow,
 )
+from workbench.data.episodes.events import decision_events
 from workbench.data.storage import frames as frame_codec
 from workbench.data.storage.decode import Part, checked, largest_count, read_arrays, read_table
+from workbench.data.storage.events_table import events_table, file_digest
 from workbench.data.storage.layout import (
     committed_parts,
     new_part_name,
@@ -96,21 +99,34 @@ def append(root: Path, corpus: Corpus, replaces: set[str], *, progress: bool = F
     written: list[Path] = []
     try:
         decisions = part_file(root, "decisions", part)
+        events: list[dict[str, np.ndarray]] = []
+        steps: list[np.ndarray] = []
         with atomic_path(decisions) as tmp:
             writer = None
             batches = corpus.decision_batches(WRITE_BATCH)
+            first_decision = 0
             for start, arrays in tqdm(batches, desc="decisions", unit="batch", disable=not progress):
                 check_values(arrays)
-                table = decisions_table(
-                    narrow(arrays), None if texts is None else texts[start : start + arrays.n_episodes]
-                )
+                narrowed = narrow(arrays)
+                table = decisions_table(narrowed, None if texts is None else texts[start : start + arrays.n_episodes])
                 writer = writer or pq.ParquetWriter(
                     str(tmp), table.schema, compression="zstd", write_page_checksum=True
                 )
                 writer.write_table(table, row_group_size=ROW_GROUP)
+                # What opening computes from the stored rows, whose status it derives from the counts.
+                events.append(decision_events(replace(narrowed, stored_status=None), first_decision))
+                steps.append(arrays.steps())
+                first_decision += arrays.n_decisions
             if writer is not None:
                 writer.close()
+            digest = file_digest(tmp)
         written.append(decisions)
+        events_path = part_file(root, "events", part)
+        with atomic_path(events_path) as tmp:
+            table = events_table([e.id for e in extras], np.concatenate(steps), events, digest)
+            # No dictionaries: event values are mostly distinct, and decoding them cost a third more.
+            pq.write_table(table, str(tmp), compression="zstd", use_dictionary=False, write_page_checksum=True)
+        written.append(events_path)
         groups = _write_frames(root, part, extras, written, progress)
         rows = [episode_row(row, e, group, e.id in replaces) for row, e, group in zip(index_rows, extras, groups)]
         episodes = part_file(root, "episodes", part)

@@ -31,9 +31,13 @@ FORMAT = "crafter-workbench-corpus"
 SCHEMA_VERSION = 2
 MARKER = "corpus.json"
 LOCK = ".corpus.lock"
-#: The table folders; a part ``P`` is ``episodes/P.parquet`` (its commit record, written last),
-#: ``decisions/P.parquet`` and, when it has frames, ``frames/P.parquet``.
-TABLES = ("decisions", "episodes", "frames")
+#: The table folders the marker lists; a part ``P`` is ``episodes/P.parquet`` (its commit
+#: record, written last), ``decisions/P.parquet`` and, when it has frames, ``frames/P.parquet``.
+MARKED_TABLES = ("decisions", "episodes", "frames")
+#: Every table folder: also ``events/P.parquet``, what opening needs of the decisions, derived
+#: from them (``workbench.data.storage.events_table``; parts written before it have none, and
+#: the marker does not list it, so older workbenches read the folder as before).
+TABLES = (*MARKED_TABLES, "events")
 PART_RE = re.compile(r"part-\d{20}-\d{1,10}-[0-9a-f]{8}")
 _FILE_RE = re.compile(rf"({PART_RE.pattern})\.parquet")
 #: Temporary files of ``workbench.util.atomic`` (hidden, so pandas and pyarrow skip them too).
@@ -224,7 +228,8 @@ def marker_text() -> str:
     """What a new corpus folder's ``corpus.json`` says (the parts hold everything else)."""
     return (
         json.dumps(
-            {"format": FORMAT, "schema_version": SCHEMA_VERSION, "layout": "columnar", "tables": list(TABLES)}, indent=1
+            {"format": FORMAT, "schema_version": SCHEMA_VERSION, "layout": "columnar", "tables": list(MARKED_TABLES)},
+            indent=1,
         )
         + "\n"
     )

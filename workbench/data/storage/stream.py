@@ -33,6 +33,7 @@ from workbench.data.storage.decode import (
     copy_columns,
     open_decisions,
 )
+from workbench.data.storage.events_table import read_part_events
 from workbench.data.storage.layout import READ_POOL, open_file, part_file
 from workbench.data.storage.schema import COUNT_COLUMNS
 from workbench.errors import CorpusValueError, EpisodeValueError
@@ -44,15 +45,21 @@ STREAM_BATCH = 1 << 16
 
 def read_events(root: Path, parts: list[Part]) -> dict[str, np.ndarray] | None:
     """The ``decision_events`` of every part's episodes as one batch, numbered across the
-    parts, read in batches of whole episodes that are checked (see the module) and dropped;
-    None for parts without episodes."""
+    parts: from the part's events table when it matches its decisions table
+    (``workbench.data.storage.events_table``), else read from the decisions table in batches
+    of whole episodes that are checked (see the module) and dropped; None for parts without
+    episodes."""
     joined = _Joined(sum(int(p.episodes.column("decisions").to_numpy().sum()) + p.episodes.num_rows for p in parts))
     first_decision = 0
     for part in parts:
-        path = part_file(root, "decisions", part.name)
-        with open_file(path) as handle:
-            for events in _part_events(handle, path, root, part, first_decision):
-                joined.add(events, rows=int(events["lengths"].sum()) + len(events["lengths"]))
+        stored = read_part_events(root, part, first_decision)
+        if stored is not None:
+            joined.add(stored, rows=int(stored["lengths"].sum()) + len(stored["lengths"]))
+        else:
+            path = part_file(root, "decisions", part.name)
+            with open_file(path) as handle:
+                for events in _part_events(handle, path, root, part, first_decision):
+                    joined.add(events, rows=int(events["lengths"].sum()) + len(events["lengths"]))
         first_decision += int(part.episodes.column("decisions").to_numpy().sum())
     READ_POOL.release_unused()
     return joined.result()

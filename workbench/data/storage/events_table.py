@@ -1,0 +1,237 @@
+"""A part's events table: its episodes' ``decision_events`` kept beside its decisions table.
+
+``events/<part>.parquet`` holds one row per episode of the part, in its episodes table's order:
+``episode``, ``decisions``, ``steps`` (as the episodes table has them, checked against it), the
+four status rows (``reset_status`` ... ``seen_status``, lists of 22 bools in Crafter's order)
+and the episode's events as lists: ``reward_decision`` / ``reward_value``, ``unlock_decision`` /
+``unlock_name`` / ``unlock_ordinal`` / ``unlock_first``, ``gain_decision`` / ``gain_slot`` /
+``gain_delta`` (decisions numbered within the episode). Its metadata holds the SHA-256 of the
+part's decisions table as written.
+
+Opening a part reads its events from here when that digest is the decisions table's: the table
+was then written with those very decisions, whose values the writer checked. Decoding ~40
+state columns to find a few events took most of an open (~75 of ~180 ms CPU at 1M decisions);
+hashing the compressed decisions table takes ~1 ms. A part without an events table (written
+before it), or whose decisions table changed since, is read from its decisions table as before
+(``workbench.data.storage.stream``), so the table is never trusted over the data it came from.
+Every value read is checked (ranges, order, pairing, the episodes table's columns); an events
+table that fails a check is not used (a logged warning names it and what is wrong), and the
+decisions read in its place checks the part as before.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from workbench.core.crafter_facts import ACHIEVEMENTS, INVENTORY_ITEMS
+from workbench.data.storage.decode import Part, checked
+from workbench.data.storage.layout import ParquetReader, open_file, part_file
+from workbench.data.storage.schema import check_schema
+from workbench.errors import CorpusFormatError, CorpusValueError, UnsafeCorpusPathError
+
+_LOG = logging.getLogger(__name__)
+
+#: The metadata key holding the decisions table's SHA-256 (hex).
+DIGEST_KEY = b"workbench.decisions_sha256"
+N_SLOTS = len(INVENTORY_ITEMS) + len(ACHIEVEMENTS)
+STATUS_KEYS = ("reset_status", "final_status", "ever_status", "seen_status")
+#: Event lists by kind: the decision column first, then its companions, with their types.
+EVENT_GROUPS: dict[str, tuple[tuple[str, pa.DataType], ...]] = {
+    "reward": (("reward_decision", pa.int32()), ("reward_value", pa.float64())),
+    "unlock": (
+        ("unlock_decision", pa.int32()),
+        ("unlock_name", pa.int8()),
+        ("unlock_ordinal", pa.int32()),
+        ("unlock_first", pa.bool_()),
+    ),
+    "gain": (("gain_decision", pa.int32()), ("gain_slot", pa.int8()), ("gain_delta", pa.int32())),
+}
+EVENTS_SCHEMA = pa.schema(
+    [pa.field("episode", pa.string(), nullable=False)]
+    + [pa.field(name, pa.int64(), nullable=False) for name in ("decisions", "steps")]
+    + [pa.field(key, pa.list_(pa.field("item", pa.bool_(), nullable=False)), nullable=False) for key in STATUS_KEYS]
+    + [
+        pa.field(name, pa.list_(pa.field("item", kind, nullable=False)), nullable=False)
+        for group in EVENT_GROUPS.values()
+        for name, kind in group
+    ]
+)
+#: numpy dtypes of the event arrays as ``decision_events`` returns them.
+_DTYPES = {"unlock_name": np.int8, "unlock_ordinal": np.int32, "gain_slot": np.int8, "gain_delta": np.int32}
+
+
+def file_digest(path: Path) -> str:
+    """The SHA-256 (hex) of a corpus file, read without following symlinks."""
+    digest = hashlib.sha256()
+    with open_file(path) as handle:
+        while chunk := handle.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def events_table(
+    ids: list[str], steps: np.ndarray, events: list[dict[str, np.ndarray]], decisions_digest: str
+) -> pa.Table:
+    """The events table of a part: ``ids`` and ``steps`` per episode, ``events`` the
+    ``decision_events`` of its batches in order (decisions numbered from the part's first),
+    ``decisions_digest`` its decisions table's SHA-256."""
+    columns: dict[str, Any] = {"episode": pa.array(ids, pa.string()), "steps": pa.array(steps, pa.int64())}
+    starts = np.concatenate([e["starts"] for e in events])
+    lengths = np.concatenate([e["lengths"] for e in events]).astype(np.int64)
+    columns["decisions"] = pa.array(lengths, pa.int64())
+    row_offsets = np.arange(len(ids) + 1, dtype=np.int32) * len(ACHIEVEMENTS)
+    for key in STATUS_KEYS:
+        values = np.concatenate([e[key] for e in events]).ravel()
+        columns[key] = pa.ListArray.from_arrays(pa.array(row_offsets), pa.array(values, pa.bool_()))
+    bounds = np.append(starts, starts[-1] + lengths[-1]) if len(starts) else np.zeros(1, np.int64)
+    for group in EVENT_GROUPS.values():
+        decision = np.concatenate([e[group[0][0]] for e in events])
+        offsets = np.searchsorted(decision, bounds).astype(np.int32)  # sorted: each episode's run
+        episode = np.repeat(np.arange(len(ids)), np.diff(offsets))
+        for name, kind in group:
+            values = np.concatenate([e[name] for e in events])
+            if name == group[0][0]:
+                values = values - starts[episode]  # within the episode
+            columns[name] = pa.ListArray.from_arrays(pa.array(offsets), pa.array(values, kind))
+    table = pa.table(columns).select(EVENTS_SCHEMA.names).cast(EVENTS_SCHEMA)
+    return table.replace_schema_metadata({DIGEST_KEY: decisions_digest.encode()})
+
+
+def read_part_events(root: Path, part: Part, first_decision: int) -> dict[str, np.ndarray] | None:
+    """The events of ``part``'s episodes from its events table, decisions numbered from
+    ``first_decision``, as ``decision_events`` returns them; None when they must be read from
+    the decisions table instead: the part has no events table, its decisions table is not the
+    one the events were written with, or the events table is damaged or disagrees with the
+    episodes table (then logged as a warning: the decisions read that follows checks the part
+    and names what is wrong with it, if anything).
+
+    Raises:
+        UnsafeCorpusPathError: The events table is a symlink or not a regular file.
+    """
+    path = part_file(root, "events", part.name)
+    if not path.exists() and not path.is_symlink():
+        return None
+    try:
+        with open_file(path) as handle:
+            reader = checked(lambda: ParquetReader(handle), path)
+            recorded = (reader.schema_arrow.metadata or {}).get(DIGEST_KEY)
+            if recorded is None or recorded.decode("ascii", "replace") != file_digest(
+                part_file(root, "decisions", part.name)
+            ):
+                return None  # written before the decisions table last changed: not its events
+            table = checked(lambda: reader.read(use_threads=True), path)
+        checked(lambda: check_schema(table.schema, EVENTS_SCHEMA, str(path)), path)
+        return _events(table.combine_chunks(), part, first_decision, path)
+    except UnsafeCorpusPathError:
+        raise
+    except CorpusFormatError as error:  # CorpusValueError included
+        _LOG.warning("%s; reading the part's decisions table instead", error)
+        return None
+
+
+def _events(table: pa.Table, part: Part, first_decision: int, path: Path) -> dict[str, np.ndarray]:
+    """The checked events of one events table (``part``'s), numbered from ``first_decision``."""
+    episodes = part.episodes
+    n = episodes.num_rows
+    if table.num_rows != n:
+        raise CorpusFormatError(f"{path}: holds {table.num_rows} episodes, its episodes table {n}")
+    for name in table.column_names:
+        if table.column(name).null_count:
+            raise CorpusFormatError(f"{path}: column {name!r}: a missing value (null)")
+    for name in ("episode", "decisions", "steps"):
+        if not table.column(name).equals(episodes.column(name).cast(table.schema.field(name).type)):
+            raise CorpusFormatError(
+                f"{path}: column {name!r} differs from {part_file(path.parent.parent, 'episodes', part.name)}'s"
+            )
+    lengths = episodes.column("decisions").to_numpy().astype(np.int64)
+    local_starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
+    starts = local_starts + first_decision
+    events: dict[str, np.ndarray] = {
+        "starts": starts,
+        "lengths": lengths,
+        "env_return": episodes.column("env_return").to_numpy().astype(np.float64),
+    }
+    for key in STATUS_KEYS:
+        values, per_row = _flat(table, key)
+        if (per_row != len(ACHIEVEMENTS)).any():
+            row = int(np.flatnonzero(per_row != len(ACHIEVEMENTS))[0])
+            raise CorpusValueError(f"{path}: row {row}, column {key!r}: {per_row[row]} values, not 22")
+        events[key] = values.astype(bool).reshape(n, len(ACHIEVEMENTS))
+    for group in EVENT_GROUPS.values():
+        name = group[0][0]
+        local, per_row = _flat(table, name)
+        for other, _ in group[1:]:
+            if not np.array_equal(_flat(table, other)[1], per_row):
+                raise CorpusFormatError(f"{path}: columns {name!r} and {other!r} differ in length in some row")
+        # Each row's first and last decision inside its episode; with the order checked below
+        # (``_check_values``), every decision between them is too.
+        ends = np.cumsum(per_row)
+        rows = np.flatnonzero(per_row)
+        if len(rows) and (
+            (local[ends[rows] - per_row[rows]] < 0).any() or (local[ends[rows] - 1] >= lengths[rows]).any()
+        ):
+            episode = np.repeat(np.arange(n), per_row)
+            at = int(np.flatnonzero((local < 0) | (local >= lengths[episode]))[0])
+            raise CorpusValueError(
+                f"{path}: row {int(episode[at])}, column {name!r}: decision {int(local[at])} is outside the "
+                f"episode's {int(lengths[episode[at]])} decisions"
+            )
+        events[name] = local.astype(np.int64) + np.repeat(starts, per_row)
+        for other, _ in group[1:]:
+            values = _flat(table, other)[0]
+            events[other] = values.astype(_DTYPES.get(other, values.dtype), copy=False)
+    _check_values(events, path)
+    return events
+
+
+def _flat(table: pa.Table, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """A list column's values (one array) and each row's number of values."""
+    column = table.column(name).chunk(0) if table.num_rows else pa.array([], table.schema.field(name).type)
+    return column.flatten().to_numpy(zero_copy_only=False), column.value_lengths().to_numpy(zero_copy_only=False)
+
+
+def _check_values(events: dict[str, np.ndarray], path: Path) -> None:
+    """Ranges and order of the events: rewards finite and not +0.0, one per decision; unlocks
+    and gains ordered by (decision, column) without repeats, names and slots Crafter's, gains
+    positive, ordinals from 0, and Crafter's rewards summing to each episode's ``env_return``."""
+
+    def fail(column: str, at: np.ndarray, why: str) -> None:
+        raise CorpusValueError(f"{path}: column {column!r}: event {int(np.flatnonzero(at)[0])} {why}")
+
+    value = events["reward_value"]
+    invalid = ~np.isfinite(value) | ((value == 0) & ~np.signbit(value))
+    if invalid.any():
+        fail("reward_value", invalid, "is not a finite non-zero reward")
+    for key, column, width in (
+        ("reward_decision", None, 1),
+        ("unlock_decision", "unlock_name", len(ACHIEVEMENTS)),
+        ("gain_decision", "gain_slot", N_SLOTS),
+    ):
+        order = events[key]
+        if column is not None:
+            second = events[column]
+            if len(second) and (second.min() < 0 or second.max() >= width):
+                fail(column, (second < 0) | (second >= width), f"is outside 0..{width - 1}")
+            order = order * width + second
+        later = order[1:] > order[:-1]
+        if not later.all():
+            fail(key, np.append(False, ~later), "is not after the one before (events are ordered)")
+    for key, low in (("gain_delta", 1), ("unlock_ordinal", 0)):
+        if len(events[key]) and events[key].min() < low:
+            fail(key, events[key] < low, f"is below {low}")
+    starts, env_return = events["starts"], events["env_return"]
+    episode = np.searchsorted(starts, events["reward_decision"], side="right") - 1
+    sums = np.bincount(episode, weights=value, minlength=len(starts)) if len(starts) else np.zeros(0)
+    off = np.abs(sums - env_return) > 1e-9 * np.maximum(1.0, np.abs(sums))
+    if off.any():
+        k = int(np.flatnonzero(off)[0])
+        raise CorpusValueError(
+            f"{path}: row {k}: the rewards sum to {float(sums[k])!r}, but the episode's env_return is "
+            f"{float(env_return[k])!r}"
+        )
