@@ -4,14 +4,16 @@
     python benchmarks/bench_app.py --sessions 2 --repeat 10     # a quick run
 
 One ``workbench app`` server (a real process, ``tests/helpers/browser_app.app_server``) per
-corpus size; N browser sessions (each its own Debian chromium and context, on its own thread,
-driven through the helpers of ``tests/helpers/browser_app.py`` so a change of the views' markup
-is followed there) open the dashboard one after the other (the server's resident memory read
+corpus size; N browser sessions (each a browser context on its own thread, in its own Debian
+chromium or, with ``--one-browser``, all in one chromium over the DevTools protocol; driven
+through the helpers of ``tests/helpers/browser_app.py`` so a change of the views' markup is
+followed there) open the dashboard one after the other (the server's resident memory read
 after each: memory per added session), then all at once drag the Tuner's collect_wood weight
 (``--repeat`` key presses each, input event to the figure's change painted) and play the
 Replayer (click on play to the step counter's change painted), while session 0's Live page
 follows a run that a thread keeps adding rollout files to. Server CPU seconds are read from
-/proc over the busy phase. At the end each session checks it still shows its own state: its
+/proc over the busy phase, and so are every process's, by kind (chromium renderers, the rest of
+chromium, Playwright's drivers, the server, the rest): what the cores were busy with. At the end each session checks it still shows its own state: its
 weight moved by its own presses (each session presses a different number of times) and its own
 Replayer episode. Prints p50/p95 per action and size, the memory and CPU per session, the check,
 console errors, and the load average.
@@ -20,11 +22,16 @@ console errors, and the load average.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import re
 import shutil
+import signal
+import subprocess
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +45,7 @@ from helpers.browser_app import (
     replay_controls,
     tuner_weight,
 )
-from helpers.browser_lab import collect_errors, launch
+from helpers.browser_lab import CHROMIUM, CHROMIUM_ARGS, collect_errors, launch
 
 from workbench.data.episodes import Corpus
 from workbench.data.sample import sample_corpus, sample_path
@@ -82,6 +89,39 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
 
 
+def process_kind(pid: int, server: int) -> str:
+    """What a process is, for the CPU table (from its command line)."""
+    argv = (Path("/proc") / str(pid) / "cmdline").read_bytes().split(b"\0")
+    line = b" ".join(argv)
+    if pid == server:
+        return "workbench app server"
+    if b"chromium" in line:
+        return "chromium renderers" if b"--type=renderer" in line else "chromium (browser, GPU, utility)"
+    if b"playwright" in line or Path(argv[0].decode(errors="replace")).name == "node":
+        return "Playwright drivers (node)"
+    return "everything else (this script, other work)"
+
+
+def cpu_by_kind(server: int) -> dict[int, tuple[str, float]]:
+    """Every process's kind and CPU seconds so far (those gone while reading are skipped)."""
+    found = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                found[int(entry.name)] = (process_kind(int(entry.name), server), cpu_seconds(int(entry.name)))
+            except (OSError, IndexError, ValueError):
+                continue
+    return found
+
+
+def cpu_spent(before: dict[int, tuple[str, float]], after: dict[int, tuple[str, float]]) -> dict[str, float]:
+    """CPU seconds by kind between two ``cpu_by_kind`` readings (a process born between counts whole)."""
+    spent: dict[str, float] = {}
+    for pid, (kind, seconds) in after.items():
+        spent[kind] = spent.get(kind, 0.0) + seconds - before.get(pid, (kind, 0.0))[1]
+    return spent
+
+
 class Session(threading.Thread):
     """One person: opens the dashboard when told, then (all together) tunes and replays."""
 
@@ -99,7 +139,8 @@ class Session(threading.Thread):
 
         try:
             with sync_playwright() as playwright:
-                browser = launch(playwright)
+                endpoint = self.shared.get("endpoint")
+                browser = playwright.chromium.connect_over_cdp(endpoint) if endpoint else launch(playwright)
                 try:
                     self._session(browser)
                 finally:
@@ -175,9 +216,16 @@ def measure(corpus: Path, folder: Path, args: argparse.Namespace) -> dict[str, A
     arguments = [str(corpus), *[a for c in configs for a in ("--config", str(c))], "--workspace", str(folder / "ws")]
     run, stop = folder / "run", threading.Event()
     run.mkdir(exist_ok=True)
-    with app_server(arguments, folder / "server.log") as (url, _):
+    browser = shared_chromium(folder) if args.one_browser else contextlib.nullcontext(None)
+    with app_server(arguments, folder / "server.log") as (url, _), browser as endpoint:
         pid = server_pid(url)
-        shared = {"run": run, "target": folder / "live", "start": threading.Event(), "done": threading.Event()}
+        shared = {
+            "run": run,
+            "target": folder / "live",
+            "start": threading.Event(),
+            "done": threading.Event(),
+            "endpoint": endpoint,
+        }
         sessions = [Session(i, url, args, shared) for i in range(args.sessions)]
         time.sleep(2.0)
         memory = [rss_mb(pid)]
@@ -189,17 +237,51 @@ def measure(corpus: Path, folder: Path, args: argparse.Namespace) -> dict[str, A
             memory.append(rss_mb(pid))
         feeder = threading.Thread(target=feed_run, args=(run, stop), daemon=True)
         feeder.start()
-        cpu, started = cpu_seconds(pid), time.perf_counter()
+        cpu, every, started = cpu_seconds(pid), cpu_by_kind(pid), time.perf_counter()
         shared["start"].set()
         while any(s.is_alive() for s in sessions) and not all(_finished(s, args) for s in sessions):
             time.sleep(0.5)
         busy, wall = cpu_seconds(pid) - cpu, time.perf_counter() - started
+        kinds = cpu_spent(every, cpu_by_kind(pid))
         shared["done"].set()
         for session in sessions:
             session.join(timeout=300)
         stop.set()
         peak = rss_mb(pid)
-    return {"sessions": sessions, "memory": memory, "peak": peak, "cpu": busy, "wall": wall}
+    return {"sessions": sessions, "memory": memory, "peak": peak, "cpu": busy, "wall": wall, "kinds": kinds}
+
+
+@contextlib.contextmanager
+def shared_chromium(folder: Path) -> Iterator[str]:
+    """One headless Debian chromium for every session (``--one-browser``): its DevTools
+    endpoint, which each session's Playwright connects to (its own context in it). Stopped by
+    its process group at the end."""
+    command = [
+        str(CHROMIUM),
+        "--headless",
+        "--remote-debugging-port=0",
+        f"--user-data-dir={folder / 'chromium-profile'}",
+        *CHROMIUM_ARGS,
+        "about:blank",
+    ]
+    process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        assert process.stderr is not None
+        endpoint = None
+        for line in process.stderr:  # chromium names its endpoint on stderr once it listens
+            found = re.search(r"DevTools listening on (ws://\S+)", line)
+            if found:
+                endpoint = found.group(1)
+                break
+        if endpoint is None:
+            raise RuntimeError(f"chromium exited ({process.poll()}) without a DevTools endpoint")
+        drain = threading.Thread(target=process.stderr.read, daemon=True)  # never blocks on a full pipe
+        drain.start()
+        yield endpoint
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGTERM)
+        process.wait(30)
 
 
 def _finished(session: Session, args: argparse.Namespace) -> bool:
@@ -208,7 +290,8 @@ def _finished(session: Session, args: argparse.Namespace) -> bool:
 
 def report(name: str, found: dict[str, Any], args: argparse.Namespace) -> None:
     sessions: list[Session] = found["sessions"]
-    print(f"\n{name}: {args.sessions} sessions on one server")
+    browsers = "one chromium, a context each" if args.one_browser else "a chromium each"
+    print(f"\n{name}: {args.sessions} sessions on one server ({browsers})")
     print("| action | measured | p50 ms | p95 ms | max ms | timed out (15 s) |")
     print("|---|---:|---:|---:|---:|---:|")
     timeouts = sum(s.timeouts for s in sessions)
@@ -230,6 +313,10 @@ def report(name: str, found: dict[str, Any], args: argparse.Namespace) -> None:
         f"server CPU while they worked: {found['cpu']:.1f} s over {found['wall']:.0f} s "
         f"({found['cpu'] / args.sessions:.1f} s per session, {found['cpu'] / found['wall']:.2f} cores)"
     )
+    print("| CPU while they worked | cores |")
+    print("|---|---:|")
+    for kind, seconds in sorted(found["kinds"].items(), key=lambda item: -item[1]):
+        print(f"| {kind} | {seconds / found['wall']:.2f} |")
     mixed = [m for s in sessions for m in s.mixed]
     print("no session showed another's state" if not mixed else f"SESSIONS MIXED: {mixed}")
     errors = [e for s in sessions for e in s.errors]
@@ -265,3 +352,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--gap-ms", type=int, default=250, help="pause between a session's moves")
     parser.add_argument("--play-ms", type=int, default=1000, help="how long each Replayer play runs")
+    parser.add_argument(
+        "--one-browser",
+        action="store_true",
+        help="all sessions as contexts of one chromium (over the DevTools protocol), not a chromium each",
+    )

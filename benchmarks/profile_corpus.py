@@ -66,7 +66,7 @@ class Stages:
             for name, label in self.EVENTS.items():
                 setattr(events_table, name, self._timed(label, getattr(events_table, name)))
             events_table.ParquetReader.read = self._timed(  # type: ignore[method-assign]
-                "events table: Parquet read", events_table.ParquetReader.read
+                "Parquet reads: episodes and events tables", events_table.ParquetReader.read
             )
             columnar._live_episodes = self._timed("index rows + metadata", columnar._live_episodes)
             return

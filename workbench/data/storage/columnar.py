@@ -27,6 +27,7 @@ from workbench.data.episodes import (
     INDEX_COLUMNS,
     ColumnStore,
     Corpus,
+    DecisionArrays,
     EpisodeExtras,
     Frames,
     check_values,
@@ -183,18 +184,23 @@ def load(root: Path, only: Collection[str] | None = None) -> Corpus:
         rows_seen += int(pa.compute.sum(table.column("decisions")).as_py() or 0) + table.num_rows
     if not parts:  # a folder whose only writes failed their checks: an empty corpus
         return Corpus()
-    counts = count_dtype(largest_count(root, parts))
     events = read_events(root, parts)
     store = ColumnStore(
         None,
         _Extras(root, parts).get,
-        load_arrays=partial(read_arrays, root, parts, rows_seen, counts),
+        load_arrays=partial(_read_arrays, root, parts, rows_seen),
         ids=[i for p in parts for i in p.episodes.column("episode").to_pylist()],
         lengths=np.concatenate([p.episodes.column("decisions").to_numpy() for p in parts]),
         events=None if events is None else [events],
     )
     live, index = _live_episodes(root, parts)
     return Corpus.from_store(store, live, index)
+
+
+def _read_arrays(root: Path, parts: list[Part], rows: int) -> DecisionArrays:
+    """The parts' state columns whole, counts narrowed to what the tables' statistics allow
+    (read only now: opening needs no decisions table's footer when the events tables serve)."""
+    return read_arrays(root, parts, rows, count_dtype(largest_count(root, parts)))
 
 
 def _live_episodes(root: Path, parts: list[Part]) -> tuple[list[int], pd.DataFrame]:
