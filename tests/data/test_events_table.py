@@ -16,9 +16,10 @@ from workbench.core.crafter_facts import ACHIEVEMENTS, INITIAL_INVENTORY
 from workbench.data.episodes import Corpus, Episode
 from workbench.data.episodes.events import decision_events
 from workbench.data.sample import sample_corpus
-from workbench.data.storage import load_corpus, save_corpus, stream
+from workbench.data.storage import add_events_tables, load_corpus, save_corpus, stream
 from workbench.data.storage.events_table import DIGEST_KEY, file_digest
 from workbench.data.storage.layout import MARKER, committed_parts, part_file
+from workbench.errors import CorpusFormatError, CorpusValueError
 
 
 def _hand_episode() -> Episode:
@@ -50,6 +51,14 @@ def _same_events(got: dict, want: dict) -> None:
     for key, value in want.items():
         assert got[key].dtype == value.dtype, key
         np.testing.assert_array_equal(got[key], value, err_msg=key)
+
+
+def _counting_decision_reads(monkeypatch) -> list:
+    """The calls of the decisions read (one per part read from its decisions table), as they happen."""
+    reads: list = []
+    original = stream.part_events
+    monkeypatch.setattr(stream, "part_events", lambda *a: reads.append(a) or original(*a))
+    return reads
 
 
 def test_the_events_table_of_a_hand_made_episode_holds_its_events(tmp_path):
@@ -97,9 +106,7 @@ def test_opening_reads_the_events_the_decisions_read_computes(tmp_path, monkeypa
     corpus = _corpus()
     for chunk in np.array_split(np.arange(len(corpus)), parts):
         save_corpus(corpus[[int(i) for i in chunk]], tmp_path)
-    decision_reads = []
-    original = stream._part_events
-    monkeypatch.setattr(stream, "_part_events", lambda *a: decision_reads.append(a) or original(*a))
+    decision_reads = _counting_decision_reads(monkeypatch)
     from_tables = load_corpus(tmp_path).stored_events()
     assert not decision_reads  # every part's events came from its events table
     with monkeypatch.context() as patch:
@@ -180,9 +187,7 @@ def test_an_events_table_of_other_decisions_is_not_used(tmp_path, monkeypatch, c
     save_corpus(corpus, tmp_path)
     decisions = part_file(tmp_path, "decisions", committed_parts(tmp_path)[0])
     pq.write_table(pq.read_table(decisions), decisions, compression="gzip")
-    decision_reads = []
-    original = stream._part_events
-    monkeypatch.setattr(stream, "_part_events", lambda *a: decision_reads.append(a) or original(*a))
+    decision_reads = _counting_decision_reads(monkeypatch)
     with caplog.at_level(logging.WARNING):
         opened = load_corpus(tmp_path)
     assert len(decision_reads) == 1 and not caplog.records
@@ -223,3 +228,43 @@ def test_damaged_bytes_anywhere_in_an_events_table_never_change_what_opens(tmp_p
             _same_events(load_corpus(tmp_path).stored_events()[0], expected)
         fell_back += bool(caplog.records)
     assert fell_back > 20
+
+
+def test_older_parts_are_given_events_tables_once(tmp_path, monkeypatch, capsys):
+    """Two parts written before events tables and one after, then a part whose decisions table
+    changed: ``workbench corpus events`` writes exactly the missing and stale ones, after which
+    every part opens from its events table, with the events the decisions give."""
+    from workbench.cli import main
+
+    corpus = _corpus()
+    save_corpus(corpus[:3], tmp_path)
+    save_corpus(corpus[3:6], tmp_path)
+    shutil.rmtree(tmp_path / "events")  # as an older workbench left them
+    save_corpus(corpus[6:], tmp_path)
+    first, second, third = committed_parts(tmp_path)
+    assert main(["corpus", "events", str(tmp_path)]) == 0
+    assert capsys.readouterr().out == f"{tmp_path}: 2 part(s) given an events table, 1 already had a current one\n"
+    decisions = part_file(tmp_path, "decisions", third)
+    pq.write_table(pq.read_table(decisions), decisions, compression="gzip")  # same values, other bytes
+    assert add_events_tables(tmp_path) == ([third], 2)
+    assert add_events_tables(tmp_path) == ([], 3)
+    reads = _counting_decision_reads(monkeypatch)
+    _same_events(load_corpus(tmp_path).stored_events()[0], decision_events(corpus.decision_arrays()))
+    assert not reads
+
+
+def test_events_tables_are_never_made_from_bad_decisions_or_outside_a_corpus(tmp_path):
+    save_corpus(Corpus([make_episode("a", decisions=5)]), tmp_path / "corpus")
+    shutil.rmtree(tmp_path / "corpus" / "events")
+    (part,) = committed_parts(tmp_path / "corpus")
+    decisions = part_file(tmp_path / "corpus", "decisions", part)
+    table = pq.read_table(decisions)
+    wood = table.schema.get_field_index("inventory_wood")
+    pq.write_table(table.set_column(wood, "inventory_wood", pa.array([12] * table.num_rows, pa.uint8())), decisions)
+    with pytest.raises(CorpusValueError, match=rf"{decisions}: episode 'a': decision 0, column 'inventory_wood': 12"):
+        add_events_tables(tmp_path / "corpus")
+    assert not list((tmp_path / "corpus" / "events").iterdir())
+    (tmp_path / "plain").mkdir()
+    with pytest.raises(CorpusFormatError, match=r"corpus.json: not found"):
+        add_events_tables(tmp_path / "plain")
+    assert not list((tmp_path / "plain").iterdir())

@@ -1,4 +1,4 @@
-"""``workbench corpus info``: what a corpus folder holds."""
+"""``workbench corpus info`` / ``events``: what a corpus folder holds; events tables for its older parts."""
 
 from __future__ import annotations
 
@@ -7,18 +7,19 @@ from pathlib import Path
 
 from workbench.data.importers.counts import estimated_counts_line
 from workbench.data.importers.producers import producer_lines
-from workbench.data.storage import load_corpus
+from workbench.data.storage import add_events_tables, load_corpus
 
 EXAMPLE = """\
 examples:
   workbench corpus info corpora/scripted
+  workbench corpus events corpora/scripted     # parts written before events tables open ~3x faster
 
 exit status: 0 done, 2 bad usage or unreadable corpus.
 """
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    """Add ``workbench corpus info`` to ``subparsers``."""
+    """Add ``workbench corpus info`` and ``workbench corpus events`` to ``subparsers``."""
     parser = subparsers.add_parser(
         "corpus",
         help="inspect a corpus folder",
@@ -30,6 +31,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     info = actions.add_parser("info", help="episodes, decisions and size on disk of a corpus folder")
     info.add_argument("path", metavar="DIR")
     info.set_defaults(func=run_info)
+    events = actions.add_parser(
+        "events",
+        help="write the events table of each part that lacks a current one (older parts), so it opens faster",
+        description=(
+            "Give every part of a corpus folder a current events table: what scoring needs of its "
+            "decisions, read on opening instead of decoding them. Parts written before events tables "
+            "have none; a part whose decisions table changed has a stale one. Each is computed by the "
+            "checked decisions read, under the writers' lock; other parts are left alone."
+        ),
+    )
+    events.add_argument("path", metavar="DIR", help="a corpus folder")
+    events.set_defaults(func=run_events)
 
 
 def run_info(args: argparse.Namespace) -> int:
@@ -50,4 +63,11 @@ def run_info(args: argparse.Namespace) -> int:
     estimated = estimated_counts_line(list(index["episode"]), list(index["counts"])) if len(index) else None
     if estimated:
         print(f"note: {estimated}")
+    return 0
+
+
+def run_events(args: argparse.Namespace) -> int:
+    """Write the missing or stale events tables of a corpus folder and say how many; exit status 0."""
+    written, current = add_events_tables(args.path)  # errors are WorkbenchErrors: one line, exit 2
+    print(f"{args.path}: {len(written)} part(s) given an events table, {current} already had a current one")
     return 0

@@ -72,6 +72,7 @@ from workbench.util.atomic import write_errors_named
 
 __all__ = [
     "FORMAT",
+    "add_events_tables",
     "SCHEMA_VERSION",
     "committed_parts",
     "episode_ids_by_part",
@@ -174,6 +175,31 @@ def save_episode(root: str | Path, episode: Episode, *, overwrite: bool = False)
         TargetExistsError: As ``save_corpus``; so do its other errors.
     """
     return save_corpus(Corpus([episode]), root, overwrite=overwrite)
+
+
+def add_events_tables(root: str | Path) -> tuple[list[str], int]:
+    """Give every committed part of ``root`` a current events table, so that it opens without
+    decoding its decisions (``workbench.data.storage.events_table``).
+
+    Parts written before events tables have none, and a part whose decisions table changed
+    since it was written has a stale one; each such part's events are computed by the checked
+    decisions read (as opening would) and written, under the writers' lock. Other parts are
+    left as they are.
+
+    Args:
+        root: The corpus folder.
+
+    Returns:
+        The names of the parts given an events table, and how many already had a current one.
+
+    Raises:
+        CorpusFormatError: ``root`` is not a corpus folder, a table does not read, or
+            (``CorpusValueError``) a value is outside Crafter's ranges; names the file.
+        OutputError: The folder cannot be written (disk full, no permission).
+    """
+    root = Path(root)
+    with write_errors_named(root, "cannot write the events tables"):
+        return columnar.add_events_tables(root)
 
 
 def read_index(root: str | Path) -> list[dict[str, Any]]:

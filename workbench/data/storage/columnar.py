@@ -38,7 +38,7 @@ from workbench.data.episodes import (
 from workbench.data.episodes.events import decision_events
 from workbench.data.storage import frames as frame_codec
 from workbench.data.storage.decode import Part, checked, largest_count, read_arrays, read_table
-from workbench.data.storage.events_table import events_table, file_digest
+from workbench.data.storage.events_table import file_digest, read_part_events, write_events
 from workbench.data.storage.layout import (
     committed_parts,
     new_part_name,
@@ -46,10 +46,11 @@ from workbench.data.storage.layout import (
     part_file,
     read_marker,
     refuse_symlinks,
+    writing,
 )
 from workbench.data.storage.rows import check_episodes_table, episode_row, parse_json
 from workbench.data.storage.schema import EPISODE_SCHEMA, Texts, check_schema, decisions_table, episodes_table
-from workbench.data.storage.stream import read_events
+from workbench.data.storage.stream import part_events, read_events
 from workbench.errors import CorpusFormatError
 from workbench.util.atomic import atomic_path
 
@@ -123,11 +124,8 @@ def append(root: Path, corpus: Corpus, replaces: set[str], *, progress: bool = F
             digest = file_digest(tmp)
         written.append(decisions)
         events_path = part_file(root, "events", part)
-        with atomic_path(events_path) as tmp:
-            table = events_table([e.id for e in extras], np.concatenate(steps), events, digest)
-            # No dictionaries: event values are mostly distinct, and decoding them cost a third more.
-            pq.write_table(table, str(tmp), compression="zstd", use_dictionary=False, write_page_checksum=True)
-        written.append(events_path)
+        written.append(events_path)  # removed with the rest if anything after it fails
+        write_events(events_path, [e.id for e in extras], np.concatenate(steps), events, digest)
         groups = _write_frames(root, part, extras, written, progress)
         rows = [episode_row(row, e, group, e.id in replaces) for row, e, group in zip(index_rows, extras, groups)]
         episodes = part_file(root, "episodes", part)
@@ -163,6 +161,32 @@ def _write_frames(root: Path, part: str, extras: list[EpisodeExtras], written: l
     return groups
 
 
+def add_events_tables(root: Path) -> tuple[list[str], int]:
+    """Give each committed part of ``root`` without a current events table one (under the
+    lock): parts written before events tables, or whose decisions table changed since. Each is
+    computed by the checked decisions read, as opening would. Returns the parts written and
+    how many already had a current one."""
+    refuse_symlinks(root)
+    read_marker(root)  # never makes a corpus folder of another folder
+    written: list[str] = []
+    with writing(root):
+        parts = _parts(root, None)
+        for part in parts:
+            if read_part_events(root, part, 0) is not None:
+                continue
+            decisions = part_file(root, "decisions", part.name)
+            digest = file_digest(decisions)  # under the lock: the table read next is this one
+            with open_file(decisions) as handle:
+                events = list(part_events(handle, decisions, root, part, 0))
+            episodes = part.episodes
+            steps = episodes.column("steps").to_numpy().astype(np.int64)  # checked against the actions
+            write_events(
+                part_file(root, "events", part.name), episodes.column("episode").to_pylist(), steps, events, digest
+            )
+            written.append(part.name)
+    return written, len(parts) - len(written)
+
+
 # -- reading ----------------------------------------------------------------------------------
 def load(root: Path, only: Collection[str] | None = None) -> Corpus:
     """Open a columnar corpus folder: every committed part (or those named in ``only``) read and
@@ -170,18 +194,8 @@ def load(root: Path, only: Collection[str] | None = None) -> Corpus:
     read again, whole, when first asked for (an episode, ``decision_arrays``)."""
     refuse_symlinks(root)
     read_marker(root)
-    parts: list[Part] = []
-    episodes_seen = rows_seen = 0
-    for name in committed_parts(root):
-        if only is not None and name not in only:
-            continue
-        path = part_file(root, "episodes", name)
-        table = read_table(path)
-        checked(partial(check_schema, table.schema, EPISODE_SCHEMA, str(path)), path)
-        check_episodes_table(table, path)
-        parts.append(Part(name, table, episodes_seen, rows_seen))
-        episodes_seen += table.num_rows
-        rows_seen += int(pa.compute.sum(table.column("decisions")).as_py() or 0) + table.num_rows
+    parts = _parts(root, only)
+    rows_seen = sum(int(p.episodes.column("decisions").to_numpy().sum()) + p.episodes.num_rows for p in parts)
     if not parts:  # a folder whose only writes failed their checks: an empty corpus
         return Corpus()
     events = read_events(root, parts)
@@ -195,6 +209,23 @@ def load(root: Path, only: Collection[str] | None = None) -> Corpus:
     )
     live, index = _live_episodes(root, parts)
     return Corpus.from_store(store, live, index)
+
+
+def _parts(root: Path, only: Collection[str] | None) -> list[Part]:
+    """The committed parts (those named in ``only``, when given), their episodes tables read and checked."""
+    parts: list[Part] = []
+    episodes_seen = rows_seen = 0
+    for name in committed_parts(root):
+        if only is not None and name not in only:
+            continue
+        path = part_file(root, "episodes", name)
+        table = read_table(path)
+        checked(partial(check_schema, table.schema, EPISODE_SCHEMA, str(path)), path)
+        check_episodes_table(table, path)
+        parts.append(Part(name, table, episodes_seen, rows_seen))
+        episodes_seen += table.num_rows
+        rows_seen += int(pa.compute.sum(table.column("decisions")).as_py() or 0) + table.num_rows
+    return parts
 
 
 def _read_arrays(root: Path, parts: list[Part], rows: int) -> DecisionArrays:

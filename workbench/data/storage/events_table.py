@@ -28,12 +28,14 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from workbench.core.crafter_facts import ACHIEVEMENTS, INVENTORY_ITEMS
 from workbench.data.storage.decode import Part, checked
 from workbench.data.storage.layout import ParquetReader, open_file, part_file
 from workbench.data.storage.schema import check_schema
 from workbench.errors import CorpusFormatError, CorpusValueError, UnsafeCorpusPathError
+from workbench.util.atomic import atomic_path
 
 _LOG = logging.getLogger(__name__)
 
@@ -101,6 +103,22 @@ def events_table(
             columns[name] = pa.ListArray.from_arrays(pa.array(offsets), pa.array(values, kind))
     table = pa.table(columns).select(EVENTS_SCHEMA.names).cast(EVENTS_SCHEMA)
     return table.replace_schema_metadata({DIGEST_KEY: decisions_digest.encode()})
+
+
+def write_events(
+    path: Path, ids: list[str], steps: np.ndarray, events: list[dict[str, np.ndarray]], decisions_digest: str
+) -> None:
+    """Write a part's events table to ``path`` (atomically; replacing one there, a table its
+    folder owns), from what ``events_table`` takes."""
+    with atomic_path(path, overwrite=True, own=True) as tmp:
+        # No dictionaries: event values are mostly distinct, and decoding them cost a fifth more.
+        pq.write_table(
+            events_table(ids, steps, events, decisions_digest),
+            str(tmp),
+            compression="zstd",
+            use_dictionary=False,
+            write_page_checksum=True,
+        )
 
 
 def read_part_events(root: Path, part: Part, first_decision: int) -> dict[str, np.ndarray] | None:

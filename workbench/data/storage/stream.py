@@ -58,7 +58,7 @@ def read_events(root: Path, parts: list[Part]) -> dict[str, np.ndarray] | None:
         else:
             path = part_file(root, "decisions", part.name)
             with open_file(path) as handle:
-                for events in _part_events(handle, path, root, part, first_decision):
+                for events in part_events(handle, path, root, part, first_decision):
                     joined.add(events, rows=int(events["lengths"].sum()) + len(events["lengths"]))
         first_decision += int(part.episodes.column("decisions").to_numpy().sum())
     READ_POOL.release_unused()
@@ -98,9 +98,12 @@ class _Joined:
         return {key: array[: self.used[key]] for key, array in self.arrays.items()}
 
 
-def _part_events(
+def part_events(
     handle: Any, path: Path, root: Path, part: Part, first_decision: int
 ) -> Iterator[dict[str, np.ndarray]]:
+    """The ``decision_events`` of ``part``'s episodes, read from its decisions table (``handle``,
+    at ``path``) in batches of whole episodes, each checked first (see the module); decisions
+    numbered from ``first_decision``."""
     reader, episodes = open_decisions(handle, path, root, part)
     ids = part.episodes.column("episode").to_pylist()
     lengths = part.episodes.column("decisions").to_numpy().astype(np.int64)
