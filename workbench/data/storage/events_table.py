@@ -30,7 +30,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from workbench.core.crafter_facts import ACHIEVEMENTS, INVENTORY_ITEMS
+from workbench.core.crafter_facts import ACHIEVEMENTS
+from workbench.data.episodes.events import N_ACHIEVEMENTS, N_ITEMS
 from workbench.data.storage.decode import Part, checked
 from workbench.data.storage.layout import ParquetReader, open_file, part_file
 from workbench.data.storage.schema import check_schema
@@ -41,7 +42,8 @@ _LOG = logging.getLogger(__name__)
 
 #: The metadata key holding the decisions table's SHA-256 (hex).
 DIGEST_KEY = b"workbench.decisions_sha256"
-N_SLOTS = len(INVENTORY_ITEMS) + len(ACHIEVEMENTS)
+#: Gain slots: the inventory items, then the achievement counts (``decision_events``'s numbering).
+N_SLOTS = N_ITEMS + N_ACHIEVEMENTS
 STATUS_KEYS = ("reset_status", "final_status", "ever_status", "seen_status")
 #: Event lists by kind: the decision column first, then its companions, with their types.
 EVENT_GROUPS: dict[str, tuple[tuple[str, pa.DataType], ...]] = {
@@ -168,8 +170,7 @@ def _events(table: pa.Table, part: Part, first_decision: int, path: Path) -> dic
                 f"{path}: column {name!r} differs from {part_file(path.parent.parent, 'episodes', part.name)}'s"
             )
     lengths = episodes.column("decisions").to_numpy().astype(np.int64)
-    local_starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
-    starts = local_starts + first_decision
+    starts = first_decision + np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
     events: dict[str, np.ndarray] = {
         "starts": starts,
         "lengths": lengths,
@@ -179,13 +180,14 @@ def _events(table: pa.Table, part: Part, first_decision: int, path: Path) -> dic
         values, per_row = _flat(table, key)
         if (per_row != len(ACHIEVEMENTS)).any():
             row = int(np.flatnonzero(per_row != len(ACHIEVEMENTS))[0])
-            raise CorpusValueError(f"{path}: row {row}, column {key!r}: {per_row[row]} values, not 22")
+            raise CorpusValueError(f"{path}: row {row}, column {key!r}: {per_row[row]} values, not {len(ACHIEVEMENTS)}")
         events[key] = values.astype(bool).reshape(n, len(ACHIEVEMENTS))
     for group in EVENT_GROUPS.values():
         name = group[0][0]
         local, per_row = _flat(table, name)
-        for other, _ in group[1:]:
-            if not np.array_equal(_flat(table, other)[1], per_row):
+        companions = {other: _flat(table, other) for other, _ in group[1:]}
+        for other, (_, other_per_row) in companions.items():
+            if not np.array_equal(other_per_row, per_row):
                 raise CorpusFormatError(f"{path}: columns {name!r} and {other!r} differ in length in some row")
         # Each row's first and last decision inside its episode; with the order checked below
         # (``_check_values``), every decision between them is too.
@@ -201,8 +203,7 @@ def _events(table: pa.Table, part: Part, first_decision: int, path: Path) -> dic
                 f"episode's {int(lengths[episode[at]])} decisions"
             )
         events[name] = local.astype(np.int64) + np.repeat(starts, per_row)
-        for other, _ in group[1:]:
-            values = _flat(table, other)[0]
+        for other, (values, _) in companions.items():
             events[other] = values.astype(_DTYPES.get(other, values.dtype), copy=False)
     _check_values(events, path)
     return events
