@@ -132,19 +132,20 @@ def test_a_failed_import_never_removes_what_another_writer_saved_meanwhile(tmp_p
 
     from helpers.episodes import make_episode
 
-    from workbench.cli import import_cmd
+    from workbench.data import storage
     from workbench.data.episodes import Corpus
     from workbench.data.storage import save_corpus
 
     out = tmp_path / "out"
     save_corpus(Corpus([make_episode("before")]), out)
-    real = import_cmd.save_corpus
+    real = storage.save_corpus
 
     def another_writer_then_a_full_disk(corpus, root, **kwargs):
         real(Corpus([make_episode("other")]), root)  # lands between the import's snapshot and its save
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(import_cmd, "save_corpus", another_writer_then_a_full_disk)
+    # The command imports save_corpus when it runs (not at start-up): it finds this one.
+    monkeypatch.setattr(storage, "save_corpus", another_writer_then_a_full_disk)
     source = write_json(tmp_path / "r.json", good_rollout("mine"))
     code, _, err = cli("import", "rollouts", source, "--out", out, "--quiet", capsys=capsys)
     assert code == 2

@@ -42,6 +42,7 @@ from workbench.analysis.diagnostics.dominance import COMPONENT_THRESHOLD, DOMINA
 from workbench.analysis.diagnostics.farming import farming_episodes, farming_events
 from workbench.analysis.diagnostics.flags import FLAG_COLUMNS, Flag
 from workbench.analysis.diagnostics.loops import evidence, loop_flags, loop_table
+from workbench.analysis.thresholds import AUDIT_SCHEMA, DEAD_ENTRIES, DEAD_ENTRY_SCOPES, FARMING_EPISODES
 from workbench.core.config import RewardConfig
 from workbench.core.reward import PER_ACHIEVEMENT
 from workbench.data.episodes import Corpus
@@ -49,12 +50,8 @@ from workbench.data.episodes.events import N_ITEMS
 from workbench.errors import DiagnosisError
 from workbench.scoring import score, slot_weights
 
-#: The ``schema`` field of ``Audit.to_json()``; bumped when a field changes meaning or goes.
-AUDIT_SCHEMA = "workbench-audit/2"
 #: The checks, in report order (``section`` of each flag).
 SECTIONS = ("farming", "dominance", "dead entries", "estimated counts")
-#: What ``dead_entries`` may be.
-DEAD_ENTRY_SCOPES = ("written", "all", "off")
 #: Columns of ``Audit.flags`` and ``Audit.notes``.
 AUDIT_COLUMNS = ("config", *FLAG_COLUMNS, "evidence")
 #: Columns of ``Audit.findings()``.
@@ -89,8 +86,8 @@ class AuditThresholds:
 
     dominance: float = DOMINANCE_THRESHOLD
     component: float = COMPONENT_THRESHOLD
-    farming_episodes: int = 1
-    dead_entries: str = "written"
+    farming_episodes: int = FARMING_EPISODES
+    dead_entries: str = DEAD_ENTRIES
 
     def checked(self) -> AuditThresholds:
         """Check the thresholds.

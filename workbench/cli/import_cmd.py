@@ -3,19 +3,16 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from workbench.cli.errors import UsageError
-from workbench.core.config import RewardConfig
-from workbench.data.episodes import Corpus
-from workbench.data.importers import ImportResult, import_crafter_recorder, import_rollouts, import_traces
-from workbench.data.opening import index_errors_named
-from workbench.data.storage import read_index, remove_empty_corpus, save_corpus
-from workbench.data.storage.layout import MARKER
 from workbench.errors import TargetExistsError
 from workbench.util.atomic import write_errors_named
+
+if TYPE_CHECKING:
+    from workbench.data.episodes import Corpus
 
 EXAMPLE = """\
 examples:
@@ -33,10 +30,12 @@ examples:
 exit status: 0 everything imported, 1 some input could not be imported, 2 bad usage.
 """
 
-SOURCES: dict[str, tuple[Callable[..., ImportResult], str]] = {
-    "recorder": (import_crafter_recorder, "a folder (or one .npz) written by crafter.Recorder"),
-    "rollouts": (import_rollouts, "task-app rollout responses: a .json, a .jsonl or a folder of them"),
-    "traces": (import_traces, "a synth-ai trace database (task-app serve --trace): its finished sessions"),
+#: Each source: the function of ``workbench.data.importers`` that reads it (imported when the
+#: command runs, not at start-up) and what it is.
+SOURCES: dict[str, tuple[str, str]] = {
+    "recorder": ("import_crafter_recorder", "a folder (or one .npz) written by crafter.Recorder"),
+    "rollouts": ("import_rollouts", "task-app rollout responses: a .json, a .jsonl or a folder of them"),
+    "traces": ("import_traces", "a synth-ai trace database (task-app serve --trace): its finished sessions"),
 }
 
 
@@ -50,7 +49,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     sources = parser.add_subparsers(dest="source", metavar="SOURCE", required=True)
-    for name, (importer, what) in SOURCES.items():
+    for name, (_, what) in SOURCES.items():
         sub = sources.add_parser(
             name,
             help=what,
@@ -78,14 +77,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                 help="the step_rewards config the rollouts ran with (the database does not hold it); "
                 "kept in each episode's metadata",
             )
-        sub.set_defaults(func=partial(run, importer))
+        sub.set_defaults(func=partial(run, name))
 
 
-def run(importer: Callable[..., ImportResult], args: argparse.Namespace) -> int:
-    """Import with ``importer``, save the good episodes, print the report; exit status 1 when some input failed."""
+def run(source: str, args: argparse.Namespace) -> int:
+    """Import with ``source``'s importer, save the good episodes, print the report; exit status 1 when some input failed."""
+    from workbench.data import importers
+
     if not Path(args.path).exists():
         raise UsageError(f"{args.path}: no such file or folder")
-    options = _trace_options(importer, args)
+    importer = getattr(importers, SOURCES[source][0])
+    options = _trace_options(source, args)
     if getattr(args, "producer", None):
         options["producer"] = args.producer
     result = importer(args.path, progress=not args.quiet, **options)
@@ -97,11 +99,16 @@ def run(importer: Callable[..., ImportResult], args: argparse.Namespace) -> int:
     return 1 if result.errors else 0
 
 
-def _trace_options(importer: Callable[..., ImportResult], args: argparse.Namespace) -> dict:
+def _trace_options(source: str, args: argparse.Namespace) -> dict:
     """The trace import's options: ``--config`` read as a step_rewards table, and the ids the
     corpus already holds skipped (importing the same database again adds only new sessions),
     unless ``--overwrite`` asks to read them all again (e.g. with another ``--config``)."""
-    if importer is not import_traces:
+    from workbench.core.config import RewardConfig
+    from workbench.data.opening import index_errors_named
+    from workbench.data.storage import read_index
+    from workbench.data.storage.layout import MARKER
+
+    if source != "traces":
         return {}
     options: dict = {"config": RewardConfig.from_file(args.config).to_dict() if args.config else None}
     out = Path(args.out)
@@ -120,6 +127,10 @@ def save_all_or_nothing(corpus: Corpus, out: Path, *, overwrite: bool) -> None:
     Raises ``TargetExistsError`` for an id ``out`` holds (without ``overwrite``) and
     ``OutputError`` naming ``out`` when it cannot be written (unwritable, disk full).
     """
+    from workbench.data.opening import index_errors_named
+    from workbench.data.storage import read_index, remove_empty_corpus, save_corpus
+    from workbench.data.storage.layout import MARKER
+
     if (out / MARKER).exists():  # read first: a broken index is named before anything is written
         with index_errors_named(out):
             held = {row["episode"] for row in read_index(out)}

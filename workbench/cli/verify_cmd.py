@@ -7,13 +7,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
 from workbench.cli.common import CORPUS_HELP, read_config
 from workbench.cli.errors import UsageError
-from workbench.data.importers.producers import INDICATOR, WEIGHTS_IGNORED
-from workbench.data.opening import open_corpus
-from workbench.scoring import verify
 from workbench.util import jsonsafe
 
 #: ``verify``'s exit status when it checked no decision at all (never a pass).
@@ -50,6 +45,7 @@ corpus, 3 nothing could be checked (the reason is printed: a check of nothing is
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``workbench verify`` to ``subparsers``."""
+
     parser = subparsers.add_parser(
         "verify",
         help="check imported rollouts: does re-scoring reproduce the rewards the task app logged?",
@@ -97,6 +93,12 @@ def request_table(path: Path) -> dict[str, Any]:
 def run_verify(args: argparse.Namespace) -> int:
     """Print what verify checked and every decision that differs; exit status 1 when some
     differ, ``NOTHING_CHECKED`` when nothing could be checked."""
+    import pandas as pd
+
+    from workbench.data.importers.producers import INDICATOR, WEIGHTS_IGNORED
+    from workbench.data.opening import open_corpus
+    from workbench.scoring import verify
+
     table, source = None, "given"
     if args.request is not None:
         table, source = request_table(args.request), f"--request {args.request}"
