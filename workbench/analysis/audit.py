@@ -41,7 +41,8 @@ from workbench.analysis.diagnostics.dead_entries import dead_entries
 from workbench.analysis.diagnostics.dominance import COMPONENT_THRESHOLD, DOMINANCE_THRESHOLD, dominance
 from workbench.analysis.diagnostics.farming import farming_episodes, farming_events
 from workbench.analysis.diagnostics.flags import FLAG_COLUMNS, Flag
-from workbench.analysis.diagnostics.loops import evidence, loop_flags, loop_table
+from workbench.analysis.diagnostics.loop_table import loop_table
+from workbench.analysis.diagnostics.loops import evidence, loop_flags
 from workbench.analysis.thresholds import AUDIT_SCHEMA, DEAD_ENTRIES, DEAD_ENTRY_SCOPES, FARMING_EPISODES
 from workbench.core.config import RewardConfig
 from workbench.core.reward import PER_ACHIEVEMENT
@@ -299,7 +300,8 @@ def config_flags(corpus: Corpus, config: RewardConfig, thresholds: AuditThreshol
     loops = loop_table(corpus, config, facts.returns)
     looping = loop_flags(loops)
     _, farming = farming_episodes(totals, facts, farming_events(totals, facts))
-    farming = [_with_loop(flag, loops) for flag in farming]
+    top = _top_paid_loops(loops)
+    farming = [_with_loop(flag, top) for flag in farming]
     flags = [flag for found in (looping, farming) if len(found) >= thresholds.farming_episodes for flag in found]
     _, _, heavy = dominance(totals, facts, threshold=thresholds.dominance, component_threshold=thresholds.component)
     if config.effective_strategy != PER_ACHIEVEMENT:
@@ -317,13 +319,19 @@ def config_flags(corpus: Corpus, config: RewardConfig, thresholds: AuditThreshol
     return flags
 
 
-def _with_loop(flag: Flag, loops: pd.DataFrame) -> Flag:
+def _top_paid_loops(loops: pd.DataFrame) -> dict[str, Any]:
+    """Each episode's most-lapped paid loop (the largest laps - allowed; the first such row in
+    table order on a tie, as ``idxmax``), as a ``loop_table`` row: one pass, not one per flag."""
+    paid = loops[loops["paid"] > 0]
+    excess = paid["laps"] - paid["allowed"]
+    top = paid.assign(excess=excess).sort_values("excess", ascending=False, kind="stable")
+    return {row.episode: row for row in top.drop_duplicates("episode").itertuples(index=False)}
+
+
+def _with_loop(flag: Flag, top: Mapping[str, Any]) -> Flag:
     """``flag`` (about one episode) with the evidence of that episode's most-lapped paid loop."""
-    mine = loops[(loops["episode"] == flag.subject) & (loops["paid"] > 0)]
-    if mine.empty:
-        return flag
-    top = mine.loc[(mine["laps"] - mine["allowed"]).idxmax()]
-    return replace(flag, evidence=evidence(top))
+    row = top.get(flag.subject)
+    return flag if row is None else replace(flag, evidence=evidence(row))
 
 
 def _written(config: RewardConfig, key: str) -> bool:

@@ -26,7 +26,8 @@ import pandas as pd
 from workbench.analysis.diagnostics.components import component_totals, episode_facts
 from workbench.analysis.diagnostics.dominance import COMPONENT_THRESHOLD, DOMINANCE_THRESHOLD, dominance
 from workbench.analysis.diagnostics.farming import farming_episodes, farming_events
-from workbench.analysis.diagnostics.loops import LOOP_CODE, LOOPS, REMAKE, Loop, loop_laps, loop_table, tracks
+from workbench.analysis.diagnostics.loop_table import loop_table
+from workbench.analysis.diagnostics.loops import LOOP_CODE, LOOPS, REMAKE, Loop, loop_laps, tracks
 from workbench.core.config import RewardConfig
 from workbench.core.reward import PER_ACHIEVEMENT
 from workbench.data.episodes import Corpus

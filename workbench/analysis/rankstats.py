@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import pandas as pd
 
-__all__ = ["bootstrap_interval", "discordant_pairs", "kendall_tau", "spearman_rho"]
+__all__ = ["bootstrap_interval", "discordant_pairs", "kendall_tau", "rank_codes", "spearman_rho"]
 
 #: Bootstrap resamples drawn and evaluated at once (bounds memory: rows x items indices).
 _BOOTSTRAP_CELLS = 1 << 22
@@ -30,9 +30,40 @@ _PAIRWISE_CELLS = 1 << 21
 
 
 # -- rank correlations (one pair of samples, or many rows of them at once) -------------------
+def rank_codes(values: np.ndarray | Sequence[float]) -> np.ndarray:
+    """Order-preserving dense codes of ``values``: 0 for the smallest, equal values equal codes,
+    in 16 bits when they fit. Every rank statistic here gives exactly the same result on the codes
+    as on the values (they read only order and ties), and numpy sorts 16-bit integers by radix,
+    ~15x faster than floats: give a bootstrap of a rank statistic the codes.
+
+    Args:
+        values: (n,) values.
+
+    Returns:
+        (n,) int16 codes (int64 when there are more than 32,767 distinct values).
+
+    Raises:
+        ValueError: ``values`` holds NaN or is not 1-D.
+    """
+    array = np.asarray(values)
+    if array.ndim != 1:
+        raise ValueError(f"rank_codes takes (n,) values, got shape {array.shape}")
+    if array.dtype.kind == "f" and np.isnan(array).any():
+        raise ValueError("values must not hold NaN (a rank of NaN is undefined)")
+    distinct, codes = np.unique(array, return_inverse=True)
+    return codes.astype(np.int16 if len(distinct) <= _SMALL_CODES else np.int64).reshape(-1)
+
+
+#: The most distinct values ``rank_codes`` keeps in 16 bits (their differences fit too).
+_SMALL_CODES = np.iinfo(np.int16).max
+
+
 def _rows(x: np.ndarray | Sequence[float], y: np.ndarray | Sequence[float]) -> tuple[np.ndarray, np.ndarray, bool]:
-    """x and y as (m, n) arrays of the same shape (a 1-D pair is one row) and whether they were 1-D."""
-    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    """x and y as (m, n) arrays of the same shape (a 1-D pair is one row) and whether they were
+    1-D: float64, except 16-bit codes (``rank_codes``), which stay as they are."""
+    x, y = np.asarray(x), np.asarray(y)
+    if not (x.dtype == y.dtype == np.int16):
+        x, y = x.astype(np.float64, copy=False), y.astype(np.float64, copy=False)
     if x.shape != y.shape or x.ndim not in (1, 2):
         raise ValueError(f"x and y must have the same shape, (n,) or (m, n); got {x.shape} and {y.shape}")
     if np.isnan(x).any() or np.isnan(y).any():
@@ -93,7 +124,7 @@ def _pair_counts(
     m, n = x2.shape
     pairs = np.full(m, n * (n - 1) // 2, dtype=np.int64)
     if n <= _PAIRWISE_MAX_N:
-        return (pairs, *_pairwise_counts(x2, y2), single)
+        return (pairs, *_pairwise_counts(x2.astype(np.float64), y2.astype(np.float64)), single)
     x_codes, x_size = _row_codes(x2)
     y_codes, y_size = _row_codes(y2)
     if min(x_size, y_size) <= _MAX_LEVELS:
@@ -271,7 +302,7 @@ def spearman_rho(x: np.ndarray | Sequence[float], y: np.ndarray | Sequence[float
         rho = np.full(m, np.nan)
         return float(rho[0]) if single else rho
     if n <= _PAIRWISE_MAX_N:
-        rx, ry = _pairwise_ranks(x2), _pairwise_ranks(y2)
+        rx, ry = _pairwise_ranks(x2.astype(np.float64)), _pairwise_ranks(y2.astype(np.float64))
     else:
         rx, ry = _sorted_ranks(x2), _sorted_ranks(y2)
     rx -= rx.mean(axis=1, keepdims=True)

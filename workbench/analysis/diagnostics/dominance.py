@@ -13,7 +13,6 @@ from workbench.core.components import KIND_LABELS, RESOURCE_KINDS, component_lab
 __all__ = ["COMPONENT_THRESHOLD", "DOMINANCE_THRESHOLD", "dominance"]
 
 
-
 def dominance(
     totals: ComponentTotals, facts: EpisodeFacts, *, threshold: float, component_threshold: float
 ) -> tuple[pd.DataFrame, pd.DataFrame, list[Flag]]:

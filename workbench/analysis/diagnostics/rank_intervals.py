@@ -14,7 +14,7 @@ import pandas as pd
 
 from workbench.analysis.alignment import misranked_pairs
 from workbench.analysis.diagnostics.flags import Flag
-from workbench.analysis.rankstats import bootstrap_interval, kendall_tau, spearman_rho
+from workbench.analysis.rankstats import bootstrap_interval, kendall_tau, rank_codes, spearman_rho
 from workbench.scoring import Scores
 
 __all__ = ["PROGRESS_MEASURES", "STATISTICS", "agreement", "misranked", "progress_measures"]
@@ -72,6 +72,9 @@ def agreement(
     return is the same for every episode."""
     measures = progress_measures(scores)
     returns = scores.reward_sum
+    # Both statistics read only order and ties: bootstrapped on the values' rank codes (the
+    # same numbers, resamples sorted ~15x faster).
+    coded_returns = rank_codes(returns)
     rows = []
     for measure in progress:
         values = measures[measure].to_numpy()
@@ -80,7 +83,7 @@ def agreement(
                 point = low = high = float("nan")
             else:
                 point, low, high = bootstrap_interval(
-                    function, [returns, values], strata, reps=reps, seed=seed, confidence=confidence
+                    function, [coded_returns, rank_codes(values)], strata, reps=reps, seed=seed, confidence=confidence
                 )
             rows.append(
                 {
