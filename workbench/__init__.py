@@ -43,7 +43,22 @@ _HOMES = {
     "verify_logged": "workbench.scoring",
 }
 
-__all__ = ["__version__", *sorted(_HOMES, key=str.lower)]
+__all__ = [
+    "__version__",
+    "ConfigError",
+    "Corpus",
+    "Episode",
+    "RewardConfig",
+    "compare",
+    "compute_stepwise_reward",
+    "crafter_score",
+    "load_corpus",
+    "sample_corpus",
+    "score",
+    "score_episode",
+    "verify",
+    "verify_logged",
+]
 
 
 def __getattr__(name: str) -> Any:

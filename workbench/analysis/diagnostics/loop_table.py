@@ -16,7 +16,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from crafter import constants
 
 from workbench.analysis.diagnostics.loops import (
     ASKED_WITHIN,
@@ -32,12 +31,10 @@ from workbench.analysis.diagnostics.loops import (
     loop_laps,
 )
 from workbench.core.config import RewardConfig
-from workbench.core.crafter_facts import ACHIEVEMENTS, ACTIONS, INVENTORY_ITEMS
+from workbench.core.crafter_facts import ACHIEVEMENTS, ACTIONS, INVENTORY_ITEMS, INVENTORY_MAX, NIGHT_DAYLIGHT, daylight
 from workbench.core.reward import PER_ACHIEVEMENT
 from workbench.data.episodes import Corpus
 from workbench.data.episodes.columns import DecisionArrays
-from workbench.data.policies.navigation import daylight
-from workbench.data.policies.scripted import NIGHT_DAYLIGHT
 from workbench.scoring import slot_weights
 
 __all__ = ["LOOP_COLUMNS", "loop_table"]
@@ -188,7 +185,7 @@ class _Batch:
         # loops._refills on every episode at once: a state that left the top (the state before
         # it at the top, same episode) and the next state at the top, if the episode has one
         level = self.level(INVENTORY_ITEMS.index(loop.event))
-        top = int(constants.items[loop.event]["max"])
+        top = INVENTORY_MAX[loop.event]
         left = np.flatnonzero(self.decision_row & (level[:-1] == top) & (level[1:] < top)) + 1
         at_top = np.where(level == top, np.arange(len(level)), len(level))
         following = np.minimum.accumulate(at_top[::-1])[::-1]  # the first row at or after r at the top

@@ -29,14 +29,20 @@ from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
-from crafter import constants
 
 from workbench.analysis.diagnostics.flags import Flag
-from workbench.core.crafter_facts import ACHIEVEMENTS, ACTIONS, INVENTORY_ITEMS
+from workbench.core.crafter_facts import (
+    ACHIEVEMENTS,
+    ACTIONS,
+    INVENTORY_ITEMS,
+    INVENTORY_MAX,
+    MAKE_RULES,
+    NIGHT_DAYLIGHT,
+    PLACE_RULES,
+    daylight,
+)
 from workbench.data.episodes import Corpus, Episode
 from workbench.data.episodes.columns import DecisionArrays
-from workbench.data.policies.navigation import daylight
-from workbench.data.policies.scripted import NIGHT_DAYLIGHT
 from workbench.util.links import replay_query
 
 __all__ = ["LOOPS", "LOOP_CODE", "Loop", "batch_tracks", "cycle_laps", "loop_flags", "loop_laps", "tracks"]
@@ -99,9 +105,9 @@ def _refill(item: str, counts: tuple[str, ...], allowed: int, by_day: bool = Fal
 LOOPS: tuple[Loop, ...] = (
     _cycle("collect_stone", "place_stone", "stone", 10),
     _cycle("collect_sapling", "place_plant", "sapling", 4),
-    _remake("place_table", constants.place["table"]["uses"], "", 6),
-    _remake("place_furnace", constants.place["furnace"]["uses"], "", 6),
-    *(_remake(f"make_{tool}", recipe["uses"], tool, 2) for tool, recipe in constants.make.items()),
+    _remake("place_table", PLACE_RULES["table"]["uses"], "", 6),
+    _remake("place_furnace", PLACE_RULES["furnace"]["uses"], "", 6),
+    *(_remake(f"make_{tool}", recipe["uses"], tool, 2) for tool, recipe in MAKE_RULES.items()),
     _refill("drink", ("collect_drink",), 4, by_day=True),
     _refill("food", ("eat_cow", "eat_plant"), 2),
     _refill("energy", ("wake_up",), 2, by_day=True, asked="sleep"),
@@ -188,7 +194,7 @@ def _refills(track: Track, loop: Loop) -> np.ndarray:
     """A refill loop's laps (see ``loop_laps``): the counter left its maximum and was back within
     its ``REFILL_WINDOWS`` window (by day and asked for, as ``loop`` says)."""
     level = track.inventory[:, INVENTORY_ITEMS.index(loop.event)]
-    top = int(constants.items[loop.event]["max"])
+    top = INVENTORY_MAX[loop.event]
     left = np.flatnonzero((level[:-1] == top) & (level[1:] < top)) + 1  # states just below the top
     back = np.flatnonzero(level == top)
     nxt = np.searchsorted(back, left)  # the first state back at the top after leaving it
