@@ -3,6 +3,7 @@
     .venv/bin/python benchmarks/bench_analyses.py                        # builds ~1M decisions in a temp folder
     .venv/bin/python benchmarks/bench_analyses.py --corpus /tmp/c1m      # reuse (or build once into) a folder
     .venv/bin/python benchmarks/bench_analyses.py --decisions 100000 --repeats 3
+    .venv/bin/python benchmarks/bench_analyses.py --corpus /tmp/c1m --baseline /work/main   # before/after
 
 The corpus repeats the sample corpus's real recorded episodes (scripted, farmer, random) under new
 ids (``bench_corpus.repeated_corpus``), saved with ``save_corpus`` (events tables included).
@@ -15,6 +16,8 @@ held to one thread), and each process measures, after its imports:
   ``upstream_shaped`` config; ``compare --distance`` against ``recommended``): ``audit`` (every
   detector, ``farming-loop`` included), ``diagnose``, ``certify``, ``advantages`` (the learner's
   view), each reward distance of ``workbench.analysis.distances.DISTANCES``, ``overoptimisation``;
+- with ``--baseline DIR``, the same with the package of another checkout (e.g. main's), in the
+  same run;
 - wall and CPU time (``time.process_time``): the machine is shared, and other processes stretch
   wall times much more than CPU times. The target is 1 s on one core: the CPU column.
 
@@ -133,10 +136,11 @@ def build(root: Path, decisions: int) -> None:
     )
 
 
-def measure(root: Path, name: str, repeats: int) -> dict[str, float]:
-    """Medians over ``repeats`` fresh processes of ``child(root, name)``."""
+def measure(root: Path, name: str, repeats: int, code: Path = REPO) -> dict[str, float]:
+    """Medians over ``repeats`` fresh processes of ``child(root, name)``, the package imported
+    from the checkout ``code``."""
     runs = []
-    env = {**os.environ, **ONE_CORE, "PYTHONPATH": str(REPO)}
+    env = {**os.environ, **ONE_CORE, "PYTHONPATH": str(code)}
     for _ in range(repeats):
         done = subprocess.run(
             [sys.executable, __file__, "--child", name, "--corpus", str(root)], capture_output=True, text=True, env=env
@@ -186,6 +190,9 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3, help="fresh processes per analysis (default 3)")
     parser.add_argument("--starts", type=int, default=10, help="fresh processes per start-up command (default 10)")
     parser.add_argument("--only", nargs="*", help="only these analyses (names as in the table)")
+    parser.add_argument(
+        "--baseline", type=Path, help="also measure the package of this checkout (e.g. main's), in turn with this one"
+    )
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -204,12 +211,16 @@ def main() -> None:
         for name in names:
             found = measure(root, name, args.repeats)
             ratio = found["cpu"] / found["reference_cpu"]
-            print(
+            line = (
                 f"  {name:30} {int(found['decisions']):>10,} {found['wall']:>7.2f} {found['cpu']:>6.2f} "
                 f"{found['open_cpu']:>13.2f} {ratio:>6.1f}   (ref {found['reference_wall']:.2f} s wall, "
-                f"{found['reference_cpu']:.2f} s cpu)",
-                flush=True,
+                f"{found['reference_cpu']:.2f} s cpu)"
             )
+            if args.baseline is not None:
+                before = measure(root, name, args.repeats, args.baseline)
+                line += f"   baseline {before['wall']:.2f} s wall, {before['cpu']:.2f} s cpu"
+                summary[name.replace(" --distance ", "_").replace(" ", "_") + "_baseline_cpu"] = round(before["cpu"], 3)
+            print(line, flush=True)
             summary[name.replace(" --distance ", "_").replace(" ", "_") + "_cpu"] = round(found["cpu"], 3)
     starts = start_up(args.starts)
     print(f"\nstart-up, median of {args.starts} fresh processes:")

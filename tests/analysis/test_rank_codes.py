@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from workbench.analysis.bootstrap import bootstrap_intervals
 from workbench.analysis.rankstats import bootstrap_interval, kendall_tau, rank_codes, spearman_rho
 
 
@@ -31,3 +32,21 @@ def test_bootstraps_on_codes_equal_bootstraps_on_values(n, levels):
         on_codes = bootstrap_interval(statistic, [rank_codes(returns), rank_codes(progress)], strata, reps=300, seed=1)
         assert on_codes == on_values  # exactly: the statistics read only order and ties
         assert statistic(rank_codes(returns), rank_codes(progress)) == statistic(returns, progress)
+
+
+def test_intervals_from_shared_resamples_equal_one_bootstrap_each():
+    rng = np.random.default_rng(3)
+    returns, a, b = rng.normal(size=200), rng.integers(0, 6, 200), rng.normal(size=200)
+    strata = rng.integers(0, 4, 200)
+    statistics = {
+        "a/kendall": lambda r, x, y: kendall_tau(r, x),
+        "b/spearman": lambda r, x, y: spearman_rho(r, y),
+        "mean": lambda r, x, y: r.mean(axis=1),
+    }
+    found = bootstrap_intervals(statistics, [returns, a, b], strata, reps=500, seed=4, confidence=0.9)
+    assert found["a/kendall"] == bootstrap_interval(kendall_tau, [returns, a], strata, reps=500, seed=4, confidence=0.9)
+    assert found["b/spearman"] == bootstrap_interval(
+        spearman_rho, [returns, b], strata, reps=500, seed=4, confidence=0.9
+    )
+    mean = bootstrap_interval(lambda r: r.mean(axis=1), [returns], strata, reps=500, seed=4, confidence=0.9)
+    assert found["mean"] == mean

@@ -1,8 +1,8 @@
 """Rank statistics of paired samples and a stratified bootstrap, in numpy, many samples at once.
 
 ``kendall_tau`` (tau-b), ``spearman_rho`` and ``discordant_pairs`` take two (n,) arrays, or two
-(m, n) arrays of m samples (rows) at once, which is how ``bootstrap_interval`` evaluates its
-resamples. Each picks its algorithm by size: every pair compared directly for a few dozen items
+(m, n) arrays of m samples (rows) at once, which is how ``bootstrap_interval`` (from
+``analysis.bootstrap``, importable here) evaluates its resamples. Each picks its algorithm by size: every pair compared directly for a few dozen items
 (bootstraps of a small corpus); for more, one sort per row, then per-level counts when one
 variable has few distinct values (achievements unlocked: at most 23), else a merge sort. The
 tests check all paths against each other and against the definition.
@@ -10,15 +10,14 @@ tests check all paths against each other and against the definition.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
-import pandas as pd
 
-__all__ = ["bootstrap_interval", "discordant_pairs", "kendall_tau", "rank_codes", "spearman_rho"]
+from workbench.analysis.bootstrap import bootstrap_interval, bootstrap_intervals
 
-#: Bootstrap resamples drawn and evaluated at once (bounds memory: rows x items indices).
-_BOOTSTRAP_CELLS = 1 << 22
+__all__ = ["bootstrap_interval", "bootstrap_intervals", "discordant_pairs", "kendall_tau", "rank_codes", "spearman_rho"]
+
 #: Up to this many items per row, rank statistics compare all pairs directly (n^2 cells per
 #: row, few numpy calls: fastest for bootstraps of a few dozen episodes); above, they sort.
 _PAIRWISE_MAX_N = 48
@@ -344,78 +343,3 @@ def spearman_rho(x: np.ndarray | Sequence[float], y: np.ndarray | Sequence[float
     with np.errstate(divide="ignore", invalid="ignore"):
         rho = np.where(denominator > 0, (rx * ry).sum(axis=1) / denominator, np.nan)
     return float(rho[0]) if single else rho
-
-
-# -- stratified bootstrap --------------------------------------------------------------------
-def bootstrap_interval(
-    statistic: Callable[..., float | np.ndarray],
-    data: Sequence[np.ndarray | Sequence[float]],
-    strata: np.ndarray | Sequence[object] | None = None,
-    *,
-    reps: int = 2000,
-    seed: int | None = 0,
-    confidence: float = 0.95,
-) -> tuple[float, float, float]:
-    """A statistic of paired samples with a stratified-bootstrap percentile interval.
-
-    ``data`` is a sequence of k arrays of n items each, item i of every array belonging together
-    (e.g. episode i's return and its achievements). ``statistic(*arrays)`` receives k arrays of
-    shape (m, n), each row one sample of the items, and returns shape (m,): e.g.
-    ``kendall_tau`` or ``spearman_rho`` as they are, or ``lambda v: v.mean(axis=1)``.
-
-    Resampling is within strata, as rliable's ``StratifiedBootstrap`` resamples runs within each
-    task: ``strata`` (n labels, e.g. each episode's policy) fixes how many items of each stratum
-    every resample holds, and each stratum's items are drawn with replacement from that stratum
-    only, so a resample never has more farmer episodes than the corpus. ``None`` is one stratum
-    (a plain bootstrap). The interval is the percentile interval of ``reps`` resamples (rliable's
-    default method); resamples where the statistic is NaN (e.g. every drawn episode unlocked the
-    same number of achievements) are left out, and the interval is NaN when all are.
-
-    Deterministic for a given ``seed``.
-
-    Args:
-        statistic: k arrays of shape (m, n) -> shape (m,).
-        data: k arrays of n paired items.
-        strata: n stratum labels; None is one stratum.
-        reps: Resamples.
-        seed: The generator's seed (None: fresh randomness).
-        confidence: The interval's level.
-
-    Returns:
-        ``(point, low, high)``: the statistic of the data as given and the interval's bounds.
-
-    Raises:
-        ValueError: Arrays of different lengths, strata of the wrong length, no items,
-            ``reps < 1`` or ``confidence`` outside (0, 1).
-    """
-    arrays = [np.asarray(array) for array in data]
-    if not arrays or any(a.ndim != 1 for a in arrays) or len({len(a) for a in arrays}) != 1:
-        raise ValueError(f"data must be one or more 1-D arrays of equal length; got shapes {[a.shape for a in arrays]}")
-    n = len(arrays[0])
-    if n == 0:
-        raise ValueError("bootstrap_interval needs at least one item")
-    if reps < 1:
-        raise ValueError(f"reps must be at least 1, got {reps}")
-    if not 0.0 < confidence < 1.0:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
-    labels = np.zeros(n, dtype=np.int64) if strata is None else pd.factorize(pd.Series(list(strata), dtype=object))[0]
-    if len(labels) != n:
-        raise ValueError(f"strata must give one label per item: {len(labels)} labels for {n} items")
-    members = [np.flatnonzero(labels == label) for label in range(int(labels.max()) + 1)]
-    point = float(np.asarray(statistic(*[a[None, :] for a in arrays]))[0])
-    rng = np.random.default_rng(seed)
-    values = np.empty(reps)
-    chunk = max(1, _BOOTSTRAP_CELLS // n)
-    for start in range(0, reps, chunk):
-        m = min(chunk, reps - start)
-        index = np.empty((m, n), dtype=np.int64)
-        for positions in members:
-            # Each resample keeps the stratum's slots and fills them from the stratum only.
-            index[:, positions] = positions[rng.integers(0, len(positions), size=(m, len(positions)))]
-        values[start : start + m] = np.asarray(statistic(*[a[index] for a in arrays]), dtype=np.float64)
-    values = values[~np.isnan(values)]
-    if len(values) == 0:
-        return point, float("nan"), float("nan")
-    tail = (1.0 - confidence) / 2.0
-    low, high = np.quantile(values, [tail, 1.0 - tail])
-    return point, float(low), float(high)
