@@ -71,7 +71,9 @@ def test_the_top_level_names_are_imported_on_first_use():
     assert workbench.RewardConfig is RewardConfig
     assert workbench.load_corpus is load_corpus
     assert workbench.score is score
+    assert set(workbench.__all__) == {"__version__", *workbench._HOMES}  # each name has its home, once
     assert set(workbench.__all__) <= set(dir(workbench))
+    assert isinstance(workbench.__version__, str) and workbench.__version__
     assert all(getattr(workbench, name) is not None for name in workbench.__all__)
     with pytest.raises(AttributeError, match="no attribute 'nonesuch'"):
         workbench.nonesuch  # noqa: B018
