@@ -36,8 +36,9 @@ from workbench.analysis.search.split import Split, split_episodes, stratified_fo
 from workbench.analysis.search.study import SearchSpace, TrialEvaluator, default_params, run_study, trials_table
 from workbench.core.config import STEPWISE_MODE, RewardConfig
 from workbench.core.crafter_facts import ACHIEVEMENTS, INVENTORY_ITEMS
-from workbench.core.named_configs import PER_ACHIEVEMENT_CONFIG
+from workbench.core.named_configs import STARTING_CONFIG
 from workbench.core.reward import coerce_weights
+from workbench.core.reward_rule import rule_for
 from workbench.data.episodes import Corpus
 from workbench.errors import SearchError, WorkbenchError
 from workbench.scoring import PreparedCorpus, prepare, score
@@ -119,7 +120,7 @@ def search(
 
 def _search(corpus: Corpus, settings: dict[str, Any]) -> SearchResult:
     """``search``'s work, its arguments by name in ``settings``."""
-    base = settings["base"] or PER_ACHIEVEMENT_CONFIG.config
+    base = settings["base"] or STARTING_CONFIG.config
     metric, seed, penalize = settings["metric"], settings["seed"], settings["penalize"]
     objective = Objective(
         metric=metric, penalize=penalize, penalty=settings["penalty"] if penalize is not None else 0.0
@@ -294,8 +295,8 @@ def _config_of(
         "mode": STEPWISE_MODE,
         "indicator_lambda": float(params.get("indicator_lambda", lam)),
     }
-    if params["strategy"] == "consistent":
-        return base.with_changes(strategy="consistent", weights={}, k_limits={}, **changes), {}
+    if not rule_for(params["strategy"]).pays_credits:  # nothing to fit: the indicator alone
+        return base.with_changes(strategy=params["strategy"], weights={}, k_limits={}, **changes), {}
     fit = evaluator.fit(params, evaluator.fit_rows)
     weights = {name: round(float(w), WEIGHT_DECIMALS) for name, w in zip(ACHIEVEMENTS, fit.weights)}
     k_limits = {

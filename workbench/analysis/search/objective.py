@@ -26,6 +26,7 @@ import numpy as np
 from workbench.analysis.rankstats import kendall_tau, spearman_rho
 from workbench.core.crafter_facts import ACHIEVEMENTS, INVENTORY_ITEMS
 from workbench.core.resource_weights import ResourceWeights
+from workbench.core.reward_rule import rule_for
 from workbench.errors import SearchError, WorkbenchError
 from workbench.scoring import PreparedCorpus
 
@@ -98,7 +99,7 @@ class Design:
     ) -> np.ndarray:
         """Shaped return per episode (those in ``rows``) under a strategy, weights (22,), resource
         slot weights (38,), k-limit-0 achievements and the effective lambda."""
-        if strategy == "consistent":
+        if rule_for(strategy).pays_indicator:  # 1.0 per unlocking decision
             return lam * self.unlocking_decisions[rows]
         credited = self.credited(unlimited)[rows]
         return lam * (credited @ weights + self.gains[rows] @ slot_weights)
