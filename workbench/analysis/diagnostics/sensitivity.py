@@ -18,6 +18,7 @@ from workbench.analysis.rankstats import discordant_pairs
 from workbench.core.config import RewardConfig
 from workbench.core.crafter_facts import ACHIEVEMENTS
 from workbench.core.reward import coerce_weights
+from workbench.core.reward_rule import achievement_weights
 from workbench.scoring import Scores
 
 __all__ = ["credit_matrix", "sensitivity"]
@@ -56,7 +57,7 @@ def sensitivity(scores: Scores, config: RewardConfig, worst_pair: tuple[str, str
     per_achievement = config.rule.pays_credits  # else the weights pay nothing
     credits = credit_matrix(scores)
     written = coerce_weights(dict(config.weights))
-    weights = np.array([written.get(name, 1.0) for name in ACHIEVEMENTS])
+    weights = achievement_weights(config.weights)  # written.get(name, 1.0)
     intervals = [_stable_interval(returns, lam * credits[:, a], weights[a], ids) for a in range(len(ACHIEVEMENTS))]
     low, high, low_pair, high_pair = (list(column) for column in zip(*intervals))
     change = np.full(len(ACHIEVEMENTS), np.nan)

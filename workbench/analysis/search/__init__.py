@@ -37,8 +37,7 @@ from workbench.analysis.search.study import SearchSpace, TrialEvaluator, default
 from workbench.core.config import STEPWISE_MODE, RewardConfig
 from workbench.core.crafter_facts import ACHIEVEMENTS, INVENTORY_ITEMS
 from workbench.core.named_configs import STARTING_CONFIG
-from workbench.core.reward import coerce_weights
-from workbench.core.reward_rule import rule_for
+from workbench.core.reward_rule import achievement_weights, rule_for
 from workbench.data.episodes import Corpus
 from workbench.errors import SearchError, WorkbenchError
 from workbench.scoring import PreparedCorpus, prepare, score
@@ -203,7 +202,7 @@ class _Problem:
         lam = base.effective_lambda if base.effective_lambda > 0 else 1.0
         if base.effective_lambda <= 0:
             notes.append(f"the base lambda {base.indicator_lambda} is not positive; the result uses 1.0")
-        prior = np.array([coerce_weights(dict(base.weights)).get(name, 1.0) for name in ACHIEVEMENTS])
+        prior = achievement_weights(base.weights)  # weights.get(name, 1.0) as the task app reads them
         resources = resource_slot_weights(base.resource_weights)
         evaluator = TrialEvaluator(design, fit_rows, fold_of, objective, weight_range, prior, resources, lam)
         return cls(prepared, design, split, fit_rows, held_rows, objective, evaluator, lam, notes)
