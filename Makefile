@@ -6,6 +6,8 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 LOCK   := requirements/dev.txt
+# Held while the venv is (re)installed (beside it, not in it: the venv may not exist yet).
+INSTALL_LOCK := .venv.install.lock
 # make lock's resolution: one lock for every platform, for the Python CI runs.
 UV_COMPILE = pip compile pyproject.toml requirements/build.in --extra dev --generate-hashes --universal \
 	--python-version 3.11 --custom-compile-command "make lock" --quiet
@@ -18,11 +20,15 @@ ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
 # Re-install only when the lock (or the package's metadata) changes, so the second run is quick.
 # pip checks every file against the lock's hashes; the package itself goes in without its
 # dependencies (they are the lock's) and is built by the lock's setuptools.
+# Two `make install` at once would run pip into one .venv together: the recipe holds a lock
+# (flock, util-linux) and, once it has it, looks again whether the other one already did the work.
 $(STAMP): $(LOCK) pyproject.toml
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --require-hashes -r $(LOCK)
-	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
-	touch $(STAMP)
+	flock -w 3600 $(INSTALL_LOCK) sh -ec ' \
+	  if [ -f $(STAMP) ] && [ $(STAMP) -nt $(LOCK) ] && [ $(STAMP) -nt pyproject.toml ]; then exit 0; fi; \
+	  test -x $(BIN)/python || $(PYTHON) -m venv $(VENV); \
+	  $(BIN)/python -m pip install --quiet --require-hashes -r $(LOCK); \
+	  $(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .; \
+	  touch $(STAMP)'
 
 install: $(STAMP)
 
@@ -77,4 +83,4 @@ test-lowest: $(STAMP)
 	$(BIN)/python scripts/test_ranges.py lowest
 
 clean:
-	rm -rf $(VENV) .venv-latest .venv-lowest .pytest_cache build site *.egg-info
+	rm -rf $(VENV) $(INSTALL_LOCK) .venv-latest .venv-lowest .pytest_cache build site *.egg-info
