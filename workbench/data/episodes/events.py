@@ -21,6 +21,12 @@ from workbench.data.episodes.columns import DecisionArrays
 
 N_ACHIEVEMENTS = len(ACHIEVEMENTS)
 N_ITEMS = len(INVENTORY_ITEMS)
+#: The version of what ``decision_events`` derives from a batch of states. A stored events
+#: table records the version that made it and is used only when it is this one: raise it with
+#: any change to what the function returns for the same states (a fix, a new event), so that
+#: tables made by the older code are read from their decisions again (``workbench corpus events``
+#: rewrites them).
+EVENTS_VERSION = 1
 
 
 def decision_events(arrays: DecisionArrays, first_decision: int = 0, first_episode: int = 0) -> dict[str, Any]:

@@ -173,8 +173,9 @@ def read_bytes(path: Path) -> bytes:
 def open_file(path: Path) -> BinaryIO:
     """A corpus file opened for reading without following symlinks (a regular file only);
     ``CorpusFormatError`` / ``UnsafeCorpusPathError`` naming the file otherwise."""
+    nonblock = getattr(os, "O_NONBLOCK", 0)  # a FIFO planted at the name opens at once, not never
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | nonblock)
     except FileNotFoundError:
         raise CorpusFormatError(f"{path}: not found (the part it belongs to is incomplete)") from None
     except OSError as error:
@@ -183,7 +184,9 @@ def open_file(path: Path) -> BinaryIO:
         raise CorpusFormatError(f"{path}: cannot be read ({error.strerror})") from None
     if not stat.S_ISREG(os.fstat(fd).st_mode):
         os.close(fd)
-        raise CorpusFormatError(f"{path}: not a regular file")
+        raise CorpusFormatError(f"{path}: not a regular file (a FIFO, socket or device)")
+    if nonblock:
+        os.set_blocking(fd, True)  # a regular file: reads as usual
     return os.fdopen(fd, "rb")
 
 
