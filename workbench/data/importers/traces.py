@@ -25,7 +25,13 @@ from workbench.data.importers.batch import BadInput, ImportIssue, ImportResult, 
 from workbench.data.importers.counts import estimated_counts
 from workbench.data.importers.decisions import calls_text, decision_actions
 from workbench.data.importers.observations import Observed, observation
-from workbench.data.importers.producers import Producer, producer_for_version, trace_producer, weights_ignored
+from workbench.data.importers.producers import (
+    Producer,
+    chosen_producer,
+    producer_for_version,
+    trace_producer,
+    weights_ignored,
+)
 from workbench.data.importers.rollout_episode import check_step_order, normalised_decisions, state_arrays, views_of
 from workbench.data.importers.toolcalls import policy_tool_calls
 from workbench.data.importers.trace_columns import (
@@ -36,7 +42,7 @@ from workbench.data.importers.trace_columns import (
     session_metadata,
 )
 from workbench.data.importers.trace_db import Locked, NoTraceTables, connect, is_locked, rows
-from workbench.errors import EpisodeError
+from workbench.errors import EpisodeError, WorkbenchError
 
 
 @dataclass(frozen=True)
@@ -207,7 +213,7 @@ def import_traces(
     Raises:
         WorkbenchError: ``producer`` names no known Crafter loop.
     """
-    told = producer_for_version(producer) if producer else None
+    told = producer_for_version(producer) if producer is not None else None  # "" is refused
     files, collected = batch_files(Path(db), ("*.db",), "trace databases (.db)")
     notes = []
     for file in files:
@@ -289,7 +295,10 @@ def _session_episode(
     n = len(environment)
     if n == 0:
         raise BadInput("", "has no environment events: an episode needs at least one decision")
-    producer, basis = (told, "given: --producer") if told else trace_producer(len(assistant), len(llm))
+    try:
+        producer, basis = chosen_producer(told, trace_producer(len(assistant), len(llm)))
+    except WorkbenchError as error:
+        raise BadInput("", str(error)) from None
     source, what = (assistant, "assistant message") if assistant or not llm else (llm, "cais event")
     missing = [t + 1 for t in range(n) if t not in source]
     if missing:
