@@ -65,6 +65,14 @@ class TraceSession:
     problem: str | None = None
 
 
+#: What an import says of a session with no played decision.
+EMPTY = "empty session: the rollout failed before its first decision was played (no environment events)"
+
+
+class EmptySession(BadInput):
+    """A finished session without a played decision: skipped and said, not an error."""
+
+
 @dataclass
 class TraceBatch:
     """What one read of the database gave: episodes of finished sessions, problems, running ids.
@@ -75,6 +83,8 @@ class TraceBatch:
         running: The ids of sessions not finished yet (not read).
         skipped: How many sessions (finished or running) were left out for their id in ``skip``.
         locked: The ids of finished sessions a writer held locked at their read: read again later.
+        empty: The ids of finished sessions without a single played decision (a rollout that
+            failed at its first decision): no episode, and no error either.
     """
 
     episodes: list[Episode] = field(default_factory=list)
@@ -82,6 +92,7 @@ class TraceBatch:
     running: list[str] = field(default_factory=list)
     skipped: int = 0
     locked: list[str] = field(default_factory=list)
+    empty: list[str] = field(default_factory=list)
 
     @property
     def imported(self) -> list[str]:
@@ -178,6 +189,8 @@ def read_trace_sessions(
                     batch.errors.append(ImportIssue(str(db), f"session {session.session_id}", unexpected(error)))
                 else:
                     batch.locked.append(session.session_id)
+            except EmptySession:
+                batch.empty.append(session.session_id)
             except BadInput as error:
                 # The location is exactly "session <id>" (a follower reads the id from it); the
                 # place inside the session, when known, leads the message.
@@ -231,6 +244,17 @@ def import_traces(
             )
         if batch.skipped:
             notes.append(f"{file}: {batch.skipped} session(s) already imported (ids the corpus holds) skipped")
+        for session_id in batch.empty:
+            collected.warnings.append(
+                ImportIssue(str(file), f"session {session_id}", f"{EMPTY}: no episode to import; skipped")
+            )
+        for episode in batch.episodes:
+            if episode.metadata.get("partial"):
+                collected.warnings.append(
+                    ImportIssue(
+                        str(file), f"session {episode.id}", f"imported as partial: {episode.metadata['partial']}"
+                    )
+                )
         for session_id in batch.running:
             collected.warnings.append(
                 ImportIssue(
@@ -294,7 +318,7 @@ def _session_episode(
     )
     n = len(environment)
     if n == 0:
-        raise BadInput("", "has no environment events: an episode needs at least one decision")
+        raise EmptySession("", EMPTY)
     try:
         producer, basis = chosen_producer(told, trace_producer(len(assistant), len(llm)))
     except WorkbenchError as error:
@@ -309,7 +333,27 @@ def _session_episode(
         calls = [policy_tool_calls(cais_tool_calls(llm[t], t)) for t in range(n)]
     episode = _build(db, session, environment, calls, llm, config, producer)
     episode.metadata["producer_basis"] = basis
+    _add_outcome(connection, episode.metadata, sid)
+    if len(turns) > n:  # a decision begun (its timestep written) but never played: the rollout failed there
+        episode.metadata["partial"] = (
+            f"the rollout stopped after {n} played decision(s); decision {n + 1} of its {len(turns)} "
+            "timesteps has no environment event (the rollout failed there)"
+        )
     return episode
+
+
+def _add_outcome(connection: sqlite3.Connection, metadata: dict[str, Any], sid: str) -> None:
+    """What the session's outcome row says of its run, as a rollout response gives it: the
+    policy's and env's ids (``policy``, ``env_id``; the session's own metadata holds none) and
+    the seed when the session's metadata lacks it, so both imports of one run agree."""
+    found = rows(connection, "SELECT CAST(reward_metadata AS BLOB) FROM outcome_rewards WHERE session_id = ?", sid)
+    outcome = session_metadata(found[0][0])[0] if found else {}
+    if isinstance(outcome.get("policy_id"), str) and outcome["policy_id"]:
+        metadata["policy"] = outcome["policy_id"]  # the rollout JSON's trajectories[].policy_id
+    if isinstance(outcome.get("env_id"), str) and outcome["env_id"]:
+        metadata["env_id"] = outcome["env_id"]
+    if metadata.get("seed") is None and isinstance(outcome.get("env_seed"), int):
+        metadata["seed"] = outcome["env_seed"]
 
 
 def _per_turn(
@@ -364,6 +408,8 @@ def _build(
         "counts": "estimated",
         "counts_note": "lower bounds from inventory changes, actions and unlocks (the trace database logs no counts)",
     }
+    if isinstance(session.metadata.get("policy_name"), str):
+        metadata["policy_name"] = session.metadata["policy_name"]  # as a rollout's request names it
     if states[0].max_steps:
         metadata["max_steps"] = states[0].max_steps
     metadata["producer"] = producer.name
