@@ -15,7 +15,7 @@ CHROMIUM := /usr/bin/chromium
 # JupyterLab refuses to run as root unless told (containers and CI machines often are root).
 ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
 
-.PHONY: lab app test test-fast test-latest test-lowest lint docs install lock clean
+.PHONY: lab app test test-fast test-latest test-lowest test-floors lint docs install lock clean
 
 # Re-install only when the lock (or the package's metadata) changes, so the second run is quick.
 # pip checks every file against the lock's hashes; the package itself goes in without its
@@ -67,15 +67,20 @@ docs: $(STAMP)
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest tests -m "not crafter and not slow and not browser and not taskapp" -q
 
-## make test: the docs site and lint, then every test: unit, property, CLI, real Crafter, the real task-app
-## server, the widgets in JupyterLab in chromium, and the notebooks under nbval.
-test: docs lint $(CHROMIUM)
+## make test: the docs site, lint and the floors check, then every test: unit, property, CLI, real Crafter,
+## the real task-app server, the widgets in JupyterLab in chromium, and the notebooks under nbval.
+test: docs lint test-floors $(CHROMIUM)
 	$(BIN)/python -m pytest tests notebooks --nbval --nbval-current-env --nbval-sanitize-with notebooks/nbval_sanitize.cfg
 
 ## make test-latest: what `pip install` gives a user today: a fresh venv (.venv-latest) with the
 ## newest releases the ranges allow, the lint gate and every test tier (`make test`'s run).
 test-latest: $(STAMP) $(CHROMIUM)
 	$(BIN)/python scripts/test_ranges.py latest
+
+## make test-floors: every floor pyproject.toml states is one a resolution installs (uv resolves the core and
+## each extra at their floors; no venv, no tests: seconds once uv's cache is warm). make test-lowest runs it too.
+test-floors: $(STAMP)
+	$(BIN)/python scripts/test_ranges.py floors
 
 ## make test-lowest: the lowest versions the ranges allow (each direct dependency at its floor,
 ## the core's and every extra's), in a fresh venv (.venv-lowest), with `make test-fast`'s tier.
