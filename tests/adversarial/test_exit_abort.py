@@ -16,7 +16,8 @@ from helpers import REPO
 
 from workbench.data.sample import sample_corpus
 from workbench.data.storage import load_corpus, save_corpus
-from workbench.data.storage.layout import ParquetReader, committed_parts, open_file, part_file
+from workbench.data.storage.layout import committed_parts, open_file, part_file
+from workbench.data.storage.parquet import ParquetReader
 
 
 @pytest.fixture(scope="module")

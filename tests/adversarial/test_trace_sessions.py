@@ -13,7 +13,7 @@ from helpers import REPO
 
 from workbench.cli import main
 from workbench.data.importers import import_rollouts, import_traces
-from workbench.data.importers.traces import EMPTY
+from workbench.data.importers.trace_outcomes import EMPTY
 
 FIXTURE = REPO / "tests" / "fixtures" / "synth-ai-0.2.24"
 RUN = "newest_loose_consistent_policy"

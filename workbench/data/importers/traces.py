@@ -21,17 +21,12 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from workbench.data.episodes import Episode
+from workbench.data.importers import trace_outcomes
 from workbench.data.importers.batch import BadInput, ImportIssue, ImportResult, batch_files, unexpected
 from workbench.data.importers.counts import estimated_counts
 from workbench.data.importers.decisions import calls_text, decision_actions
 from workbench.data.importers.observations import Observed, observation
-from workbench.data.importers.producers import (
-    Producer,
-    chosen_producer,
-    producer_for_version,
-    trace_producer,
-    weights_ignored,
-)
+from workbench.data.importers.producers import Producer, producer_for_version, weights_ignored
 from workbench.data.importers.rollout_episode import check_step_order, normalised_decisions, state_arrays, views_of
 from workbench.data.importers.toolcalls import policy_tool_calls
 from workbench.data.importers.trace_columns import (
@@ -42,7 +37,7 @@ from workbench.data.importers.trace_columns import (
     session_metadata,
 )
 from workbench.data.importers.trace_db import Locked, NoTraceTables, connect, is_locked, rows
-from workbench.errors import EpisodeError, WorkbenchError
+from workbench.errors import EpisodeError
 
 
 @dataclass(frozen=True)
@@ -65,14 +60,6 @@ class TraceSession:
     problem: str | None = None
 
 
-#: What an import says of a session with no played decision.
-EMPTY = "empty session: the rollout failed before its first decision was played (no environment events)"
-
-
-class EmptySession(BadInput):
-    """A finished session without a played decision: skipped and said, not an error."""
-
-
 @dataclass
 class TraceBatch:
     """What one read of the database gave: episodes of finished sessions, problems, running ids.
@@ -83,8 +70,7 @@ class TraceBatch:
         running: The ids of sessions not finished yet (not read).
         skipped: How many sessions (finished or running) were left out for their id in ``skip``.
         locked: The ids of finished sessions a writer held locked at their read: read again later.
-        empty: The ids of finished sessions without a single played decision (a rollout that
-            failed at its first decision): no episode, and no error either.
+        empty: The ids of finished sessions with no played decision (no episode, no error).
     """
 
     episodes: list[Episode] = field(default_factory=list)
@@ -189,7 +175,7 @@ def read_trace_sessions(
                     batch.errors.append(ImportIssue(str(db), f"session {session.session_id}", unexpected(error)))
                 else:
                     batch.locked.append(session.session_id)
-            except EmptySession:
+            except trace_outcomes.EmptySession:
                 batch.empty.append(session.session_id)
             except BadInput as error:
                 # The location is exactly "session <id>" (a follower reads the id from it); the
@@ -244,17 +230,7 @@ def import_traces(
             )
         if batch.skipped:
             notes.append(f"{file}: {batch.skipped} session(s) already imported (ids the corpus holds) skipped")
-        for session_id in batch.empty:
-            collected.warnings.append(
-                ImportIssue(str(file), f"session {session_id}", f"{EMPTY}: no episode to import; skipped")
-            )
-        for episode in batch.episodes:
-            if episode.metadata.get("partial"):
-                collected.warnings.append(
-                    ImportIssue(
-                        str(file), f"session {episode.id}", f"imported as partial: {episode.metadata['partial']}"
-                    )
-                )
+        collected.warnings.extend(trace_outcomes.session_warnings(str(file), batch.empty, batch.episodes))
         for session_id in batch.running:
             collected.warnings.append(
                 ImportIssue(
@@ -318,11 +294,8 @@ def _session_episode(
     )
     n = len(environment)
     if n == 0:
-        raise EmptySession("", EMPTY)
-    try:
-        producer, basis = chosen_producer(told, trace_producer(len(assistant), len(llm)))
-    except WorkbenchError as error:
-        raise BadInput("", str(error)) from None
+        raise trace_outcomes.EmptySession("", trace_outcomes.EMPTY)
+    producer, basis = trace_outcomes.session_producer(told, len(assistant), len(llm))
     source, what = (assistant, "assistant message") if assistant or not llm else (llm, "cais event")
     missing = [t + 1 for t in range(n) if t not in source]
     if missing:
@@ -333,27 +306,11 @@ def _session_episode(
         calls = [policy_tool_calls(cais_tool_calls(llm[t], t)) for t in range(n)]
     episode = _build(db, session, environment, calls, llm, config, producer)
     episode.metadata["producer_basis"] = basis
-    _add_outcome(connection, episode.metadata, sid)
-    if len(turns) > n:  # a decision begun (its timestep written) but never played: the rollout failed there
-        episode.metadata["partial"] = (
-            f"the rollout stopped after {n} played decision(s); decision {n + 1} of its {len(turns)} "
-            "timesteps has no environment event (the rollout failed there)"
-        )
+    trace_outcomes.outcome_metadata(connection, sid, episode.metadata)
+    partial = trace_outcomes.partial_note(n, len(turns))  # a decision begun but never played: the rollout failed there
+    if partial:
+        episode.metadata["partial"] = partial
     return episode
-
-
-def _add_outcome(connection: sqlite3.Connection, metadata: dict[str, Any], sid: str) -> None:
-    """What the session's outcome row says of its run, as a rollout response gives it: the
-    policy's and env's ids (``policy``, ``env_id``; the session's own metadata holds none) and
-    the seed when the session's metadata lacks it, so both imports of one run agree."""
-    found = rows(connection, "SELECT CAST(reward_metadata AS BLOB) FROM outcome_rewards WHERE session_id = ?", sid)
-    outcome = session_metadata(found[0][0])[0] if found else {}
-    if isinstance(outcome.get("policy_id"), str) and outcome["policy_id"]:
-        metadata["policy"] = outcome["policy_id"]  # the rollout JSON's trajectories[].policy_id
-    if isinstance(outcome.get("env_id"), str) and outcome["env_id"]:
-        metadata["env_id"] = outcome["env_id"]
-    if metadata.get("seed") is None and isinstance(outcome.get("env_seed"), int):
-        metadata["seed"] = outcome["env_seed"]
 
 
 def _per_turn(

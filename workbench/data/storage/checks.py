@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from workbench.data.episodes.events import DecisionEvents
 from workbench.data.storage.columnar import live_episodes, read_parts
 from workbench.data.storage.decode import Part
 from workbench.data.storage.events_table import StoredEvents, stored_events
@@ -95,13 +96,11 @@ def _check_part(root: Path, part: Part, deep: bool) -> PartCheck:
 
 def _derived_events(root: Path, part: Part) -> dict[str, np.ndarray]:
     """The part's events as its decisions give them (every value and total checked on the
-    way), its batches joined, decisions numbered from 0."""
+    way), its batches joined, decisions numbered from 0, by field name."""
     path = part_file(root, "decisions", part.name)
     with open_file(path) as handle:
         batches = list(part_events(handle, path, root, part, 0))
-    if not batches:
-        return {}
-    return {key: np.concatenate([batch[key] for batch in batches]) for key in batches[0]}
+    return DecisionEvents.join(batches).arrays() if batches else {}
 
 
 def _disagreement(root: Path, part: Part, stored: StoredEvents, derived: dict[str, np.ndarray]) -> list[str]:
@@ -112,8 +111,9 @@ def _disagreement(root: Path, part: Part, stored: StoredEvents, derived: dict[st
     ids = part.episodes.column("episode").to_pylist()
     starts = derived.get("starts", np.zeros(0, np.int64))
     lines = []
+    found_arrays = stored.events.arrays()
     for key, expected in derived.items():
-        found = stored.events[key]
+        found = found_arrays[key]
         if _same(found, expected):
             continue
         at = _first_difference(found, expected)

@@ -35,7 +35,7 @@ from workbench.data.episodes import (
     index_frame,
     narrow,
 )
-from workbench.data.episodes.events import decision_events
+from workbench.data.episodes.events import DecisionEvents, decision_events
 from workbench.data.storage import frames as frame_codec
 from workbench.data.storage.decode import Part, checked, largest_count, read_arrays, read_table
 from workbench.data.storage.events_table import file_digest, stored_events, write_events
@@ -101,7 +101,7 @@ def append(root: Path, corpus: Corpus, replaces: set[str], *, progress: bool = F
     written: list[Path] = []
     try:
         decisions = part_file(root, "decisions", part)
-        events: list[dict[str, np.ndarray]] = []
+        events: list[DecisionEvents] = []
         steps: list[np.ndarray] = []
         with atomic_path(decisions) as tmp:
             writer = None

@@ -42,9 +42,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from workbench.core.crafter_facts import ACHIEVEMENTS
-from workbench.data.episodes.events import EVENTS_VERSION, N_ACHIEVEMENTS, N_ITEMS
+from workbench.data.episodes.events import EVENTS_VERSION, N_ACHIEVEMENTS, N_ITEMS, DecisionEvents
 from workbench.data.storage.decode import Part, checked
-from workbench.data.storage.layout import ParquetReader, open_file, part_file
+from workbench.data.storage.layout import open_file, part_file
+from workbench.data.storage.parquet import ParquetReader
 from workbench.data.storage.schema import check_schema
 from workbench.errors import CorpusFormatError, CorpusValueError, UnsafeCorpusPathError
 from workbench.util.atomic import atomic_path
@@ -94,27 +95,25 @@ def file_digest(path: Path) -> str:
     return digest.hexdigest()
 
 
-def events_table(
-    ids: list[str], steps: np.ndarray, events: list[dict[str, np.ndarray]], decisions_digest: str
-) -> pa.Table:
+def events_table(ids: list[str], steps: np.ndarray, events: list[DecisionEvents], decisions_digest: str) -> pa.Table:
     """The events table of a part: ``ids`` and ``steps`` per episode, ``events`` the
     ``decision_events`` of its batches in order (decisions numbered from the part's first),
     ``decisions_digest`` its decisions table's SHA-256."""
     columns: dict[str, Any] = {"episode": pa.array(ids, pa.string()), "steps": pa.array(steps, pa.int64())}
-    starts = np.concatenate([e["starts"] for e in events])
-    lengths = np.concatenate([e["lengths"] for e in events]).astype(np.int64)
+    joined = DecisionEvents.join(events)
+    starts, lengths = joined.starts, joined.lengths.astype(np.int64)
     columns["decisions"] = pa.array(lengths, pa.int64())
     row_offsets = np.arange(len(ids) + 1, dtype=np.int32) * len(ACHIEVEMENTS)
     for key in STATUS_KEYS:
-        values = np.concatenate([e[key] for e in events]).ravel()
+        values = getattr(joined, key).ravel()
         columns[key] = pa.ListArray.from_arrays(pa.array(row_offsets), pa.array(values, pa.bool_()))
     bounds = np.append(starts, starts[-1] + lengths[-1]) if len(starts) else np.zeros(1, np.int64)
     for group in EVENT_GROUPS.values():
-        decision = np.concatenate([e[group[0][0]] for e in events])
+        decision = getattr(joined, group[0][0])
         offsets = np.searchsorted(decision, bounds).astype(np.int32)  # sorted: each episode's run
         episode = np.repeat(np.arange(len(ids)), np.diff(offsets))
         for name, kind in group:
-            values = np.concatenate([e[name] for e in events])
+            values = getattr(joined, name)
             if name == group[0][0]:
                 values = values - starts[episode]  # within the episode
             columns[name] = pa.ListArray.from_arrays(pa.array(offsets), pa.array(values, kind))
@@ -149,7 +148,7 @@ def content_digest(table: pa.Table) -> str:
 
 
 def write_events(
-    path: Path, ids: list[str], steps: np.ndarray, events: list[dict[str, np.ndarray]], decisions_digest: str
+    path: Path, ids: list[str], steps: np.ndarray, events: list[DecisionEvents], decisions_digest: str
 ) -> None:
     """Write a part's events table to ``path`` (atomically; replacing one there, a table its
     folder owns), from what ``events_table`` takes."""
@@ -171,7 +170,7 @@ class StoredEvents:
     failed a check (unreadable, a value out of range, its values edited), rather than being
     absent or stale (made from other decisions, or by another ``EVENTS_VERSION``)."""
 
-    events: dict[str, np.ndarray] | None
+    events: DecisionEvents | None
     reason: str | None = None
     damaged: bool = False
 
@@ -221,7 +220,7 @@ def stored_events(root: Path, part: Part, first_decision: int) -> StoredEvents:
         return StoredEvents(None, str(error), damaged=True)
 
 
-def read_part_events(root: Path, part: Part, first_decision: int) -> dict[str, np.ndarray] | None:
+def read_part_events(root: Path, part: Part, first_decision: int) -> DecisionEvents | None:
     """The events of ``part``'s episodes from its events table (``stored_events``), or None when
     they must be read from the decisions table instead; a damaged table is logged as a warning
     (the decisions read that follows checks the part and names what is wrong with it, if anything).
@@ -243,7 +242,7 @@ def read_part_events(root: Path, part: Part, first_decision: int) -> dict[str, n
     return stored.events
 
 
-def _events(table: pa.Table, part: Part, first_decision: int, path: Path) -> dict[str, np.ndarray]:
+def _events(table: pa.Table, part: Part, first_decision: int, path: Path) -> DecisionEvents:
     """The checked events of one events table (``part``'s), numbered from ``first_decision``."""
     episodes = part.episodes
     n = episodes.num_rows
@@ -294,7 +293,7 @@ def _events(table: pa.Table, part: Part, first_decision: int, path: Path) -> dic
         for other, (values, _) in companions.items():
             events[other] = values.astype(_DTYPES.get(other, values.dtype), copy=False)
     _check_values(events, path)
-    return events
+    return DecisionEvents(**events)
 
 
 def _flat(table: pa.Table, name: str) -> tuple[np.ndarray, np.ndarray]:
