@@ -102,6 +102,12 @@ def test_an_edited_events_table_is_never_scored(tmp_path: Path, sample: Corpus, 
     same_scores(opened, sample)
     (check,) = check_corpus(tmp_path)
     assert check.events == "damaged" and str(path) in check.problems[0]
+    # `corpus events` no longer keeps it as "already current": it is rewritten from the decisions
+    assert add_events_tables(tmp_path) == ([committed_parts(tmp_path)[0]], 0)
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="workbench.data.storage.events_table"):
+        same_scores(load_corpus(tmp_path), sample)
+    assert not caplog.records
 
 
 @pytest.mark.parametrize("name", list(EDITS))
