@@ -104,9 +104,10 @@ def run_check(args: argparse.Namespace) -> int:
             print(f"  {check.part}: {problem}")
     unused = [c for c in checks if c.events in ("missing", "stale")]
     if unused:
+        first = next((f" (first: {c.note})" for c in unused if c.note), "")
         print(
             f"note: {len(unused)} part(s) have no current events table and open from their decisions "
-            f"(slower, same numbers); `workbench corpus events {args.path}` writes them"
+            f"(slower, same numbers){first}; `workbench corpus events {args.path}` writes them"
         )
     bad = [c for c in checks if c.problems]
     if bad:
