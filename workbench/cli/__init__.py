@@ -9,6 +9,7 @@ fail a script exits 1. Any other exception is a bug and surfaces with its traceb
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
@@ -71,12 +72,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     (``workbench.util.memory``; ``WORKBENCH_RETAIN_FREED_MB=0`` declines)."""
     retain_freed_memory()
     parser = build_parser()
-    args = parser.parse_args(argv)
     try:
-        return int(args.func(args) or 0)
+        args = parser.parse_args(argv)  # --help writes to stdout too
+        status = int(args.func(args) or 0)
+        sys.stdout.flush()  # inside the try: a reader gone early is met here, not at exit
+        return status
+    except BrokenPipeError:
+        return _reader_gone()
     except WorkbenchError as error:
         print(f"workbench: error: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("workbench: interrupted", file=sys.stderr)
         return 130
+
+
+def _reader_gone() -> int:
+    """The standard-output reader went away (``workbench audit --json | head -c1``): point
+    stdout at /dev/null so the interpreter's flush at exit raises nothing (Python's "Note on
+    SIGPIPE"), and exit 1 as a command killed by the broken pipe would fail its pipeline."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return 1

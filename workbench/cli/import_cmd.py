@@ -86,7 +86,7 @@ def run(importer: Callable[..., ImportResult], args: argparse.Namespace) -> int:
     if not Path(args.path).exists():
         raise UsageError(f"{args.path}: no such file or folder")
     options = _trace_options(importer, args)
-    if getattr(args, "producer", None):
+    if getattr(args, "producer", None) is not None:  # "" too: refused by name, never ignored
         options["producer"] = args.producer
     result = importer(args.path, progress=not args.quiet, **options)
     if len(result.corpus):

@@ -214,13 +214,17 @@ def run_compare(args: argparse.Namespace) -> int:
     """Print two configs' returns, ranks, groups and largest changes side by side; exit status 0."""
     if args.top < 1:
         raise UsageError(f"--top must be at least 1, not {args.top}")
+    if args.distance and not 0.0 <= args.gamma <= 1.0:  # before any table is read
+        raise UsageError(f"--gamma must be within [0, 1], not {args.gamma}")
     config_a, config_b = read_config(args.config_a), read_config(args.config_b)
     corpus = open_corpus(args.corpus)
+    if len(corpus) == 0:  # said as it is, before --by or a --distance is looked at
+        raise UsageError(f"{args.corpus}: holds no episodes; nothing to compare")
     try:
         groups = corpus.groups(args.by)
-        comparison = compare(corpus, config_a, config_b)
     except CorpusError as error:  # a grouping column the corpus index lacks
         raise UsageError(f"--by: {error}") from None
+    comparison = compare(corpus, config_a, config_b)
     episodes = comparison.episodes.assign(**{args.by: comparison.episodes["episode"].map(groups)})
     columns = ["episode", args.by, "env_return", "return_a", "return_b", "difference", "rank_a", "rank_b"]
     number = lambda v: f"{v:.4f}"  # noqa: E731

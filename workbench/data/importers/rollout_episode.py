@@ -279,6 +279,9 @@ def _episode_metadata(context: RolloutContext, segment: Segment, states: list[Ob
         "producer": context.producer.name,
         "producer_basis": context.producer_basis,
     }
+    policy_name = dig(context.response, "request", "policy", "policy_name")
+    if isinstance(policy_name, str):
+        metadata["policy_name"] = policy_name  # as a trace database's session names it
     if weights_ignored(context.producer, context.config):
         metadata["weights_ignored"] = True
     max_steps = next((s.max_steps for s in states if s.max_steps), None)

@@ -6,6 +6,7 @@ import logging
 import os
 import re
 import stat
+import unicodedata
 from pathlib import Path
 
 from workbench.core.config import RewardConfig
@@ -17,7 +18,11 @@ log = logging.getLogger(__name__)
 #: The Tuner's config as it is being designed, saved after every change (not a user's file).
 DRAFT_NAME = "tuner-draft"
 DRAFTS = "drafts"
-_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+#: Anything but letters and digits (Unicode's: "дерево", "木の報酬"), ".", "_" and "-": never a
+#: path separator, so a name stays one file in the folder.
+_UNSAFE = re.compile(r"[^\w.-]+")
+#: The longest file stem in UTF-8 bytes (a file name is at most 255 bytes; ".yaml" follows).
+_MAX_STEM_BYTES = 200
 
 
 class WorkspaceError(WorkbenchError):
@@ -43,7 +48,7 @@ def default_workspace(corpus_spec: str) -> Path:
 
 def file_stem(name: str) -> str:
     """The file name (without ``.yaml``) a config called ``name`` is kept under: every run of
-    characters other than letters, digits, ``.``, ``_`` and ``-`` becomes ``_``, and dots and
+    characters other than letters and digits (any script), ``.``, ``_`` and ``-`` becomes ``_``, and dots and
     underscores at either end are dropped (``../wood heavy`` -> ``wood_heavy``), so the file stays
     inside the workspace and is never hidden. ``WorkspaceError`` when nothing is left.
 
@@ -53,10 +58,11 @@ def file_stem(name: str) -> str:
     Returns:
         The file stem.
     """
-    stem = _UNSAFE.sub("_", name.strip()).strip("._")
+    stem = _UNSAFE.sub("_", unicodedata.normalize("NFC", name.strip())).strip("._")
     if not stem.strip("-"):
         raise WorkspaceError(f"config name {name!r}: needs at least one letter or digit")
-    return stem[:100]
+    # cut at a character boundary, then drop dots left at the end (never a hidden or dot-name)
+    return stem.encode()[:_MAX_STEM_BYTES].decode("utf-8", "ignore").rstrip("._")
 
 
 class Workspace:
