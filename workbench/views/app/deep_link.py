@@ -52,7 +52,9 @@ def parse_link(query: str | None) -> DeepLink:
     decision = fields.get("decision")
     if decision is None or decision == "":
         return DeepLink(view, episode)
-    if not decision.isdigit():
+    # ASCII digits only: ``str.isdigit`` also accepts "²" or "٣", which ``int`` refuses or reads
+    # as another number.
+    if not (decision.isascii() and decision.isdigit()):
         raise WorkbenchError(f"link: decision={decision!r} is not a decision number (1, 2, ...)")
     return DeepLink(view, episode, int(decision))
 
