@@ -35,7 +35,9 @@ class AppSession:
     corpora opened) and ``config_added`` (the name of the config added last, with a count).
     ``baseline`` is the config the user gave (the first ``--config``; else the named config
     ``per_achievement``), named ``baseline_name`` in ``header``: the Tuner's ghost and where its
-    Reset goes, whatever draft the Tuner starts from."""
+    Reset goes, whatever draft the Tuner starts from. ``start`` is where the Tuner starts: the
+    newest tab's draft kept in the workspace (each tab keeps its own, ``Workspace.save_draft``;
+    the others are offered as configs, named in ``drafts_listed``), else the baseline."""
 
     def __init__(self, options: AppOptions) -> None:
         self.options = options
@@ -51,7 +53,9 @@ class AppSession:
         self.tuner_view = ViewSlot("Tuner", self.status, self._tuner_built)
         self.replayer_view = ViewSlot("Replayer", self.status)
         self.compare_view = ViewSlot("Compare", self.status, self._compare_built)
+        self.drafts_listed: set[str] = set()  # other tabs' drafts offered on the Configs page
         self.baseline_name, self.baseline = self._load_configs()
+        self.start = self._restore_drafts()
         source = html.escape(self.sources[self.baseline_name], quote=True)
         self.header = (
             "<div style='font-size:18px;font-weight:600;margin:4px 0;white-space:nowrap;overflow:hidden;"
@@ -92,6 +96,31 @@ class AppSession:
             self.status.show("some configs were not loaded:\n" + "\n".join(problems), "warning")
         baseline = given[0] if given else default.name
         return baseline, self.configs[baseline]
+
+    def _restore_drafts(self) -> RewardConfig:
+        """Where the Tuner starts: the newest tab's draft (this tab's draft replaces that file),
+        else the baseline. Every other tab's draft that differs is offered as a config on the
+        Configs page (``draft-...``), and the status line says so: no tab's work is dropped."""
+        drafts = self.workspace.drafts()
+        if not drafts:
+            return self.baseline
+        (newest, start), others = drafts[0], drafts[1:]
+        self.workspace.adopt(newest)
+        listed = []
+        for path, config in others:
+            if config == start or config in (self.configs[name] for name in self.drafts_listed):
+                continue
+            name = self.unique_name(path.stem.removeprefix("tuner-"))
+            self.configs[name], self.sources[name] = config, f"draft of another tab: {path}"
+            self.drafts_listed.add(name)
+            listed.append(name)
+        if listed and self.status.level != "warning":
+            self.status.show(
+                f"the Tuner starts from the newest tab's draft; {len(listed)} other tab draft(s) are on the "
+                f"Configs page: {', '.join(listed)}",
+                "info",
+            )
+        return start
 
     def unique_name(self, name: str) -> str:
         """``name``, or ``name-2``, ``name-3`` ... when the session has a config of that name.
@@ -180,12 +209,16 @@ class AppSession:
         """
         if len(corpus) == 0:
             raise CorpusError(f"{label}: the corpus has no episodes")
-        start = self.workspace.draft() or self.baseline
+        start = self.tuner.config if self.tuner is not None else self.start  # a later corpus: tuning goes on
         self.corpus, self.corpus_label = corpus, label
         self.tuner_view.reset(lambda: self._new_tuner(corpus, start))
         self.replayer_view.reset(lambda: Replayer(corpus, start))
-        self.compare_view.reset(lambda: Compare(corpus, dict(self.configs), a=self.baseline_name))
+        self.compare_view.reset(lambda: Compare(corpus, self._compared(), a=self.baseline_name))
         self.corpus_opened.value = self.corpus_opened.peek() + 1
+
+    def _compared(self) -> dict[str, RewardConfig]:
+        """The configs Compare starts with: the session's, other tabs' drafts left out (sent there on asking)."""
+        return {name: config for name, config in self.configs.items() if name not in self.drafts_listed}
 
     def build_views(self) -> None:
         """Build the corpus's views one after another in the background (each, if not built);
