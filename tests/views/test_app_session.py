@@ -187,3 +187,37 @@ def _widgets(widget):
     yield widget
     for child in getattr(widget, "children", ()):
         yield from _widgets(child)
+
+
+def test_a_view_cut_short_by_its_tab_closing_is_a_log_line_not_a_traceback(caplog):
+    import threading
+
+    import ipywidgets as w
+
+    from workbench.views.app.common import Status
+    from workbench.views.app.views_pages import ViewSlot
+
+    gone = w.Label("a widget of the tab")
+    gone.close()  # the tab closed: Solara closes its widgets under the build
+    closed = threading.Event()
+
+    def recipe() -> w.Widget:
+        closed.set()  # the tab goes while the view is being made ...
+        return w.VBox([gone])  # ... and the next widget made with one of its own fails ("no comm")
+
+    status = Status()
+    slot = ViewSlot("Tuner", status, closed=closed.is_set)
+    slot.reset(recipe)
+    with caplog.at_level(logging.INFO, logger="workbench.views.app"):
+        slot.need()
+        until(lambda: closed.is_set() and not slot.building, "the build over")
+        until(lambda: any("the tab closed while the Tuner" in r.getMessage() for r in caplog.records), "its log line")
+    assert [r for r in caplog.records if r.levelno >= logging.ERROR or r.exc_info] == []
+    assert status.text == "" and slot.view is None
+    # The same failure in an open tab is still an internal error, with its traceback in the log.
+    closed.clear()
+    slot.reset(lambda: w.VBox([gone]))
+    with caplog.at_level(logging.INFO, logger="workbench.views.app"):
+        slot.need()
+        until(lambda: "internal error" in status.text, "the error shown")
+    assert any(r.exc_info for r in caplog.records if r.levelno >= logging.ERROR)

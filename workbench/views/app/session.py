@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import logging
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,18 @@ from workbench.views.app.workspace import Workspace
 from workbench.views.widgets import Compare, Replayer, Tuner
 
 log = logging.getLogger("workbench.views.app")
+
+
+def _tab_closed() -> Callable[[], bool]:
+    """Whether the browser tab of the session being made has gone (its Solara kernel context
+    closed); always False outside a Solara server (a notebook, a test)."""
+    try:
+        from solara.server import kernel_context
+
+        context = kernel_context.get_current_context()
+    except Exception:  # noqa: BLE001 - no server context: nothing can close under the session
+        return lambda: False
+    return context.closed_event.is_set
 
 
 class AppSession:
@@ -50,9 +63,10 @@ class AppSession:
         self.page = solara.Reactive(CORPUS)
         self.corpus_opened = solara.Reactive(0)
         self.config_added = solara.Reactive((0, ""))
-        self.tuner_view = ViewSlot("Tuner", self.status, self._tuner_built)
-        self.replayer_view = ViewSlot("Replayer", self.status)
-        self.compare_view = ViewSlot("Compare", self.status, self._compare_built)
+        closed = _tab_closed()
+        self.tuner_view = ViewSlot("Tuner", self.status, self._tuner_built, closed)
+        self.replayer_view = ViewSlot("Replayer", self.status, closed=closed)
+        self.compare_view = ViewSlot("Compare", self.status, self._compare_built, closed)
         self.drafts_listed: set[str] = set()  # other tabs' drafts offered on the Configs page
         self.baseline_name, self.baseline = self._load_configs()
         self.start = self._restore_drafts()
