@@ -19,7 +19,8 @@ class DeepLink:
     Attributes:
         view: The view to open (one of ``VIEWS``), or None.
         episode: The episode id to show in it.
-        decision: The 1-based decision to show, or None (the episode's start).
+        decision: The 1-based decision to show (0 the reset frame), or None: the episode's
+            highest-paying decision, where every pick opens (``Pick.opens_at``).
     """
 
     view: str | None = None

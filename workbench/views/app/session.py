@@ -6,7 +6,6 @@ import html
 import logging
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import solara
 
@@ -20,7 +19,7 @@ from workbench.views.app.deep_link import parse_link
 from workbench.views.app.options import AppOptions
 from workbench.views.app.views_pages import ViewSlot
 from workbench.views.app.workspace import Workspace
-from workbench.views.widgets import Compare, Replayer, Tuner
+from workbench.views.widgets import Compare, Pick, Replayer, Tuner, link
 
 log = logging.getLogger("workbench.views.app")
 
@@ -241,8 +240,7 @@ class AppSession:
             self.tuner_view.need(lambda _: self.replayer_view.need(lambda _: self.compare_view.need()))
 
     def _tuner_built(self, tuner: Tuner) -> None:
-        tuner.observe(self._replay_pick, names="episode")
-        tuner.observe(self._send_to_compare, names="sent")
+        link(tuner, replayer=self.open_pick, compare=self.send_to_compare)
         tuner.observe(lambda _change: self._keep_draft(), names="config")  # set once per re-score
         # The Tuner's own Save writes relative to the server's folder: point it into the workspace.
         tuner.controls.path.value = str(self.workspace.folder / "my_reward.yaml")
@@ -250,18 +248,25 @@ class AppSession:
         tuner.writer = self.workspace.write_file  # and one swapped in after the check cannot redirect the write
 
     def _compare_built(self, compare: Compare) -> None:
-        compare.observe(self._replay_pick, names="episode")
+        link(replayer=self.open_pick, pickers=(compare,))
 
-    def _replay_pick(self, change: dict[str, Any]) -> None:
-        """An episode picked in a view (its ``episode`` trait): replay it under the view's config,
-        at the pick's decision (a certificate's loop) or else the highest-paying one."""
-        if change["new"] is not None:  # a pick passing through None (the same episode picked again)
-            view = change["owner"]
-            self.show_replay(change["new"], view.decision or "best", config=view.config)
+    def open_pick(self, pick: Pick, config: RewardConfig | None = None) -> None:
+        """Open a pick (of a view, or a deep link) on the Replay page, where every view opens it
+        (``Pick.opens_at``), under ``config`` (the picking view's) when given.
 
-    def _send_to_compare(self, change: dict[str, Any]) -> None:
-        """The Tuner sent ``(name, config)``: keep it among the session's configs and show it in Compare."""
-        name, config = change["new"]
+        Args:
+            pick: The pick.
+            config: The config to score it under, or None (the Replayer's).
+        """
+        self.show_replay(pick.episode, pick.opens_at, config=config)
+
+    def send_to_compare(self, name: str, config: RewardConfig) -> None:
+        """A config the Tuner sent: keep it among the session's configs and show it in Compare, first.
+
+        Args:
+            name: The name it was sent under.
+            config: The config.
+        """
         self.add_config(name, config, "sent from the Tuner", to_compare=False)
         self.show_page(COMPARE)  # first: its figures redraw in front, never hidden
         self.compare_view.need(lambda compare: compare.add(name, config, show=True))
@@ -275,20 +280,22 @@ class AppSession:
             query: The URL's query string (None or '': nothing to open).
         """
         try:
-            link = parse_link(query)
-            if link.view is None or link.episode is None:
+            asked = parse_link(query)
+            if asked.view is None or asked.episode is None:
                 return
             if self.corpus is None:
-                raise CorpusError(f"link: no corpus is open to show episode {link.episode!r} in")
-            if link.episode not in self.corpus.ids:
-                raise CorpusError(f"link: no episode {link.episode!r} in {self.corpus_label}")
-            decisions = self.corpus[link.episode].n_decisions
-            if link.decision is not None and link.decision > decisions:
-                raise CorpusError(f"link: episode {link.episode!r} has decisions 1 to {decisions}, not {link.decision}")
+                raise CorpusError(f"link: no corpus is open to show episode {asked.episode!r} in")
+            if asked.episode not in self.corpus.ids:
+                raise CorpusError(f"link: no episode {asked.episode!r} in {self.corpus_label}")
+            decisions = self.corpus[asked.episode].n_decisions
+            if asked.decision is not None and asked.decision > decisions:
+                raise CorpusError(
+                    f"link: episode {asked.episode!r} has decisions 1 to {decisions}, not {asked.decision}"
+                )
         except WorkbenchError as error:
             self.status.show(str(error), "error")
             return
-        self.show_replay(link.episode, link.decision)
+        self.open_pick(Pick(asked.episode, asked.decision, "link"))
 
     def show_replay(
         self, episode: str, decision: int | str | None = None, *, config: RewardConfig | None = None

@@ -5,7 +5,6 @@ A click on an episode replays it."""
 from __future__ import annotations
 
 from functools import partial
-from typing import Any
 
 import ipywidgets as w
 import numpy as np
@@ -21,6 +20,7 @@ from workbench.views.plots import PALETTE
 from workbench.views.widgets.common import LatestWins, counts_note, groups_of, legend_html
 from workbench.views.widgets.compare_figures import SCALES, CompareFigures, interval_ranges, normalised, value_text
 from workbench.views.widgets.compare_text import components_html, config_legend_html, groups_html, summary_html
+from workbench.views.widgets.pick import announce, link
 from workbench.views.widgets.replayer import Replayer
 from workbench.views.widgets.section import advantages_section, certificate_section
 from workbench.views.widgets.traits import ViewTraits
@@ -208,12 +208,7 @@ class Compare(w.VBox, ViewTraits):
         Args:
             tuner: The Tuner whose "send to Compare" feeds this view.
         """
-        tuner.observe(self._take_sent, names="sent")  # a bound method: observing twice is once
-
-    def _take_sent(self, change: dict[str, Any]) -> None:
-        if change["new"]:
-            name, config = change["new"]
-            self.add(name, config, show=True)
+        link(tuner, compare=self)
 
     def color(self, name: str) -> str:
         """The colour of config ``name`` in every figure and list: given when the config first
@@ -350,9 +345,7 @@ class Compare(w.VBox, ViewTraits):
         if 0 <= position < len(self._picked):
             episode = str(self.prepared.ids[self._picked[position]])
             self.selection = (episode,)
-            if self.episode == episode:
-                self.episode = None  # picked again: observers hear it again
-            self.episode = episode
+            announce(self, episode, source="compare")
 
     def _highlight(self) -> None:
         """Select, in the episodes figure, the drawn points of the episodes in ``selection``."""

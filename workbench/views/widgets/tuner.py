@@ -31,6 +31,7 @@ from workbench.views.widgets.common import (
     lined,
     lines_box,
 )
+from workbench.views.widgets.pick import announce
 from workbench.views.widgets.returns_figure import ALL_POINTS_UP_TO, EXTREMES, ReturnsFigure
 from workbench.views.widgets.section import advantages_section, certificate_section
 from workbench.views.widgets.traits import ViewTraits
@@ -53,8 +54,8 @@ class Tuner(w.HBox, ViewTraits):
 
     - ``config``: the config the controls describe, set after every re-score (names the controls
       do not cover kept as given); setting it moves the controls there (an undoable step).
-    - ``episode``: the episode picked (a click on its point, or ``open_episode``), else None; an
-      episode picked again passes through None, so observers hear every pick.
+    - ``episode``: the episode picked (a click on its point, or ``open_episode``), else None.
+    - ``picked``: each pick as an event (``pick.Pick``; the same episode picked twice is heard twice).
     - ``selection``: the ids of the episodes the filters keep, in corpus order.
     - ``sent``: ``(name, config)`` the last "send to Compare" offered.
 
@@ -301,8 +302,9 @@ class Tuner(w.HBox, ViewTraits):
             self.open_episode(str(self._ids[self._shown[position]]))
 
     def open_episode(self, episode: str) -> None:
-        """Pick ``episode`` (what a click on its point does): ``episode`` becomes its id, which a
-        linked Replayer opens at the episode's highest-paying decision.
+        """Pick ``episode`` (what a click on its point does): ``episode`` becomes its id and
+        ``picked`` a new ``Pick`` naming no decision, which a linked Replayer opens at the
+        episode's highest-paying decision.
 
         Args:
             episode: An episode id of the corpus.
@@ -312,9 +314,7 @@ class Tuner(w.HBox, ViewTraits):
         """
         if episode not in self.corpus.ids:
             raise CorpusError(f"no episode {episode!r} in this corpus")
-        if self.episode == episode:
-            self.episode = None  # picked again: observers hear it again
-        self.episode = episode
+        announce(self, episode, source="tuner")
 
     def send_to_compare(self) -> str:
         """Offer the current config under the name box's name: ``sent`` becomes ``(name, config)``
