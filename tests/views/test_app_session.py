@@ -134,8 +134,10 @@ def test_the_tuners_save_box_into_the_workspace_refuses_a_symlink_on_the_way(tmp
     outside.mkdir()
     (tmp_path / "ws").mkdir()
     (tmp_path / "ws" / "saved").symlink_to(outside)
-    tuner = Tuner(sample_corpus(), RewardConfig(strategy="consistent"))
-    tuner.path_check = space.checked  # what the app's session sets
+    # what the app's session gives: the workspace's check and writer
+    tuner = Tuner(
+        sample_corpus(), RewardConfig(strategy="consistent"), writer=space.write_file, path_check=space.checked
+    )
     with pytest.raises(WorkspaceError, match="is a symlink"):
         tuner.save(tmp_path / "ws" / "saved" / "mine.yaml")
     assert list(outside.iterdir()) == []
@@ -221,3 +223,15 @@ def test_a_view_cut_short_by_its_tab_closing_is_a_log_line_not_a_traceback(caplo
         slot.need()
         until(lambda: "internal error" in status.text, "the error shown")
     assert any(r.exc_info for r in caplog.records if r.levelno >= logging.ERROR)
+
+
+def test_the_app_gives_the_tuner_its_workspace_writer_through_the_constructor(tmp_path):
+    from workbench.data.sample import sample_corpus
+
+    session = AppSession(AppOptions(corpus=sample_corpus(), workspace=tmp_path / "ws"))
+    session.tuner_view.need()
+    until(lambda: session.tuner is not None, "the Tuner built")
+    tuner = session.tuner
+    assert tuner.writer == session.workspace.write_file and tuner.path_check == session.workspace.checked
+    assert tuner.controls.path.value == str(session.workspace.folder / "my_reward.yaml")
+    assert tuner.save() == session.workspace.folder / "my_reward.yaml"

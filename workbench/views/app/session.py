@@ -242,10 +242,6 @@ class AppSession:
     def _tuner_built(self, tuner: Tuner) -> None:
         link(tuner, replayer=self.open_pick, compare=self.send_to_compare)
         tuner.observe(lambda _change: self._keep_draft(), names="config")  # set once per re-score
-        # The Tuner's own Save writes relative to the server's folder: point it into the workspace.
-        tuner.controls.path.value = str(self.workspace.folder / "my_reward.yaml")
-        tuner.path_check = self.workspace.checked  # a symlink on the way into the workspace is refused
-        tuner.writer = self.workspace.write_file  # and one swapped in after the check cannot redirect the write
 
     def _compare_built(self, compare: Compare) -> None:
         link(replayer=self.open_pick, pickers=(compare,))
@@ -338,7 +334,18 @@ class AppSession:
         self.tuner_view.need(lambda _tuner: self._keep_draft())
 
     def _new_tuner(self, corpus: Corpus, start: RewardConfig) -> Tuner:
-        return Tuner(corpus, start, baseline=self.baseline, baseline_name=self.baseline_name)
+        # The Tuner's Save writes into the workspace (not relative to the server's folder), the
+        # path checked (a symlink on the way is refused) and written by the workspace (one
+        # swapped in after the check cannot redirect the write, another tab's save is not lost).
+        return Tuner(
+            corpus,
+            start,
+            baseline=self.baseline,
+            baseline_name=self.baseline_name,
+            writer=self.workspace.write_file,
+            path_check=self.workspace.checked,
+            save_path=self.workspace.folder / "my_reward.yaml",
+        )
 
     def show_page(self, page: int) -> None:
         """Bring a page to the front (what a click on its tab does): the one place the app does.

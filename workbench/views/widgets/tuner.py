@@ -68,6 +68,11 @@ class Tuner(w.HBox, ViewTraits):
         config: Where the controls start (default: the named config ``per_achievement``).
         baseline: The ghost and Reset's config (default: ``config``).
         baseline_name: The baseline's name in the header.
+        writer: Writes the config to a path, ``(path, config, overwrite) -> path`` (default:
+            ``RewardConfig.to_file``; the app gives its workspace's, never through a swapped symlink).
+        path_check: Checks (and may refuse) the file Save writes before it is written (default:
+            none; the app gives its workspace's check).
+        save_path: The "save as" box's first value (default: ``my_reward.yaml``).
     """
 
     sent = traitlets.Tuple()
@@ -79,13 +84,14 @@ class Tuner(w.HBox, ViewTraits):
         *,
         baseline: RewardConfig | None = None,
         baseline_name: str = "",
+        writer: Callable[[Path, RewardConfig, bool], Path] | None = None,
+        path_check: Callable[[Path], Path] | None = None,
+        save_path: str | Path | None = None,
     ) -> None:
         retain_freed_memory()  # each drag re-scores into same-sized arrays: keep the freed heap for them
-        #: Checks (and may refuse) the file Save writes: the app points it at its workspace's check.
-        self.path_check: Callable[[Path], Path] = lambda path: path
-        #: Writes the config to a path (the app sets its workspace's: never through a swapped symlink).
-        self.writer: Callable[[Path, RewardConfig, bool], Path] = lambda path, config, overwrite: Path(
-            config.to_file(path, overwrite=overwrite)
+        self.path_check: Callable[[Path], Path] = path_check or (lambda path: path)
+        self.writer: Callable[[Path, RewardConfig, bool], Path] = writer or (
+            lambda path, config, overwrite: Path(config.to_file(path, overwrite=overwrite))
         )
         self.corpus = corpus
         self.prepared = prepare(corpus)
@@ -108,6 +114,8 @@ class Tuner(w.HBox, ViewTraits):
         self._applying = False
         self._scoring = False  # True while ``update`` sets ``config`` (not a change to apply to the controls)
         self.controls = TunerControls(self.initial, self._policies, int(self.prepared.unlock_ordinal.max(initial=0)))
+        if save_path is not None:
+            self.controls.path.value = str(save_path)
         self._build_outputs()
         outputs = w.VBox(
             [
