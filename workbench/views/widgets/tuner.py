@@ -35,7 +35,7 @@ from workbench.views.widgets.pick import announce
 from workbench.views.widgets.returns_figure import ALL_POINTS_UP_TO, EXTREMES, ReturnsFigure
 from workbench.views.widgets.section import advantages_section, certificate_section
 from workbench.views.widgets.traits import ViewTraits
-from workbench.views.widgets.tuner_controls import ALL, TunerControls
+from workbench.views.widgets.tuner_controls import ALL, TunerControls, edited
 from workbench.views.widgets.tuner_text import extremes_html, header_html, lint_html, progress_html
 
 #: Undo keeps at least this many steps; changes to one control within MERGE_SECONDS are one step.
@@ -111,7 +111,7 @@ class Tuner(w.HBox, ViewTraits):
         self._shown: np.ndarray = np.zeros(0, dtype=np.int64)
         self._baseline_key: bytes | None = None
         self._updates = LatestWins(self.update)
-        self._applying = False
+        self._applying = False  # True while the controls are moved to a config (not a user's change)
         self._scoring = False  # True while ``update`` sets ``config`` (not a change to apply to the controls)
         self.controls = TunerControls(self.initial, self._policies, int(self.prepared.unlock_ordinal.max(initial=0)))
         if save_path is not None:
@@ -133,7 +133,11 @@ class Tuner(w.HBox, ViewTraits):
         )
         super().__init__([self.controls.box, outputs], layout=w.Layout(flex_flow="row wrap", width="100%"))
         self.add_class("workbench-tuner")
-        self.history: list[tuple] = [self.controls.values()]
+        #: The config the controls describe: built from them once here, then each control's move
+        #: edits it (``tuner_controls.edited``); ``update`` scores it and sets ``config``.
+        self.wanted = self.controls.config(self.initial, self._extra_weights, self._extra_limits)
+        #: Undo's steps: configs (the last is ``wanted``).
+        self.history: list[RewardConfig] = [self.wanted]
         self._last_change: tuple[str, float] = ("", 0.0)
         self.update()
         self._connect()
@@ -162,12 +166,12 @@ class Tuner(w.HBox, ViewTraits):
         self.initial = config
         self._extra_weights = {k: v for k, v in config.weights.items() if k not in ACHIEVEMENTS}
         self._extra_limits = {k: v for k, v in config.k_limits.items() if k not in ACHIEVEMENTS}
-        self._apply(self.controls.values_of(config))
-        snapshot = self.controls.values()  # as the controls hold it (clamped to their ranges)
-        if snapshot != self.history[-1]:
-            self.history.append(snapshot)
-            del self.history[: -UNDO_STEPS - 1]
+        self._move_controls(config)
+        # as the controls hold it (clamped to their ranges): a config from outside is read once
+        wanted = self.controls.config(config, self._extra_weights, self._extra_limits)
         self._last_change = ("", 0.0)
+        self._step(wanted, merge=False)
+        self._updates.run()
 
     def _build_outputs(self) -> None:
         self.header = w.HTML(layout=w.Layout(min_height="40px"))
@@ -183,28 +187,35 @@ class Tuner(w.HBox, ViewTraits):
 
     # -- reacting ---------------------------------------------------------------------------
     def _on_change(self, name: str, change: dict[str, Any]) -> None:
+        """A control moved: edit the wanted config (that entry only), one undo step (moves of
+        one control within ``MERGE_SECONDS`` are one), and ask for a re-score."""
         if self._applying:
             return
         now = time.monotonic()
         merge = self._last_change[0] == name and now - self._last_change[1] < MERGE_SECONDS and len(self.history) > 1
         self._last_change = (name, now)
-        snapshot = self.controls.values()
-        if merge:
-            self.history[-1] = snapshot
-        elif snapshot != self.history[-1]:
-            self.history.append(snapshot)
-            del self.history[: -UNDO_STEPS - 1]
+        self._step(edited(self.wanted, name, change["new"], self.initial), merge=merge)
         self._updates.request(change)
 
-    def _apply(self, snapshot: tuple) -> None:
+    def _step(self, wanted: RewardConfig, *, merge: bool) -> None:
+        """Make ``wanted`` the config the controls describe, as an undo step (or folded into the last)."""
+        self.wanted = wanted
+        if merge:
+            self.history[-1] = wanted
+        elif wanted != self.history[-1]:
+            self.history.append(wanted)
+            del self.history[: -UNDO_STEPS - 1]
+
+    def _move_controls(self, config: RewardConfig) -> None:
+        """The controls follow ``config`` (only those that differ are set; none reports a change)."""
         self._applying = True
         try:
             with self.hold_sync():
-                for control, value in zip(self.controls.named().values(), snapshot):
-                    control.value = value
+                for control, value in zip(self.controls.named().values(), self.controls.values_of(config)):
+                    if control.value != value:
+                        control.value = value
         finally:
             self._applying = False
-        self._updates.run()
 
     def reset(self) -> None:
         """Make the config the baseline again: every control, and the entries the controls do
@@ -216,7 +227,9 @@ class Tuner(w.HBox, ViewTraits):
         if len(self.history) > 1:
             self.history.pop()
             self._last_change = ("", 0.0)
-            self._apply(self.history[-1])
+            self.wanted = self.history[-1]
+            self._move_controls(self.wanted)
+            self._updates.run()
 
     def _filter_mask(self) -> np.ndarray:
         mask = np.ones(len(self._ids), dtype=bool)
@@ -231,7 +244,7 @@ class Tuner(w.HBox, ViewTraits):
     def update(self) -> None:
         """Re-score the corpus under the controls' config and redraw every view."""
         start = time.perf_counter()
-        config = self.controls.config(self.initial, self._extra_weights, self._extra_limits)
+        config = self.wanted
         self.scores = score(self.prepared, config)
         mask = self._filter_mask()
         live, base = self.scores.reward_sum, self.baseline_scores.reward_sum
