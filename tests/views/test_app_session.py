@@ -235,3 +235,27 @@ def test_the_app_gives_the_tuner_its_workspace_writer_through_the_constructor(tm
     assert tuner.writer == session.workspace.write_file and tuner.path_check == session.workspace.checked
     assert tuner.controls.path.value == str(session.workspace.folder / "my_reward.yaml")
     assert tuner.save() == session.workspace.folder / "my_reward.yaml"
+
+
+def test_the_state_is_one_frozen_value_a_change_replaces(tmp_path):
+    import dataclasses
+
+    from workbench.core.config import RewardConfig
+    from workbench.data.sample import sample_corpus
+
+    session = _session(tmp_path)
+    heard = []
+    session.state.subscribe(heard.append)
+    before = session.state.value
+    assert before.corpus is None and list(before.configs) == ["per_achievement"]
+    session.add_config("wood", RewardConfig(strategy="per_achievement", weights={"collect_wood": 2.0}), "a test")
+    after = session.state.value
+    assert after is not before and list(before.configs) == ["per_achievement"]  # the old value is as it was
+    assert list(session.configs) == ["per_achievement", "wood"] and after.added == (before.added[0] + 1, "wood")
+    with pytest.raises(TypeError):
+        session.configs["x"] = after.configs["wood"]  # type: ignore[index]  # read-only: add_config adds
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        after.corpus = None  # type: ignore[misc]
+    session.set_corpus(sample_corpus(), "the sample")
+    assert session.state.value.opened == after.opened + 1 and session.corpus_label == "the sample"
+    assert heard == [after, session.state.value]  # one notification per change

@@ -15,6 +15,7 @@ from workbench.core.config import RewardConfig
 from workbench.errors import ConfigError, CorpusError, TargetExistsError
 from workbench.views.app.common import COMPARE, Status, guarded, heading
 from workbench.views.app.session import AppSession
+from workbench.views.app.state import AppState
 
 if TYPE_CHECKING:
     from workbench.views.widgets import Tuner
@@ -120,7 +121,11 @@ class ConfigsPage:
         )
         self.widget.add_class("wb-app-page-configs")
         self.refresh()
-        session.config_added.subscribe(lambda added: self.refresh(select=added[1]))
+        session.state.subscribe_change(self._state_changed)
+
+    def _state_changed(self, new: AppState, old: AppState) -> None:
+        if new.added != old.added:  # a config added: listed, and selected
+            self.refresh(select=new.added[1])
 
     # -- the list -----------------------------------------------------------------------------
     def refresh(self, select: str | None = None) -> None:

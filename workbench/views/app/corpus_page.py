@@ -19,6 +19,7 @@ from workbench.data.recording import RecordReport, record
 from workbench.errors import RecordingError
 from workbench.views.app.common import Status, guarded, heading, in_background
 from workbench.views.app.session import AppSession
+from workbench.views.app.state import AppState
 from workbench.views.widgets.common import counts_note, producers_note
 
 #: What can be imported: label -> (importer, the files it reads in a folder).
@@ -150,7 +151,11 @@ class CorpusPage:
         self.widget.add_class("wb-app-page-corpus")
         if session.corpus is not None:  # opened before the page was made (the corpus the app was given)
             self.opened(session.corpus, session.corpus_label)
-        session.corpus_opened.subscribe(lambda _count: self.opened(session.corpus, session.corpus_label))
+        session.state.subscribe_change(self._state_changed)
+
+    def _state_changed(self, new: AppState, old: AppState) -> None:
+        if new.opened != old.opened:  # a corpus opened (again)
+            self.opened(new.corpus, new.corpus_label)
 
     def open_spec(self, spec: str) -> None:
         """Open the corpus ``spec`` names (a folder, or ``sample``) as the session's corpus.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import html
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import solara
@@ -17,6 +17,7 @@ from workbench.errors import CorpusError, WorkbenchError
 from workbench.views.app.common import COMPARE, CORPUS, REPLAY, TUNE, Status
 from workbench.views.app.deep_link import parse_link
 from workbench.views.app.options import AppOptions
+from workbench.views.app.state import AppState
 from workbench.views.app.views_pages import ViewSlot
 from workbench.views.app.workspace import Workspace
 from workbench.views.widgets import Compare, Pick, Replayer, Tuner, link
@@ -43,8 +44,9 @@ class AppSession:
     ``configs`` maps names to configs (``sources`` says where each came from); ``tuner_view``,
     ``replayer_view`` and ``compare_view`` are the views on ``corpus`` (``ViewSlot``: built in the
     background once the first page is drawn, or sooner when a page is shown or a link needs one).
-    Reactive: ``page`` (the tab in front; ``show_page`` sets it), ``corpus_opened`` (counts the
-    corpora opened) and ``config_added`` (the name of the config added last, with a count).
+    Reactive: ``state`` (an ``AppState``, frozen: the corpus open, the configs, how many corpora
+    were opened and the config added last; ``corpus``, ``configs`` ... read it) and ``page`` (the
+    tab in front; ``show_page`` sets it).
     ``baseline`` is the config the user gave (the first ``--config``; else the named config
     ``per_achievement``), named ``baseline_name`` in ``header``: the Tuner's ghost and where its
     Reset goes, whatever draft the Tuner starts from. ``start`` is where the Tuner starts: the
@@ -55,13 +57,9 @@ class AppSession:
         self.options = options
         self.workspace = Workspace(options.workspace)
         self.status = Status()
-        self.corpus: Corpus | None = None
-        self.corpus_label = ""
-        self.configs: dict[str, RewardConfig] = {}
-        self.sources: dict[str, str] = {}
+        #: The tab's corpus and configs, one frozen value (``state.AppState``): pages draw from it.
+        self.state: solara.Reactive[AppState] = solara.Reactive(AppState())
         self.page = solara.Reactive(CORPUS)
-        self.corpus_opened = solara.Reactive(0)
-        self.config_added = solara.Reactive((0, ""))
         closed = _tab_closed()
         self.tuner_view = ViewSlot("Tuner", self.status, self._tuner_built, closed)
         self.replayer_view = ViewSlot("Replayer", self.status, closed=closed)
@@ -86,7 +84,7 @@ class AppSession:
         """Load the workspace's and the given configs; returns the baseline's name and config."""
         kept, problems = self.workspace.configs()
         for name, config in kept.items():
-            self.configs[name], self.sources[name] = config, f"workspace: {self.workspace.path_for(name)}"
+            self._keep(name, config, f"workspace: {self.workspace.path_for(name)}")
         given: list[str] = []
         for path in self.options.configs:
             try:
@@ -96,15 +94,11 @@ class AppSession:
                 continue
             name = self.unique_name(Path(path).stem)
             named = NAMED_CONFIGS.get(str(path))
-            self.configs[name] = config
-            self.sources[name] = f"named config: {named.description}" if named else f"file: {Path(path).resolve()}"
+            self._keep(name, config, f"named config: {named.description}" if named else f"file: {Path(path).resolve()}")
             given.append(name)
         default = PER_ACHIEVEMENT_CONFIG
         if not given and default.name not in self.configs:
-            self.configs[default.name], self.sources[default.name] = (
-                default.config,
-                f"named config: {default.description}",
-            )
+            self._keep(default.name, default.config, f"named config: {default.description}")
         if problems:
             self.status.show("some configs were not loaded:\n" + "\n".join(problems), "warning")
         baseline = given[0] if given else default.name
@@ -124,7 +118,7 @@ class AppSession:
             if config == start or config in (self.configs[name] for name in self.drafts_listed):
                 continue
             name = self.unique_name(path.stem.removeprefix("tuner-"))
-            self.configs[name], self.sources[name] = config, f"draft of another tab: {path}"
+            self._keep(name, config, f"draft of another tab: {path}")
             self.drafts_listed.add(name)
             listed.append(name)
         if listed and self.status.level != "warning":
@@ -163,11 +157,34 @@ class AppSession:
         Returns:
             The name.
         """
-        self.configs[name], self.sources[name] = config, source
+        self._keep(name, config, source)
         if to_compare and self.compare is not None:
             self.compare.add(name, config)
-        self.config_added.value = (self.config_added.peek()[0] + 1, name)
         return name
+
+    def _keep(self, name: str, config: RewardConfig, source: str) -> None:
+        self.state.value = self.state.peek().with_config(name, config, source)
+
+    # -- the state, read ------------------------------------------------------------------------
+    @property
+    def corpus(self) -> Corpus | None:
+        """The corpus open, or None (``state``)."""
+        return self.state.peek().corpus
+
+    @property
+    def corpus_label(self) -> str:
+        """What the corpus open is called in the page (``state``)."""
+        return self.state.peek().corpus_label
+
+    @property
+    def configs(self) -> Mapping[str, RewardConfig]:
+        """The session's configs by name, read-only (``state``; ``add_config`` adds one)."""
+        return self.state.peek().configs
+
+    @property
+    def sources(self) -> Mapping[str, str]:
+        """Where each config came from, by name (``state``)."""
+        return self.state.peek().sources
 
     # -- corpus and views ---------------------------------------------------------------------
     @property
@@ -223,11 +240,10 @@ class AppSession:
         if len(corpus) == 0:
             raise CorpusError(f"{label}: the corpus has no episodes")
         start = self.tuner.config if self.tuner is not None else self.start  # a later corpus: tuning goes on
-        self.corpus, self.corpus_label = corpus, label
         self.tuner_view.reset(lambda: self._new_tuner(corpus, start))
         self.replayer_view.reset(lambda: Replayer(corpus, start))
         self.compare_view.reset(lambda: Compare(corpus, self._compared(), a=self.baseline_name))
-        self.corpus_opened.value = self.corpus_opened.peek() + 1
+        self.state.value = self.state.peek().with_corpus(corpus, label)
 
     def _compared(self) -> dict[str, RewardConfig]:
         """The configs Compare starts with: the session's, other tabs' drafts left out (sent there on asking)."""
