@@ -39,7 +39,7 @@ def _widget_page(make: Callable[[AppSession], w.Widget]) -> Callable[..., solara
 
 
 CorpusTab = _widget_page(lambda session: CorpusPage(session).widget)
-ConfigsTab = _widget_page(lambda session: ConfigsPage(session).widget)
+ConfigsTab = ConfigsPage  # a Solara component drawn from the session's state
 LiveTab = _widget_page(lambda session: LivePage(session).widget)
 
 
