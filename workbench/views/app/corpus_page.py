@@ -6,7 +6,6 @@ policy; each with progress and a report."""
 from __future__ import annotations
 
 import html
-import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -17,7 +16,7 @@ from workbench.data.importers import ImportResult, import_crafter_recorder, impo
 from workbench.data.policies import BUILTIN_POLICIES
 from workbench.data.recording import RecordReport, record
 from workbench.errors import RecordingError
-from workbench.views.app.common import Status, guarded, heading, in_background
+from workbench.views.app.common import Background, Status, guarded, heading, in_background
 from workbench.views.app.session import AppSession
 from workbench.views.app.state import AppState
 from workbench.views.widgets.common import counts_note, producers_note
@@ -180,12 +179,12 @@ class CorpusPage:
             self.current.value = corpus_summary(corpus, label)
             self.status.show(f"opened {label}: {len(corpus)} episodes", "ok")
 
-    def start_import(self) -> threading.Thread:
-        """Import the runs at the path box in the background (returns the thread); the imported
+    def start_import(self) -> Background:
+        """Import the runs at the path box in the background (returns its handle); the imported
         episodes become the session's corpus and the report lists every problem.
 
         Returns:
-            The import's thread.
+            The import's handle (``join`` waits for it).
 
         Raises:
             RecordingError: The path box is empty.
@@ -220,12 +219,12 @@ class CorpusPage:
             busy=[self.import_button],
         )
 
-    def start_record(self) -> threading.Thread:
-        """Record the chosen number of episodes into a new folder in the background (returns the
-        thread), one at a time (``record(..., resume=True)`` adds the next), then open them.
+    def start_record(self) -> Background:
+        """Record the chosen number of episodes into a new folder in the background (returns its
+        handle), one at a time (``record(..., resume=True)`` adds the next), then open them.
 
         Returns:
-            The recording's thread.
+            The recording's handle (``join`` waits for it).
         """
         out = self.record_out.value.strip()
         if not out:
