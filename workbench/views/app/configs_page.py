@@ -248,7 +248,8 @@ def ConfigsPage(session: AppSession, front: bool = True) -> solara.Element:
         return run
 
     details = describe(state.configs[selected], state.sources.get(selected, "")) if selected else ""
-    with solara.Column(classes=["wb-app-page-configs"], gap="0px", style={"width": "100%"}) as page:
+    # An ipywidgets box, as the other pages' roots: the page's class on its own DOM node.
+    with ipyw.VBox(_dom_classes=["wb-app-page-configs"], layout={"width": "100%"}) as page:  # type: ignore[call-arg]
         ipyw.HTML(value=heading_html("Configs", f"kept in the workspace {session.workspace.folder}"))
         solara.Column(children=[status.widget], gap="0px")
         with ipyw.HBox(layout={"flex_flow": "row wrap"}):

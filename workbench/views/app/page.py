@@ -38,7 +38,7 @@ def _widget_page(make: Callable[[AppSession], w.Widget]) -> Callable[..., solara
     return WidgetPage
 
 
-CorpusTab = _widget_page(lambda session: CorpusPage(session).widget)
+CorpusTab = CorpusPage  # a Solara component drawn from the session's state
 ConfigsTab = ConfigsPage  # a Solara component drawn from the session's state
 LiveTab = _widget_page(lambda session: LivePage(session).widget)
 
