@@ -213,6 +213,111 @@ def _box(value: str, on_value: Callable[[str], None], placeholder: str, descript
     )
 
 
+def _button(status: Status, description: str, doing: str, action: Callable[[], None], **style: Any) -> Any:
+    return ipyw.Button(description=description, on_click=guarded(status, doing, action), **style)
+
+
+@solara.component
+def ConfigList(state: AppState, selected: str | None, on_select: Callable[[str], None], actions: ConfigActions) -> Any:
+    """The list of the session's configs, the selected one's details and what to do with it.
+
+    Args:
+        state: The tab's state.
+        selected: The config selected.
+        on_select: Called with the name the user selects.
+        actions: The page's actions.
+
+    Returns:
+        The element.
+    """
+    details = describe(state.configs[selected], state.sources.get(selected, "")) if selected else ""
+    status = actions.status
+    with ipyw.HBox(layout={"flex_flow": "row wrap"}) as row:
+        with ipyw.VBox():
+            ipyw.Select(
+                options=list(state.configs),
+                value=selected,
+                on_value=on_select,
+                rows=8,
+                description="configs",
+                layout={"width": "360px"},
+            )
+            with ipyw.HBox():
+                _button(status, "Tune this", "tuning the config", lambda: actions.tune(selected), icon="sliders")
+                _button(status, "Compare this", "sending to Compare", lambda: actions.compare(selected), icon="share")
+            _button(
+                status,
+                "Take the Tuner's config",
+                "taking the Tuner's config",
+                actions.take_from_tuner,
+                icon="sliders",
+                layout={"width": "256px"},
+            )
+        ipyw.HTML(
+            value=details,
+            layout={
+                "width": "640px",
+                "max_height": "320px",
+                "overflow": "auto",
+                "border": "1px solid #ddd",
+                "padding": "0 8px",
+            },
+        )
+    return row
+
+
+@solara.component
+def FileSections(selected: str | None, actions: ConfigActions) -> Any:
+    """Open a config from a file; keep the selected one in the workspace, save it as a file or
+    export it into a training TOML (the name box follows the selection until typed in).
+
+    Args:
+        selected: The config selected.
+        actions: The page's actions.
+
+    Returns:
+        The element.
+    """
+    typed, set_typed = solara.use_state((selected, selected or ""))  # the name box, for one selection
+    name = typed[1] if typed[0] == selected else (selected or "")
+    open_box, set_open_box = solara.use_state("")
+    save_box, set_save_box = solara.use_state("")
+    toml_box, set_toml_box = solara.use_state("")
+    overwrite, set_overwrite = solara.use_state(False)
+    status = actions.status
+
+    def replacing(action: Callable[[], None]) -> Callable[[], None]:
+        def run() -> None:
+            action()
+            set_overwrite(False)  # a replace is asked for one save
+
+        return run
+
+    with ipyw.VBox() as sections:
+        ipyw.HTML(value=SECTION.format("Open from a file"))
+        with ipyw.HBox():
+            _box(open_box, set_open_box, "a config YAML or a synth-ai training TOML", "file", WIDE)
+            _button(status, "Open", "opening the config", lambda: actions.open_file(open_box), icon="folder-open")
+        ipyw.HTML(value=SECTION.format("Save the selected config"))
+        with ipyw.HBox():
+            _box(name, lambda text: set_typed((selected, text)), "name", "name", "300px")
+            ipyw.Checkbox(value=overwrite, on_value=set_overwrite, description="replace if it exists", indent=False)
+            keep = replacing(lambda: actions.keep(selected, name, overwrite))
+            _button(status, "Save in workspace", "saving the config", keep, icon="save", layout={"width": "180px"})
+        with ipyw.HBox():
+            _box(save_box, set_save_box, "/path/to/config.yaml", "save as", WIDE)
+            save = replacing(lambda: actions.save_as(selected, save_box, overwrite))
+            _button(status, "Save as file", "saving the config", save, icon="save")
+        ipyw.HTML(value=SECTION.format("Export its step_rewards into a training TOML"))
+        with ipyw.HBox():
+            _box(toml_box, set_toml_box, "an existing training TOML", "TOML", WIDE)
+            export = lambda: actions.export(selected, toml_box)  # noqa: E731 - the button's action
+            _button(
+                status, "Export into TOML", "exporting the config", export, icon="upload", layout={"width": "180px"}
+            )
+    return sections
+
+
 @solara.component
 def ConfigsPage(session: AppSession, front: bool = True) -> solara.Element:
     """The Configs page of a session, drawn from its ``state`` (the configs listed are the
@@ -229,90 +334,11 @@ def ConfigsPage(session: AppSession, front: bool = True) -> solara.Element:
     status = solara.use_memo(Status, [])
     choice, set_choice = solara.use_state((state.added[0], None))
     selected = shown_name(state, choice)
-    typed, set_typed = solara.use_state((selected, selected or ""))  # the name box, for one selection
-    name = typed[1] if typed[0] == selected else (selected or "")
-    open_box, set_open_box = solara.use_state("")
-    save_box, set_save_box = solara.use_state("")
-    toml_box, set_toml_box = solara.use_state("")
-    overwrite, set_overwrite = solara.use_state(False)
     actions = ConfigActions(session, status)
-
-    def button(description: str, doing: str, action: Callable[[], None], **style: Any) -> Any:
-        return ipyw.Button(description=description, on_click=guarded(status, doing, action), **style)
-
-    def replacing(action: Callable[[], None]) -> Callable[[], None]:
-        def run() -> None:
-            action()
-            set_overwrite(False)  # a replace is asked for one save
-
-        return run
-
-    details = describe(state.configs[selected], state.sources.get(selected, "")) if selected else ""
     # An ipywidgets box, as the other pages' roots: the page's class on its own DOM node.
     with ipyw.VBox(_dom_classes=["wb-app-page-configs"], layout={"width": "100%"}) as page:  # type: ignore[call-arg]
         ipyw.HTML(value=heading_html("Configs", f"kept in the workspace {session.workspace.folder}"))
         solara.Column(children=[status.widget], gap="0px")
-        with ipyw.HBox(layout={"flex_flow": "row wrap"}):
-            with ipyw.VBox():
-                ipyw.Select(
-                    options=list(state.configs),
-                    value=selected,
-                    on_value=lambda value: set_choice((state.added[0], value)),
-                    rows=8,
-                    description="configs",
-                    layout={"width": "360px"},
-                )
-                with ipyw.HBox():
-                    button("Tune this", "tuning the config", lambda: actions.tune(selected), icon="sliders")
-                    button("Compare this", "sending to Compare", lambda: actions.compare(selected), icon="share")
-                button(
-                    "Take the Tuner's config",
-                    "taking the Tuner's config",
-                    actions.take_from_tuner,
-                    icon="sliders",
-                    layout={"width": "256px"},
-                )
-            ipyw.HTML(
-                value=details,
-                layout={
-                    "width": "640px",
-                    "max_height": "320px",
-                    "overflow": "auto",
-                    "border": "1px solid #ddd",
-                    "padding": "0 8px",
-                },
-            )
-        ipyw.HTML(value=SECTION.format("Open from a file"))
-        with ipyw.HBox():
-            _box(open_box, set_open_box, "a config YAML or a synth-ai training TOML", "file", WIDE)
-            button("Open", "opening the config", lambda: actions.open_file(open_box), icon="folder-open")
-        ipyw.HTML(value=SECTION.format("Save the selected config"))
-        with ipyw.HBox():
-            _box(name, lambda text: set_typed((selected, text)), "name", "name", "300px")
-            ipyw.Checkbox(value=overwrite, on_value=set_overwrite, description="replace if it exists", indent=False)
-            button(
-                "Save in workspace",
-                "saving the config",
-                replacing(lambda: actions.keep(selected, name, overwrite)),
-                icon="save",
-                layout={"width": "180px"},
-            )
-        with ipyw.HBox():
-            _box(save_box, set_save_box, "/path/to/config.yaml", "save as", WIDE)
-            button(
-                "Save as file",
-                "saving the config",
-                replacing(lambda: actions.save_as(selected, save_box, overwrite)),
-                icon="save",
-            )
-        ipyw.HTML(value=SECTION.format("Export its step_rewards into a training TOML"))
-        with ipyw.HBox():
-            _box(toml_box, set_toml_box, "an existing training TOML", "TOML", WIDE)
-            button(
-                "Export into TOML",
-                "exporting the config",
-                lambda: actions.export(selected, toml_box),
-                icon="upload",
-                layout={"width": "180px"},
-            )
+        ConfigList(state, selected, lambda value: set_choice((state.added[0], value)), actions)
+        FileSections(selected, actions)
     return page

@@ -220,73 +220,77 @@ def _progress(done_total: tuple[int, int], label: str, unit: str) -> solara.Elem
     )
 
 
+def _button(work: CorpusWork, description: str, doing: str, action: Callable[[], object], **style: Any) -> Any:
+    return ipyw.Button(description=description, on_click=guarded(work.status, doing, action), **style)
+
+
+def _box(value: str, on_value: Callable[[str], None], placeholder: str, description: str) -> Any:
+    return ipyw.Text(
+        value=value, on_value=on_value, placeholder=placeholder, description=description, layout={"width": WIDE}
+    )
+
+
 @solara.component
-def CorpusPage(session: AppSession, front: bool = True) -> solara.Element:
-    """The Corpus page of a session: which corpus is open (from its ``state``), open a folder or
-    the sample, import runs, record episodes, with progress and a report.
+def OpenSection(work: CorpusWork) -> Any:
+    """Open a corpus folder or the sample.
 
     Args:
-        session: The browser tab's session.
-        front: Whether the page is the one shown (unused: the page draws nothing costly).
+        work: The page's work.
 
     Returns:
-        The page's element.
+        The element.
     """
-    state = session.state.value
-    work = solara.use_memo(lambda: CorpusWork(session), [])
     folder, set_folder = solara.use_state("")
-    kind, set_kind = solara.use_state(next(iter(IMPORTERS)))
-    source, set_source = solara.use_state("")
-    policy, set_policy = solara.use_state("scripted")
-    episodes, set_episodes = solara.use_state(3)
-    max_steps, set_max_steps = solara.use_state(300)
-    out, set_out = solara.use_state("")
-
-    def say_opened() -> None:
-        if state.corpus is not None:
-            work.status.show(f"opened {state.corpus_label}: {len(state.corpus)} episodes", "ok")
-
-    solara.use_effect(say_opened, [state.opened])
-    current = corpus_summary(state.corpus, state.corpus_label) if state.corpus is not None else "no corpus open"
-
-    def button(description: str, doing: str, action: Callable[[], object], **style: Any) -> solara.Element:
-        return ipyw.Button(description=description, on_click=guarded(work.status, doing, action), **style)
-
-    def box(value: str, on_value: Callable[[str], None], placeholder: str, description: str) -> solara.Element:
-        return ipyw.Text(
-            value=value, on_value=on_value, placeholder=placeholder, description=description, layout={"width": WIDE}
-        )
-
-    # An ipywidgets box, as the other pages' roots: the page's class on its own DOM node.
-    with ipyw.VBox(_dom_classes=["wb-app-page-corpus"], layout={"width": "100%"}) as page:  # type: ignore[call-arg]
-        ipyw.HTML(value=heading_html("Corpus", "the episodes every other page works on"))
-        ipyw.HTML(value=current if state.corpus is not None else f"<div class='wb-app-corpus'>{current}</div>")
-        solara.Column(children=[work.status.widget], gap="0px")
+    with ipyw.VBox() as section:
         ipyw.HTML(value=SECTION.format("Open"))
         with ipyw.HBox():
-            box(folder, set_folder, "/path/to/corpus-folder", "folder")
-            button("Open folder", "opening the folder", lambda: work.open_spec(folder), icon="folder-open")
-        button(
-            "Open the sample",
-            "opening the sample",
-            lambda: work.open_spec("sample"),
-            icon="archive",
-            layout={"width": "180px"},
-        )
+            _box(folder, set_folder, "/path/to/corpus-folder", "folder")
+            _button(work, "Open folder", "opening the folder", lambda: work.open_spec(folder), icon="folder-open")
+        sample = lambda: work.open_spec("sample")  # noqa: E731 - the button's action
+        _button(work, "Open the sample", "opening the sample", sample, icon="archive", layout={"width": "180px"})
+    return section
+
+
+@solara.component
+def ImportSection(work: CorpusWork) -> Any:
+    """Import runs recorded elsewhere, with a progress bar.
+
+    Args:
+        work: The page's work.
+
+    Returns:
+        The element.
+    """
+    kind, set_kind = solara.use_state(next(iter(IMPORTERS)))
+    source, set_source = solara.use_state("")
+    with ipyw.VBox() as section:
         ipyw.HTML(value=SECTION.format("Import runs recorded elsewhere"))
         ipyw.Dropdown(
             options=list(IMPORTERS), value=kind, on_value=set_kind, description="kind", layout={"width": "360px"}
         )
         with ipyw.HBox():
-            box(source, set_source, "a folder or file of runs", "path")
-            button(
-                "Import",
-                "importing",
-                lambda: work.start_import(kind, source),
-                icon="download",
-                disabled=work.importing.value,
-            )
+            _box(source, set_source, "a folder or file of runs", "path")
+            start = lambda: work.start_import(kind, source)  # noqa: E731 - the button's action
+            _button(work, "Import", "importing", start, icon="download", disabled=work.importing.value)
         _progress(work.import_progress.value, "import", "files")
+    return section
+
+
+@solara.component
+def RecordSection(work: CorpusWork) -> Any:
+    """Record a few episodes with a built-in policy, with a progress bar.
+
+    Args:
+        work: The page's work.
+
+    Returns:
+        The element.
+    """
+    policy, set_policy = solara.use_state("scripted")
+    episodes, set_episodes = solara.use_state(3)
+    max_steps, set_max_steps = solara.use_state(300)
+    out, set_out = solara.use_state("")
+    with ipyw.VBox() as section:
         ipyw.HTML(value=SECTION.format("Record a few episodes"))
         with ipyw.HBox():
             ipyw.Dropdown(options=list(BUILTIN_POLICIES), value=policy, on_value=set_policy, description="policy")
@@ -307,15 +311,46 @@ def CorpusPage(session: AppSession, front: bool = True) -> solara.Element:
                 layout={"width": "200px"},
             )
         with ipyw.HBox():
-            box(out, set_out, "new folder for the recorded corpus", "into")
-            button(
-                "Record",
-                "recording",
-                lambda: work.start_record(policy, int(episodes), int(max_steps), out),
-                icon="circle",
-                disabled=work.recording.value,
-            )
+            _box(out, set_out, "new folder for the recorded corpus", "into")
+            start = lambda: work.start_record(policy, int(episodes), int(max_steps), out)  # noqa: E731
+            _button(work, "Record", "recording", start, icon="circle", disabled=work.recording.value)
         _progress(work.record_progress.value, "record", "episodes")
+    return section
+
+
+@solara.component
+def CorpusPage(session: AppSession, front: bool = True) -> solara.Element:
+    """The Corpus page of a session: which corpus is open (from its ``state``), open a folder or
+    the sample, import runs, record episodes, with progress and a report.
+
+    Args:
+        session: The browser tab's session.
+        front: Whether the page is the one shown (unused: the page draws nothing costly).
+
+    Returns:
+        The page's element.
+    """
+    state = session.state.value
+    work = solara.use_memo(lambda: CorpusWork(session), [])
+
+    def say_opened() -> None:
+        if state.corpus is not None:
+            work.status.show(f"opened {state.corpus_label}: {len(state.corpus)} episodes", "ok")
+
+    solara.use_effect(say_opened, [state.opened])
+    current = (
+        corpus_summary(state.corpus, state.corpus_label)
+        if state.corpus is not None
+        else "<div class='wb-app-corpus'>no corpus open</div>"
+    )
+    # An ipywidgets box, as the other pages' roots: the page's class on its own DOM node.
+    with ipyw.VBox(_dom_classes=["wb-app-page-corpus"], layout={"width": "100%"}) as page:  # type: ignore[call-arg]
+        ipyw.HTML(value=heading_html("Corpus", "the episodes every other page works on"))
+        ipyw.HTML(value=current)
+        solara.Column(children=[work.status.widget], gap="0px")
+        OpenSection(work)
+        ImportSection(work)
+        RecordSection(work)
         ipyw.HTML(value=SECTION.format("Report"))
         ipyw.HTML(value=work.report.value)
     return page
