@@ -4,6 +4,7 @@ A click on an episode replays it."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
 
 import ipywidgets as w
@@ -269,13 +270,31 @@ class Compare(w.VBox, ViewTraits):
         self.comparison = self.comparisons[self.others[0]]
         names = [reference] + [n for n in self.others if n != reference]
         scores = {name: self._score(name) for name in names}
-        self.summary.value = self._summary_html(names, scores)
+        # The figures first: their messages leave the kernel before the text is made, so a
+        # change is painted sooner (the text below follows within the same update).
         self._draw_groups(names, scores)
         self._draw_episodes(reference, names, scores)
+        self.summary.value = self._summary_html(names, scores)
         self.legend.value = config_legend_html(names, [self.color(name) for name in names])
-        self.groups_view.value = groups_html({name: self._by_group(name) for name in names}, self.by, self._groups)
-        self.components_view.value = components_html(reference, self.comparisons, self.top)
+        self.groups_view.value = self._text(
+            ("groups_html", tuple(names)),
+            tuple(scores.values()),
+            lambda: groups_html({name: self._by_group(name) for name in names}, self.by, self._groups),
+        )
+        self.components_view.value = self._text(
+            ("components_html", reference, tuple(self.comparisons), self.top),
+            tuple(self.comparisons.values()),
+            lambda: components_html(reference, self.comparisons, self.top),
+        )
         self.config = self.configs[self.others[0]]
+
+    def _text(self, key: tuple, made_from: tuple, make: Callable[[], str]) -> str:
+        """A text panel's HTML, made once per ``key`` and the objects it is ``made_from`` (by
+        identity, kept alive beside it): picking back a config seen before costs nothing."""
+        full = (*key, *map(id, made_from))
+        if full not in self._tables:
+            self._tables[full] = (made_from, make())
+        return self._tables[full][1]
 
     def _draw_groups(self, names: list[str], scores: dict[str, Scores]) -> None:
         scale = self.scale.value
