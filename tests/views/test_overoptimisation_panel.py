@@ -108,12 +108,12 @@ def test_the_figure_draws_gold_proxy_and_the_rule_at_the_decline():
 
 def test_a_click_on_the_decline_opens_its_episode():
     panel = OveroptimisationPanel(HandRun(29), reps=100)  # type: ignore[arg-type]
-    heard: list[str | None] = []
-    panel.observe(lambda change: heard.append(change["new"]), "episode")
+    heard: list[str] = []
+    panel.observe(lambda change: heard.append(change["new"].episode), "picked")
     panel.buttons["shaped"].click()
     assert panel.episode == "e15" and panel.selection == ("e15",) and panel.config is SHAPED
-    panel.buttons["shaped"].click()  # again: observers hear it again, through None
-    assert heard == ["e15", None, "e15"]
+    panel.buttons["shaped"].click()  # again: observers hear the pick again
+    assert heard == ["e15", "e15"]
     panel.open_episode(3)  # a gold point clicked
     assert panel.episode == "e3"
     with pytest.raises(KeyError):

@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 import ipywidgets as w
 import solara
+import solara.toestand
 from solara import v
 
 from workbench.views.app import options
@@ -37,8 +38,8 @@ def _widget_page(make: Callable[[AppSession], w.Widget]) -> Callable[..., solara
     return WidgetPage
 
 
-CorpusTab = _widget_page(lambda session: CorpusPage(session).widget)
-ConfigsTab = _widget_page(lambda session: ConfigsPage(session).widget)
+CorpusTab = CorpusPage  # a Solara component drawn from the session's state
+ConfigsTab = ConfigsPage  # a Solara component drawn from the session's state
 LiveTab = _widget_page(lambda session: LivePage(session).widget)
 
 
@@ -121,7 +122,8 @@ def Page() -> None:
     first_paint = solara.use_memo(lambda: FirstPaint(".wb-app-page-corpus input", session.build_views), [])
     search = solara.use_router().search  # a deep link's query (docs/dashboard.md, "Links")
     solara.use_effect(lambda: session.open_link(search), [])  # once per session, after the first render
-    solara.use_effect(lambda: _build_if_drawn(session, first_paint), [session.corpus_opened.value])
+    opened = solara.toestand.Ref(session.state.fields.opened).value  # re-run only when a corpus is opened
+    solara.use_effect(lambda: _build_if_drawn(session, first_paint), [opened])
     solara.Title("Crafter Reward Workbench")
     Dashboard(session)
     solara.Div(children=[first_paint])  # draws nothing (first_paint.js hides it)

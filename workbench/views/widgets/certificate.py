@@ -21,6 +21,7 @@ from workbench.data.episodes import Corpus
 from workbench.util.blas import single_threaded
 from workbench.views.widgets.certificate_figure import UnexplainedFigure
 from workbench.views.widgets.common import lined, lines_box
+from workbench.views.widgets.pick import announce
 from workbench.views.widgets.traits import ViewTraits
 
 __all__ = ["CYCLES_LISTED", "LOOPS_LISTED", "CertificatePanel", "cycle_label", "cycles_in_order"]
@@ -137,8 +138,8 @@ class CertificatePanel(w.VBox, ViewTraits):
         self.pick(str(row["episode"]), int(row["from_decision"]) + 1, tuple(found_in))
 
     def pick(self, episode: str, decision: int, selection: tuple[str, ...] = ()) -> None:
-        """Focus a cycle (what a click on its row does): ``decision`` first, so an observer of
-        ``episode`` reads the decision of this pick; an episode picked again passes through None.
+        """Focus a cycle (what a click on its row does): ``decision`` and ``selection`` become
+        the loop's, then a ``Pick`` of the episode at that decision is announced.
 
         Args:
             episode: The cycle's episode.
@@ -147,9 +148,7 @@ class CertificatePanel(w.VBox, ViewTraits):
         """
         self.decision = decision
         self.selection = selection
-        if self.episode == episode:
-            self.episode = None
-        self.episode = episode
+        announce(self, episode, decision, source="certificate")
 
 
 def _summary_html(certificate: Certificate) -> str:

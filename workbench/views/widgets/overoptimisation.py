@@ -25,6 +25,7 @@ from workbench.scoring.incremental import LiveScores
 from workbench.util.labels import short_label
 from workbench.views.plots import LABEL_CHARS, PALETTE
 from workbench.views.widgets.overoptimisation_figure import WatchChart
+from workbench.views.widgets.pick import announce
 from workbench.views.widgets.traits import ViewTraits
 
 __all__ = ["OveroptimisationPanel"]
@@ -186,9 +187,7 @@ class OveroptimisationPanel(w.VBox, ViewTraits):
     def _open(self, episode: str, config: str) -> None:
         self.config = self.live.configs[config]
         self.selection = (episode,)
-        if self.episode == episode:
-            self.episode = None  # opened again: observers hear it again
-        self.episode = episode
+        announce(self, episode, source="watch")
 
 
 def _rate(value: float) -> str:
