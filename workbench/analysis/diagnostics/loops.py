@@ -39,7 +39,7 @@ from workbench.data.policies.scripted import NIGHT_DAYLIGHT
 from workbench.scoring import slot_weights
 from workbench.util.links import replay_query
 
-__all__ = ["LOOPS", "LOOP_CODE", "Loop", "loop_flags", "loop_laps", "loop_table"]
+__all__ = ["LOOPS", "LOOP_CODE", "Loop", "loop_flags", "loop_laps", "loop_table", "slot_pays"]
 
 #: The flag code of an episode running a loop past what honest players do.
 LOOP_CODE = "farming-loop"
@@ -193,8 +193,15 @@ def _refills(track: Track, loop: Loop) -> np.ndarray:
     return np.stack([left[keep], done[keep]], axis=1).astype(np.int64)
 
 
-def _pays(config: RewardConfig) -> np.ndarray:
-    """What one unit of each slot's rise pays under ``config`` (after lambda): 0 under consistent."""
+def slot_pays(config: RewardConfig) -> np.ndarray:
+    """What one unit of each slot's rise pays under ``config`` (after lambda): 0 under consistent.
+
+    Args:
+        config: The reward config.
+
+    Returns:
+        (38,) float: the 16 inventory items, then the 22 achievement counts.
+    """
     if config.effective_strategy != PER_ACHIEVEMENT:
         return np.zeros(len(INVENTORY_ITEMS) + len(ACHIEVEMENTS))
     return config.effective_lambda * slot_weights(config.resource_weights)
@@ -217,7 +224,7 @@ def loop_table(
     decisions, after lambda; 0 under consistent), ``share`` (paid / |the episode's return|,
     ``returns`` in corpus order; NaN for a return of 0) and ``flagged``: laps past ``allowed``
     and the loop paid something. Episodes in corpus order, loops in ``loops`` order."""
-    pays = _pays(config)
+    pays = slot_pays(config)
     rows: list[tuple[Any, ...]] = []
     policies = corpus.index["policy"].astype(str).tolist() if "policy" in corpus.index.columns else [""] * len(corpus)
     for k, (episode, track) in enumerate(zip(corpus.ids, tracks(corpus))):
