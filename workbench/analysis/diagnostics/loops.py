@@ -32,11 +32,9 @@ from crafter import constants
 from workbench.analysis.diagnostics.flags import Flag
 from workbench.core.config import RewardConfig
 from workbench.core.crafter_facts import ACHIEVEMENTS, ACTIONS, INVENTORY_ITEMS
-from workbench.core.reward import PER_ACHIEVEMENT
 from workbench.data.episodes import Corpus, Episode
 from workbench.data.policies.navigation import daylight
 from workbench.data.policies.scripted import NIGHT_DAYLIGHT
-from workbench.scoring import slot_weights
 from workbench.util.links import replay_query
 
 __all__ = ["LOOPS", "LOOP_CODE", "Loop", "loop_flags", "loop_laps", "loop_table", "slot_pays"]
@@ -194,7 +192,8 @@ def _refills(track: Track, loop: Loop) -> np.ndarray:
 
 
 def slot_pays(config: RewardConfig) -> np.ndarray:
-    """What one unit of each slot's rise pays under ``config`` (after lambda): 0 under consistent.
+    """What one unit of each slot's rise pays under ``config`` (after lambda): 0 where its reward
+    rule pays no resources (consistent).
 
     Args:
         config: The reward config.
@@ -202,9 +201,7 @@ def slot_pays(config: RewardConfig) -> np.ndarray:
     Returns:
         (38,) float: the 16 inventory items, then the 22 achievement counts.
     """
-    if config.effective_strategy != PER_ACHIEVEMENT:
-        return np.zeros(len(INVENTORY_ITEMS) + len(ACHIEVEMENTS))
-    return config.effective_lambda * slot_weights(config.resource_weights)
+    return config.effective_lambda * config.rule.slot_pay(config.resource_weights)
 
 
 def _slots(loop: Loop) -> np.ndarray:
