@@ -97,10 +97,15 @@ def test_flags_say_what_fired_where_and_paying_what():
     flags = sign_flags(found, SignThresholds(cap_units=10, regained_units=7, progress_free=3.0))
     assert [(f.code, f.subject) for f in flags] == [(CAP_CODE, "e0"), (REGAINED_CODE, "e1")]
     cap = flags[0].evidence
-    assert cap["decisions"] == [2, 51] and cap["laps"] == 50 and cap["paid"] == pytest.approx(6.0)
+    # the window 2..51 paid 50 x .10 at the cap; the whole episode 60 x .10 (the why says both)
+    assert cap["decisions"] == [2, 51] and cap["laps"] == 50 and cap["paid"] == pytest.approx(5.0)
     assert cap["replay"]["decision"] == 2 and "e0" in cap["replay"]["link"]
     assert "50 in decisions 2..51" in flags[0].why and "paid 6.000" in flags[0].why
     assert flags[1].evidence["decisions"] == [1, 50] and flags[1].evidence["laps"] == 15
+    # in decisions 1..50 the progress-free ones are 10..50 (place_stone unlocks at 9): the 15 regains
+    # x .25, and the placements there x .05: lap 1's at 10-13, lap 2's 22-26, lap 3's 35-39 and
+    # lap 4's 48-50: 3.75 + 17 x .05 = 4.60
+    assert flags[1].evidence["paid"] == pytest.approx(3.75 + 17 * 0.05)
 
 
 def test_progress_free_sign_is_against_honest_plays_rate():

@@ -107,6 +107,7 @@ def sign_table(
         Columns ``episode``, ``policy``; ``cap_units`` and ``cap_paid`` (the episode's count
         rises at the cap and their pay), ``cap_peak`` (the most at progress-free decisions of
         ``loop_window`` consecutive ones, 0 when the episode is shorter), ``cap_at`` (where that window starts, 1-based; 0 if none),
+        ``cap_window_paid`` (what those progress-free decisions paid for it),
         ``cap_first`` and ``cap_last`` (the first and last decision with such a rise); the
         same for ``regained_*``; ``item`` (the material regained most), ``progress_free_rate``,
         ``progress_free_peak`` (per 100 decisions), ``peak_first`` (where its window starts),
@@ -124,6 +125,15 @@ def sign_table(
     regained_peak, regained_at = best_windows(
         np.where(quiet, found.regained_units, 0).astype(float), episode, lengths, loop_window
     )
+    starts = np.cumsum(lengths) - lengths
+
+    def window_paid(pay: np.ndarray, at: np.ndarray) -> np.ndarray:
+        """What the progress-free decisions of each episode's peak window paid (0 with none)."""
+        total = np.concatenate([[0.0], np.cumsum(np.where(quiet, pay, 0.0))])
+        first = starts + np.maximum(at, 1) - 1
+        last = np.minimum(first + loop_window, starts + lengths)
+        return np.where(at > 0, total[last] - total[first], 0.0)
+
     top = np.argmax(found.by_item, axis=1) if len(lengths) else np.zeros(0, np.int64)
     policies = corpus.index["policy"].astype(str).to_numpy() if "policy" in corpus.index.columns else ""
     return pd.DataFrame(
@@ -134,6 +144,7 @@ def sign_table(
             "cap_paid": np.bincount(episode, weights=found.cap, minlength=len(lengths)),
             "cap_peak": np.nan_to_num(cap_peak),
             "cap_at": cap_at,
+            "cap_window_paid": window_paid(found.cap, cap_at),
             "cap_first": cap_first,
             "cap_last": cap_last,
             "regained_units": np.bincount(episode, weights=found.regained_units, minlength=len(lengths)).astype(
@@ -142,6 +153,7 @@ def sign_table(
             "regained_paid": np.bincount(episode, weights=found.regained, minlength=len(lengths)),
             "regained_peak": np.nan_to_num(regained_peak),
             "regained_at": regained_at,
+            "regained_window_paid": window_paid(found.regained, regained_at),
             "regained_first": regained_first,
             "regained_last": regained_last,
             "item": np.array(MATERIALS, dtype=object)[top],
@@ -203,8 +215,8 @@ def sign_flags(
 ) -> list[Flag]:
     """The flags of ``table`` (``sign_table`` rows): per episode and sign past its threshold,
     saying what fired, on which decisions, paying what, with ``loops.evidence``'s fields (the
-    decisions are the peak window; ``laps`` the units in it; ``paid`` the episode's whole pay
-    for that sign).
+    decisions are the peak window; ``laps`` the units in it; ``paid`` what the window's
+    progress-free decisions paid for that sign, or the window's pay for progress-free pay).
 
     Args:
         table: ``sign_table`` rows.
@@ -241,7 +253,9 @@ def sign_flags(
                 else ("regained", f"materials spent and regained (most: {row['item']})")
             )
             start, units = int(row[f"{key}_at"]), int(row[f"{key}_peak"])
-            seen = _evidence(episode, what, units, limits[code], start, loop_window, float(row[f"{key}_paid"]), row)
+            seen = _evidence(
+                episode, what, units, limits[code], start, loop_window, float(row[f"{key}_window_paid"]), row
+            )
             why = (
                 f"{what}: {units} in decisions {start}..{start + loop_window - 1} without a new unlock "
                 f"(allowed: {limits[code]:g} in {loop_window}), {int(row[f'{key}_units'])} over decisions {int(row[f'{key}_first'])}.."
