@@ -3,7 +3,7 @@
     # the benchmark the docs' table is measured on (about 10 minutes on one core):
     .venv/bin/python -m workbench benchmark make --out corpora/bench-lofo --episodes 10 --max-steps 500 --seed 3
     .venv/bin/python benchmarks/bench_detectors_lofo.py --path corpora/bench-lofo \\
-        --markdown docs/detector-accuracy-lofo.md --accuracy-json workbench/analysis/detector_accuracy.json
+        --markdown table.md --accuracy-json workbench/analysis/detector_accuracy.json
 
 Each exploit family (a roster hacker policy) is held out in turn. Tuning sees the honest tune
 split (even episode numbers; the taskapp rollouts' even ones) and every other family's episodes:

@@ -60,8 +60,9 @@ __all__ = [
     "time_to_flag",
 ]
 
-#: What ``benchmarks/bench_detectors.py --accuracy-json`` measured on the shipped benchmark's
-#: held-out split at ``audit``'s thresholds, per shipped config and pooled (see ``measured``).
+#: What ``benchmarks/bench_detectors_lofo.py --accuracy-json`` measured on the labelled benchmark
+#: (each exploit family held out in turn, the honest held-out split) at ``audit``'s thresholds, per
+#: shipped config and pooled (see ``measured``), and under ``signs`` the loop signs' thresholds.
 MEASURED_PATH = Path(__file__).with_name("detector_accuracy.json")
 
 #: Each per-episode detector (a flag code) and the threshold ``audit`` flags past (statistic > it).

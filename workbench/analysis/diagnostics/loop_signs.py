@@ -83,6 +83,16 @@ def _span(mask: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray
     return first, last
 
 
+def _window_paid(pay: np.ndarray, at: np.ndarray, lengths: np.ndarray, window: int) -> np.ndarray:
+    """Per episode, what ``pay`` (per decision) sums to over its window of ``window`` decisions
+    starting at ``at`` (1-based; 0: no window, 0 paid)."""
+    total = np.concatenate([[0.0], np.cumsum(pay)])
+    starts = np.cumsum(lengths) - lengths
+    first = starts + np.maximum(at, 1) - 1
+    last = np.minimum(first + window, starts + lengths)
+    return np.where(at > 0, total[last] - total[first], 0.0)
+
+
 def sign_table(
     corpus: Corpus,
     rewards: np.ndarray,
@@ -125,15 +135,6 @@ def sign_table(
     regained_peak, regained_at = best_windows(
         np.where(quiet, found.regained_units, 0).astype(float), episode, lengths, loop_window
     )
-    starts = np.cumsum(lengths) - lengths
-
-    def window_paid(pay: np.ndarray, at: np.ndarray) -> np.ndarray:
-        """What the progress-free decisions of each episode's peak window paid (0 with none)."""
-        total = np.concatenate([[0.0], np.cumsum(np.where(quiet, pay, 0.0))])
-        first = starts + np.maximum(at, 1) - 1
-        last = np.minimum(first + loop_window, starts + lengths)
-        return np.where(at > 0, total[last] - total[first], 0.0)
-
     top = np.argmax(found.by_item, axis=1) if len(lengths) else np.zeros(0, np.int64)
     policies = corpus.index["policy"].astype(str).to_numpy() if "policy" in corpus.index.columns else ""
     return pd.DataFrame(
@@ -144,7 +145,7 @@ def sign_table(
             "cap_paid": np.bincount(episode, weights=found.cap, minlength=len(lengths)),
             "cap_peak": np.nan_to_num(cap_peak),
             "cap_at": cap_at,
-            "cap_window_paid": window_paid(found.cap, cap_at),
+            "cap_window_paid": _window_paid(np.where(quiet, found.cap, 0.0), cap_at, lengths, loop_window),
             "cap_first": cap_first,
             "cap_last": cap_last,
             "regained_units": np.bincount(episode, weights=found.regained_units, minlength=len(lengths)).astype(
@@ -153,7 +154,9 @@ def sign_table(
             "regained_paid": np.bincount(episode, weights=found.regained, minlength=len(lengths)),
             "regained_peak": np.nan_to_num(regained_peak),
             "regained_at": regained_at,
-            "regained_window_paid": window_paid(found.regained, regained_at),
+            "regained_window_paid": _window_paid(
+                np.where(quiet, found.regained, 0.0), regained_at, lengths, loop_window
+            ),
             "regained_first": regained_first,
             "regained_last": regained_last,
             "item": np.array(MATERIALS, dtype=object)[top],
