@@ -26,10 +26,12 @@ from typing import NamedTuple
 
 import numpy as np
 
+from workbench.analysis.diagnostics.loops import slot_pays
+from workbench.core.config import RewardConfig
 from workbench.core.crafter_facts import ACHIEVEMENTS, COLLECT_RULES, INVENTORY_ITEMS, MAKE_RULES
 from workbench.data.episodes import Corpus
 
-__all__ = ["CAP_PAIRS", "HANDED_BACK", "MATERIALS", "LoopPay", "loop_pay"]
+__all__ = ["CAP_PAIRS", "HANDED_BACK", "MATERIALS", "LoopPay", "episode_loop_pay", "loop_pay"]
 
 _SLOT = {item: i for i, item in enumerate(INVENTORY_ITEMS)}
 _COUNT = {name: i for i, name in enumerate(ACHIEVEMENTS)}
@@ -117,3 +119,20 @@ def loop_pay(corpus: Corpus, pays: np.ndarray) -> LoopPay:
         none = np.zeros(0, np.int64)
         return LoopPay(np.zeros(0), np.zeros(0), none, none, np.zeros((0, len(MATERIALS)), np.int64))
     return LoopPay(*(np.concatenate(parts) for parts in (caps, regains, cap_units, regained_units, per_item)))
+
+
+def episode_loop_pay(corpus: Corpus, config: RewardConfig) -> np.ndarray:
+    """Per episode (corpus order), what ``config`` paid its loops: at the cap and for materials
+    spent and regained (``loop_pay``, all decisions; what ``repeats-outweigh-credits`` weighs).
+
+    Args:
+        corpus: The episodes.
+        config: The config (what it pays per slot: ``loops.slot_pays``).
+
+    Returns:
+        (E,) float.
+    """
+    found = loop_pay(corpus, slot_pays(config))
+    lengths = corpus.index["decisions"].to_numpy(dtype=np.int64)
+    episode = np.repeat(np.arange(len(lengths)), lengths)
+    return np.bincount(episode, weights=found.cap + found.regained, minlength=len(lengths))
