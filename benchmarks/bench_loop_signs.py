@@ -23,12 +23,12 @@ from collections.abc import Callable
 
 from workbench.analysis.diagnostics.loop_pay import loop_pay
 from workbench.analysis.diagnostics.loop_signs import sign_table
-from workbench.analysis.diagnostics.loops import loop_table, slot_pays
+from workbench.analysis.diagnostics.loops import loop_table
 from workbench.core.config import RewardConfig
 from workbench.data.benchmarks import load_benchmark
 from workbench.data.episodes import Corpus
 from workbench.data.storage import load_corpus, save_corpus
-from workbench.scoring import prepare, score
+from workbench.scoring import prepare, score, slot_pay
 
 CONFIG = RewardConfig.from_file(os.path.join(os.path.dirname(__file__), "..", "configs", "upstream_shaped.yaml"))
 
@@ -61,7 +61,7 @@ def main() -> None:
 
 def run(corpus: Corpus, repeats: int) -> None:
     """Time each step on ``corpus`` and print the table."""
-    pays = slot_pays(CONFIG)
+    pays = slot_pay(CONFIG)
     scores = score(corpus, CONFIG)
     load = os.getloadavg()[0]
     steps = {

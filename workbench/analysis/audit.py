@@ -46,14 +46,13 @@ from workbench.analysis.diagnostics.dominance import COMPONENT_THRESHOLD, DOMINA
 from workbench.analysis.diagnostics.farming import farming_episodes, farming_events
 from workbench.analysis.diagnostics.flags import FLAG_COLUMNS, Flag
 from workbench.analysis.diagnostics.loop_signs import SIGN_CODES, sign_flags, sign_table
-from workbench.analysis.diagnostics.loops import evidence, loop_flags, loop_table, slot_pays
+from workbench.analysis.diagnostics.loops import evidence, loop_flags, loop_table
 from workbench.analysis.sign_gates import shipped_signs
 from workbench.core.config import RewardConfig
-from workbench.core.reward import PER_ACHIEVEMENT
 from workbench.data.episodes import Corpus
 from workbench.data.episodes.events import N_ITEMS
 from workbench.errors import DiagnosisError
-from workbench.scoring import score, slot_weights
+from workbench.scoring import score, slot_pay
 
 #: The ``schema`` field of ``Audit.to_json()``; bumped when a field changes meaning or goes.
 AUDIT_SCHEMA = "workbench-audit/2"
@@ -202,7 +201,7 @@ class Audit:
             configs.append(
                 {
                     "name": name,
-                    "strategy": config.effective_strategy,
+                    "strategy": config.rule.name,
                     "clean": rows.empty,
                     "counts": {section: int((rows["section"] == section).sum()) for section in SECTIONS},
                     "flags": _records(rows, name),
@@ -307,7 +306,7 @@ def config_flags(corpus: Corpus, config: RewardConfig, thresholds: AuditThreshol
     totals = component_totals(scores)
     loops = loop_table(corpus, config, facts.returns)
     looping = loop_flags(loops)
-    signs_seen = sign_table(corpus, scores.reward, scores.prepared.n_first, slot_pays(config), facts.returns)
+    signs_seen = sign_table(corpus, scores.reward, scores.prepared.n_first, slot_pay(config), facts.returns)
     loop_paid = (signs_seen["cap_paid"] + signs_seen["regained_paid"]).to_numpy()
     _, farming = farming_episodes(totals, facts, farming_events(totals, facts), loop_paid)
     farming = [_with_loop(flag, loops) for flag in farming]
@@ -316,8 +315,8 @@ def config_flags(corpus: Corpus, config: RewardConfig, thresholds: AuditThreshol
     found_lists = (looping, farming, *by_sign)
     flags = [flag for found in found_lists if len(found) >= thresholds.farming_episodes for flag in found]
     _, _, heavy = dominance(totals, facts, threshold=thresholds.dominance, component_threshold=thresholds.component)
-    if config.effective_strategy != PER_ACHIEVEMENT:
-        heavy = []  # consistent pays one component, the indicator: it is all of the reward by design
+    if config.rule.pays_indicator:
+        heavy = []  # the indicator is the one component (consistent): all of the reward by design
     flags += heavy
     if thresholds.dead_entries != "off":
         table, dead = dead_entries(config, scores)
@@ -356,9 +355,9 @@ def _written(config: RewardConfig, key: str) -> bool:
 
 def _estimated_counts(config: RewardConfig, estimated: list[str]) -> list[Flag]:
     """A flag when ``config`` pays count shaping and some episodes' counts are estimated."""
-    if config.effective_strategy != PER_ACHIEVEMENT or not estimated:
+    if not config.rule.reads_counts or not estimated:
         return []
-    if not np.any(slot_weights(config.resource_weights)[N_ITEMS:] != 0):
+    if not np.any(config.rule.slot_pay(config.resource_weights)[N_ITEMS:] != 0):
         return []
     shown = ", ".join(estimated[:3]) + (f" and {len(estimated) - 3} more" if len(estimated) > 3 else "")
     why = (

@@ -27,12 +27,12 @@ from workbench.analysis.diagnostics.loop_signs import (
     sign_statistics,
     sign_table,
 )
-from workbench.analysis.diagnostics.loops import LOOP_CODE, LOOPS, loop_table, slot_pays
+from workbench.analysis.diagnostics.loops import LOOP_CODE, LOOPS, loop_table
 from workbench.analysis.diagnostics.progress_free import reference_rate
 from workbench.core.config import RewardConfig
 from workbench.data.episodes import Corpus
 from workbench.errors import DiagnosisError
-from workbench.scoring import score
+from workbench.scoring import score, slot_pay
 
 __all__ = ["GATE", "MARGINS", "MIN_UNITS", "choose_margin", "episode_scores", "flagged_by", "sign_thresholds", "wilson"]
 
@@ -65,7 +65,7 @@ def episode_scores(corpus: Corpus, config: RewardConfig, honest: np.ndarray) -> 
     if len(corpus) == 0:
         raise DiagnosisError("episode_scores: the corpus has no episodes")
     scores = score(corpus, config)
-    table = sign_table(corpus, scores.reward, scores.prepared.n_first, slot_pays(config), scores.reward_sum)
+    table = sign_table(corpus, scores.reward, scores.prepared.n_first, slot_pay(config), scores.reward_sum)
     honest = np.asarray(honest, dtype=bool)
     reference = reference_rate(
         table["progress_free_paid"].to_numpy()[honest], table["progress_free_decisions"].to_numpy()[honest]

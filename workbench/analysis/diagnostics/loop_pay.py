@@ -26,10 +26,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-from workbench.analysis.diagnostics.loops import slot_pays
 from workbench.core.config import RewardConfig
 from workbench.core.crafter_facts import ACHIEVEMENTS, COLLECT_RULES, INVENTORY_ITEMS, MAKE_RULES
 from workbench.data.episodes import Corpus
+from workbench.scoring import slot_pay
 
 __all__ = ["CAP_PAIRS", "HANDED_BACK", "MATERIALS", "LoopPay", "episode_loop_pay", "loop_pay"]
 
@@ -127,12 +127,12 @@ def episode_loop_pay(corpus: Corpus, config: RewardConfig) -> np.ndarray:
 
     Args:
         corpus: The episodes.
-        config: The config (what it pays per slot: ``loops.slot_pays``).
+        config: The config (what it pays per slot: ``scoring.slot_pay``).
 
     Returns:
         (E,) float.
     """
-    found = loop_pay(corpus, slot_pays(config))
+    found = loop_pay(corpus, slot_pay(config))
     lengths = corpus.index["decisions"].to_numpy(dtype=np.int64)
     episode = np.repeat(np.arange(len(lengths)), lengths)
     return np.bincount(episode, weights=found.cap + found.regained, minlength=len(lengths))
