@@ -152,3 +152,15 @@ def test_audit_reports_the_cap_loop_with_its_evidence():
     seen = measured(CAP_CODE, "mine")
     assert seen is not None and seen["config"] == "pooled"
     assert (row["kind"] == "flag") == seen["meets_target"]
+
+
+def test_honest_reference_is_zero_where_only_progress_pays():
+    from workbench.analysis.sign_gates import honest_reference, shipped_signs
+
+    # consistent pays the indicator, at decisions that unlock something new for the episode;
+    # progress-free decisions unlock nothing new, so honest play's progress-free rate is 0
+    assert honest_reference(RewardConfig(strategy="consistent")) == 0.0
+    shaped = RewardConfig(strategy="per_achievement", weights={}, indicator_lambda=1.0)
+    assert honest_reference(shaped) > 0.0  # resource shaping pays drinking, eating, restocking
+    signs = shipped_signs(shaped)
+    assert signs.reference == honest_reference(shaped) and np.isfinite(signs.cap_units)

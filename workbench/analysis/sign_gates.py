@@ -20,6 +20,7 @@ from workbench.analysis.diagnostics.progress_free import progress_free_pay, refe
 from workbench.core.config import RewardConfig
 from workbench.data.benchmarks import HONEST, load_benchmark
 from workbench.data.episodes import Corpus
+from workbench.errors import CorpusError
 from workbench.scoring import prepare, score
 
 __all__ = ["UNMEASURED", "honest_reference", "shipped_signs"]
@@ -45,9 +46,14 @@ def honest_reference(config: RewardConfig) -> float:
         config: The config the audit checks.
 
     Returns:
-        The rate; NaN when no honest episode has a progress-free decision.
+        The rate; NaN when no honest episode has a progress-free decision, or the shipped
+        benchmark cannot be read (an install without its package data): the progress-free
+        sign then does not fire.
     """
-    corpus = _honest_corpus()
+    try:
+        corpus = _honest_corpus()
+    except CorpusError:
+        return float("nan")
     scores = score(corpus, config)
     found = progress_free_pay(scores.reward, scores.prepared.n_first, scores.prepared.lengths)
     return reference_rate(found.paid, found.decisions)
