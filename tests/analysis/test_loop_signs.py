@@ -164,3 +164,23 @@ def test_honest_reference_is_zero_where_only_progress_pays():
     assert honest_reference(shaped) > 0.0  # resource shaping pays drinking, eating, restocking
     signs = shipped_signs(shaped)
     assert signs.reference == honest_reference(shaped) and np.isfinite(signs.cap_units)
+
+
+@pytest.mark.crafter
+def test_real_crafter_pays_a_count_at_the_cap(tmp_path):
+    # The premise of count-at-cap, in the real game: drinking at full raises collect_drink while
+    # the drink stays at 9 (Crafter clamps items after the action). The cap drinker walks to water
+    # and drinks, full or not.
+    from workbench.data.benchmarks import load_benchmark, make_benchmark
+
+    make_benchmark(tmp_path, episodes=1, max_steps=120, policies=["cap_drinker"], progress=False)
+    [episode] = list(load_benchmark(tmp_path, rollouts=False).corpus)
+    drink = episode.inventory[:, INVENTORY_ITEMS.index("drink")]
+    sips = np.diff(episode.achievement_counts[:, ACHIEVEMENTS.index("collect_drink")])
+    at_cap = np.flatnonzero((sips > 0) & (drink[:-1] == 9) & (drink[1:] == 9))
+    assert len(at_cap) > 0
+    found = loop_pay(Corpus([episode]), PAYS + np.eye(len(PAYS))[N_ITEMS + ACHIEVEMENTS.index("collect_drink")])
+    assert set(at_cap) <= set(np.flatnonzero(found.cap_units))
+    # only collect_drink pays here (1 a rise): the cap pay is its rises where the drink did not rise
+    unrisen = (sips > 0) & (np.diff(drink) <= 0)
+    assert found.cap.sum() == pytest.approx(float(sips[unrisen].sum()))
