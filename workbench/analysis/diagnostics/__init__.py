@@ -33,6 +33,7 @@ from workbench.analysis.diagnostics.dead_entries import dead_entries
 from workbench.analysis.diagnostics.dominance import COMPONENT_THRESHOLD, DOMINANCE_THRESHOLD, dominance
 from workbench.analysis.diagnostics.farming import cycles, farming_episodes, farming_events
 from workbench.analysis.diagnostics.flags import Flag, flags_table
+from workbench.analysis.diagnostics.loop_pay import episode_loop_pay
 from workbench.analysis.diagnostics.rank_intervals import PROGRESS_MEASURES, agreement, alignment_flags, misranked
 from workbench.analysis.diagnostics.sensitivity import sensitivity
 from workbench.analysis.rankstats import MAX_REPS
@@ -183,7 +184,7 @@ def _diagnosis(corpus: Corpus, config: RewardConfig, scores: Scores, settings: d
     totals = component_totals(scores)
 
     events = farming_events(totals, facts)
-    per_episode, farming_flags = farming_episodes(totals, facts, events)
+    per_episode, farming_flags = farming_episodes(totals, facts, events, episode_loop_pay(corpus, config))
     loops = cycles(scores, config, facts)
     by_name, by_kind, dominance_flags = dominance(
         totals, facts, threshold=dominance_threshold, component_threshold=component_threshold
