@@ -31,8 +31,8 @@ from workbench.views.widgets.common import (
     lined,
     lines_box,
 )
-from workbench.views.widgets.returns_figure import ALL_POINTS_UP_TO, EXTREMES, ReturnsFigure
 from workbench.views.widgets.exploitability import exploitability_section
+from workbench.views.widgets.returns_figure import ALL_POINTS_UP_TO, EXTREMES, ReturnsFigure
 from workbench.views.widgets.section import advantages_section, certificate_section
 from workbench.views.widgets.traits import ViewTraits
 from workbench.views.widgets.tuner_controls import ALL, TunerControls
