@@ -291,7 +291,7 @@ def _quiet_optuna() -> Iterator[None]:
 
 
 def run_study(
-    evaluator: TrialEvaluator,
+    evaluator: Callable[[Mapping[str, Any]], dict[str, float]],
     space: SearchSpace,
     trials: int,
     *,
@@ -347,6 +347,8 @@ def run_study(
                     for trial, result in zip(asked, results):
                         trial.set_user_attr("agreement", _finite_or_none(result["agreement"]))
                         trial.set_user_attr("overpay", _finite_or_none(result["overpay"]))
+                        if "exploitability" in result:  # the exploitability constraint's ratio
+                            trial.set_user_attr("exploitability", _finite_or_none(result["exploitability"]))
                         study.tell(trial, result["value"])
                         bar.update(1)
                     bar.set_postfix(best=f"{study.best_value:.4f}", refresh=False)
@@ -361,8 +363,8 @@ def _finite_or_none(value: float) -> float | None:
 
 def trials_table(study: optuna.Study) -> pd.DataFrame:
     """One row per trial: ``trial`` (number), ``value`` (the cross-validated objective),
-    ``agreement``, ``overpay``, ``best_so_far``, ``state``, ``seconds`` and one column per
-    param (``strategy``, ``log10_temperature``, ...).
+    ``agreement``, ``overpay``, ``exploitability`` (with the constraint: the worst probe's pay over
+    honest play's), ``best_so_far``, ``state``, ``seconds`` and one column per param (``strategy``, ``log10_temperature``, ...).
 
     Args:
         study: A study ``run_study`` ran.
@@ -383,6 +385,11 @@ def trials_table(study: optuna.Study) -> pd.DataFrame:
                 "value": trial.value,
                 "agreement": trial.user_attrs.get("agreement"),
                 "overpay": trial.user_attrs.get("overpay"),
+                **(
+                    {"exploitability": trial.user_attrs["exploitability"]}
+                    if "exploitability" in trial.user_attrs
+                    else {}
+                ),
                 "state": trial.state.name,
                 "seconds": seconds,
                 **trial.params,
