@@ -240,6 +240,7 @@ def test_fifty_stone_laps_count_each_decision_once():
     assert decisions.loc[decisions["decision"].between(3, 100), "reward"].sum() == pytest.approx(7.35)
     (loop,) = certificate.loops.itertuples()
     assert loop.cycles == 97 and loop.paid == pytest.approx(7.35)
+    assert loop.paid_per_cycle == pytest.approx(0.15)  # what one lap pays (each cycle is one lap)
     # the overlap in a plain pair of cycles: rows 1 .. 3 inside (0, 2) and (1, 3), each once
     assert paid_once(np.array([0.0, 1.0, 2.0, 4.0, 8.0]), np.array([0, 1]), np.array([2, 3])) == 7.0
 

@@ -32,6 +32,8 @@ __all__ = ["Certificate", "certify", "component_events", "transition_moments"]
 #: Component kinds that are shaping (the rest, credits and the indicator, are the task's reward:
 #: they are meant to change what is optimal, so a potential need not explain them).
 SHAPING_KINDS = ("inventory", "achievement_count")
+#: Columns of ``Certificate.loops``.
+LOOP_COLUMNS = ["loop", "cycles", "episodes", "paid", "paid_per_cycle", "share_of_return", "example"]
 #: Names of the component columns: credits per achievement, inventory items, achievement counts.
 SLOT_NAMES = (*(f"inventory:{i}" for i in INVENTORY_ITEMS), *(f"achievement_count:{a}" for a in ACHIEVEMENTS))
 
@@ -52,7 +54,8 @@ class Certificate:
             overlap (a loop through A and B closes one at every A and one at every B), so their
             ``paid`` do not add up to what was paid: ``cycle_paid`` does that.
         loops: Cycles by ``loop``: ``cycles``, ``episodes``, ``paid`` (each decision inside the
-            loop's cycles counted once), ``paid_per_cycle``, ``share_of_return`` and an
+            loop's cycles counted once), ``paid_per_cycle`` (the mean of its cycles' own pay:
+            what one lap pays), ``share_of_return`` (of ``paid``) and an
             ``example`` (episode and decisions, for the replayer). A decision inside cycles of
             two loops counts in both rows.
         counterpart: Per episode the task app's ``return``, the potential-based counterpart's
@@ -353,20 +356,20 @@ def _cycles(
         }
     )
     if cycles.empty:
-        columns = ["loop", "cycles", "episodes", "paid", "paid_per_cycle", "share_of_return", "example"]
-        return cycles, pd.DataFrame(columns=columns), 0.0
+        return cycles, pd.DataFrame(columns=LOOP_COLUMNS), 0.0
     grouped = cycles.groupby("loop", sort=False)
-    loops = grouped.agg(cycles=("paid", "size"), episodes=("episode", "nunique")).reset_index()
+    loops = grouped.agg(
+        cycles=("paid", "size"), episodes=("episode", "nunique"), paid_per_cycle=("paid", "mean")
+    ).reset_index()
     members = grouped.indices  # loop -> positions of its cycles
     loops["paid"] = [paid_once(row_reward, start[members[name]], stop[members[name]]) for name in loops["loop"]]
-    loops["paid_per_cycle"] = loops["paid"] / loops["cycles"]
     loops["share_of_return"] = loops["paid"] / total if total else 0.0
     first = grouped.head(1).set_index("loop")
     loops["example"] = [
         f"{first.at[name, 'episode']} decisions {first.at[name, 'from_decision'] + 1}..{first.at[name, 'to_decision']}"
         for name in loops["loop"]
     ]
-    loops = loops.sort_values("paid", ascending=False, kind="stable").reset_index(drop=True)
+    loops = loops[LOOP_COLUMNS].sort_values("paid", ascending=False, kind="stable").reset_index(drop=True)
     return cycles, loops, paid_once(row_reward, start, stop)
 
 
