@@ -119,16 +119,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="JOURNAL",
         help="Optuna journal file to keep the study in (resumed if it exists)",
     )
-    parser.add_argument(
-        "--max-exploitability",
-        type=float,
-        metavar="R",
-        help="constrain: no probe loop paid above R times honest play's sustained progress-free pay",
-    )
-    parser.add_argument("--probes", metavar="DIR", help="the constraint's probe corpus (default: the shipped one)")
-    parser.add_argument(
-        "--honest", metavar="CORPUS", help="the constraint's honest play (default: the sample's scripted and random)"
-    )
+    _add_constraint_arguments(parser)
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     add_cluster_argument(parser)
     parser.add_argument(
@@ -139,6 +130,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "1 gives the trials of a serial search with the same seed)",
     )
     parser.set_defaults(func=run_search)
+
+
+def _add_constraint_arguments(parser: argparse.ArgumentParser) -> None:
+    """The exploitability constraint's options (``--max-exploitability``, ``--probes``, ``--honest``)."""
+    parser.add_argument(
+        "--max-exploitability",
+        type=float,
+        metavar="R",
+        help="constrain: no probe loop paid above R times honest play's sustained progress-free pay",
+    )
+    parser.add_argument("--probes", metavar="DIR", help="the constraint's probe corpus (default: the shipped one)")
+    parser.add_argument(
+        "--honest", metavar="CORPUS", help="the constraint's honest play (default: the sample's scripted and random)"
+    )
 
 
 def _check_outputs(args: argparse.Namespace) -> None:

@@ -345,10 +345,9 @@ def run_study(
                     asked = [study.ask() for _ in range(min(batch_size, trials - first))]
                     results = evaluate([suggest(trial, space) for trial in asked])
                     for trial, result in zip(asked, results):
-                        trial.set_user_attr("agreement", _finite_or_none(result["agreement"]))
-                        trial.set_user_attr("overpay", _finite_or_none(result["overpay"]))
-                        if "exploitability" in result:  # the exploitability constraint's ratio
-                            trial.set_user_attr("exploitability", _finite_or_none(result["exploitability"]))
+                        for key in ("agreement", "overpay", "exploitability"):  # the last under a constraint only
+                            if key in result:
+                                trial.set_user_attr(key, _finite_or_none(result[key]))
                         study.tell(trial, result["value"])
                         bar.update(1)
                     bar.set_postfix(best=f"{study.best_value:.4f}", refresh=False)
@@ -363,8 +362,8 @@ def _finite_or_none(value: float) -> float | None:
 
 def trials_table(study: optuna.Study) -> pd.DataFrame:
     """One row per trial: ``trial`` (number), ``value`` (the cross-validated objective),
-    ``agreement``, ``overpay``, ``exploitability`` (with the constraint: the worst probe's pay over
-    honest play's), ``best_so_far``, ``state``, ``seconds`` and one column per param (``strategy``, ``log10_temperature``, ...).
+    ``agreement``, ``overpay``, ``exploitability`` (under a constraint), ``best_so_far``, ``state``,
+    ``seconds`` and one column per param (``strategy``, ``log10_temperature``, ...).
 
     Args:
         study: A study ``run_study`` ran.
@@ -385,11 +384,7 @@ def trials_table(study: optuna.Study) -> pd.DataFrame:
                 "value": trial.value,
                 "agreement": trial.user_attrs.get("agreement"),
                 "overpay": trial.user_attrs.get("overpay"),
-                **(
-                    {"exploitability": trial.user_attrs["exploitability"]}
-                    if "exploitability" in trial.user_attrs
-                    else {}
-                ),
+                **{key: v for key, v in trial.user_attrs.items() if key == "exploitability"},
                 "state": trial.state.name,
                 "seconds": seconds,
                 **trial.params,

@@ -50,7 +50,13 @@ PLACED = {"stone": "stone", "sapling": "plant"}
 
 
 class ProbePolicy(LoopPolicy):
-    """A ``LoopPolicy`` that also remembers whether a gather/spend probe is spending."""
+    """A ``LoopPolicy`` that also remembers whether a gather/spend probe is spending.
+
+    Args:
+        rng: The episode's generator.
+        goals: The goals in priority order.
+        loop: Those of them that are the probe's loop (labelled in ``loop_spans``).
+    """
 
     def __init__(self, rng: np.random.Generator, goals: tuple[Goal, ...], loop: tuple[Goal, ...]) -> None:
         super().__init__(rng, goals, loop)
@@ -112,8 +118,14 @@ def arm(agent: ProbePolicy, s: Situation) -> Plan | None:
 
 @dataclass(frozen=True)
 class ProbeSpec:
-    """One probe: its loop goal, what it repeats (``text``), its ``family`` (``gather/spend``,
-    ``at cap``, ``station``, ``tool``, ``refill``) and the survival goals around it."""
+    """One probe.
+
+    Attributes:
+        loop: Its loop goal.
+        text: What it repeats, in words.
+        family: ``gather/spend``, ``at cap``, ``station``, ``tool`` or ``refill``.
+        survival: The goals played before the loop's (fight, drink, eat, rest, arm).
+    """
 
     loop: Goal
     text: str
@@ -121,7 +133,14 @@ class ProbeSpec:
     survival: tuple[Goal, ...] = (defend, drink, eat, rest, arm)
 
     def build(self, rng: np.random.Generator) -> Policy:
-        """A fresh ``ProbePolicy`` for one episode."""
+        """A fresh ``ProbePolicy`` for one episode.
+
+        Args:
+            rng: The episode's generator.
+
+        Returns:
+            The policy.
+        """
         return ProbePolicy(rng, (*self.survival, self.loop, wander), (self.loop,))
 
 
