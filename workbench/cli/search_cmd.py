@@ -211,18 +211,18 @@ def _search(args: argparse.Namespace, corpus: Any, base: Any, evaluate_on: Any, 
         evaluate_on=evaluate_on,
         batch_size=batch_size,
         max_exploitability=args.max_exploitability,
-        probes=_probes(args.probes),
-        honest=open_corpus(args.honest) if args.honest else None,
+        exploitability=None if args.max_exploitability is None else _exploitability(args),
     )
 
 
-def _probes(folder: str | None) -> Any:
-    """The constraint's probe corpus (None: the shipped one)."""
-    if folder is None:
-        return None
+def _exploitability(args: argparse.Namespace) -> Any:
+    """The constraint's scorer: ``--probes`` (or the shipped probe corpus) against ``--honest``
+    (or the sample's scripted and random episodes)."""
+    from workbench.analysis.exploitability import default_check
     from workbench.data.probe_corpus import load_probes
 
-    return load_probes(folder)
+    probes = load_probes(args.probes) if args.probes else None
+    return default_check(open_corpus(args.honest) if args.honest else None, probes)
 
 
 def _report(args: argparse.Namespace, corpus: Any, result: Any) -> None:

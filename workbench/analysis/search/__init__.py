@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from workbench.analysis.search.exploit_constraint import ExploitabilityConstraint, ExploitabilityScorer
 from workbench.analysis.search.held_out import HeldOutScore, few_held_out_note, held_out_score
 from workbench.analysis.search.objective import Design, Objective, agreement, build_design, resource_slot_weights
 from workbench.analysis.search.result import SearchResult
@@ -75,8 +76,7 @@ def search(
     evaluate_on: Callable[[TrialEvaluator], Callable[[list[dict[str, Any]]], list[dict[str, float]]]] | None = None,
     batch_size: int = 1,
     max_exploitability: float | None = None,
-    probes: Corpus | None = None,
-    honest: Corpus | None = None,
+    exploitability: ExploitabilityScorer | None = None,
 ) -> SearchResult:
     """Search for a config whose shaped return ranks ``corpus``'s episodes as ``progress`` does.
 
@@ -110,19 +110,23 @@ def search(
         max_exploitability: Constrain the search: a trial whose config pays some probe loop's
             sustained progress-free pay above this many times honest play's is infeasible
             (``exploit_constraint``; 1.0: no probe above honest play). None: no constraint.
-        probes: The probe corpus of the constraint (None: the shipped one).
-        honest: Honest play for the constraint (None: the sample corpus' honest episodes).
+        exploitability: What scores a config's exploitability for the constraint, e.g.
+            ``workbench.analysis.exploitability.default_check()`` (required with
+            ``max_exploitability``).
 
     Returns:
         The ``SearchResult``.
 
     Raises:
-        SearchError: ``trials < 0`` or settings the search cannot use.
+        SearchError: ``trials < 0``, settings the search cannot use, or ``max_exploitability``
+            without ``exploitability``.
         CorpusError: A corpus too small to split.
         WorkbenchError: An unknown metric, progress measure or group to penalise, or bad ranges.
     """
     if trials < 0:
         raise SearchError(f"trials must be >= 0, got {trials}")
+    if max_exploitability is not None and exploitability is None:
+        raise SearchError("max_exploitability needs exploitability (e.g. analysis.exploitability.default_check())")
     return _search(corpus, dict(locals()))  # every argument by name: the work is split off to keep each part short
 
 
@@ -144,12 +148,10 @@ def _search(corpus: Corpus, settings: dict[str, Any]) -> SearchResult:
     evaluator: Callable[[Mapping[str, Any]], dict[str, float]] = problem.evaluator
     constraint = None
     if settings["max_exploitability"] is not None:
-        from workbench.analysis.exploitability import default_check
-        from workbench.analysis.search.exploit_constraint import ExploitabilityConstraint
-
         make_config = partial(_trial_config, problem.evaluator, base=base, lam=problem.lam)
-        check = default_check(settings["honest"], settings["probes"])
-        constraint = ExploitabilityConstraint(problem.evaluator, check, make_config, settings["max_exploitability"])
+        constraint = ExploitabilityConstraint(
+            problem.evaluator, settings["exploitability"], make_config, settings["max_exploitability"]
+        )
         evaluator = constraint
     study, params, cross_validated, table = _run_trials(
         evaluator,
