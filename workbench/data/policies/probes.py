@@ -124,12 +124,14 @@ class ProbeSpec:
         loop: Its loop goal.
         text: What it repeats, in words.
         family: ``gather/spend``, ``at cap``, ``station``, ``tool`` or ``refill``.
+        count: The achievement count each lap raises (e.g. ``place_stone``).
         survival: The goals played before the loop's (fight, drink, eat, rest, arm).
     """
 
     loop: Goal
     text: str
     family: str
+    count: str
     survival: tuple[Goal, ...] = (defend, drink, eat, rest, arm)
 
     def build(self, rng: np.random.Generator) -> Policy:
@@ -147,30 +149,28 @@ class ProbeSpec:
 def _specs() -> dict[str, ProbeSpec]:
     specs: dict[str, ProbeSpec] = {}
     for k in (1, 3, 9):
-        specs[f"stone_pairs_{k}"] = ProbeSpec(
-            gather_spend("stone", k), f"mine {k} stone(s), place them all, again", "gather/spend"
-        )
+        loop, text = gather_spend("stone", k), f"mine {k} stone(s), place them all, again"
+        specs[f"stone_pairs_{k}"] = ProbeSpec(loop, text, "gather/spend", "place_stone")
     for k in (1, 4):
-        specs[f"sapling_pairs_{k}"] = ProbeSpec(
-            gather_spend("sapling", k), f"pick {k} sapling(s), plant them all, again", "gather/spend"
-        )
+        loop, text = gather_spend("sapling", k), f"pick {k} sapling(s), plant them all, again"
+        specs[f"sapling_pairs_{k}"] = ProbeSpec(loop, text, "gather/spend", "place_plant")
     for item in ("stone", "wood", "sapling"):
-        specs[f"{item}_at_cap"] = ProbeSpec(at_cap(item), f"collect {item} on past the cap of 9", "at cap")
+        text = f"collect {item} on past the cap of 9"
+        specs[f"{item}_at_cap"] = ProbeSpec(at_cap(item), text, "at cap", f"collect_{item}")
     # drinking at the cap replaces the survival goal that drinks
-    specs["drink_at_cap"] = ProbeSpec(
-        at_cap("drink"), "drink with drink at 9, forever", "at cap", (defend, eat, rest, arm)
-    )
+    without_drink = (defend, eat, rest, arm)
+    specs["drink_at_cap"] = ProbeSpec(at_cap("drink"), "drink at 9, forever", "at cap", "collect_drink", without_drink)
     for name in ("table", "furnace"):
-        specs[f"{name}_again"] = ProbeSpec(place_again(name), f"place a {name} again and again", "station")
+        text = f"place a {name} again and again"
+        specs[f"{name}_again"] = ProbeSpec(place_again(name), text, "station", f"place_{name}")
     for tool in ("wood_pickaxe", "wood_sword", "stone_pickaxe", "stone_sword"):
-        specs[f"{tool}_again"] = ProbeSpec(make_again(tool), f"make a {tool} again and again", "tool")
-    specs["drink_refill"] = ProbeSpec(guzzle, "drink whenever drink is below full", "refill", (defend, eat, rest, arm))
-    specs["eat_refill"] = ProbeSpec(
-        gorge, "eat a cow whenever food is below full", "refill", (defend, drink, rest, arm)
-    )
-    specs["sleep_refill"] = ProbeSpec(
-        nap, "sleep again and again (energy, wake_up)", "refill", (defend, drink, eat, arm)
-    )
+        specs[f"{tool}_again"] = ProbeSpec(make_again(tool), f"make a {tool} again and again", "tool", f"make_{tool}")
+    text = "drink whenever drink is below full"
+    specs["drink_refill"] = ProbeSpec(guzzle, text, "refill", "collect_drink", without_drink)
+    text = "eat a cow whenever food is below full"
+    specs["eat_refill"] = ProbeSpec(gorge, text, "refill", "eat_cow", (defend, drink, rest, arm))
+    text = "sleep again and again (energy, wake_up)"
+    specs["sleep_refill"] = ProbeSpec(nap, text, "refill", "wake_up", (defend, drink, eat, arm))
     return specs
 
 
