@@ -105,5 +105,7 @@ def report(alarms: pd.DataFrame, episodes: int) -> str:
             f"{row.score_after:.2f}% ({row.score_change:+.2f} [{row.score_low:+.2f}, {row.score_high:+.2f}])"
         )
         verdict = f"ALARM from episode {row.began_at}" if row.alarm else "no alarm"
+        if not row.settled:
+            verdict += f" yet (the gold's peak, position {row.peak}, has {row.episodes - 1} episode(s) after it)"
         lines.append(f"  {row.config}: {verdict}: {slopes}")
     return "\n".join(lines)

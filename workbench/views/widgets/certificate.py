@@ -163,9 +163,11 @@ def _summary_html(certificate: Certificate) -> str:
     lines = [
         f"shaped return {total:.2f} over {certificate.counterpart.shape[0]} episode(s): the shaping pays "
         f"{paid:.2f}{share(paid)}, of which no potential over the state explains {unexplained:.2f}{share(unexplained)}",
-        f"{len(cycles)} positive-return cycle(s) in {cycles['episode'].nunique()} episode(s), paying "
-        f"{cycles['paid'].sum():.2f}{share(float(cycles['paid'].sum()))}",
+        f"{len(cycles)} positive-return cycle(s) in {cycles['episode'].nunique()} episode(s); the decisions "
+        f"inside them paid {certificate.cycle_paid:.2f}{share(certificate.cycle_paid)}",
     ]
+    if certificate.credit_note():
+        lines.append("note: " + html.escape(certificate.credit_note()))
     means = certificate.counterpart_by_group()
     lines.append(
         f"potential-based counterpart (gamma {certificate.gamma:g}), mean return per {html.escape(certificate.by)}: "

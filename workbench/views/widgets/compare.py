@@ -21,6 +21,7 @@ from workbench.views.plots import PALETTE
 from workbench.views.widgets.common import LatestWins, counts_note, groups_of, legend_html
 from workbench.views.widgets.compare_figures import SCALES, CompareFigures, interval_ranges, normalised, value_text
 from workbench.views.widgets.compare_text import components_html, config_legend_html, groups_html, summary_html
+from workbench.views.widgets.exploitability import exploitability_section
 from workbench.views.widgets.pick import announce, link
 from workbench.views.widgets.replayer import Replayer
 from workbench.views.widgets.section import advantages_section, certificate_section
@@ -121,6 +122,7 @@ class Compare(w.VBox, ViewTraits):
                 tables,
                 advantages_section(self, corpus),
                 certificate_section(self, corpus),
+                exploitability_section(self, corpus),
             ]
         )
         self.add_class("workbench-compare")

@@ -216,9 +216,11 @@ def _state_html(found: pd.Series | None, n: int, needed: int) -> str:
         )
     else:
         why = []
-        if not found["gold_high"] < 0:
+        if not bool(found["settled"]):
+            why.append(f"the gold's peak has only {int(found['episodes']) - 1} episode(s) after it so far")
+        elif not found["gold_high"] < 0:
             why.append("gold not falling (its interval reaches 0)" if found["gold_low"] <= 0 else "gold rising")
-        if not found["proxy_low"] > 0:
+        if bool(found["settled"]) and not found["proxy_low"] > 0:
             why.append("proxy not rising (its interval reaches 0)" if found["proxy_high"] >= 0 else "proxy falling")
         head = (
             f"<b style='color:{CALM_COLOR}'>no alarm</b>: {' and '.join(why)}; from the gold's peak at position "

@@ -31,6 +31,7 @@ from workbench.views.widgets.common import (
     lined,
     lines_box,
 )
+from workbench.views.widgets.exploitability import exploitability_section
 from workbench.views.widgets.pick import announce
 from workbench.views.widgets.returns_figure import ALL_POINTS_UP_TO, EXTREMES, ReturnsFigure
 from workbench.views.widgets.section import advantages_section, certificate_section
@@ -128,6 +129,7 @@ class Tuner(w.HBox, ViewTraits):
                 self.timing,
                 advantages_section(self, corpus),
                 certificate_section(self, corpus),
+                exploitability_section(self, corpus),
             ],
             layout=w.Layout(flex="1 1 360px", min_width="360px", overflow="hidden"),
         )
