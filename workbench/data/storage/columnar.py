@@ -95,9 +95,10 @@ def append(root: Path, corpus: Corpus, replaces: set[str], *, progress: bool = F
     extras = [corpus.episode_extras(i) for i in range(len(corpus))]
     texts = _texts(extras)
     index = corpus.index
-    index_rows = [{column: index[column].iat[i] for column in index.columns} for i in range(len(extras))]
-    for row, e in zip(index_rows, extras):  # every row checked before anything is written
-        episode_row(row, e, -1, False)
+    columns = {column: index[column].tolist() for column in index.columns}  # a column at a time, not a cell
+    index_rows = [{column: values[i] for column, values in columns.items()} for i in range(len(extras))]
+    # Every row built and checked before anything is written (its JSON texts made once).
+    rows = [episode_row(row, e, -1, e.id in replaces) for row, e in zip(index_rows, extras)]
     written: list[Path] = []
     try:
         decisions = part_file(root, "decisions", part)
@@ -127,7 +128,8 @@ def append(root: Path, corpus: Corpus, replaces: set[str], *, progress: bool = F
         written.append(events_path)  # removed with the rest if anything after it fails
         write_events(events_path, [e.id for e in extras], np.concatenate(steps), events, digest)
         groups = _write_frames(root, part, extras, written, progress)
-        rows = [episode_row(row, e, group, e.id in replaces) for row, e, group in zip(index_rows, extras, groups)]
+        for row, group in zip(rows, groups):
+            row["frames_group"], row["has_frames"] = group, group >= 0
         episodes = part_file(root, "episodes", part)
         with atomic_path(episodes) as tmp:
             pq.write_table(episodes_table(rows), str(tmp), compression="zstd", write_page_checksum=True)
