@@ -7,13 +7,8 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from workbench.data.importers.batch import BadInput
-
-#: Every ASCII digit as "0", so that one ``find`` spots a run of 19 digits (2**63 has 19).
-_DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
-_LONG_NUMBER = b"0" * 19
+from workbench.util import jsonsafe
 
 
 def read_responses(file: Path) -> Iterator[tuple[str, Any]]:
@@ -49,11 +44,9 @@ def parse_json(data: bytes, *, offset: int) -> Any:
     19 digits (orjson reads an integer past 64 bits as a float: a silently different value), is
     parsed by ``json`` instead, so the result and every error are ``json.loads``'s.
     """
-    if data.translate(_DIGITS_AS_ZERO).find(_LONG_NUMBER) < 0:
-        try:
-            return orjson.loads(data)
-        except orjson.JSONDecodeError:
-            pass  # json.loads below reads it as it always did, or names the problem
+    value = jsonsafe.quick(data)
+    if value is not jsonsafe.UNSURE:
+        return value
     try:
         return json.loads(
             data.decode("utf-8")

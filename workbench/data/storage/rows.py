@@ -25,6 +25,7 @@ import pyarrow.compute as pc
 from workbench.core.crafter_facts import ACHIEVEMENTS
 from workbench.data.episodes import COUNT_SOURCES, DecisionArrays, Episode, EpisodeExtras, check_values
 from workbench.errors import CorpusFormatError, CorpusValueError, EpisodeValueError
+from workbench.util import jsonsafe
 
 #: The deepest nesting a stored metadata or logged document may have (the workbench writes 4).
 MAX_JSON_DEPTH = 32
@@ -69,7 +70,7 @@ def json_text(value: Any, where: str, name: str) -> str:
         text = _ENCODER.encode(value)
     except (TypeError, ValueError, OverflowError, RecursionError):
         return _walked_text(value, where, name)
-    if _SURROGATE_ESCAPE.search(text) or _ODD_KEY.search(text) or _nesting(text) >= MAX_JSON_DEPTH:
+    if _SURROGATE_ESCAPE.search(text) or _ODD_KEY.search(text) or jsonsafe.may_nest_past(value, MAX_JSON_DEPTH):
         return _walked_text(value, where, name)
     return text
 
@@ -88,22 +89,6 @@ _ENCODER = json.JSONEncoder(allow_nan=False, default=_numpy_value)
 #: A key the encoder writes as ``true``/``false``/``null`` where the walk writes ``str(key)``
 #: (a string key "true" matches too: then the walk, which writes the same text, decides).
 _ODD_KEY = re.compile(r'"(?:true|false|null)": ')
-#: Every byte but the four brackets and the quote, deleted before the nesting is counted.
-_NOT_STRUCTURE = bytes(sorted(set(range(256)) - set(b'"[]{}')))
-_STRING_BRACKETS = re.compile(rb'"[^"]*"')
-
-
-def _nesting(text: str) -> int:
-    """The deepest nesting of objects and lists in the encoder's (ASCII) JSON ``text``: its
-    brackets counted outside strings, after escaped backslashes and quotes are removed."""
-    opens = text.count("[") + text.count("{")
-    if opens < MAX_JSON_DEPTH:
-        return opens  # no deeper than the brackets it has
-    data = text.encode("ascii").replace(b"\\\\", b"").replace(b'\\"', b"").translate(None, _NOT_STRUCTURE)
-    marks = np.frombuffer(_STRING_BRACKETS.sub(b"", data), dtype=np.uint8)
-    if not len(marks):
-        return 0
-    return int(np.cumsum(np.where((marks == ord("[")) | (marks == ord("{")), 1, -1)).max())
 
 
 def _walked_text(value: Any, where: str, name: str) -> str:
