@@ -148,16 +148,16 @@ class Collector:
         an issue of ``file`` at the episode's ``metadata["location"]`` and the batch goes on),
         noting (under ``file``) the decisions whose calls were normalised
         (``metadata["normalised_calls"]``). Returns whether it was kept."""
-        try:
-            check_storable(episode)
-        except EpisodeError as error:
-            # Where the counts came from explains most disagreements (estimated from a text
-            # inventory that gained an item whose unlock the Achievements line does not show).
-            note = episode.metadata.get("counts_note")
-            why = f"; counts {episode.metadata.get('counts')}: {note}" if "status_" in str(error) and note else ""
-            location = str(episode.metadata.get("location", ""))
-            self.errors.append(ImportIssue(file or "", location, f"cannot be stored: {error}{why}"))
+        problem = unstorable(episode, file)
+        if problem is not None:
+            self.errors.append(problem)
             return False
+        self.keep(episode, file)
+        return True
+
+    def keep(self, episode: Episode, file: str | None = None) -> None:
+        """``add`` for an episode already checked (``unstorable`` found nothing, e.g. in a
+        worker process): its id made unique in the batch, its normalised decisions noted."""
         unique = unique_id(safe_id(episode.id), self._seen)
         self._seen.add(unique)
         # An episode's predecessor in its trajectory arrived just before it: map to its new id.
@@ -168,11 +168,54 @@ class Collector:
         self.episodes.append(episode)
         for decision, notes in episode.metadata.get("normalised_calls") or []:
             self.normalised.setdefault(file or "", []).append(Normalised(unique, int(decision), tuple(notes)))
-        return True
 
     def result(self, files: int) -> ImportResult:
         """The batch's outcome."""
         return ImportResult(Corpus(self.episodes), self.errors, files, self.warnings, self.normalised)
+
+
+def unstorable(episode: Episode, file: str | None = None) -> ImportIssue | None:
+    """The issue (of ``file``, at the episode's ``metadata["location"]``) when ``episode``
+    cannot be stored (what a save would refuse), else None.
+
+    Args:
+        episode: An imported episode.
+        file: The file it came from.
+
+    Returns:
+        The issue, or None.
+    """
+    try:
+        check_storable(episode)
+    except EpisodeError as error:
+        # Where the counts came from explains most disagreements (estimated from a text
+        # inventory that gained an item whose unlock the Achievements line does not show).
+        note = episode.metadata.get("counts_note")
+        why = f"; counts {episode.metadata.get('counts')}: {note}" if "status_" in str(error) and note else ""
+        location = str(episode.metadata.get("location", ""))
+        return ImportIssue(file or "", location, f"cannot be stored: {error}{why}")
+    return None
+
+
+def keep_items(collected: Collector, file: str, items: Sequence[Episode | ImportIssue]) -> None:
+    """Add one file's items, read and checked elsewhere (``unstorable``: a worker process), to
+    ``collected`` in the file's order: each episode kept (``Collector.keep``, with a warning
+    where its text disagrees with what the task app logged), each issue an error."""
+    for item in items:
+        if isinstance(item, ImportIssue):
+            collected.errors.append(item)
+            continue
+        collected.keep(item, file)
+        disagree = item.metadata.get("inventory_disagrees")
+        if disagree:
+            collected.warnings.append(
+                ImportIssue(
+                    file,
+                    item.metadata.get("location", ""),
+                    f"episode {item.id!r}: the text inventory disagrees with the logged inventory_deltas "
+                    f"at decision(s) {disagree[:10]}: the file may have been edited",
+                )
+            )
 
 
 def batch_files(path: Path, patterns: Sequence[str], what: str) -> tuple[list[Path], Collector]:

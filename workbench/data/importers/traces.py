@@ -8,12 +8,9 @@ messages' or, in 0.2.16-0.2.24, the ``cais`` events' tool calls, rows stored twi
 estimated counts): docs/importing-rollouts.md, "The trace database".
 """
 
-from __future__ import annotations
-
 import sqlite3
 from collections.abc import Collection, Mapping
 from contextlib import closing
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +25,7 @@ from workbench.data.importers.observations import Observed, observation
 from workbench.data.importers.producers import Producer, producer_for_version, trace_producer, weights_ignored
 from workbench.data.importers.rollout_episode import check_step_order, normalised_decisions, state_arrays, views_of
 from workbench.data.importers.toolcalls import policy_tool_calls
+from workbench.data.importers.trace_batch import TraceBatch, TraceSession, report_batch
 from workbench.data.importers.trace_columns import (
     cais_model_words,
     cais_tool_calls,
@@ -37,50 +35,6 @@ from workbench.data.importers.trace_columns import (
 )
 from workbench.data.importers.trace_db import Locked, NoTraceTables, connect, is_locked, rows
 from workbench.errors import EpisodeError
-
-
-@dataclass(frozen=True)
-class TraceSession:
-    """One row of ``session_traces``: its id (the rollout's run id), when it began, its metadata
-    (the seed among others) and whether it has ended (an outcome row exists).
-
-    Attributes:
-        session_id: The session's id (the rollout's run id; its episode's id).
-        created_at: When it began, as stored (None when not stored).
-        metadata: The session's metadata object ({} when unreadable: see ``problem``).
-        finished: Whether it has ended (its ``outcome_rewards`` row exists).
-        problem: Why it cannot be read at all (metadata not UTF-8, nested too deeply), or None.
-    """
-
-    session_id: str
-    created_at: str | None
-    metadata: dict[str, Any]
-    finished: bool
-    problem: str | None = None
-
-
-@dataclass
-class TraceBatch:
-    """What one read of the database gave: episodes of finished sessions, problems, running ids.
-
-    Attributes:
-        episodes: One episode per finished session read, its id the session's.
-        errors: One issue per finished session that cannot be read (location ``session <id>``).
-        running: The ids of sessions not finished yet (not read).
-        skipped: How many sessions (finished or running) were left out for their id in ``skip``.
-        locked: The ids of finished sessions a writer held locked at their read: read again later.
-    """
-
-    episodes: list[Episode] = field(default_factory=list)
-    errors: list[ImportIssue] = field(default_factory=list)
-    running: list[str] = field(default_factory=list)
-    skipped: int = 0
-    locked: list[str] = field(default_factory=list)
-
-    @property
-    def imported(self) -> list[str]:
-        """The session ids read into episodes (a follower adds them to its ``skip``)."""
-        return [e.id for e in self.episodes]
 
 
 def trace_sessions(db: str | Path, *, timeout: float | None = None) -> list[TraceSession]:
@@ -158,6 +112,36 @@ def read_trace_sessions(
     batch.skipped = len(every) - len(sessions)
     batch.running = [s.session_id for s in sessions if not s.finished]
     todo = [s for s in sessions if s.finished]
+    read = read_sessions(db, todo, config=config, progress=progress, producer=producer, timeout=timeout)
+    batch.episodes, batch.errors, batch.locked = read.episodes, read.errors, read.locked
+    return batch
+
+
+def read_sessions(
+    db: Path,
+    sessions: list[TraceSession],
+    *,
+    config: Mapping[str, Any] | None = None,
+    progress: bool = False,
+    producer: Producer | None = None,
+    timeout: float | None = None,
+) -> TraceBatch:
+    """The episodes of some finished ``sessions`` of ``db`` (listed by ``trace_sessions``):
+    ``read_trace_sessions`` without the listing, for a worker given its share of them.
+
+    Args:
+        db: The trace database file.
+        sessions: Finished sessions to read.
+        config: The step_rewards table the rollouts ran with, if known.
+        progress: Show a progress bar (when there are two sessions or more).
+        producer: The loop that wrote ``db``, if the user says (None: told per session).
+        timeout: Seconds to wait for a writer's lock (None: ``READ_TIMEOUT_S``).
+
+    Returns:
+        The episodes, one error per bad session and the ids locked past ``timeout``.
+    """
+    batch = TraceBatch()
+    todo = sessions
     with closing(connect(db, timeout=timeout)) as connection:
         for session in tqdm(todo, desc="sessions", unit="session", disable=not progress or len(todo) < 2):
             if session.problem is not None:
@@ -209,7 +193,7 @@ def import_traces(
     """
     told = producer_for_version(producer) if producer else None
     files, collected = batch_files(Path(db), ("*.db",), "trace databases (.db)")
-    notes = []
+    notes: list[str] = []
     for file in files:
         try:
             batch = read_trace_sessions(file, skip=skip, config=config, progress=progress, producer=told)
@@ -219,20 +203,7 @@ def import_traces(
         for episode in batch.episodes:
             collected.add(episode, str(file))
         collected.errors.extend(batch.errors)
-        for session_id in batch.locked:
-            collected.errors.append(
-                ImportIssue(str(file), f"session {session_id}", "locked by another process: import again later")
-            )
-        if batch.skipped:
-            notes.append(f"{file}: {batch.skipped} session(s) already imported (ids the corpus holds) skipped")
-        for session_id in batch.running:
-            collected.warnings.append(
-                ImportIssue(
-                    str(file),
-                    f"session {session_id}",
-                    "still running (no outcome row yet): not imported; import again later",
-                )
-            )
+        report_batch(collected, notes, file, batch)
     result = collected.result(len(files))
     result.notes.extend(notes)
     return result
