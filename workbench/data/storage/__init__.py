@@ -171,11 +171,13 @@ class StagedSave:
         root: The corpus folder (its writers' lock held by ``staged_save``).
         overwrite: Replace episodes whose ids ``root`` already holds.
         held: The ids ``root`` holds (read under the lock).
+        hint: How the error for an id ``root`` holds names the way to replace it.
     """
 
-    def __init__(self, root: Path, overwrite: bool, held: Collection[str]) -> None:
+    def __init__(self, root: Path, overwrite: bool, held: Collection[str], hint: str = "overwrite=True") -> None:
         self.root = root
         self.overwrite = overwrite
+        self.hint = hint
         self.held = set(held)
         self.staged: list[Path] = []
         self.parts: list[str] = []
@@ -193,7 +195,7 @@ class StagedSave:
         clashes = [i for i in corpus.ids if i in self.held]
         if clashes and not self.overwrite:
             raise TargetExistsError(
-                f"{self.root}: already holds episode(s) {clashes[:5]}; pass overwrite=True to replace them"
+                f"{self.root}: already holds episode(s) {clashes[:5]}; pass {self.hint} to replace them"
             )
         part = columnar.append(self.root, corpus, set(clashes), staged=self.staged)
         if part is not None:
@@ -201,7 +203,7 @@ class StagedSave:
 
 
 @contextmanager
-def staged_save(root: str | Path, *, overwrite: bool = False) -> Iterator[StagedSave]:
+def staged_save(root: str | Path, *, overwrite: bool = False, hint: str = "overwrite=True") -> Iterator[StagedSave]:
     """For the ``with`` block: a save into ``root`` in parts (``StagedSave.add``; each bounds the
     memory a large import needs to one part's episodes) that commits all of them when the block
     ends, or none of them if it raises (Ctrl-C included): the folder is then as it was. The
@@ -210,6 +212,7 @@ def staged_save(root: str | Path, *, overwrite: bool = False) -> Iterator[Staged
     Args:
         root: The corpus folder (made if missing).
         overwrite: Replace episodes whose ids ``root`` already holds.
+        hint: How the error for an id ``root`` holds names the way to replace it.
 
     Yields:
         The save.
@@ -221,7 +224,7 @@ def staged_save(root: str | Path, *, overwrite: bool = False) -> Iterator[Staged
     """
     root = Path(root)
     with write_errors_named(root, "cannot save the corpus"), writing(root):
-        save = StagedSave(root, overwrite, columnar.stored_ids(root))
+        save = StagedSave(root, overwrite, columnar.stored_ids(root), hint)
         try:
             yield save
             columnar.commit_staged(root, save.staged)
