@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["KINDS", "KIND_LABELS", "RESOURCE_KINDS", "component_label"]
+__all__ = ["KINDS", "KIND_COLUMNS", "KIND_LABELS", "PAY_PARTS", "RESOURCE_KINDS", "component_label"]
 
 #: Component kinds, in the order a decision lists them: the consistent strategy's indicator, then
 #: per_achievement's achievement credits and its two resource-shaping kinds (reward.md, step 2).
@@ -16,6 +16,13 @@ KIND_LABELS = {
 }
 #: The kinds of resource shaping: uncapped, paid on every rise (reward.md quirk 3).
 RESOURCE_KINDS = ("inventory", "achievement_count")
+#: Component kind -> the per-episode column holding that kind's total after lambda
+#: (``LiveScores.episodes``, the TensorBoard series; together they add up to the return).
+KIND_COLUMNS = {kind: f"reward_{kind}" for kind in KINDS}
+#: The three parts a decision's pay is split into by the learner's view and the shaping
+#: certificate (``analysis.decision_kinds``): ``credit`` (the indicator's 1.0 or the achievement
+#: credits: what the strategy pays for progress), then the two resource-shaping kinds.
+PAY_PARTS = ("credit", *RESOURCE_KINDS)
 
 
 def component_label(kind: str, name: str) -> str:
