@@ -36,7 +36,9 @@ def _decisions(response: dict) -> int:
     for trajectory in response["trajectories"]:
         steps = trajectory["steps"]
         last = steps[-1].get("info") or {}
-        total += len(steps) - (1 if last.get("terminated") and last.get("reason") in ("no_tool_calls", "invalid_action") else 0)
+        total += len(steps) - (
+            1 if last.get("terminated") and last.get("reason") in ("no_tool_calls", "invalid_action") else 0
+        )
     return total
 
 
@@ -67,14 +69,23 @@ def make_traces(db: Path, decisions: int) -> int:
     shutil.copyfile(source, db)
     connection = sqlite3.connect(db)
     try:
-        per_copy = connection.execute(
-            "SELECT count(*) FROM events WHERE event_type = 'environment'"
-        ).fetchone()[0]
+        per_copy = connection.execute("SELECT count(*) FROM events WHERE event_type = 'environment'").fetchone()[0]
         tables = {
             table: [row[1] for row in connection.execute(f"PRAGMA table_info({table})")]
-            for table in ("session_traces", "session_timesteps", "events", "messages", "outcome_rewards", "event_rewards")
+            for table in (
+                "session_traces",
+                "session_timesteps",
+                "events",
+                "messages",
+                "outcome_rewards",
+                "event_rewards",
+            )
         }
-        top = {t: connection.execute(f"SELECT coalesce(max(id), 0) FROM {t}").fetchone()[0] for t in tables if t != "session_traces"}
+        top = {
+            t: connection.execute(f"SELECT coalesce(max(id), 0) FROM {t}").fetchone()[0]
+            for t in tables
+            if t != "session_traces"
+        }
         connection.execute("ATTACH DATABASE ? AS src", (f"{source.resolve().as_uri()}?mode=ro",))
         shifts = {"id": None, "timestep_id": "session_timesteps", "event_id": "events", "message_id": "messages"}
         copies = -(-decisions // per_copy)
