@@ -171,6 +171,7 @@ def main() -> None:
                     for label, seconds in found["stages"].items():
                         if seconds:
                             print(f"  {label:34s} {seconds:7.2f} s  {seconds / found['seconds']:5.0%}", flush=True)
+                    (shutil.rmtree if path.is_dir() else Path.unlink)(path)
                     continue
                 for workers in args.workers:
                     runs = [measure(source, path, workers, scratch) for _ in range(args.repeats)]

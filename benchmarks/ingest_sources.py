@@ -44,7 +44,8 @@ def _decisions(response: dict) -> int:
 
 def make_rollouts(folder: Path, decisions: int, *, per_file: int = PER_FILE) -> int:
     """JSONL files of rollout responses under ``folder`` holding at least ``decisions``; returns how many."""
-    folder.mkdir(parents=True, exist_ok=True)
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
     originals = [(r, _decisions(r), json.dumps(r)) for r in _responses()]
     made, copy, file_no = 0, 0, 0
     while made < decisions:
@@ -115,7 +116,8 @@ def make_traces(db: Path, decisions: int) -> int:
 def make_recorder(folder: Path, decisions: int) -> int:
     """crafter.Recorder ``.npz`` files under ``folder`` (hard links of the shipped ones under new
     names where the filesystem allows) holding at least ``decisions``."""
-    folder.mkdir(parents=True, exist_ok=True)
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
     files = sorted((SHIPPED / "recorder").glob("*.npz"))
     lengths = [int(f.stem.rsplit("-len", 1)[1]) for f in files]
     made, copy = 0, 0

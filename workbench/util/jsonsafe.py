@@ -38,9 +38,12 @@ def loads(text: str | bytes, *, max_depth: int = MAX_DEPTH) -> Any:
             runs out of recursion, so no ``RecursionError`` escapes).
         ValueError: an integer too long for Python's ``int`` limit.
     """
-    value = quick(text.encode("utf-8", "surrogatepass")) if isinstance(text, str) else UNSURE
+    raw = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else b""
+    value = quick(raw) if isinstance(text, str) else UNSURE
     if value is not UNSURE:
-        if may_nest_past(value, max_depth) and depth(value, max_depth) > max_depth:
+        # No deeper than its opening brackets: most documents need no look at their nesting.
+        few = raw.count(b"[") + raw.count(b"{") <= max_depth
+        if not few and may_nest_past(value, max_depth) and depth(value, max_depth) > max_depth:
             raise JSONDepthError(f"JSON nested deeper than {max_depth} levels")
         return value
     try:
