@@ -16,7 +16,9 @@ episode's score: what a person sees) is timestamped as it arrives. Painted laten
 less the moment the writer's file closed or its transaction committed. After the writer stops
 the watcher gets 30 s to catch up; then the corpus is opened and checked: every written run in
 it once, nothing else. For the trace database the writer's transaction times are compared with
-the same writer's without a watcher (run first): the watcher's reads must not hold it up.
+the same writer's without a watcher (run first): the watcher's reads must not hold it up. The
+watcher's CPU time from the first write until it caught up (``/proc``) gives the decisions it
+handles per CPU second: the rate it keeps up with on a core of its own.
 """
 
 from __future__ import annotations
@@ -80,6 +82,12 @@ def follow(source: Path, into: Path) -> tuple[subprocess.Popen, dict[str, float]
     return watcher, painted, repeats
 
 
+def _cpu_seconds(pid: int) -> float:
+    """CPU seconds (user + system) a process has used so far (Linux ``/proc``)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else float("nan")
@@ -97,11 +105,13 @@ def run(kind: str, rate: float, seconds: float, scratch: Path) -> dict:
     into = scratch / f"corpus-{kind}"
     watcher, painted, repeats = follow(source, into)
     time.sleep(3.0)  # the watcher's start-up (imports) before the first write
+    started_cpu = _cpu_seconds(watcher.pid)
     written = write_rollouts(source, rate, seconds) if kind == "rollouts" else write_sessions(source, rate, seconds)
     deadline = time.time() + 30
     while time.time() < deadline and len(painted) < len(written.landed):
         time.sleep(0.2)
     caught_up = time.time()
+    cpu = _cpu_seconds(watcher.pid) - started_cpu
     watcher.send_signal(signal.SIGINT)
     try:
         watcher.wait(timeout=30)
@@ -123,6 +133,7 @@ def run(kind: str, rate: float, seconds: float, scratch: Path) -> dict:
         "max": max(latencies, default=float("nan")),
         "within_2s": sum(latency <= 2.0 for latency in latencies) / max(1, len(written.landed)),
         "catch_up": caught_up - max(written.landed.values()),
+        "cpu": cpu,
         "write_max": max(written.write_seconds),
         "write_p99": percentile(written.write_seconds, 0.99),
         "alone_max": max(baseline.write_seconds) if baseline else None,
@@ -155,7 +166,8 @@ def main() -> None:
             f"| {kind} | {found['runs']:,} runs, {found['decisions']:,} decisions | {found['painted']:,} painted, "
             f"{found['saved']:,} saved, once each: {found['saved_once']}, repeats {found['repeats']} | "
             f"{found['p50']:.2f} / {found['p95']:.2f} / {found['max']:.2f} s | {found['within_2s']:.1%} | "
-            f"{found['catch_up']:.1f} s | {alone} | {os.getloadavg()[0]:.1f} |",
+            f"{found['catch_up']:.1f} s | {found['cpu']:.1f} s ({found['decisions'] / found['cpu']:,.0f} decisions "
+            f"per CPU second) | {alone} | {os.getloadavg()[0]:.1f} |",
             flush=True,
         )
         if found["stderr"].strip():
