@@ -11,6 +11,8 @@ columns are decoded whole when first asked for.
 
 from __future__ import annotations
 
+import os
+import secrets
 from collections.abc import Collection
 from dataclasses import replace
 from functools import partial
@@ -52,7 +54,7 @@ from workbench.data.storage.rows import check_episodes_table, episode_row, parse
 from workbench.data.storage.schema import EPISODE_SCHEMA, Texts, check_schema, decisions_table, episodes_table
 from workbench.data.storage.stream import part_events, read_events
 from workbench.errors import CorpusFormatError
-from workbench.util.atomic import atomic_path
+from workbench.util.atomic import atomic_path, fsync_file, fsync_folder
 
 #: Rows per batch written: bounds a write's memory.
 WRITE_BATCH = 1 << 18
@@ -85,19 +87,26 @@ def stored_ids(root: Path) -> dict[str, str]:
     return {episode_id: part for part, ids in part_ids(root).items() for episode_id in ids}
 
 
-def append(root: Path, corpus: Corpus, replaces: set[str], *, progress: bool = False) -> str | None:
+def append(
+    root: Path, corpus: Corpus, replaces: set[str], *, progress: bool = False, staged: list[Path] | None = None
+) -> str | None:
     """Write ``corpus`` as one new part of ``root`` (under the lock, ids already checked);
     ``replaces`` are ids an earlier part holds; ``progress`` shows a tqdm bar per table. Returns
-    the part's name (None for no episodes)."""
+    the part's name (None for no episodes).
+
+    With ``staged`` (a list), the part is written but not committed: its episodes table, the
+    commit record, is left under a temporary name, and every file of the part is appended to
+    ``staged`` (the temporary episodes table last) for ``commit_staged`` or ``discard_staged``."""
     if len(corpus) == 0:
         return None
     part = new_part_name()
     extras = [corpus.episode_extras(i) for i in range(len(corpus))]
     texts = _texts(extras)
     index = corpus.index
-    index_rows = [{column: index[column].iat[i] for column in index.columns} for i in range(len(extras))]
-    for row, e in zip(index_rows, extras):  # every row checked before anything is written
-        episode_row(row, e, -1, False)
+    columns = {column: index[column].tolist() for column in index.columns}  # a column at a time, not a cell
+    index_rows = [{column: values[i] for column, values in columns.items()} for i in range(len(extras))]
+    # Every row built and checked before anything is written (its JSON texts made once).
+    rows = [episode_row(row, e, -1, e.id in replaces) for row, e in zip(index_rows, extras)]
     written: list[Path] = []
     try:
         decisions = part_file(root, "decisions", part)
@@ -127,8 +136,17 @@ def append(root: Path, corpus: Corpus, replaces: set[str], *, progress: bool = F
         written.append(events_path)  # removed with the rest if anything after it fails
         write_events(events_path, [e.id for e in extras], np.concatenate(steps), events, digest)
         groups = _write_frames(root, part, extras, written, progress)
-        rows = [episode_row(row, e, group, e.id in replaces) for row, e, group in zip(index_rows, extras, groups)]
+        for row, group in zip(rows, groups):
+            row["frames_group"], row["has_frames"] = group, group >= 0
         episodes = part_file(root, "episodes", part)
+        if staged is not None:
+            # A temporary name (atomic's): a crash leaves it for the next writer to remove.
+            pending = episodes.with_name(f".{episodes.name}.{secrets.token_hex(8)}.tmp")
+            written.append(pending)
+            pq.write_table(episodes_table(rows), str(pending), compression="zstd", write_page_checksum=True)
+            fsync_file(pending)
+            staged.extend(written)
+            return part
         with atomic_path(episodes) as tmp:
             pq.write_table(episodes_table(rows), str(tmp), compression="zstd", write_page_checksum=True)
     except BaseException:
@@ -136,6 +154,30 @@ def append(root: Path, corpus: Corpus, replaces: set[str], *, progress: bool = F
             path.unlink(missing_ok=True)
         raise
     return part
+
+
+def commit_staged(root: Path, staged: list[Path]) -> None:
+    """Commit the parts ``append`` staged (under the lock that staged them): each temporary
+    episodes table renamed into place, its part's commit. If a rename fails, those already made
+    are undone (renamed back) before raising, so no staged part stays committed."""
+    pending = [path for path in staged if path.parent.name == "episodes"]
+    done: list[tuple[Path, Path]] = []
+    try:
+        for path in pending:
+            target = path.parent / path.name[1:].rsplit(".", 2)[0]  # ".<part>.parquet.<hex>.tmp"
+            os.rename(path, target)
+            done.append((path, target))
+        fsync_folder(root / "episodes")
+    except BaseException:
+        for path, target in reversed(done):
+            os.rename(target, path)
+        raise
+
+
+def discard_staged(staged: list[Path]) -> None:
+    """Remove every file of parts ``append`` staged (never committed)."""
+    for path in staged:
+        path.unlink(missing_ok=True)
 
 
 def _texts(extras: list[EpisodeExtras]) -> list[Texts] | None:
