@@ -24,6 +24,7 @@ from workbench.cli import (
     import_cmd,
     overoptimisation_cmd,
     record_cmd,
+    report_cmd,
     score_cmd,
     search_cmd,
     verify_cmd,
@@ -46,6 +47,7 @@ COMMAND_MODULES = [
     certify_cmd,
     overoptimisation_cmd,
     audit_cmd,
+    report_cmd,
     watch_cmd,
     search_cmd,
     app_cmd,
@@ -72,6 +74,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     retain_freed_memory()
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)  # a report's provenance names it
     try:
         return int(args.func(args) or 0)
     except WorkbenchError as error:
