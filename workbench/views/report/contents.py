@@ -1,6 +1,6 @@
 """What a report holds: every analysis of a corpus and its configs, computed once (``gather``).
 
-The page (``workbench.views.report.page``) only formats what is gathered here; nothing here
+The sections (``workbench.views.report.sections`` and ``findings``) only format what is gathered here; nothing here
 draws or writes HTML. Each part is the workbench's own analysis, called as the CLI calls it.
 """
 
@@ -28,6 +28,7 @@ from workbench.data.episodes import Corpus
 from workbench.errors import WorkbenchError
 from workbench.scoring import Comparison, Scores, compare, prepare, score
 from workbench.scoring.intervals import UpperReturns
+from workbench.scoring.prepare import PreparedCorpus
 
 #: Bootstrap resamples of each group's mean return (the CLI's ``diagnose`` default).
 REPS = 1000
@@ -164,6 +165,28 @@ def _group_returns(corpus: Corpus, parts: list[ConfigPart], by: str, seed: int) 
     return pd.DataFrame(rows, columns=["config", "group", "episodes", "mean", "low", "high"])
 
 
+def _config_parts(
+    corpus: Corpus, prepared: PreparedCorpus, configs: Mapping[str, RewardConfig], by: str
+) -> list[ConfigPart]:
+    """Each config's scores, lint findings, return intervals, certificate and learner's view."""
+    upper = UpperReturns(corpus)
+    parts = []
+    for name, config in configs.items():
+        scores = score(prepared, config)
+        parts.append(
+            ConfigPart(
+                name=name,
+                config=config,
+                scores=scores,
+                findings=lint(config),
+                intervals=upper.intervals(config, scores.reward_sum),
+                certificate=_attempt(lambda c=config: certify(corpus, c, by=by)),
+                learner=_attempt(lambda c=config: learner_view(corpus, c)),
+            )
+        )
+    return parts
+
+
 def gather(
     corpus: Corpus,
     configs: Mapping[str, RewardConfig],
@@ -201,21 +224,7 @@ def gather(
         raise WorkbenchError(f"{corpus_name}: the corpus holds no episodes; nothing to report")
     corpus.groups(by)  # raises CorpusError naming the columns for an unknown one
     prepared = prepare(corpus)
-    upper = UpperReturns(corpus)
-    parts = []
-    for name, config in configs.items():
-        scores = score(prepared, config)
-        parts.append(
-            ConfigPart(
-                name=name,
-                config=config,
-                scores=scores,
-                findings=lint(config),
-                intervals=upper.intervals(config, scores.reward_sum),
-                certificate=_attempt(lambda c=config: certify(corpus, c, by=by)),
-                learner=_attempt(lambda c=config: learner_view(corpus, c)),
-            )
-        )
+    parts = _config_parts(corpus, prepared, configs, by)
     ranks = pd.DataFrame(
         {
             p.name: p.scores.episodes.set_index("episode")["reward_sum"].rank(ascending=False, method="min")

@@ -1,5 +1,8 @@
-"""The report's later sections: the audit's flags and notes with evidence and filmstrips, the shaping
-certificate, the reward distances, the learner's advantages and the over-optimisation watch."""
+"""The report's later sections: the audit with evidence and filmstrips, shaping, distances, advantages, the watch.
+
+The audit renders whatever flags and notes ``analysis.audit`` returns, generically; the rest
+format the shaping certificate, the reward distances with their coverage, the learner's
+advantages and the over-optimisation watch."""
 
 from __future__ import annotations
 
@@ -16,6 +19,9 @@ from workbench.views.report.filmstrip import filmstrip
 from workbench.views.report.markup import facts, number, table, text
 from workbench.views.report.sections import ROWS
 from workbench.views.report.svg import figure_html
+
+#: Certificate components listed per config (the ones no potential explains most come first).
+COMPONENTS = 15
 
 
 def verdict(data: ReportData) -> str:
@@ -133,7 +139,10 @@ def shaping_section(data: ReportData) -> str:
             f"paying {cycles:.4f} ({_share(cycles, total)}).</p>"
         )
         columns = ["kind", "name", "role", "paid", "unexplained", "unexplained_share", "unexplained_signal"]
-        html += table(components[columns].head(ROWS), formats={c: "{:.4f}" for c in columns[3:]})
+        html += table(components[columns].head(COMPONENTS), formats={c: "{:.4f}" for c in columns[3:]})
+        if len(components) > COMPONENTS:
+            html += f'<p class="muted">... {len(components) - COMPONENTS} more (<code>workbench certify --out</code> writes them all).</p>'
+
         if len(certificate.loops):
             loops = certificate.loops.drop(columns=[c for c in ("example",) if c in certificate.loops]).head(ROWS)
             html += "<p>Loops paid for (a state revisited with net positive reward):</p>" + table(loops)

@@ -50,7 +50,7 @@ dl.facts dt { color: var(--muted); } dl.facts dd { margin: 0; }
 @media print {
   body { max-width: none; padding: 0 8px; font-size: 11.5px; }
   nav.toc, .noprint { display: none; }
-  h2 { break-after: avoid; } svg.figure, table, .strip { break-inside: avoid; }
+  h2, h3, h4 { break-after: avoid; } svg.figure, .strip, .finding, tr { break-inside: avoid; }
   th { position: static; }
 }
 """
