@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from functools import partial
 
 import ipywidgets as w
 import solara
@@ -15,6 +16,7 @@ from workbench.views.app.configs_page import ConfigsPage
 from workbench.views.app.corpus_page import CorpusPage
 from workbench.views.app.first_paint import FirstPaint
 from workbench.views.app.live_page import LivePage
+from workbench.views.app.report_download import ReportDownload, compare_report, live_report
 from workbench.views.app.session import AppSession
 from workbench.views.app.views_pages import ViewPage
 
@@ -39,7 +41,17 @@ def _widget_page(make: Callable[[AppSession], w.Widget]) -> Callable[..., solara
 
 CorpusTab = _widget_page(lambda session: CorpusPage(session).widget)
 ConfigsTab = _widget_page(lambda session: ConfigsPage(session).widget)
-LiveTab = _widget_page(lambda session: LivePage(session).widget)
+
+
+@solara.component
+def LiveTab(session: AppSession, front: bool) -> solara.Element:
+    """The Live page, with the report of the followed run under it."""
+    live = solara.use_memo(lambda: LivePage(session), [])
+    make = solara.use_memo(lambda: partial(live_report, session, lambda: live.live.corpus if live.live else None), [])
+    with solara.Column(gap="0px", style={"width": "100%"}) as page:
+        solara.Column(children=[live.widget], gap="0px", style={"width": "100%"})
+        ReportDownload(make, "workbench-live-report.html")
+    return page
 
 
 @solara.component
@@ -56,8 +68,12 @@ def ReplayTab(session: AppSession, front: bool) -> solara.Element:
 
 @solara.component
 def CompareTab(session: AppSession, front: bool) -> solara.Element:
-    """The Compare page (Compare of the session's configs)."""
-    return ViewPage(session.compare_view, "Compare", front)
+    """The Compare page (Compare of the session's configs), with the report of them under it."""
+    make = solara.use_memo(lambda: partial(compare_report, session), [])
+    with solara.Column(gap="0px", style={"width": "100%"}) as page:
+        ViewPage(session.compare_view, "Compare", front)
+        ReportDownload(make, "workbench-report.html")
+    return page
 
 
 #: Each tab's page, by its index in ``common.TABS``.
