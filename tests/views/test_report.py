@@ -7,14 +7,16 @@ import html.parser
 import re
 
 import numpy as np
+import pandas as pd
 import pytest
 from helpers.report_inputs import HOSTILE, configs, hostile_configs, hostile_corpus
 from matplotlib.figure import Figure
 
 from workbench.data.episodes import Corpus
-from workbench.data.sample import sample_corpus, sample_path
+from workbench.data.sample import sample_corpus, sample_path, search_corpus
 from workbench.data.storage import load_corpus
 from workbench.views.plots import tip
+from workbench.views.plots.returns import ESTIMATORS, advantages
 from workbench.views.report import build_report, corpus_digest, gather, render
 from workbench.views.report.filmstrip import strip_decisions
 from workbench.views.report.svg import figure_svg
@@ -134,3 +136,27 @@ def test_a_live_corpus_too_short_for_the_watch_says_why() -> None:
     document = render(data)
     # the watch needs 12 episodes in order (workbench.analysis.overoptimisation); the sample has 10
     assert '<section id="watch">' in document and "at least 12 episodes" in document
+
+
+def test_a_live_corpus_long_enough_has_its_watch_drawn() -> None:
+    corpus = search_corpus()  # 72 episodes, no frames
+    data = gather(corpus, configs(), corpus_name="search", command="x", live=True)
+    document = render(data)
+    watch = document[document.index('<section id="watch">') :]
+    assert watch.count('class="figure"') == 1 and "No watch yet" not in watch
+    # one alarm row per config, as the watch computed it
+    assert len(data.watch.alarms) == 2
+    # the corpus has no frames: each finding about an episode says so instead of a filmstrip
+    assert '<div class="strip">' not in document
+    about_episodes = sum(isinstance(e, dict) and "episode" in e for e in data.audit.flags["evidence"])
+    assert document.count("No frames: this episode was recorded or imported without them.") >= min(about_episodes, 1)
+
+
+def test_many_rollouts_are_thinned_in_the_advantages_figure() -> None:
+    # 1,000 rollouts with returns 0..999: 400 drawn per estimator, spread over the returns
+    rows = pd.DataFrame({"episode": [f"e{k}" for k in range(1000)], "return": np.arange(1000.0)})
+    rows = rows.assign(**{name: rows["return"] - 499.5 for name in ESTIMATORS})
+    fig = advantages(rows)
+    drawn = [len(c.get_offsets()) for c in fig.axes[0].collections]
+    assert drawn == [400, 400, 400, 400]
+    assert "400 of 1000 rollouts" in fig.axes[0].get_title()

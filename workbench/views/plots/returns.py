@@ -19,6 +19,8 @@ if TYPE_CHECKING:
 
 #: A rank-change figure draws at most this many episodes (those whose rank moves most).
 MOST_MOVED = 40
+#: An advantages figure draws at most this many rollouts (evenly spread over the returns).
+MAX_ROLLOUTS = 400
 #: The learner's advantage estimators, in legend order (columns of ``LearnerView.episodes``).
 ESTIMATORS = ("grpo", "dr_grpo", "rloo", "gdpo")
 
@@ -106,6 +108,11 @@ def advantages(episodes: pd.DataFrame) -> Figure:
         The matplotlib figure.
     """
     fig, (ax,) = _figure((10.0, 4.0))
+    title = "Advantage per rollout by estimator"
+    if len(episodes) > MAX_ROLLOUTS:  # an SVG point per rollout and estimator would weigh megabytes
+        order = episodes.sort_values("return", kind="stable")
+        episodes = order.iloc[np.unique(np.linspace(0, len(order) - 1, MAX_ROLLOUTS).round().astype(int))]
+        title += f" ({len(episodes)} of {len(order)} rollouts, spread over the returns)"
     for name, color, marker in zip(ESTIMATORS, PALETTE, "os^D"):
         points = ax.scatter(episodes["return"], episodes[name], s=22, color=color, marker=marker, label=name)
         tip(
@@ -116,6 +123,6 @@ def advantages(episodes: pd.DataFrame) -> Figure:
             ],
         )
     ax.axhline(0, color="0.6", linewidth=0.8)
-    ax.set(title="Advantage per rollout by estimator", xlabel="shaped return of the rollout", ylabel="advantage")
+    ax.set(title=title, xlabel="shaped return of the rollout", ylabel="advantage")
     ax.legend(title="estimator", loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     return fig

@@ -216,4 +216,5 @@ def watch_section(data: ReportData) -> str:
     html = figure_html(overoptimisation(watch), "Over-optimisation watch: proxy return and Crafter score by episode")
     alarms = watch.alarms
     html += facts([("alarms", f"{int(alarms['alarm'].sum())} of {len(alarms)} config(s)")])
-    return html + table(alarms, formats={c: number for c in alarms.columns if c not in ("config", "alarm")})
+    numeric = [c for c in alarms.columns if pd.api.types.is_float_dtype(alarms[c])]
+    return html + table(alarms, formats=dict.fromkeys(numeric, number))

@@ -12,6 +12,7 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 #: How a cell's value is written: a number format, or a function of the value.
@@ -100,7 +101,7 @@ def text(value: Any) -> str:
 
 
 def number(value: Any, digits: int = 4) -> str:
-    """A number to ``digits`` significant figures, "n/a" for a missing one.
+    """A number to ``digits`` significant figures, "n/a" for a missing one (any other value as text).
 
     Args:
         value: The number (or None / NaN).
@@ -115,6 +116,8 @@ def number(value: Any, digits: int = 4) -> str:
         return "yes" if value else "no"
     if isinstance(value, int):
         return str(value)
+    if not isinstance(value, (float, np.floating, np.integer)):
+        return str(value)  # a text in a mostly numeric column (e.g. an episode id where a decline began)
     return f"{float(value):.{digits}g}"
 
 
@@ -125,6 +128,8 @@ def _cell(value: Any, form: Format | None) -> str:
         return f'<td class="num" data-v="{raw}">{text(shown)}</td>'
     if isinstance(value, (list, tuple)):
         value = ", ".join(map(str, value))
+    if isinstance(value, bool):
+        value = "yes" if value else "no"
     shown = form(value) if callable(form) else str(value)
     return f"<td>{text(shown)}</td>"
 
