@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
+import numpy as np
 from helpers.hostile import cli, one_line_error
 from helpers.report_inputs import RECOMMENDED, SHAPED
+
+from workbench.data.sample import sample_corpus
+from workbench.data.storage import save_corpus
 
 
 def test_report_writes_one_page_and_names_its_command(capsys, tmp_path: Path) -> None:
@@ -51,6 +56,23 @@ def test_audit_report_keeps_the_exit_status_and_says_it_in_words(capsys, tmp_pat
     code, _, _ = cli("audit", "sample", "--config", SHAPED, "--report", flagged, capsys=capsys)
     assert code == 2  # exists, no --overwrite: nothing audited, nothing written
     # consistent pays no resource shaping: nothing farms, nothing dominates past the bar, exit 0
-    consistent = SHAPED.with_name("consistent.yaml")
-    code, _, _ = cli("audit", "sample", "--config", consistent, "--report", clean, capsys=capsys)
+    code, _, _ = cli("audit", "sample", "--config", consistent(), "--report", clean, capsys=capsys)
     assert code == 0 and "Exit status 0 (clean)" in clean.read_text(encoding="utf-8")
+
+
+def test_audit_follow_report_is_written_when_the_run_ends(capsys, tmp_path: Path) -> None:
+    source, target, page = tmp_path / "recording", tmp_path / "corpus", tmp_path / "live.html"
+    save_corpus(sample_corpus()[np.arange(3)], source)  # three scripted episodes of the sample
+    argv = ["audit", target, "--config", consistent(), "--follow", source, "--interval", "0.01", "--max-polls", "3"]
+    code, out, err = cli(*argv, "--json", "--report", page, capsys=capsys)
+    assert code == 0 and json.loads(out)["clean"] is True  # --json stays one document on stdout
+    assert f"wrote {page}" in err
+    document = page.read_text(encoding="utf-8")
+    # a followed run is live: the watch is there, and says it needs 12 episodes (3 came)
+    assert '<section id="watch">' in document and "at least 12 episodes" in document
+    assert "Exit status 0 (clean)" in document
+
+
+def consistent() -> Path:
+    """The shipped consistent config (no resource shaping: nothing to farm)."""
+    return SHAPED.with_name("consistent.yaml")
