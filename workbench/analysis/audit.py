@@ -43,11 +43,10 @@ from workbench.analysis.diagnostics.farming import farming_episodes, farming_eve
 from workbench.analysis.diagnostics.flags import FLAG_COLUMNS, Flag
 from workbench.analysis.diagnostics.loops import evidence, loop_flags, loop_table
 from workbench.core.config import RewardConfig
-from workbench.core.reward import PER_ACHIEVEMENT
 from workbench.data.episodes import Corpus
 from workbench.data.episodes.events import N_ITEMS
 from workbench.errors import DiagnosisError
-from workbench.scoring import score, slot_weights
+from workbench.scoring import score
 
 #: The ``schema`` field of ``Audit.to_json()``; bumped when a field changes meaning or goes.
 AUDIT_SCHEMA = "workbench-audit/2"
@@ -196,7 +195,7 @@ class Audit:
             configs.append(
                 {
                     "name": name,
-                    "strategy": config.effective_strategy,
+                    "strategy": config.rule.name,
                     "clean": rows.empty,
                     "counts": {section: int((rows["section"] == section).sum()) for section in SECTIONS},
                     "flags": _records(rows, name),
@@ -305,8 +304,8 @@ def config_flags(corpus: Corpus, config: RewardConfig, thresholds: AuditThreshol
     farming = [_with_loop(flag, loops) for flag in farming]
     flags = [flag for found in (looping, farming) if len(found) >= thresholds.farming_episodes for flag in found]
     _, _, heavy = dominance(totals, facts, threshold=thresholds.dominance, component_threshold=thresholds.component)
-    if config.effective_strategy != PER_ACHIEVEMENT:
-        heavy = []  # consistent pays one component, the indicator: it is all of the reward by design
+    if config.rule.pays_indicator:
+        heavy = []  # the indicator is the one component (consistent): all of the reward by design
     flags += heavy
     if thresholds.dead_entries != "off":
         table, dead = dead_entries(config, scores)
@@ -345,9 +344,9 @@ def _written(config: RewardConfig, key: str) -> bool:
 
 def _estimated_counts(config: RewardConfig, estimated: list[str]) -> list[Flag]:
     """A flag when ``config`` pays count shaping and some episodes' counts are estimated."""
-    if config.effective_strategy != PER_ACHIEVEMENT or not estimated:
+    if not config.rule.reads_counts or not estimated:
         return []
-    if not np.any(slot_weights(config.resource_weights)[N_ITEMS:] != 0):
+    if not np.any(config.rule.slot_pay(config.resource_weights)[N_ITEMS:] != 0):
         return []
     shown = ", ".join(estimated[:3]) + (f" and {len(estimated) - 3} more" if len(estimated) > 3 else "")
     why = (

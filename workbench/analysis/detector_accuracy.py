@@ -27,8 +27,8 @@ from workbench.analysis.diagnostics.components import component_totals, episode_
 from workbench.analysis.diagnostics.dominance import COMPONENT_THRESHOLD, DOMINANCE_THRESHOLD, dominance
 from workbench.analysis.diagnostics.farming import farming_episodes, farming_events
 from workbench.analysis.diagnostics.loops import LOOP_CODE, LOOPS, REMAKE, Loop, loop_laps, loop_table, tracks
+from workbench.core.components import RESOURCE_KINDS
 from workbench.core.config import RewardConfig
-from workbench.core.reward import PER_ACHIEVEMENT
 from workbench.data.episodes import Corpus
 from workbench.errors import DiagnosisError
 from workbench.scoring import score
@@ -61,7 +61,6 @@ DETECTORS = {
     "resource-shaping-dominates": DOMINANCE_THRESHOLD,
     "component-dominates": COMPONENT_THRESHOLD,
 }
-RESOURCE_KINDS = ("inventory", "achievement_count")
 #: ``choose_allowances``: a loop is allowed this many times the laps honest tune episodes ran.
 ALLOWANCE_MARGIN = 2
 #: ... and never fewer than this: twice is not yet a loop.
@@ -122,7 +121,7 @@ def detector_scores(corpus: Corpus, config: RewardConfig, loops: Sequence[Loop] 
         },
         index=pd.Index(ids, name="episode"),
     )
-    if config.effective_strategy != PER_ACHIEVEMENT:
+    if config.rule.pays_indicator:  # one component, the indicator: nothing to dominate (as audit)
         out[["resource-shaping-dominates", "component-dominates"]] = 0.0
     return out
 

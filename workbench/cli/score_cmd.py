@@ -183,7 +183,7 @@ def run_score(args: argparse.Namespace) -> int:
     n = totals["episodes"]
     print(
         f"\ntotal: {n} episode(s), {totals['decisions']} decisions, {totals['steps']} steps; "
-        f"strategy {config.effective_strategy}, lambda x{config.effective_lambda:g}\n"
+        f"strategy {config.rule.name}, lambda x{config.effective_lambda:g}\n"
         f"  shaped return  {totals['reward_sum']:.4f} (mean {totals['reward_sum'] / n:.4f} per episode; "
         f"resource shaping {totals['resource_reward']:.4f} before lambda)\n"
         f"  Crafter return {totals['env_return']:.4f} (mean {totals['env_return'] / n:.4f} per episode)\n"
@@ -191,17 +191,17 @@ def run_score(args: argparse.Namespace) -> int:
     )
     print("  alignment      " + progress_summary(scores.episodes))
     estimated = scores.estimated_episodes
-    if estimated and scores.per_achievement:
+    if estimated and scores.rule.reads_counts:
         print(
             f"warning: {len(estimated)} episode(s) have estimated achievement counts ({', '.join(estimated[:3])}"
             f"{', ...' if len(estimated) > 3 else ''}): imported from text observations without logged rises, so "
             "their achievement-count shaping is a lower bound, not the task app's number (column counts)"
         )
-    if args.cluster and estimated and scores.per_achievement:
+    if args.cluster and estimated and scores.rule.reads_counts:
         # The intervals and the weights note need the estimated episodes' states: read here,
         # and only then (text imports, small), not the whole corpus a cluster run avoids.
         corpus = open_corpus(args.corpus)
-    if not args.cluster or (estimated and scores.per_achievement):
+    if not args.cluster or (estimated and scores.rule.reads_counts):
         print_intervals(corpus, config)
         print_weights_note(corpus, {args.config: config})
     if args.out:
@@ -225,8 +225,8 @@ def run_compare(args: argparse.Namespace) -> int:
     columns = ["episode", args.by, "env_return", "return_a", "return_b", "difference", "rank_a", "rank_b"]
     number = lambda v: f"{v:.4f}"  # noqa: E731
     with pd.option_context("display.max_rows", None, "display.width", 200, "display.max_columns", None):
-        print(f"A: {args.config_a} ({config_a.effective_strategy}, lambda x{config_a.effective_lambda:g})")
-        print(f"B: {args.config_b} ({config_b.effective_strategy}, lambda x{config_b.effective_lambda:g})\n")
+        print(f"A: {args.config_a} ({config_a.rule.name}, lambda x{config_a.effective_lambda:g})")
+        print(f"B: {args.config_b} ({config_b.rule.name}, lambda x{config_b.effective_lambda:g})\n")
         print(episodes[columns].to_string(index=False, float_format=number))
         print(f"\nper {args.by}:")
         print(group_comparison(comparison, corpus, by=args.by).to_string(index=False, float_format=number))
@@ -263,7 +263,7 @@ def print_distance(corpus, config_a: RewardConfig, config_b: RewardConfig, kind:
 def print_intervals(corpus: Corpus, config: RewardConfig, label: str = "") -> None:
     """Under per_achievement, print the interval each episode with estimated counts may have
     as its return (``return_intervals``): its single number is only the lower end."""
-    if config.effective_strategy != "per_achievement":
+    if not config.rule.reads_counts:
         return
     intervals = return_intervals(corpus, config)
     if intervals.empty:

@@ -17,14 +17,8 @@ from typing import Any
 from workbench.core.config_io import export_table, read_table, table_text, write_table
 from workbench.core.lint import Finding, lint
 from workbench.core.resource_weights import RESOURCE_OVERRIDE_KEYS, TASK_APP_RESOURCE_WEIGHTS, ResourceWeights
-from workbench.core.reward import (
-    STEPWISE_MODE,
-    TABLE_DEFAULTS,
-    coerce_k_limits,
-    coerce_weights,
-    effective_lambda,
-    normalize_strategy,
-)
+from workbench.core.reward import STEPWISE_MODE, TABLE_DEFAULTS, coerce_k_limits, coerce_weights, normalize_strategy
+from workbench.core.reward_rule import RewardRule, rule_for
 from workbench.errors import ConfigError
 
 __all__ = ["RESOURCE_OVERRIDE_KEYS", "STEPWISE_MODE", "ConfigError", "RewardConfig"]
@@ -85,9 +79,15 @@ class RewardConfig:
         return normalize_strategy(self.strategy)
 
     @property
+    def rule(self) -> RewardRule:
+        """The reward rule the task app runs for this table (``workbench.core.reward_rule``):
+        what it pays, how it reads lambda, what it ignores. Ask it instead of the strategy's name."""
+        return rule_for(self.strategy)
+
+    @property
     def effective_lambda(self) -> float:
         """The factor rewards are scaled by (0 means 1.0, quirk 2 in workbench.core.reward)."""
-        return float(effective_lambda(self.indicator_lambda))
+        return self.rule.factor(self.indicator_lambda)
 
     @property
     def resource_weights(self) -> ResourceWeights:

@@ -21,6 +21,10 @@ The work splits in two:
   per-component tables are built on first access, so a weight slider re-scores a million
   decisions in milliseconds.
 
+Every layer asks the config's rule (``config.rule``, ``workbench.core.reward_rule``) what it
+pays; ``workbench.scoring.pay`` is the one place the pay is rebuilt from the prepared arrays
+(``Scores.payments``, ``Scores.kind_pay``, ``Scores.pay(kind)``).
+
 Like ``score_episode``, scoring ignores ``config.active``: it answers "what would this table
 pay", and lint says when the task app would not shape at all.
 
@@ -33,6 +37,7 @@ from workbench.scoring.comparison import Comparison, compare
 from workbench.scoring.component_table import COMPONENT_NAMES
 from workbench.scoring.crafter_score import crafter_score, success_rates
 from workbench.scoring.incremental import KIND_COLUMNS, LiveScores
+from workbench.scoring.pay import Payments, kind_pay, payments, slot_pay
 from workbench.scoring.prepare import PreparedCorpus, prepare
 from workbench.scoring.score import score
 from workbench.scoring.scores import Scores
@@ -45,6 +50,7 @@ __all__ = [
     "VERIFY_TOLERANCE",
     "Comparison",
     "LiveScores",
+    "Payments",
     "PreparedCorpus",
     "Scores",
     "Verification",
@@ -53,8 +59,11 @@ __all__ = [
     "compare",
     "crafter_score",
     "credited_unlocks",
+    "kind_pay",
+    "payments",
     "prepare",
     "score",
+    "slot_pay",
     "slot_weights",
     "success_rates",
     "verify",

@@ -10,10 +10,9 @@ import pandas as pd
 from workbench.core.components import KINDS
 from workbench.core.config import RewardConfig
 from workbench.core.crafter_facts import ACHIEVEMENTS, INVENTORY_ITEMS
-from workbench.core.reward import INDICATOR_COMPONENT_NAME, PER_ACHIEVEMENT
+from workbench.core.reward import INDICATOR_COMPONENT_NAME
 from workbench.data.episodes.events import N_ACHIEVEMENTS, N_ITEMS
 from workbench.scoring.prepare import PreparedCorpus
-from workbench.scoring.weights import achievement_limits, achievement_weights, slot_weights
 
 #: Every component name: the indicator, then achievements (codes 1..22), then items (23..38).
 COMPONENT_NAMES = (INDICATOR_COMPONENT_NAME, *ACHIEVEMENTS, *INVENTORY_ITEMS)
@@ -51,17 +50,18 @@ def components_table(p: PreparedCorpus, config: RewardConfig, credited: np.ndarr
     Args:
         p: the prepared corpus.
         config: the config scored with.
-        credited: per unlock of ``p``, whether it was paid a credit (per_achievement).
-        gain: per resource gain of ``p``, what it paid before lambda (per_achievement).
+        credited: per unlock of ``p``, whether it was paid a credit (a rule with credits).
+        gain: per resource gain of ``p``, what it paid before lambda (a rule with resource shaping).
 
     Returns:
         One row per component, decision after decision.
     """
     lam = config.effective_lambda
-    if config.effective_strategy == PER_ACHIEVEMENT:
+    rule = config.rule
+    if not rule.pays_indicator:
         names = p.unlock_name[credited].astype(np.int64)
-        limit = achievement_limits(config)[names]
-        credit = achievement_weights(config)[names]
+        limit = rule.credit_limits(config.k_limits)[names]
+        credit = rule.credit_weights(config.weights)[names]
         credit_decision = p.unlock_decision[credited]
         gain_slot = p.gain_slot.astype(np.int64)
         is_item = gain_slot < N_ITEMS
@@ -87,7 +87,7 @@ def components_table(p: PreparedCorpus, config: RewardConfig, credited: np.ndarr
         name[credit_at] = names + ACHIEVEMENT_CODE0
         name[gain_at] = np.where(is_item, gain_slot + ITEM_CODE0, gain_slot - N_ITEMS + ACHIEVEMENT_CODE0)
         delta[credit_at], delta[gain_at] = 1, p.gain_delta
-        weight[credit_at], weight[gain_at] = credit, slot_weights(config.resource_weights)[gain_slot]
+        weight[credit_at], weight[gain_at] = credit, rule.slot_pay(config.resource_weights)[gain_slot]
         reward[credit_at], reward[gain_at] = credit, gain
         prior[credit_at] = p.unlock_ordinal[credited]  # see credited_unlocks
         limits[credit_at] = limit

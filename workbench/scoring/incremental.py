@@ -18,19 +18,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from workbench.core.components import KINDS
+from workbench.core.components import KIND_COLUMNS, KINDS
 from workbench.core.config import RewardConfig
 from workbench.data.episodes import Corpus
-from workbench.data.episodes.events import N_ITEMS
 from workbench.errors import CorpusError
 from workbench.scoring.prepare import prepare
 from workbench.scoring.score import score
 from workbench.scoring.scores import Scores
-from workbench.scoring.weights import achievement_weights
-
-#: Component kind -> the ``LiveScores.episodes`` column holding that kind's per-episode total,
-#: after lambda (the kinds of ``Scores.components``; together they add up to ``return``).
-KIND_COLUMNS = {kind: f"reward_{kind}" for kind in KINDS}
 
 #: Columns of ``LiveScores.episodes`` taken from ``Corpus.index`` (the rest come from ``Scores``
 #: or the episode's metadata).
@@ -228,31 +222,17 @@ def kind_totals(scores: Scores) -> dict[str, np.ndarray]:
         Kind column -> one total per episode, corpus order.
     """
     p = scores.prepared
-    lam = scores.config.effective_lambda
+    paid = scores.payments
     e = p.n_episodes
-    zeros = np.zeros(e)
-    if not scores.per_achievement:
-        paid = p.active_episode[p.active_unlocking]
-        return {
-            KIND_COLUMNS["indicator"]: np.bincount(paid, weights=np.full(len(paid), lam * 1.0), minlength=e),
-            KIND_COLUMNS["achievement"]: zeros,
-            KIND_COLUMNS["inventory"]: zeros.copy(),
-            KIND_COLUMNS["achievement_count"]: zeros.copy(),
-        }
-    credited = scores._credited
-    credit = lam * achievement_weights(scores.config)[p.unlock_name[credited]]
-    credit_episode = p.active_episode[p.unlock_active[credited]]
-    gain_episode = p.active_episode[p.gain_active]
-    gain = lam * scores._gain
-    item = p.gain_slot < N_ITEMS
-    return {
-        KIND_COLUMNS["indicator"]: zeros,
-        KIND_COLUMNS["achievement"]: np.bincount(credit_episode, weights=credit, minlength=e).astype(float),
-        KIND_COLUMNS["inventory"]: np.bincount(gain_episode[item], weights=gain[item], minlength=e).astype(float),
-        KIND_COLUMNS["achievement_count"]: np.bincount(gain_episode[~item], weights=gain[~item], minlength=e).astype(
+    totals = {}
+    for kind in KINDS:
+        mine = paid.of(kind)
+        # lambda times each component, summed by episode in the components' order
+        episode = p.episode_of[paid.decision[mine]]
+        totals[KIND_COLUMNS[kind]] = np.bincount(episode, weights=paid.factor * paid.value[mine], minlength=e).astype(
             float
-        ),
-    }
+        )
+    return totals
 
 
 def _interleave(tables: dict[str, Columns], names: list[str]) -> Columns:

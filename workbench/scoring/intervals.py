@@ -18,7 +18,6 @@ import pandas as pd
 
 from workbench.core.config import RewardConfig
 from workbench.core.crafter_facts import ACHIEVEMENTS, ACTIONS
-from workbench.core.reward import PER_ACHIEVEMENT
 from workbench.data.episodes import Corpus, Episode
 from workbench.scoring.prepare import PreparedCorpus, prepare
 from workbench.scoring.score import score
@@ -124,7 +123,7 @@ class UpperReturns:
         Returns:
             One return per estimated episode, or None.
         """
-        if not len(self.positions) or config.effective_strategy != PER_ACHIEVEMENT:
+        if not len(self.positions) or not config.rule.reads_counts:
             return None
         table = config.resource_weights
         key = tuple(table.achievement_count_weight(name) for name in ACHIEVEMENTS)

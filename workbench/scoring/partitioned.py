@@ -32,7 +32,8 @@ import pandas as pd
 
 from workbench.core.config import RewardConfig
 from workbench.core.crafter_facts import ACHIEVEMENTS, INVENTORY_ITEMS
-from workbench.core.reward import INDICATOR_COMPONENT_NAME, PER_ACHIEVEMENT
+from workbench.core.reward import INDICATOR_COMPONENT_NAME
+from workbench.core.reward_rule import RewardRule
 from workbench.data.episodes import Corpus
 from workbench.data.storage import episode_ids_by_part, load_corpus
 from workbench.errors import CorpusError
@@ -202,9 +203,9 @@ class PartitionedScores:
         return self.episodes["reward_sum"].to_numpy()
 
     @property
-    def per_achievement(self) -> bool:
-        """Whether the config runs the per_achievement strategy."""
-        return self.config.effective_strategy == PER_ACHIEVEMENT
+    def rule(self) -> RewardRule:
+        """The config's reward rule (``core.reward_rule``): what it pays, how it reads lambda."""
+        return self.config.rule
 
     @property
     def crafter_score(self) -> float:

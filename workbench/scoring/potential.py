@@ -23,10 +23,9 @@ import numpy as np
 
 from workbench.core.config import RewardConfig
 from workbench.core.crafter_facts import ACHIEVEMENTS, INVENTORY_ITEMS
-from workbench.core.reward import PER_ACHIEVEMENT
 from workbench.data.episodes import DecisionArrays
 from workbench.errors import ConfigError
-from workbench.scoring.weights import slot_weights
+from workbench.scoring.pay import slot_pay
 
 __all__ = [
     "FEATURE_NAMES",
@@ -73,9 +72,7 @@ def config_potential(config: RewardConfig) -> np.ndarray:
         (38,) float64 over ``FEATURE_NAMES``: lambda times the inventory weights and the
         achievement-count weights (per_achievement); zeros under consistent (no resource shaping).
     """
-    if config.effective_strategy != PER_ACHIEVEMENT:
-        return np.zeros(len(FEATURE_NAMES))
-    return config.effective_lambda * slot_weights(config.resource_weights)
+    return slot_pay(config)  # the features' order is the slots' order
 
 
 def potential_shaping(

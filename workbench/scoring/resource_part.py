@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from workbench.core.reward_rule import RewardRule
 from workbench.scoring.prepare import PreparedCorpus
 
 
@@ -43,30 +44,31 @@ _LAST: weakref.WeakKeyDictionary[PreparedCorpus, tuple[bytes, ResourcePart]] = w
 _LOCK = threading.Lock()
 
 
-def resource_part(prepared: PreparedCorpus, per_achievement: bool, slots: np.ndarray) -> ResourcePart:
-    """The ``ResourcePart`` of ``prepared`` under a strategy and resource weights, computed once
+def resource_part(prepared: PreparedCorpus, rule: RewardRule, slots: np.ndarray) -> ResourcePart:
+    """The ``ResourcePart`` of ``prepared`` under a rule and resource weights, computed once
     for the last ones asked for.
 
     Args:
         prepared: The prepared corpus.
-        per_achievement: Whether the strategy is per_achievement (consistent pays no resources).
-        slots: The 38 resource weights (``slot_weights``), used under per_achievement only.
+        rule: The config's rule (a rule without resource shaping pays none).
+        slots: The 38 resource weights (``rule.slot_pay``), read when the rule pays resources.
 
     Returns:
         The part (its arrays are read-only).
     """
-    key = (b"p" + slots.astype(np.float64).tobytes()) if per_achievement else b"c"
+    paid = rule.pays_resources
+    key = (b"p" + slots.astype(np.float64).tobytes()) if paid else b"c"
     with _LOCK:
         held = _LAST.get(prepared)
     if held is not None and held[0] == key:
         return held[1]
-    part = _compute(prepared, per_achievement, slots)  # outside the lock: two sessions score at once
+    part = _compute(prepared, paid, slots)  # outside the lock: two sessions score at once
     with _LOCK:
         _LAST[prepared] = (key, part)
     return part
 
 
-def _compute(prepared: PreparedCorpus, per_achievement: bool, slots: np.ndarray) -> ResourcePart:
+def _compute(prepared: PreparedCorpus, paid: bool, slots: np.ndarray) -> ResourcePart:
     active = len(prepared.active)
     e = prepared.n_episodes
     unlocking = prepared.active_unlocking
@@ -74,7 +76,7 @@ def _compute(prepared: PreparedCorpus, per_achievement: bool, slots: np.ndarray)
     resource: np.ndarray
     indicator: np.ndarray
     resource_reward: np.ndarray
-    if per_achievement:
+    if paid:
         gain = slots.take(prepared.gain_slot)
         gain *= prepared.gain_delta  # in place: each array allocated here is one more to fault in
         # bincount adds each decision's gains in order from 0.0, as the task app's running sum
@@ -83,7 +85,7 @@ def _compute(prepared: PreparedCorpus, per_achievement: bool, slots: np.ndarray)
         indicator |= unlocking
         resource_reward = np.bincount(prepared.active_episode, weights=resource, minlength=e)
     else:
-        # consistent: 1.0 for a decision that unlocked anything, no per-name credits or resources
+        # no resource shaping (consistent): the indicator is whether the decision unlocked anything
         gain, resource, indicator, resource_reward = np.zeros(0), np.zeros(active), unlocking.copy(), np.zeros(e)
     # a count of 0/1 indicators: the same float sum, without a float per decision
     indicator_sum = np.bincount(prepared.active_episode[indicator], minlength=e).astype(np.float64)

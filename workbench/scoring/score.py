@@ -5,13 +5,12 @@ from __future__ import annotations
 import numpy as np
 
 from workbench.core.config import RewardConfig
-from workbench.core.reward import PER_ACHIEVEMENT
 from workbench.data.episodes import Corpus
 from workbench.errors import ConfigError
+from workbench.scoring.pay import credits
 from workbench.scoring.prepare import PreparedCorpus, as_prepared
 from workbench.scoring.resource_part import resource_part
 from workbench.scoring.scores import Scores
-from workbench.scoring.weights import achievement_limits, achievement_weights, credited_unlocks, slot_weights
 
 
 def score(corpus: Corpus | PreparedCorpus, config: RewardConfig) -> Scores:
@@ -33,29 +32,23 @@ def score(corpus: Corpus | PreparedCorpus, config: RewardConfig) -> Scores:
             config's largest value.
     """
     prepared = as_prepared(corpus)
-    per_achievement = config.effective_strategy == PER_ACHIEVEMENT
-    part = resource_part(prepared, per_achievement, slot_weights(config.resource_weights) if per_achievement else _NONE)
+    rule = config.rule
+    part = resource_part(prepared, rule, rule.slot_pay(config.resource_weights))
     base: np.ndarray
-    if per_achievement:
-        limit = achievement_limits(config)[prepared.unlock_name]
-        credited = credited_unlocks(prepared.unlock_ordinal, limit)
-        credit = achievement_weights(config)[prepared.unlock_name[credited]]
+    credited, credit = credits(prepared, config)
+    if rule.pays_indicator:
+        # 1.0 for a decision that unlocked anything, however many names (consistent).
+        base = prepared.active_unlocking.astype(np.float64)
+    else:
         # Only the decisions that unlock something get credits: each one's credits summed in
         # unlock order from 0.0 (as bincount over every active decision would), plus its resource
         # reward (as the task app adds them); elsewhere base is the resource reward (ResourcePart).
         positions = prepared.unlocking_positions
-        credits = np.bincount(prepared.unlock_group[credited], weights=credit, minlength=len(positions))
+        paid = np.bincount(prepared.unlock_group[credited], weights=credit, minlength=len(positions))
         base = part.resource.copy()
-        base[positions] = credits.astype(np.float64, copy=False) + part.resource[positions]
-    else:
-        # consistent: 1.0 for a decision that unlocked anything, no per-name credits or resources.
-        credited = np.zeros(len(prepared.unlock_name), dtype=bool)
-        base = prepared.active_unlocking.astype(np.float64)
+        base[positions] = paid.astype(np.float64, copy=False) + part.resource[positions]
     _check_finite(config, base)
     return Scores(prepared, config, base, part, credited)
-
-
-_NONE = np.zeros(0)
 
 
 def _check_finite(config: RewardConfig, base: np.ndarray) -> None:

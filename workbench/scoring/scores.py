@@ -8,15 +8,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from workbench.core.components import KINDS
 from workbench.core.config import RewardConfig
 from workbench.core.crafter_facts import ACHIEVEMENTS, INVENTORY_ITEMS
 from workbench.core.episode_reward import stepwise_summary
-from workbench.core.reward import INDICATOR_COMPONENT_NAME, PER_ACHIEVEMENT
-from workbench.data.episodes.events import N_ACHIEVEMENTS, N_ITEMS
+from workbench.core.reward import INDICATOR_COMPONENT_NAME
+from workbench.core.reward_rule import RewardRule
 from workbench.scoring.component_table import components_table, running_sums, totals_by
+from workbench.scoring.pay import Payments, kind_pay, payments
 from workbench.scoring.prepare import PreparedCorpus
 from workbench.scoring.resource_part import ResourcePart
-from workbench.scoring.weights import achievement_weights
 
 
 class Scores:
@@ -36,7 +37,9 @@ class Scores:
     - ``contributions``: total reward per component (kind, name) over the corpus.
     Rewards before lambda are ``reward`` in components, ``base`` in decisions; after lambda
     ``scaled`` and ``reward``. Arrays (``reward``, ``base``, ``indicator``, ``resource``) are
-    per decision, in corpus order; ``reward_sum`` per episode.
+    per decision, in corpus order; ``reward_sum`` per episode. ``rule`` is the config's reward
+    rule (ask it what is paid); ``pay(kind)`` the pay of one component kind per decision after
+    lambda, ``kind_pay`` all of them, ``payments`` every component paid as arrays.
 
     Args:
         prepared: The prepared corpus (``score`` builds a ``Scores``; users do not).
@@ -111,14 +114,41 @@ class Scores:
     def __repr__(self) -> str:
         p = self.prepared
         return (
-            f"<Scores: {self.config.effective_strategy}, {p.n_episodes} episodes, {p.n_decisions} decisions, "
+            f"<Scores: {self.config.rule.name}, {p.n_episodes} episodes, {p.n_decisions} decisions, "
             f"shaped return {self.reward_sum.sum():.4g}>"
         )
 
     @property
-    def per_achievement(self) -> bool:
-        """Whether the config runs the per_achievement strategy (credits and resource shaping)."""
-        return self.config.effective_strategy == PER_ACHIEVEMENT
+    def rule(self) -> RewardRule:
+        """The config's reward rule (``core.reward_rule``): what it pays, how it reads lambda."""
+        return self.config.rule
+
+    # -- the pay per component kind --------------------------------------------------------------
+    @cached_property
+    def payments(self) -> Payments:
+        """Every component paid, as arrays (``scoring.pay.Payments``: decision, kind, slot,
+        value before lambda), built from what this score holds."""
+        return payments(self.prepared, self.config, self._credited, self._gain)
+
+    @cached_property
+    def kind_pay(self) -> np.ndarray:
+        """(N, len(KINDS)) the pay per decision (corpus order) and component kind
+        (``core.components.KINDS``), after lambda; rows add up to ``reward`` to float rounding."""
+        return kind_pay(self.prepared, self.config, self.payments)
+
+    def pay(self, kind: str) -> np.ndarray:
+        """One component kind's pay per decision (corpus order), after lambda.
+
+        Args:
+            kind: One of ``core.components.KINDS`` (zeros for a kind the rule does not pay).
+
+        Returns:
+            float (N,).
+
+        Raises:
+            ValueError: ``kind`` is not a component kind.
+        """
+        return self.kind_pay[:, KINDS.index(kind)]
 
     # -- the rollout's summary -----------------------------------------------------------------
     def summary(self, episode: str) -> dict[str, Any]:
@@ -193,8 +223,7 @@ class Scores:
         under this config; consistent credits no names (it pays the indicator instead)."""
         p = self.prepared
         credit = np.zeros(len(p.unlock_name))
-        if self.per_achievement:
-            credit[self._credited] = achievement_weights(self.config)[p.unlock_name[self._credited]]
+        credit[self._credited] = self.rule.credit_weights(self.config.weights)[p.unlock_name[self._credited]]
         return pd.DataFrame(
             {
                 "episode": p.episode_column(p.episode_of[p.unlock_decision]),
@@ -223,38 +252,28 @@ class Scores:
     def contributions(self) -> pd.DataFrame:
         """Corpus totals per component (kind, name): ``count`` of components, ``reward``
         (before lambda) and ``scaled`` (after); only components that occur."""
-        p = self.prepared
-        lam = self.config.effective_lambda
+        paid = self.payments
+        lam = paid.factor
         frames = []
-        if self.per_achievement:
-            names = p.unlock_name[self._credited]
-            credit = achievement_weights(self.config)[names]
-            frames.append(totals_by(names, credit, lam, N_ACHIEVEMENTS, "achievement", ACHIEVEMENTS))
-            items = p.gain_slot < N_ITEMS
-            frames.append(totals_by(p.gain_slot[items], self._gain[items], lam, N_ITEMS, "inventory", INVENTORY_ITEMS))
-            counts = ~items
-            frames.append(
-                totals_by(
-                    p.gain_slot[counts] - N_ITEMS,
-                    self._gain[counts],
-                    lam,
-                    N_ACHIEVEMENTS,
-                    "achievement_count",
-                    ACHIEVEMENTS,
+        for kind in self.rule.kinds:
+            mine = paid.of(kind)
+            if kind == "indicator":
+                # 1.0 per paid decision: the count, and lambda times it (not a sum of lambdas)
+                count = int(mine.sum())
+                frames.append(
+                    pd.DataFrame(
+                        {
+                            "kind": [kind],
+                            "name": [INDICATOR_COMPONENT_NAME],
+                            "count": [count],
+                            "reward": [float(count)],
+                            "scaled": [lam * count],
+                        }
+                    )
                 )
-            )
-        else:
-            paid = int((p.n_unlocked > 0).sum())
-            frames.append(
-                pd.DataFrame(
-                    {
-                        "kind": ["indicator"],
-                        "name": [INDICATOR_COMPONENT_NAME],
-                        "count": [paid],
-                        "reward": [float(paid)],
-                        "scaled": [lam * paid],
-                    }
-                )
-            )
+                continue
+            names = INVENTORY_ITEMS if kind == "inventory" else ACHIEVEMENTS
+            slot = paid.slot[mine] - (len(INVENTORY_ITEMS) if kind == "achievement_count" else 0)
+            frames.append(totals_by(slot, paid.value[mine], lam, len(names), kind, names))
         table = pd.concat(frames, ignore_index=True)
         return table[table["count"] > 0].reset_index(drop=True)

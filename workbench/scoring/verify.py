@@ -12,7 +12,7 @@ import pandas as pd
 from workbench.core.config import RewardConfig
 from workbench.core.crafter_facts import ACHIEVEMENTS
 from workbench.data.episodes import Corpus, Episode
-from workbench.data.importers.producers import INDICATOR, producer_named, weights_ignored
+from workbench.data.importers.producers import producer_named, weights_ignored
 from workbench.scoring.score import score
 from workbench.scoring.scores import Scores
 
@@ -189,7 +189,7 @@ class _Plan:
                     )
             elif follows is not None:
                 self.predecessor_missing[episode.id] = follows
-            if producer is INDICATOR:
+            if producer.rule is not None:  # a loop with a rule of its own: the table's strategy is unread
                 self.indicator.append((episode, table))
                 continue
             config = RewardConfig.from_dict(table)
@@ -266,7 +266,8 @@ class _Plan:
         ``table``: ``reward = lambda * indicator`` (lambda omitted or 0 pays 0), ``indicator`` 1
         when anything unlocked, ``new_achievements`` the names unlocked."""
         stepwise_log = list((episode.logged or {}).get("stepwise") or [])
-        factor = INDICATOR.applied_lambda(table.get("indicator_lambda"))
+        # the producer's own rule (indicator-only): its lambda reading, 0 or omitted paying 0
+        factor = producer_named(episode.metadata.get("producer")).rule_for(table).factor(table.get("indicator_lambda"))
         status = np.asarray(episode.achievement_status, dtype=bool)
         for i in range(episode.n_decisions):
             stepwise = self._checkable(episode, i, stepwise_log)

@@ -18,7 +18,6 @@ from workbench.analysis.diagnostics.flags import Flag
 from workbench.core.components import RESOURCE_KINDS
 from workbench.core.config import RewardConfig
 from workbench.core.crafter_facts import ACHIEVEMENTS, INVENTORY_ITEMS
-from workbench.core.reward import PER_ACHIEVEMENT
 from workbench.scoring import Scores
 
 __all__ = ["CYCLES", "Cycle", "cycles", "farming_episodes", "farming_events"]
@@ -161,7 +160,7 @@ def cycles(scores: Scores, config: RewardConfig, facts: EpisodeFacts) -> pd.Data
     ).reshape(prepared.n_episodes, n_slots)
     lam = config.effective_lambda
     resource = config.resource_weights
-    per_achievement = config.effective_strategy == PER_ACHIEVEMENT
+    pays_resources = config.rule.pays_resources
     n, k = prepared.n_episodes, len(CYCLES)
     # Rows episode by episode, each episode's cycles in CYCLES order.
     gathered = np.stack([rises[:, len(INVENTORY_ITEMS) + ACHIEVEMENTS.index(c.gather)] for c in CYCLES], axis=1)
@@ -174,7 +173,7 @@ def cycles(scores: Scores, config: RewardConfig, facts: EpisodeFacts) -> pd.Data
                 + resource.achievement_count_weight(c.gather)
                 + resource.achievement_count_weight(c.spend)
             )
-            if per_achievement
+            if pays_resources
             else 0.0
             for c in CYCLES
         ]

@@ -17,10 +17,8 @@ from workbench.analysis.distances.canonical import (
 )
 from workbench.core.config import RewardConfig
 from workbench.core.crafter_facts import INVENTORY_ITEMS
-from workbench.core.reward import PER_ACHIEVEMENT
 from workbench.data.episodes import Corpus
 from workbench.errors import AnalysisError
-from workbench.scoring import achievement_weights, slot_weights
 from workbench.scoring.potential import decision_rows, terminal_decisions
 
 __all__ = ["DISTANCES", "Coverage", "Distance", "pair_reward", "reward_distance"]
@@ -47,14 +45,14 @@ def pair_reward(config: RewardConfig) -> Reward:
     Returns:
         ``reward(x (K, 38), y (K, 38)) -> (K,)`` after lambda.
     """
+    rule = config.rule
     lam = config.effective_lambda
-    credit = achievement_weights(config)
-    slots = slot_weights(config.resource_weights)
-    per_achievement = config.effective_strategy == PER_ACHIEVEMENT
+    credit = rule.credit_weights(config.weights)
+    slots = rule.slot_pay(config.resource_weights)
 
     def reward(x: np.ndarray, y: np.ndarray) -> np.ndarray:
         unlocked = (x[:, N_ITEMS:] == 0) & (y[:, N_ITEMS:] > 0)
-        if not per_achievement:
+        if rule.pays_indicator:  # 1.0 for any unlock, however many
             return lam * unlocked.any(axis=1).astype(np.float64)
         gained = np.maximum(y.astype(np.int64) - x, 0)
         return lam * (unlocked @ credit + gained @ slots)

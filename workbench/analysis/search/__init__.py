@@ -36,8 +36,8 @@ from workbench.analysis.search.split import Split, split_episodes, stratified_fo
 from workbench.analysis.search.study import SearchSpace, TrialEvaluator, default_params, run_study, trials_table
 from workbench.core.config import STEPWISE_MODE, RewardConfig
 from workbench.core.crafter_facts import ACHIEVEMENTS, INVENTORY_ITEMS
-from workbench.core.named_configs import PER_ACHIEVEMENT_CONFIG
-from workbench.core.reward import coerce_weights
+from workbench.core.named_configs import STARTING_CONFIG
+from workbench.core.reward_rule import achievement_weights, rule_for
 from workbench.data.episodes import Corpus
 from workbench.errors import SearchError, WorkbenchError
 from workbench.scoring import PreparedCorpus, prepare, score
@@ -119,7 +119,7 @@ def search(
 
 def _search(corpus: Corpus, settings: dict[str, Any]) -> SearchResult:
     """``search``'s work, its arguments by name in ``settings``."""
-    base = settings["base"] or PER_ACHIEVEMENT_CONFIG.config
+    base = settings["base"] or STARTING_CONFIG.config
     metric, seed, penalize = settings["metric"], settings["seed"], settings["penalize"]
     objective = Objective(
         metric=metric, penalize=penalize, penalty=settings["penalty"] if penalize is not None else 0.0
@@ -202,7 +202,7 @@ class _Problem:
         lam = base.effective_lambda if base.effective_lambda > 0 else 1.0
         if base.effective_lambda <= 0:
             notes.append(f"the base lambda {base.indicator_lambda} is not positive; the result uses 1.0")
-        prior = np.array([coerce_weights(dict(base.weights)).get(name, 1.0) for name in ACHIEVEMENTS])
+        prior = achievement_weights(base.weights)  # weights.get(name, 1.0) as the task app reads them
         resources = resource_slot_weights(base.resource_weights)
         evaluator = TrialEvaluator(design, fit_rows, fold_of, objective, weight_range, prior, resources, lam)
         return cls(prepared, design, split, fit_rows, held_rows, objective, evaluator, lam, notes)
@@ -294,8 +294,8 @@ def _config_of(
         "mode": STEPWISE_MODE,
         "indicator_lambda": float(params.get("indicator_lambda", lam)),
     }
-    if params["strategy"] == "consistent":
-        return base.with_changes(strategy="consistent", weights={}, k_limits={}, **changes), {}
+    if not rule_for(params["strategy"]).pays_credits:  # nothing to fit: the indicator alone
+        return base.with_changes(strategy=params["strategy"], weights={}, k_limits={}, **changes), {}
     fit = evaluator.fit(params, evaluator.fit_rows)
     weights = {name: round(float(w), WEIGHT_DECIMALS) for name, w in zip(ACHIEVEMENTS, fit.weights)}
     k_limits = {

@@ -10,30 +10,29 @@ import pandas as pd
 from workbench.analysis.decision_kinds import kind_rewards
 from workbench.analysis.shaping.cycles import packed_words, positive_cycles, row_groups, segment_or
 from workbench.analysis.shaping.fit import Moments, PotentialFit, shaping_design, solve
+from workbench.core.components import RESOURCE_KINDS
 from workbench.core.config import RewardConfig
 from workbench.core.crafter_facts import ACHIEVEMENTS, INVENTORY_ITEMS
-from workbench.core.reward import PER_ACHIEVEMENT
 from workbench.data.episodes import Corpus, DecisionArrays
 from workbench.errors import AnalysisError
-from workbench.scoring import (
-    PreparedCorpus,
-    achievement_limits,
-    achievement_weights,
-    credited_unlocks,
-    prepare,
-    score,
-    slot_weights,
-)
+from workbench.scoring import PreparedCorpus, payments, prepare, score
 from workbench.scoring.potential import FEATURE_NAMES, decision_rows, shaping_payments, terminal_decisions
 from workbench.util.blas import single_threaded
 
 __all__ = ["Certificate", "certify", "component_events", "transition_moments"]
 
-#: Component kinds that are shaping (the rest, credits and the indicator, are the task's reward:
-#: they are meant to change what is optimal, so a potential need not explain them).
-SHAPING_KINDS = ("inventory", "achievement_count")
-#: Names of the component columns: credits per achievement, inventory items, achievement counts.
+#: Component kinds that are shaping: the resource kinds (the rest, credits and the indicator, are
+#: the task's reward: they are meant to change what is optimal, so a potential need not explain them).
+SHAPING_KINDS = RESOURCE_KINDS
+#: Names of the resource slots' columns: inventory items, then achievement counts.
 SLOT_NAMES = (*(f"inventory:{i}" for i in INVENTORY_ITEMS), *(f"achievement_count:{a}" for a in ACHIEVEMENTS))
+#: The names of each kind's component columns (the indicator's is internal, shown as "").
+_COLUMN_NAMES = {
+    "indicator": ("",),
+    "achievement": ACHIEVEMENTS,
+    "inventory": INVENTORY_ITEMS,
+    "achievement_count": ACHIEVEMENTS,
+}
 
 
 @dataclass(frozen=True, eq=False)
@@ -104,23 +103,17 @@ def component_events(prepared: PreparedCorpus, config: RewardConfig) -> tuple[np
         ``(decision, column, value, names)``: (M,) arrays sorted by decision, and the
         ``(kind, name)`` of each column.
     """
-    lam = config.effective_lambda
-    if config.effective_strategy != PER_ACHIEVEMENT:
-        decision = np.unique(prepared.unlock_decision)
-        return decision, np.zeros(len(decision), dtype=np.int64), np.full(len(decision), lam * 1.0), [("indicator", "")]
-    credited = credited_unlocks(prepared.unlock_ordinal, achievement_limits(config)[prepared.unlock_name])
-    names = prepared.unlock_name[credited]
-    decision = np.concatenate([prepared.unlock_decision[credited], prepared.gain_decision])
-    column = np.concatenate([names, len(ACHIEVEMENTS) + prepared.gain_slot]).astype(np.int64)
-    value = lam * np.concatenate(
-        [
-            achievement_weights(config)[names],
-            slot_weights(config.resource_weights)[prepared.gain_slot] * prepared.gain_delta,
-        ]
-    )
-    order = np.argsort(decision, kind="stable")
-    labels = [("achievement", a) for a in ACHIEVEMENTS] + [tuple(s.split(":")) for s in SLOT_NAMES]
-    return decision[order], column[order], value[order], labels
+    paid = payments(prepared, config)
+    labels: list = []
+    column = np.empty(len(paid.decision), dtype=np.int64)
+    for kind in config.rule.kinds:  # each kind's columns after the previous kind's
+        mine = paid.of(kind)
+        names = _COLUMN_NAMES[kind]
+        # resource slots count the 16 items before the 22 achievement counts
+        column[mine] = len(labels) + paid.slot[mine] - (len(INVENTORY_ITEMS) if kind == "achievement_count" else 0)
+        labels += [(kind, name) for name in names]
+    order = np.argsort(paid.decision, kind="stable")
+    return paid.decision[order], column[order], paid.factor * paid.value[order], labels
 
 
 def certify(corpus: Corpus, config: RewardConfig, *, gamma: float = 1.0, by: str = "policy") -> Certificate:

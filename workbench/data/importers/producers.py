@@ -22,6 +22,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from workbench.core.reward_rule import INDICATOR_ONLY_RULE, RewardRule, rule_for
 from workbench.errors import WorkbenchError
 
 #: The keys of the indicator-only loop's ``info.stepwise``, exactly.
@@ -33,56 +34,49 @@ WEIGHTS_IGNORED = "this synth-ai ignored your step_rewards weights"
 
 @dataclass(frozen=True)
 class Producer:
-    """One rollout loop's rules: its ``name`` (``metadata["producer"]``), the ``reward`` it
-    computes (``"stepwise"`` or ``"indicator"``), the most actions a decision plays
-    (``action_cap``; None: every one) and what ``indicator_lambda`` 0 (or omitted) pays.
+    """One rollout loop's rules: its ``name`` (``metadata["producer"]``), the reward ``rule`` it
+    pays by (``workbench.core.reward_rule``; None: the task app's rule for the table's strategy)
+    and the most actions a decision plays (``action_cap``; None: every one).
 
     Attributes:
         name: The profile's name, as recorded in ``metadata["producer"]``
             (e.g. ``"synth-ai 0.2.14"``).
-        reward: The reward the loop computes: ``"stepwise"`` (the full stepwise reward) or
-            ``"indicator"`` (``lambda * any unlock``).
+        rule: The reward rule the loop pays by whatever the table asks
+            (``INDICATOR_ONLY_RULE``), or None when it runs the table's strategy (the full
+            stepwise reward).
         action_cap: The most actions of a decision the loop plays (None: every one).
-        zero_lambda: The factor an ``indicator_lambda`` of 0 (or omitted) pays.
         summary: The rules in words, for reports.
     """
 
     name: str
-    reward: str
+    rule: RewardRule | None
     action_cap: int | None
-    zero_lambda: float
     summary: str
 
-    def applied_lambda(self, value: Any) -> float:
-        """The factor this loop multiplies by for a table's ``indicator_lambda`` ``value``
-        (``float(value or 0.0)``, 0.0 on error; then 0 means ``zero_lambda``).
+    def rule_for(self, table: Mapping[str, Any] | None) -> RewardRule:
+        """The rule this loop paid a run with step_rewards ``table`` by.
 
         Args:
-            value: The table's ``indicator_lambda`` as logged (a number, a numeric string,
-                None or anything else).
+            table: The run's step_rewards table as logged (None when absent).
 
         Returns:
-            The factor the loop pays per unlocking decision.
+            The loop's own rule, or the task app's rule for the table's strategy.
         """
-        try:
-            factor = float(value or 0.0)
-        except (TypeError, ValueError):
-            factor = 0.0
-        return self.zero_lambda if factor == 0 else factor
+        if self.rule is not None:
+            return self.rule
+        return rule_for((table or {}).get("strategy"))
 
 
 STEPWISE = Producer(
     "synth-ai 0.2.14",
-    "stepwise",
+    None,
     20,
-    1.0,
     "full stepwise reward, first 20 actions of a decision played, lambda 0 pays x1.0",
 )
 INDICATOR = Producer(
     "synth-ai 0.2.16-0.2.24",
-    "indicator",
+    INDICATOR_ONLY_RULE,
     None,
-    0.0,
     "indicator-only reward (lambda x any unlock; weights, k_limits and strategy ignored), "
     "every action of a decision played, lambda 0 pays 0",
 )
@@ -183,15 +177,11 @@ def weights_ignored(producer: Producer, table: Mapping[str, Any] | None) -> bool
     Returns:
         Whether the run asked for per_achievement weights its producer never paid.
     """
-    if producer.reward != "indicator" or not isinstance(table, Mapping):
+    if producer.rule is None or not isinstance(table, Mapping):
         return False
     if not table.get("enabled") or str(table.get("mode") or "off").lower() != "decision_stepwise":
         return False
-    strategy = table.get("strategy")
-    if not isinstance(strategy, str):
-        return False
-    name = strategy.strip().lower()
-    return name in {"per_achievement", "per-achievement", "perachievement", "achievement_weighted", "complex"}
+    return rule_for(table.get("strategy")).pays_credits and not producer.rule.pays_credits
 
 
 def producer_lines(metadata: Iterable[Mapping[str, Any]]) -> list[str]:

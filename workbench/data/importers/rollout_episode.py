@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from workbench.core.crafter_facts import ACHIEVEMENTS, INVENTORY_ITEMS
-from workbench.core.reward import PER_ACHIEVEMENT
+from workbench.core.reward_rule import logs_rises
 from workbench.data.episodes import Episode
 from workbench.data.importers.batch import BadInput
 from workbench.data.importers.counts import estimated_counts, inventory_disagreements, logged_counts
@@ -250,7 +250,7 @@ def _terminal_state(previous: Mapping[str, Any], stepwise: Mapping[str, Any] | N
             if on and not counts.get(name):
                 counts[name] = 1  # unlocked means counted at least once
     # Only per_achievement logs the deltas (and then every rise, so none logged means none).
-    if stepwise.get("strategy") == PER_ACHIEVEMENT:
+    if logs_rises(stepwise):
         return (
             state,
             "rebuilt from the last decision's info.stepwise: achievements and every rise exact, losses not logged",

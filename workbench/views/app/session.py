@@ -10,7 +10,7 @@ from typing import Any
 import solara
 
 from workbench.core.config import RewardConfig
-from workbench.core.named_configs import NAMED_CONFIGS, PER_ACHIEVEMENT_CONFIG, load_config
+from workbench.core.named_configs import NAMED_CONFIGS, STARTING_CONFIG, load_config
 from workbench.data.episodes import Corpus
 from workbench.data.opening import SAMPLE, open_corpus
 from workbench.errors import CorpusError, WorkbenchError
@@ -82,7 +82,7 @@ class AppSession:
             self.configs[name] = config
             self.sources[name] = f"named config: {named.description}" if named else f"file: {Path(path).resolve()}"
             given.append(name)
-        default = PER_ACHIEVEMENT_CONFIG
+        default = STARTING_CONFIG
         if not given and default.name not in self.configs:
             self.configs[default.name], self.sources[default.name] = (
                 default.config,

@@ -135,7 +135,7 @@ def episode_data(episode: Episode, config: RewardConfig, step_decision: np.ndarr
         "spikes": spikes,
         "messages": list(episode.messages) if episode.messages is not None else None,
         "calls_given": calls_given(episode),
-        "config": f"{config.effective_strategy}, lambda x{config.effective_lambda:g}",
+        "config": f"{config.rule.name}, lambda x{config.effective_lambda:g}",
     }
 
 

@@ -15,7 +15,7 @@ import traitlets
 from workbench.analysis.alignment import progress_summary
 from workbench.core.config import RewardConfig
 from workbench.core.crafter_facts import ACHIEVEMENTS
-from workbench.core.named_configs import PER_ACHIEVEMENT_CONFIG
+from workbench.core.named_configs import STARTING_CONFIG
 from workbench.data.episodes import Corpus
 from workbench.errors import CorpusError, WorkbenchError
 from workbench.scoring import prepare, score
@@ -88,7 +88,7 @@ class Tuner(w.HBox, ViewTraits):
         )
         self.corpus = corpus
         self.prepared = prepare(corpus)
-        self.initial = config or PER_ACHIEVEMENT_CONFIG.config
+        self.initial = config or STARTING_CONFIG.config
         self.baseline, self.baseline_name = baseline or self.initial, baseline_name
         # Names the controls do not cover (misspelled achievements) are kept as they are, so
         # lint keeps pointing at them and saving never silently drops what the user wrote.
@@ -249,7 +249,7 @@ class Tuner(w.HBox, ViewTraits):
             f"(baseline {base[i]:.2f}) · {achievements[i]} achievements"
             for i in shown
         ]
-        title = f"{config.effective_strategy}, lambda x{config.effective_lambda:g} (dashed: baseline)"
+        title = f"{config.rule.name}, lambda x{config.effective_lambda:g} (dashed: baseline)"
         intervals = np.array([bounds.get(int(i), (np.nan, np.nan)) for i in shown], dtype=float).reshape(-1, 2)
         self.figure.update(
             live_by, self._baseline_by, self._policy_code[shown].astype(float), live[shown], names, title, intervals
@@ -284,14 +284,17 @@ class Tuner(w.HBox, ViewTraits):
 
     def _show_what_acts(self, config: RewardConfig) -> None:
         """Disable, in place, the controls the chosen strategy ignores."""
-        consistent = config.effective_strategy != "per_achievement"
-        for slider in (*self.controls.weight_sliders.values(), *self.controls.resource_sliders.values()):
-            if slider.disabled != consistent:
-                slider.disabled = consistent
+        rule = config.rule  # what it pays decides which controls act
+        for sliders, acts in (
+            (self.controls.weight_sliders, rule.pays_credits),
+            (self.controls.resource_sliders, rule.pays_resources),
+        ):
+            for slider in sliders.values():
+                if slider.disabled == acts:
+                    slider.disabled = not acts
         self.controls.strategy_note.value = (
-            "<i>consistent pays 1.0 per decision that unlocks anything: weights and resource tables "
-            "do not act (greyed).</i>"
-            if consistent
+            f"<i>{rule.name} pays {rule.summary}: weights and resource tables do not act (greyed).</i>"
+            if not rule.pays_credits and not rule.pays_resources
             else ""
         )
 

@@ -66,7 +66,7 @@ class TunerControls:
     def __init__(self, start: RewardConfig, policies: list[str], repeats: int) -> None:
         self.strategy = w.Dropdown(
             options=list(STRATEGIES),
-            value=start.effective_strategy,
+            value=start.rule.name,
             description="strategy",
             style=slider_style(),
             layout=w.Layout(width="100%"),
@@ -196,7 +196,7 @@ class TunerControls:
         """
         resource = config.resource_weights
         return (
-            config.effective_strategy,
+            config.rule.name,
             config.indicator_lambda,
             *(float(config.weights.get(name, DEFAULT_WEIGHT)) for name in ACHIEVEMENTS),
             *(int(config.k_limits.get(name, DEFAULT_LIMIT)) for name in ACHIEVEMENTS),
