@@ -91,8 +91,9 @@ def configs_section(data: ReportData) -> str:
         html += facts(
             [
                 ("shaping", "on" if config.active else f"off (enabled={config.enabled}, mode={config.mode!r})"),
-                ("strategy", config.effective_strategy),
+                ("strategy", config.rule.name),
                 ("lambda", f"{config.effective_lambda:g}"),
+                ("pays", config.rule.summary),
             ]
         )
         names = sorted(set(config.weights) | set(config.k_limits))
