@@ -52,7 +52,7 @@ dl.facts dt { color: var(--muted); } dl.facts dd { margin: 0; }
   body { max-width: none; padding: 0 8px; font-size: 11.5px; }
   nav.toc, .noprint { display: none; }
   h2, h3, h4 { break-after: avoid; } svg.figure, .strip, .finding, tr { break-inside: avoid; }
-  th { position: static; }
+  th { position: static; } table.sortable th::after { content: none; }
 }
 """
 
