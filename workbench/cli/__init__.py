@@ -26,6 +26,7 @@ from workbench.cli import (
     import_cmd,
     overoptimisation_cmd,
     record_cmd,
+    report_cmd,
     score_cmd,
     search_cmd,
     verify_cmd,
@@ -49,6 +50,7 @@ COMMAND_MODULES = [
     overoptimisation_cmd,
     audit_cmd,
     exploitability_cmd,
+    report_cmd,
     watch_cmd,
     search_cmd,
     app_cmd,
@@ -76,6 +78,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)  # --help writes to stdout too
+        args.argv = list(sys.argv[1:] if argv is None else argv)  # a report's provenance names it
         status = int(args.func(args) or 0)
         sys.stdout.flush()  # inside the try: a reader gone early is met here, not at exit
         return status
