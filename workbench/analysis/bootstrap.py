@@ -13,8 +13,11 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-__all__ = ["bootstrap_interval", "bootstrap_intervals"]
+__all__ = ["MAX_REPS", "bootstrap_interval", "bootstrap_intervals"]
 
+#: The most bootstrap resamples taken: one float each is kept (8 MB at this bound) and each costs
+#: a statistic's evaluation; a billion would exhaust memory before the first interval.
+MAX_REPS = 1_000_000
 #: Bootstrap resamples drawn and evaluated at once (bounds memory: rows x items indices).
 _BOOTSTRAP_CELLS = 1 << 22
 
@@ -58,7 +61,7 @@ def bootstrap_interval(
 
     Raises:
         ValueError: Arrays of different lengths, strata of the wrong length, no items,
-            ``reps < 1`` or ``confidence`` outside (0, 1).
+            ``reps`` outside 1..``MAX_REPS`` or ``confidence`` outside (0, 1).
     """
     return bootstrap_intervals({"": statistic}, data, strata, reps=reps, seed=seed, confidence=confidence)[""]
 
@@ -91,7 +94,7 @@ def bootstrap_intervals(
 
     Raises:
         ValueError: Arrays of different lengths, strata of the wrong length, no items,
-            ``reps < 1`` or ``confidence`` outside (0, 1).
+            ``reps`` outside 1..``MAX_REPS`` or ``confidence`` outside (0, 1).
     """
     arrays = [np.asarray(array) for array in data]
     if not arrays or any(a.ndim != 1 for a in arrays) or len({len(a) for a in arrays}) != 1:
@@ -99,8 +102,8 @@ def bootstrap_intervals(
     n = len(arrays[0])
     if n == 0:
         raise ValueError("bootstrap_interval needs at least one item")
-    if reps < 1:
-        raise ValueError(f"reps must be at least 1, got {reps}")
+    if not 1 <= reps <= MAX_REPS:
+        raise ValueError(f"reps must be from 1 to {MAX_REPS}, got {reps}")
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
     labels = np.zeros(n, dtype=np.int64) if strata is None else pd.factorize(pd.Series(list(strata), dtype=object))[0]

@@ -14,9 +14,17 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from workbench.analysis.bootstrap import bootstrap_interval, bootstrap_intervals
+from workbench.analysis.bootstrap import MAX_REPS, bootstrap_interval, bootstrap_intervals
 
-__all__ = ["bootstrap_interval", "bootstrap_intervals", "discordant_pairs", "kendall_tau", "rank_codes", "spearman_rho"]
+__all__ = [
+    "MAX_REPS",
+    "bootstrap_interval",
+    "bootstrap_intervals",
+    "discordant_pairs",
+    "kendall_tau",
+    "rank_codes",
+    "spearman_rho",
+]
 
 #: Up to this many items per row, rank statistics compare all pairs directly (n^2 cells per
 #: row, few numpy calls: fastest for bootstraps of a few dozen episodes); above, they sort.

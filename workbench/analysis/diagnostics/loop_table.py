@@ -32,10 +32,9 @@ from workbench.analysis.diagnostics.loops import (
 )
 from workbench.core.config import RewardConfig
 from workbench.core.crafter_facts import ACHIEVEMENTS, ACTIONS, INVENTORY_ITEMS, INVENTORY_MAX, NIGHT_DAYLIGHT, daylight
-from workbench.core.reward import PER_ACHIEVEMENT
 from workbench.data.episodes import Corpus
 from workbench.data.episodes.columns import DecisionArrays
-from workbench.scoring import slot_weights
+from workbench.scoring import slot_pay
 
 __all__ = ["LOOP_COLUMNS", "loop_table"]
 
@@ -53,7 +52,7 @@ def loop_table(
     decisions, after lambda; 0 under consistent), ``share`` (paid / |the episode's return|,
     ``returns`` in corpus order; NaN for a return of 0) and ``flagged``: laps past ``allowed``
     and the loop paid something. Episodes in corpus order, loops in ``loops`` order."""
-    pays = _pays(config)
+    pays = slot_pay(config)  # what one unit of each slot's rise pays, after lambda
     slots = [_slots(loop) for loop in loops]
     policies = corpus.index["policy"].astype(str).tolist() if "policy" in corpus.index.columns else [""] * len(corpus)
     ids = corpus.ids
@@ -235,13 +234,6 @@ def _first_and_last(owner: np.ndarray, values: np.ndarray, n: int) -> tuple[np.n
         ends = np.append(new[1:], len(owner)) - 1
         first[owner[new]], last[owner[ends]] = values[new], values[ends]
     return first, last
-
-
-def _pays(config: RewardConfig) -> np.ndarray:
-    """What one unit of each slot's rise pays under ``config`` (after lambda): 0 under consistent."""
-    if config.effective_strategy != PER_ACHIEVEMENT:
-        return np.zeros(len(INVENTORY_ITEMS) + len(ACHIEVEMENTS))
-    return config.effective_lambda * slot_weights(config.resource_weights)
 
 
 def _slots(loop: Loop) -> np.ndarray:
