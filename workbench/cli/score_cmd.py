@@ -232,8 +232,11 @@ def run_compare(args: argparse.Namespace) -> int:
     """Print two configs' returns, ranks, groups and largest changes side by side; exit status 0."""
     if args.top < 1:
         raise UsageError(f"--top must be at least 1, not {args.top}")
-    if args.distance and not 0.0 <= args.gamma <= 1.0:  # before any table is read
+    if args.distance and args.gamma is not None and not 0.0 <= args.gamma <= 1.0:  # before any table is read
         raise UsageError(f"--gamma must be within [0, 1], not {args.gamma}")
+    for name in ("samples", "seeds"):
+        if getattr(args, name) < 1:
+            raise UsageError(f"--{name} must be at least 1, not {getattr(args, name)}")
     config_a, config_b = read_config(args.config_a), read_config(args.config_b)
     corpus = open_corpus(args.corpus)
     if len(corpus) == 0:  # said as it is, before --by or a --distance is looked at
@@ -261,9 +264,6 @@ def run_compare(args: argparse.Namespace) -> int:
         changes = comparison.largest_changes(args.top)[["component", "total_a", "total_b", "difference"]]
         print(f"\ncomponents that changed most (corpus totals after lambda, top {len(changes)}):")
         print(changes.to_string(index=False, float_format=number))
-    for name in ("samples", "seeds"):
-        if getattr(args, name) < 1:
-            raise UsageError(f"--{name} must be at least 1, not {getattr(args, name)}")
     for kind in args.distance or ():
         print_distance(corpus, config_a, config_b, kind, args)
     return 0
