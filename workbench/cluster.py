@@ -7,6 +7,8 @@ local cluster is stopped; a remote one is only disconnected from.
 
 What runs on it:
 
+- ``import_mapper(client)``: ``workbench import``'s tasks (a few files or sessions each), read on
+  the workers and kept in order by the client, the corpus folder's single writer.
 - ``DaskScheduler(client)``: a ``workbench.data.recording.EpisodeScheduler``, one task per episode;
   the client writes every finished episode (the corpus folder's single writer). A worker that
   dies takes its running episodes with it: the Dask scheduler runs them again on another
@@ -33,12 +35,13 @@ from typing import Any, TextIO
 from tqdm.auto import tqdm
 
 from workbench.core.config import RewardConfig
+from workbench.data.importers.pipeline import Mapper, bounded_map
 from workbench.data.recording import Finish, play_episode
 from workbench.errors import ClusterError
 from workbench.scoring.partitioned import PartitionedScores, combine_parts, corpus_tasks
 from workbench.util.extras import require_extra
 
-__all__ = ["DaskScheduler", "connect", "parse_cluster", "score_on_cluster", "trial_mapper"]
+__all__ = ["DaskScheduler", "connect", "import_mapper", "parse_cluster", "score_on_cluster", "trial_mapper"]
 
 _LOCAL = re.compile(r"local:(\d+)")
 _REMOTE = re.compile(r"tcp://[^\s/:]+:\d+")
@@ -191,6 +194,26 @@ class DaskScheduler:
                 future.release()  # the worker may drop the episode now that it is saved
         finally:
             self.client.cancel([future for future in futures if not future.done()])
+
+
+# -- importing ----------------------------------------------------------------------------------
+def import_mapper(client: Any) -> Mapper:
+    """A ``workbench.data.importers.pipeline.Mapper`` running import tasks on the cluster: each
+    task (a few files, or sessions of a trace database, which every worker must see at the same
+    path) one Dask task, results taken in order with two tasks per worker in flight.
+
+    Args:
+        client: A ``distributed.Client``.
+
+    Returns:
+        The mapper for ``import_into``.
+    """
+    window = 2 * max(1, len(client.scheduler_info().get("workers", {})))
+
+    def submit(function: Callable[[Any], Any], task: Any) -> Any:
+        return client.submit(function, task, pure=False)
+
+    return lambda function, tasks: bounded_map(submit, function, tasks, window)
 
 
 # -- scoring --------------------------------------------------------------------------------------

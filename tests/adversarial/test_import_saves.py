@@ -129,22 +129,30 @@ def test_a_seed_past_int64_is_kept_in_the_metadata(tmp_path, capsys):
 
 def test_a_failed_import_never_removes_what_another_writer_saved_meanwhile(tmp_path, capsys, monkeypatch):
     import errno
+    from contextlib import contextmanager
 
     from helpers.episodes import make_episode
 
-    from workbench.cli import import_cmd
     from workbench.data.episodes import Corpus
+    from workbench.data.importers import pipeline
     from workbench.data.storage import save_corpus
 
     out = tmp_path / "out"
     save_corpus(Corpus([make_episode("before")]), out)
-    real = import_cmd.save_corpus
+    real = pipeline.staged_save
 
-    def another_writer_then_a_full_disk(corpus, root, **kwargs):
-        real(Corpus([make_episode("other")]), root)  # lands between the import's snapshot and its save
-        raise OSError(errno.ENOSPC, "No space left on device")
+    @contextmanager
+    def another_writer_then_a_full_disk(root, **kwargs):
+        save_corpus(Corpus([make_episode("other")]), root)  # lands after the import began, before its save
 
-    monkeypatch.setattr(import_cmd, "save_corpus", another_writer_then_a_full_disk)
+        def full(corpus):
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+        with real(root, **kwargs) as save:
+            save.add = full
+            yield save
+
+    monkeypatch.setattr(pipeline, "staged_save", another_writer_then_a_full_disk)
     source = write_json(tmp_path / "r.json", good_rollout("mine"))
     code, _, err = cli("import", "rollouts", source, "--out", out, "--quiet", capsys=capsys)
     assert code == 2

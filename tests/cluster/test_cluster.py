@@ -329,3 +329,19 @@ def test_cli_record_on_a_local_cluster_prints_the_dashboard(tmp_path):
         cwd=tmp_path,
     )
     assert bad.returncode == 2 and "pick one" in bad.stderr
+
+
+def test_cli_import_on_the_cluster_saves_what_a_local_import_saves(client, tmp_path, capsys):
+    dask_client, _ = client
+    rollouts = REPO / "workbench" / "data" / "shipped" / "sample_imports" / "taskapp"
+    status, local, _ = _main(capsys, "import", "rollouts", str(rollouts), "--out", str(tmp_path / "l"), "--quiet")
+    assert status == 0
+    address = dask_client.scheduler.address
+    args = ["import", "rollouts", str(rollouts), "--out", str(tmp_path / "c"), "--quiet", "--cluster", address]
+    status, remote, err = _main(capsys, *args)
+    assert status == 0, err
+    assert remote.replace(str(tmp_path / "c"), "OUT") == local.replace(str(tmp_path / "l"), "OUT")
+    here, there = load_corpus(tmp_path / "l"), load_corpus(tmp_path / "c")
+    assert list(here.ids) == list(there.ids)
+    for a, b in zip(here, there):
+        assert np.array_equal(a.inventory, b.inventory) and a.actions == b.actions and a.logged == b.logged

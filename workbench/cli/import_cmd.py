@@ -7,15 +7,14 @@ from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
+from workbench.cli.common import add_cluster_argument, cluster_client
 from workbench.cli.errors import UsageError
 from workbench.core.config import RewardConfig
-from workbench.data.episodes import Corpus
 from workbench.data.importers import ImportResult, import_crafter_recorder, import_rollouts, import_traces
+from workbench.data.importers.pipeline import import_into
 from workbench.data.opening import index_errors_named
-from workbench.data.storage import read_index, remove_empty_corpus, save_corpus
+from workbench.data.storage import episode_ids_by_part
 from workbench.data.storage.layout import MARKER
-from workbench.errors import TargetExistsError
-from workbench.util.atomic import write_errors_named
 
 EXAMPLE = """\
 examples:
@@ -24,9 +23,14 @@ examples:
   workbench import traces traces/v3/synth_ai.db --into corpora/llm --config my_run.toml
                                                               # synth-ai's trace database
 
+  workbench import rollouts runs/ --out corpora/llm --workers 2   # two processes read the files
+  workbench import rollouts runs/ --out corpora/llm --cluster local:4
+
   Episodes are added to --out (a new or existing corpus folder); an id already there is an error
   unless --overwrite. Bad files or lines are reported (file, line/step, problem) and skipped; the
-  rest is saved. A save that fails (disk full, unwritable folder) leaves --out as it was.
+  rest is saved, in parts of about 50,000 decisions (memory holds one part, not the run) that
+  commit together at the end: an import that fails or is stopped (Ctrl-C, disk full, unwritable
+  folder) leaves --out as it was.
   A trace database imports incrementally: sessions --out already holds are skipped (unless
   --overwrite), and sessions still running are left for a later import.
 
@@ -38,6 +42,13 @@ SOURCES: dict[str, tuple[Callable[..., ImportResult], str]] = {
     "rollouts": (import_rollouts, "task-app rollout responses: a .json, a .jsonl or a folder of them"),
     "traces": (import_traces, "a synth-ai trace database (task-app serve --trace): its finished sessions"),
 }
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -64,6 +75,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "--overwrite", action="store_true", help="replace episodes --out already holds under the same ids"
         )
         sub.add_argument("--quiet", action="store_true", help="no progress bar")
+        sub.add_argument(
+            "--workers",
+            type=_positive,
+            default=1,
+            metavar="N",
+            help="worker processes reading the input in parallel (default 1)",
+        )
+        add_cluster_argument(sub)
         if name != "recorder":
             sub.add_argument(
                 "--producer",
@@ -82,57 +101,48 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(importer: Callable[..., ImportResult], args: argparse.Namespace) -> int:
-    """Import with ``importer``, save the good episodes, print the report; exit status 1 when some input failed."""
+    """Import into ``--out`` (``import_into``: in parts that commit together, on ``--workers``
+    processes or ``--cluster``), print the report; exit status 1 when some input failed."""
     if not Path(args.path).exists():
         raise UsageError(f"{args.path}: no such file or folder")
-    options = _trace_options(importer, args)
-    if getattr(args, "producer", None):
-        options["producer"] = args.producer
-    result = importer(args.path, progress=not args.quiet, **options)
-    if len(result.corpus):
-        save_all_or_nothing(result.corpus, Path(args.out), overwrite=args.overwrite)
-    print(result)
-    if len(result.corpus):
-        print(f"saved {len(result.corpus)} episode(s) to {args.out}")
-    return 1 if result.errors else 0
+    if args.cluster and args.workers > 1:
+        raise UsageError("--workers and --cluster: pick one (a cluster's workers are its own)")
+    out = Path(args.out)
+    if (out / MARKER).exists():  # read first: a broken index is named before anything is read or written
+        with index_errors_named(out):
+            held = {i for ids in episode_ids_by_part(out).values() for i in ids}
+    else:
+        held = set()
+    options = _trace_options(importer, args, held)
+    with cluster_client(args.cluster) as client:
+        mapper = None
+        if client is not None:
+            from workbench.cluster import import_mapper  # imports dask: only with --cluster
+
+            mapper = import_mapper(client)
+        report = import_into(
+            args.source,
+            args.path,
+            out,
+            overwrite=args.overwrite,
+            workers=args.workers,
+            mapper=mapper,
+            progress=not args.quiet,
+            producer=getattr(args, "producer", None),
+            hint="--overwrite",
+            **options,
+        )
+    print(report)
+    if report.episodes:
+        print(f"saved {report.episodes} episode(s) to {args.out}")
+    return 1 if report.errors else 0
 
 
-def _trace_options(importer: Callable[..., ImportResult], args: argparse.Namespace) -> dict:
+def _trace_options(importer: Callable[..., ImportResult], args: argparse.Namespace, held: set[str]) -> dict:
     """The trace import's options: ``--config`` read as a step_rewards table, and the ids the
-    corpus already holds skipped (importing the same database again adds only new sessions),
-    unless ``--overwrite`` asks to read them all again (e.g. with another ``--config``)."""
+    corpus already holds (``held``) skipped (importing the same database again adds only new
+    sessions), unless ``--overwrite`` asks to read them all again (e.g. with another ``--config``)."""
     if importer is not import_traces:
         return {}
-    options: dict = {"config": RewardConfig.from_file(args.config).to_dict() if args.config else None}
-    out = Path(args.out)
-    if (out / MARKER).exists() and not args.overwrite:
-        with index_errors_named(out):
-            options["skip"] = {row["episode"] for row in read_index(out)}
-    return options
-
-
-def save_all_or_nothing(corpus: Corpus, out: Path, *, overwrite: bool) -> None:
-    """Save ``corpus`` into ``out`` as one part (it commits whole or not at all: the part's
-    episodes table is written last); if the save fails, its part is removed, and so is ``out``
-    when this save made it and nothing was committed there; then raise. Another writer's files
-    are never touched.
-
-    Raises ``TargetExistsError`` for an id ``out`` holds (without ``overwrite``) and
-    ``OutputError`` naming ``out`` when it cannot be written (unwritable, disk full).
-    """
-    if (out / MARKER).exists():  # read first: a broken index is named before anything is written
-        with index_errors_named(out):
-            held = {row["episode"] for row in read_index(out)}
-        clashes = [episode_id for episode_id in corpus.ids if episode_id in held]
-        if clashes and not overwrite:
-            raise TargetExistsError(f"{out}: already holds episode(s) {clashes[:5]}; pass --overwrite to replace them")
-    existed = out.exists()
-    try:
-        with write_errors_named(out, "cannot save the imported episodes"):
-            save_corpus(corpus, out, overwrite=overwrite)  # a clash with a saved id: exit 2
-    except BaseException:
-        # The save removed its own part; what is left to undo is a folder it made, and only
-        # while no writer has committed anything there (never another writer's files).
-        if not existed:
-            remove_empty_corpus(out)
-        raise
+    config = RewardConfig.from_file(args.config).to_dict() if args.config else None
+    return {"config": config, "skip": set() if args.overwrite else held}

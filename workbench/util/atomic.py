@@ -27,7 +27,7 @@ from pathlib import Path
 
 from workbench.errors import OutputError, TargetExistsError, UnsafePathError, WorkbenchError
 
-__all__ = ["atomic_path", "atomic_write_bytes", "atomic_write_text", "write_errors_named"]
+__all__ = ["atomic_path", "atomic_write_bytes", "atomic_write_text", "fsync_file", "fsync_folder", "write_errors_named"]
 
 
 def atomic_write_text(path: str | Path, text: str, *, overwrite: bool = False, own: bool = False) -> Path:
@@ -181,6 +181,33 @@ def _fsync(path: Path) -> None:
     fd = os.open(path, os.O_RDWR)
     try:
         os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def fsync_file(path: Path) -> None:
+    """Flush a file written by name to disk (before a rename makes it visible).
+
+    Args:
+        path: The file.
+    """
+    _fsync(path)
+
+
+def fsync_folder(folder: Path) -> None:
+    """Flush a folder's entries (renames into it) to disk; a no-op where folders cannot be opened.
+
+    Args:
+        folder: The folder.
+    """
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass  # some filesystems refuse fsync on a folder: the renames are still made
     finally:
         os.close(fd)
 

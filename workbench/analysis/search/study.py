@@ -295,7 +295,7 @@ def _quiet_optuna() -> Iterator[None]:
 
 
 def run_study(
-    evaluator: TrialEvaluator,
+    evaluator: Callable[[Mapping[str, Any]], dict[str, float]],
     space: SearchSpace,
     trials: int,
     *,
@@ -349,8 +349,8 @@ def run_study(
                     asked = [study.ask() for _ in range(min(batch_size, trials - first))]
                     results = evaluate([suggest(trial, space) for trial in asked])
                     for trial, result in zip(asked, results):
-                        trial.set_user_attr("agreement", _finite_or_none(result["agreement"]))
-                        trial.set_user_attr("overpay", _finite_or_none(result["overpay"]))
+                        for key in sorted(set(result) - {"value"}):  # agreement, overpay (, a constraint's)
+                            trial.set_user_attr(key, _finite_or_none(result[key]))
                         study.tell(trial, result["value"])
                         bar.update(1)
                     bar.set_postfix(best=f"{study.best_value:.4f}", refresh=False)

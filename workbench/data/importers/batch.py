@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from workbench.data.episodes import Corpus, Episode, unique_id
 from workbench.data.importers.counts import estimated_counts_line
@@ -79,20 +80,11 @@ class ImportResult:
         return not self.errors
 
     def __str__(self) -> str:
-        lines = [
-            f"imported {len(self.corpus)} episode(s), {self.corpus.n_decisions} decision(s) "
-            f"from {self.files} file(s); {len(self.errors)} problem(s)"
-        ]
-        lines += [f"  - {issue}" for issue in self.errors]
-        lines += [f"  warning: {issue}" for issue in self.warnings]
-        lines += [f"  note: {line}" for line in self.normalised_lines() + self.notes]
-        extras = (self.corpus.episode_extras(k).metadata for k in range(len(self.corpus)))
-        lines += [f"  note: {line}" for line in producer_lines(extras)]
         index = self.corpus.index
-        estimated = estimated_counts_line(list(index["episode"]), list(index["counts"])) if len(index) else None
-        if estimated:
-            lines.append(f"  note: {estimated}")
-        return "\n".join(lines)
+        extras = (self.corpus.episode_extras(k).metadata for k in range(len(self.corpus)))
+        return report_text(
+            self, len(self.corpus), self.corpus.n_decisions, extras, list(index["episode"]), list(index["counts"])
+        )
 
     @property
     def n_normalised(self) -> int:
@@ -106,20 +98,66 @@ class ImportResult:
             One line per file of ``normalised``, in the order the files were read (empty when
             no decision was normalised).
         """
-        lines = []
-        for file, decisions in self.normalised.items():
-            tally: dict[str, int] = {}
-            for decision in decisions:
-                for note in decision.notes:
-                    tally[note] = tally.get(note, 0) + 1
-            how = "; ".join(f"{NORMALISATIONS[note]}: {n}" for note, n in tally.items())
-            named = ", ".join(f"{d.episode} decision {d.decision}" for d in decisions[:NAMED_NORMALISED])
-            more = ", ..." if len(decisions) > NAMED_NORMALISED else ""
-            lines.append(
-                f"{file}: {len(decisions)} decision(s) played by the task app's tool-call rules ({how}); "
-                f"e.g. {named}{more}"
-            )
-        return lines
+        return normalised_lines(self.normalised)
+
+
+def normalised_lines(normalised: dict[str, list[Normalised]]) -> list[str]:
+    """A line per file: how many decisions were normalised, how, and the first few by name.
+
+    Args:
+        normalised: Per file, the decisions whose calls were normalised.
+
+    Returns:
+        One line per file, in the order the files were read.
+    """
+    lines = []
+    for file, decisions in normalised.items():
+        tally: dict[str, int] = {}
+        for decision in decisions:
+            for note in decision.notes:
+                tally[note] = tally.get(note, 0) + 1
+        how = "; ".join(f"{NORMALISATIONS[note]}: {n}" for note, n in tally.items())
+        named = ", ".join(f"{d.episode} decision {d.decision}" for d in decisions[:NAMED_NORMALISED])
+        more = ", ..." if len(decisions) > NAMED_NORMALISED else ""
+        lines.append(
+            f"{file}: {len(decisions)} decision(s) played by the task app's tool-call rules ({how}); e.g. {named}{more}"
+        )
+    return lines
+
+
+def report_text(
+    outcome: ImportResult | Any,
+    episodes: int,
+    decisions: int,
+    metadata: Iterable[Mapping[str, Any]],
+    ids: Sequence[str],
+    counts: Sequence[Any],
+) -> str:
+    """An import's report: what imported, each problem, warning and note.
+
+    Args:
+        outcome: Its ``files``, ``errors``, ``warnings``, ``normalised`` and ``notes``.
+        episodes: How many episodes imported.
+        decisions: How many decisions they hold.
+        metadata: Each imported episode's metadata (its producer is read).
+        ids: The imported episodes' ids.
+        counts: Their counts sources (``COUNT_SOURCES``).
+
+    Returns:
+        The report, one item a line.
+    """
+    lines = [
+        f"imported {episodes} episode(s), {decisions} decision(s) "
+        f"from {outcome.files} file(s); {len(outcome.errors)} problem(s)"
+    ]
+    lines += [f"  - {issue}" for issue in outcome.errors]
+    lines += [f"  warning: {issue}" for issue in outcome.warnings]
+    lines += [f"  note: {line}" for line in normalised_lines(outcome.normalised) + outcome.notes]
+    lines += [f"  note: {line}" for line in producer_lines(metadata)]
+    estimated = estimated_counts_line(list(ids), list(counts)) if episodes else None
+    if estimated:
+        lines.append(f"  note: {estimated}")
+    return "\n".join(lines)
 
 
 class BadInput(WorkbenchError):
@@ -148,16 +186,16 @@ class Collector:
         an issue of ``file`` at the episode's ``metadata["location"]`` and the batch goes on),
         noting (under ``file``) the decisions whose calls were normalised
         (``metadata["normalised_calls"]``). Returns whether it was kept."""
-        try:
-            check_storable(episode)
-        except EpisodeError as error:
-            # Where the counts came from explains most disagreements (estimated from a text
-            # inventory that gained an item whose unlock the Achievements line does not show).
-            note = episode.metadata.get("counts_note")
-            why = f"; counts {episode.metadata.get('counts')}: {note}" if "status_" in str(error) and note else ""
-            location = str(episode.metadata.get("location", ""))
-            self.errors.append(ImportIssue(file or "", location, f"cannot be stored: {error}{why}"))
+        problem = unstorable(episode, file)
+        if problem is not None:
+            self.errors.append(problem)
             return False
+        self.keep(episode, file)
+        return True
+
+    def keep(self, episode: Episode, file: str | None = None) -> None:
+        """``add`` for an episode already checked (``unstorable`` found nothing, e.g. in a
+        worker process): its id made unique in the batch, its normalised decisions noted."""
         unique = unique_id(safe_id(episode.id), self._seen)
         self._seen.add(unique)
         # An episode's predecessor in its trajectory arrived just before it: map to its new id.
@@ -168,11 +206,54 @@ class Collector:
         self.episodes.append(episode)
         for decision, notes in episode.metadata.get("normalised_calls") or []:
             self.normalised.setdefault(file or "", []).append(Normalised(unique, int(decision), tuple(notes)))
-        return True
 
     def result(self, files: int) -> ImportResult:
         """The batch's outcome."""
         return ImportResult(Corpus(self.episodes), self.errors, files, self.warnings, self.normalised)
+
+
+def unstorable(episode: Episode, file: str | None = None) -> ImportIssue | None:
+    """The issue (of ``file``, at the episode's ``metadata["location"]``) when ``episode``
+    cannot be stored (what a save would refuse), else None.
+
+    Args:
+        episode: An imported episode.
+        file: The file it came from.
+
+    Returns:
+        The issue, or None.
+    """
+    try:
+        check_storable(episode)
+    except EpisodeError as error:
+        # Where the counts came from explains most disagreements (estimated from a text
+        # inventory that gained an item whose unlock the Achievements line does not show).
+        note = episode.metadata.get("counts_note")
+        why = f"; counts {episode.metadata.get('counts')}: {note}" if "status_" in str(error) and note else ""
+        location = str(episode.metadata.get("location", ""))
+        return ImportIssue(file or "", location, f"cannot be stored: {error}{why}")
+    return None
+
+
+def keep_items(collected: Collector, file: str, items: Sequence[Episode | ImportIssue]) -> None:
+    """Add one file's items, read and checked elsewhere (``unstorable``: a worker process), to
+    ``collected`` in the file's order: each episode kept (``Collector.keep``, with a warning
+    where its text disagrees with what the task app logged), each issue an error."""
+    for item in items:
+        if isinstance(item, ImportIssue):
+            collected.errors.append(item)
+            continue
+        collected.keep(item, file)
+        disagree = item.metadata.get("inventory_disagrees")
+        if disagree:
+            collected.warnings.append(
+                ImportIssue(
+                    file,
+                    item.metadata.get("location", ""),
+                    f"episode {item.id!r}: the text inventory disagrees with the logged inventory_deltas "
+                    f"at decision(s) {disagree[:10]}: the file may have been edited",
+                )
+            )
 
 
 def batch_files(path: Path, patterns: Sequence[str], what: str) -> tuple[list[Path], Collector]:

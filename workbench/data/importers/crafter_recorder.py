@@ -12,7 +12,16 @@ from tqdm.auto import tqdm
 
 from workbench.core.crafter_facts import ACHIEVEMENTS, ACTIONS, INVENTORY_ITEMS
 from workbench.data.episodes import FRAME_SHAPE, Episode, Frames, reset_state_arrays
-from workbench.data.importers.batch import BadInput, ImportIssue, ImportResult, batch_files, safe_id, unexpected
+from workbench.data.importers.batch import (
+    BadInput,
+    ImportIssue,
+    ImportResult,
+    batch_files,
+    keep_items,
+    safe_id,
+    unexpected,
+    unstorable,
+)
 from workbench.data.importers.values import INT32_MIN, check_array
 from workbench.errors import NPZ_READ_ERRORS, EpisodeError, FrameReadError
 
@@ -47,13 +56,26 @@ def import_crafter_recorder(path: str | Path, *, progress: bool = True) -> Impor
     """
     files, collected = batch_files(Path(path), ("*.npz",), "crafter.Recorder episode files (.npz)")
     for file in tqdm(files, desc="import", unit="file", disable=not progress or len(files) < 2):
-        try:
-            collected.add(_recorder_episode(file), str(file))
-        except BadInput as error:
-            collected.errors.append(ImportIssue(str(file), error.location, error.message))
-        except Exception as error:  # noqa: BLE001 - whatever a file does, the batch goes on
-            collected.errors.append(ImportIssue(str(file), "", unexpected(error)))
+        keep_items(collected, str(file), recorder_file_items(file))
     return collected.result(len(files))
+
+
+def recorder_file_items(file: Path) -> list[Episode | ImportIssue]:
+    """One Recorder file's episode, checked storable, or the issue that stops it.
+
+    Args:
+        file: A ``.npz`` episode file.
+
+    Returns:
+        The episode or an issue, for ``keep_items``.
+    """
+    try:
+        episode = _recorder_episode(file)
+    except BadInput as error:
+        return [ImportIssue(str(file), error.location, error.message)]
+    except Exception as error:  # noqa: BLE001 - whatever a file does, the batch goes on
+        return [ImportIssue(str(file), "", unexpected(error))]
+    return [unstorable(episode, str(file)) or episode]
 
 
 def _recorder_episode(file: Path) -> Episode:

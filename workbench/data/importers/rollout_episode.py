@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -63,12 +64,23 @@ def step_done(step: Mapping[str, Any], where: str) -> bool:
 
 def state_arrays(states: list[Observed]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The (inventory, achievement status, player position) arrays of some read states."""
-    inventory = np.array(
-        [[s.state["inventory"].get(item, 0) for item in INVENTORY_ITEMS] for s in states], dtype=np.int64
-    )
-    status = np.array([[bool(s.state["achievements_status"].get(a, False)) for a in ACHIEVEMENTS] for s in states])
+    inventory = np.array([_row(s.state["inventory"], _INVENTORY, INVENTORY_ITEMS, 0) for s in states], dtype=np.int64)
+    status = np.array([_row(s.state["achievements_status"], _STATUS, ACHIEVEMENTS, False) for s in states], dtype=bool)
     positions = np.array([s.position or (-1, -1) for s in states], dtype=np.int32)
     return inventory, status, positions
+
+
+_INVENTORY = itemgetter(*INVENTORY_ITEMS)
+_STATUS = itemgetter(*ACHIEVEMENTS)
+
+
+def _row(values: Mapping[str, Any], getter: itemgetter, names: tuple[str, ...], missing: Any) -> Any:
+    """``values`` of ``names`` in order (``missing`` for an absent one); a text state, which has
+    every name, in one call."""
+    try:
+        return getter(values)
+    except KeyError:
+        return [values.get(name, missing) for name in names]
 
 
 def check_step_order(states: list[Observed], places: list[str]) -> None:
@@ -279,6 +291,9 @@ def _episode_metadata(context: RolloutContext, segment: Segment, states: list[Ob
         "producer": context.producer.name,
         "producer_basis": context.producer_basis,
     }
+    policy_name = dig(context.response, "request", "policy", "policy_name")
+    if isinstance(policy_name, str):
+        metadata["policy_name"] = policy_name  # as a trace database's session names it
     if weights_ignored(context.producer, context.config):
         metadata["weights_ignored"] = True
     max_steps = next((s.max_steps for s in states if s.max_steps), None)

@@ -15,10 +15,19 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from workbench.data.episodes import Episode
-from workbench.data.importers.batch import BadInput, Collector, ImportIssue, ImportResult, batch_files, unexpected
+from workbench.data.importers.batch import (
+    BadInput,
+    ImportIssue,
+    ImportResult,
+    batch_files,
+    keep_items,
+    unexpected,
+    unstorable,
+)
 from workbench.data.importers.jsonfiles import dig, join_path, read_responses
-from workbench.data.importers.producers import Producer, producer_for_version, response_producer
+from workbench.data.importers.producers import Producer, chosen_producer, producer_for_version, response_producer
 from workbench.data.importers.rollout_episode import RolloutContext, Segment, rollout_episode, step_done
+from workbench.errors import WorkbenchError
 
 #: Rollout steps the task app appends when it ends a rollout early without stepping the env.
 _NOT_EXECUTED = ("no_tool_calls", "invalid_action")
@@ -62,33 +71,34 @@ def import_rollouts(path: str | Path, *, progress: bool = True, producer: str | 
     Raises:
         WorkbenchError: ``producer`` names no known Crafter loop.
     """
-    told = producer_for_version(producer) if producer else None
+    told = producer_for_version(producer) if producer is not None else None  # "" is refused
     files, collected = batch_files(Path(path), ("*.json", "*.jsonl"), "rollout files (.json, .jsonl)")
     for file in tqdm(files, desc="import", unit="file", disable=not progress or len(files) < 2):
-        try:
-            for item in _file_episodes(file, told):
-                if isinstance(item, Episode):
-                    if collected.add(item, str(file)):  # an episode that cannot be stored is its own issue
-                        _warn(collected, file, item)
-                else:
-                    collected.errors.append(ImportIssue(str(file), item.location, item.message))
-        except Exception as error:  # noqa: BLE001 - whatever a file does, the batch goes on
-            collected.errors.append(ImportIssue(str(file), "", unexpected(error)))
+        keep_items(collected, str(file), rollout_file_items(file, told))
     return collected.result(len(files))
 
 
-def _warn(collected: Collector, file: Path, episode: Episode) -> None:
-    """Say where an imported episode's text disagrees with what the task app logged."""
-    disagree = episode.metadata.get("inventory_disagrees")
-    if disagree:
-        collected.warnings.append(
-            ImportIssue(
-                str(file),
-                episode.metadata.get("location", ""),
-                f"episode {episode.id!r}: the text inventory disagrees with the logged inventory_deltas "
-                f"at decision(s) {disagree[:10]}: the file may have been edited",
-            )
-        )
+def rollout_file_items(file: Path, told: Producer | None) -> list[Episode | ImportIssue]:
+    """Every episode of one rollout file, each checked storable (else an issue in its place),
+    and an issue per response, trajectory or episode that cannot be read, in the file's order.
+
+    Args:
+        file: A ``.json`` or ``.jsonl`` file.
+        told: The producer the user named (None: told from each response's shape).
+
+    Returns:
+        Episodes (ids as the file gives them) and issues, for ``keep_items``.
+    """
+    items: list[Episode | ImportIssue] = []
+    try:
+        for item in _file_episodes(file, told):
+            if isinstance(item, Episode):
+                items.append(unstorable(item, str(file)) or item)  # an episode that cannot be stored is its own issue
+            else:
+                items.append(ImportIssue(str(file), item.location, item.message))
+    except Exception as error:  # noqa: BLE001 - whatever a file does, the batch goes on
+        items.append(ImportIssue(str(file), "", unexpected(error)))
+    return items
 
 
 def _file_episodes(file: Path, told: Producer | None) -> Iterator[Episode | BadInput]:
@@ -114,7 +124,10 @@ def _response_episodes(file: Path, where: str, response: Any, told: Producer | N
         raise BadInput(where, "no 'trajectories' list: not a task-app rollout response")
     summary = dig(response, "metrics", "details", "stepwise")
     summary = dict(summary) if isinstance(summary, Mapping) else None
-    producer = (told, "given: --producer") if told else response_producer(response)
+    try:
+        producer = chosen_producer(told, response_producer(response))
+    except WorkbenchError as error:
+        raise BadInput(where, str(error)) from None
     context = RolloutContext(file, where, response, *_logged_config(response, summary), summary, *producer)
     for t, trajectory in enumerate(trajectories):
         path = join_path(where, f"trajectories[{t}]")

@@ -8,12 +8,9 @@ messages' or, in 0.2.16-0.2.24, the ``cais`` events' tool calls, rows stored twi
 estimated counts): docs/importing-rollouts.md, "The trace database".
 """
 
-from __future__ import annotations
-
 import sqlite3
 from collections.abc import Collection, Mapping
 from contextlib import closing
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -21,13 +18,15 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from workbench.data.episodes import Episode
+from workbench.data.importers import trace_outcomes
 from workbench.data.importers.batch import BadInput, ImportIssue, ImportResult, batch_files, unexpected
 from workbench.data.importers.counts import estimated_counts
 from workbench.data.importers.decisions import calls_text, decision_actions
 from workbench.data.importers.observations import Observed, observation
-from workbench.data.importers.producers import Producer, producer_for_version, trace_producer, weights_ignored
+from workbench.data.importers.producers import Producer, producer_for_version, weights_ignored
 from workbench.data.importers.rollout_episode import check_step_order, normalised_decisions, state_arrays, views_of
 from workbench.data.importers.toolcalls import policy_tool_calls
+from workbench.data.importers.trace_batch import TraceBatch, TraceSession, report_batch
 from workbench.data.importers.trace_columns import (
     cais_model_words,
     cais_tool_calls,
@@ -37,50 +36,6 @@ from workbench.data.importers.trace_columns import (
 )
 from workbench.data.importers.trace_db import Locked, NoTraceTables, connect, is_locked, rows
 from workbench.errors import EpisodeError
-
-
-@dataclass(frozen=True)
-class TraceSession:
-    """One row of ``session_traces``: its id (the rollout's run id), when it began, its metadata
-    (the seed among others) and whether it has ended (an outcome row exists).
-
-    Attributes:
-        session_id: The session's id (the rollout's run id; its episode's id).
-        created_at: When it began, as stored (None when not stored).
-        metadata: The session's metadata object ({} when unreadable: see ``problem``).
-        finished: Whether it has ended (its ``outcome_rewards`` row exists).
-        problem: Why it cannot be read at all (metadata not UTF-8, nested too deeply), or None.
-    """
-
-    session_id: str
-    created_at: str | None
-    metadata: dict[str, Any]
-    finished: bool
-    problem: str | None = None
-
-
-@dataclass
-class TraceBatch:
-    """What one read of the database gave: episodes of finished sessions, problems, running ids.
-
-    Attributes:
-        episodes: One episode per finished session read, its id the session's.
-        errors: One issue per finished session that cannot be read (location ``session <id>``).
-        running: The ids of sessions not finished yet (not read).
-        skipped: How many sessions (finished or running) were left out for their id in ``skip``.
-        locked: The ids of finished sessions a writer held locked at their read: read again later.
-    """
-
-    episodes: list[Episode] = field(default_factory=list)
-    errors: list[ImportIssue] = field(default_factory=list)
-    running: list[str] = field(default_factory=list)
-    skipped: int = 0
-    locked: list[str] = field(default_factory=list)
-
-    @property
-    def imported(self) -> list[str]:
-        """The session ids read into episodes (a follower adds them to its ``skip``)."""
-        return [e.id for e in self.episodes]
 
 
 def trace_sessions(db: str | Path, *, timeout: float | None = None) -> list[TraceSession]:
@@ -158,6 +113,36 @@ def read_trace_sessions(
     batch.skipped = len(every) - len(sessions)
     batch.running = [s.session_id for s in sessions if not s.finished]
     todo = [s for s in sessions if s.finished]
+    read = read_sessions(db, todo, config=config, progress=progress, producer=producer, timeout=timeout)
+    batch.episodes, batch.errors, batch.locked = read.episodes, read.errors, read.locked
+    return batch
+
+
+def read_sessions(
+    db: Path,
+    sessions: list[TraceSession],
+    *,
+    config: Mapping[str, Any] | None = None,
+    progress: bool = False,
+    producer: Producer | None = None,
+    timeout: float | None = None,
+) -> TraceBatch:
+    """The episodes of some finished ``sessions`` of ``db`` (listed by ``trace_sessions``):
+    ``read_trace_sessions`` without the listing, for a worker given its share of them.
+
+    Args:
+        db: The trace database file.
+        sessions: Finished sessions to read.
+        config: The step_rewards table the rollouts ran with, if known.
+        progress: Show a progress bar (when there are two sessions or more).
+        producer: The loop that wrote ``db``, if the user says (None: told per session).
+        timeout: Seconds to wait for a writer's lock (None: ``READ_TIMEOUT_S``).
+
+    Returns:
+        The episodes, one error per bad session and the ids locked past ``timeout``.
+    """
+    batch = TraceBatch()
+    todo = sessions
     with closing(connect(db, timeout=timeout)) as connection:
         for session in tqdm(todo, desc="sessions", unit="session", disable=not progress or len(todo) < 2):
             if session.problem is not None:
@@ -172,6 +157,8 @@ def read_trace_sessions(
                     batch.errors.append(ImportIssue(str(db), f"session {session.session_id}", unexpected(error)))
                 else:
                     batch.locked.append(session.session_id)
+            except trace_outcomes.EmptySession:
+                batch.empty.append(session.session_id)
             except BadInput as error:
                 # The location is exactly "session <id>" (a follower reads the id from it); the
                 # place inside the session, when known, leads the message.
@@ -207,9 +194,9 @@ def import_traces(
     Raises:
         WorkbenchError: ``producer`` names no known Crafter loop.
     """
-    told = producer_for_version(producer) if producer else None
+    told = producer_for_version(producer) if producer is not None else None  # "" is refused
     files, collected = batch_files(Path(db), ("*.db",), "trace databases (.db)")
-    notes = []
+    notes: list[str] = []
     for file in files:
         try:
             batch = read_trace_sessions(file, skip=skip, config=config, progress=progress, producer=told)
@@ -219,20 +206,7 @@ def import_traces(
         for episode in batch.episodes:
             collected.add(episode, str(file))
         collected.errors.extend(batch.errors)
-        for session_id in batch.locked:
-            collected.errors.append(
-                ImportIssue(str(file), f"session {session_id}", "locked by another process: import again later")
-            )
-        if batch.skipped:
-            notes.append(f"{file}: {batch.skipped} session(s) already imported (ids the corpus holds) skipped")
-        for session_id in batch.running:
-            collected.warnings.append(
-                ImportIssue(
-                    str(file),
-                    f"session {session_id}",
-                    "still running (no outcome row yet): not imported; import again later",
-                )
-            )
+        report_batch(collected, notes, file, batch)
     result = collected.result(len(files))
     result.notes.extend(notes)
     return result
@@ -251,6 +225,9 @@ def _session_episode(
     (0.2.16-0.2.24 write no messages), they are the policy's reading of each ``cais`` event's
     ``output_tool_calls`` (``policy_tool_calls``), what its rollout's steps hold."""
     sid = session.session_id
+    # "+event_type" / "+message_type": the session's index, not the type's. SQLite (no ANALYZE
+    # statistics) otherwise picks idx_event_type and scans every session's events of that type for
+    # each session: an import quadratic in the database (10,000 decisions: 38 of 51 s in queries).
     turns = {
         int(r[0]): int(r[1] if r[1] is not None else r[2])
         for r in rows(connection, "SELECT id, turn_number, step_index FROM session_timesteps WHERE session_id = ?", sid)
@@ -260,7 +237,7 @@ def _session_episode(
         rows(
             connection,
             "SELECT id, timestep_id, reward, system_state_before, system_state_after, metadata FROM events "
-            "WHERE session_id = ? AND event_type = 'environment' ORDER BY id",
+            "WHERE session_id = ? AND +event_type = 'environment' ORDER BY id",
             sid,
         ),
         "environment event",
@@ -269,7 +246,7 @@ def _session_episode(
         turns,
         rows(
             connection,
-            "SELECT id, timestep_id, content FROM messages WHERE session_id = ? AND message_type = 'assistant' "
+            "SELECT id, timestep_id, content FROM messages WHERE session_id = ? AND +message_type = 'assistant' "
             "ORDER BY id",
             sid,
         ),
@@ -280,7 +257,7 @@ def _session_episode(
         turns,
         rows(
             connection,
-            "SELECT id, timestep_id, call_records FROM events WHERE session_id = ? AND event_type = 'cais' ORDER BY id",
+            "SELECT id, timestep_id, call_records FROM events WHERE session_id = ? AND +event_type = 'cais' ORDER BY id",
             sid,
         ),
         "LLM call event",
@@ -288,18 +265,28 @@ def _session_episode(
     )
     n = len(environment)
     if n == 0:
-        raise BadInput("", "has no environment events: an episode needs at least one decision")
-    producer, basis = (told, "given: --producer") if told else trace_producer(len(assistant), len(llm))
+        raise trace_outcomes.EmptySession("", trace_outcomes.EMPTY)
+    producer, basis = trace_outcomes.session_producer(told, len(assistant), len(llm))
     source, what = (assistant, "assistant message") if assistant or not llm else (llm, "cais event")
     missing = [t + 1 for t in range(n) if t not in source]
     if missing:
         raise BadInput("", f"decision(s) {missing[:5]} have no {what} (rows lost while tracing?)")
+    # Each decision's call_records parsed once (the tool calls and the model's words both read it).
+    llm = {
+        t: (row[0], row[1], json_value(row[2], f"decision {t + 1} cais event call_records"))
+        for t, row in llm.items()
+        if t < n
+    }
     if source is assistant:
         calls = [json_value(assistant[t][2], f"decision {t + 1} assistant message") for t in range(n)]
     else:
         calls = [policy_tool_calls(cais_tool_calls(llm[t], t)) for t in range(n)]
     episode = _build(db, session, environment, calls, llm, config, producer)
     episode.metadata["producer_basis"] = basis
+    trace_outcomes.outcome_metadata(connection, sid, episode.metadata)
+    partial = trace_outcomes.partial_note(n, len(turns))  # a decision begun but never played: the rollout failed there
+    if partial:
+        episode.metadata["partial"] = partial
     return episode
 
 
@@ -355,6 +342,8 @@ def _build(
         "counts": "estimated",
         "counts_note": "lower bounds from inventory changes, actions and unlocks (the trace database logs no counts)",
     }
+    if isinstance(session.metadata.get("policy_name"), str):
+        metadata["policy_name"] = session.metadata["policy_name"]  # as a rollout's request names it
     if states[0].max_steps:
         metadata["max_steps"] = states[0].max_steps
     metadata["producer"] = producer.name

@@ -44,12 +44,14 @@ marker (another format or schema version) is a ``CorpusFormatError`` naming it.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from workbench.data.episodes import INDEX_COLUMNS, Corpus, Episode, register_writer
 from workbench.data.storage import columnar
+from workbench.data.storage.checks import PartCheck, check_parts
 from workbench.data.storage.layout import (
     FORMAT,
     LOCK,
@@ -73,6 +75,8 @@ from workbench.util.atomic import write_errors_named
 __all__ = [
     "FORMAT",
     "add_events_tables",
+    "check_corpus",
+    "PartCheck",
     "SCHEMA_VERSION",
     "committed_parts",
     "episode_ids_by_part",
@@ -86,6 +90,8 @@ __all__ = [
     "remove_empty_corpus",
     "save_corpus",
     "save_episode",
+    "staged_save",
+    "StagedSave",
 ]
 
 
@@ -160,6 +166,76 @@ def save_corpus(corpus: Corpus, root: str | Path, *, overwrite: bool = False, pr
     return root
 
 
+class StagedSave:
+    """A save in several parts that commits whole or not at all (``staged_save``): each ``add``
+    writes one part without committing it; leaving the ``with`` block commits them all.
+
+    Args:
+        root: The corpus folder (its writers' lock held by ``staged_save``).
+        overwrite: Replace episodes whose ids ``root`` already holds.
+        held: The ids ``root`` holds (read under the lock).
+        hint: How the error for an id ``root`` holds names the way to replace it.
+    """
+
+    def __init__(self, root: Path, overwrite: bool, held: Collection[str], hint: str = "overwrite=True") -> None:
+        self.root = root
+        self.overwrite = overwrite
+        self.hint = hint
+        self.held = set(held)
+        self.staged: list[Path] = []
+        self.parts: list[str] = []
+
+    def add(self, corpus: Corpus) -> None:
+        """Write ``corpus`` as one more uncommitted part.
+
+        Args:
+            corpus: The episodes (ids unique in the whole save).
+
+        Raises:
+            TargetExistsError: An id ``root`` already holds, without ``overwrite``.
+            EpisodeValueError: A value that cannot be stored (nothing of this part is kept).
+        """
+        clashes = [i for i in corpus.ids if i in self.held]
+        if clashes and not self.overwrite:
+            raise TargetExistsError(
+                f"{self.root}: already holds episode(s) {clashes[:5]}; pass {self.hint} to replace them"
+            )
+        part = columnar.append(self.root, corpus, set(clashes), staged=self.staged)
+        if part is not None:
+            self.parts.append(part)
+
+
+@contextmanager
+def staged_save(root: str | Path, *, overwrite: bool = False, hint: str = "overwrite=True") -> Iterator[StagedSave]:
+    """For the ``with`` block: a save into ``root`` in parts (``StagedSave.add``; each bounds the
+    memory a large import needs to one part's episodes) that commits all of them when the block
+    ends, or none of them if it raises (Ctrl-C included): the folder is then as it was. The
+    writers' lock is held throughout; a crash mid-way leaves only files the next writer removes.
+
+    Args:
+        root: The corpus folder (made if missing).
+        overwrite: Replace episodes whose ids ``root`` already holds.
+        hint: How the error for an id ``root`` holds names the way to replace it.
+
+    Yields:
+        The save.
+
+    Raises:
+        TargetExistsError: From ``add``: an id ``root`` already holds, without ``overwrite``.
+        CorpusFormatError: ``root`` is of another schema version or unsafe.
+        OutputError: ``root`` cannot be written (disk full, no permission).
+    """
+    root = Path(root)
+    with write_errors_named(root, "cannot save the corpus"), writing(root):
+        save = StagedSave(root, overwrite, columnar.stored_ids(root), hint)
+        try:
+            yield save
+            columnar.commit_staged(root, save.staged)
+        except BaseException:
+            columnar.discard_staged(save.staged)
+            raise
+
+
 def save_episode(root: str | Path, episode: Episode, *, overwrite: bool = False) -> Path:
     """Add one episode to ``root`` (a part of its own); see ``save_corpus``.
 
@@ -177,20 +253,23 @@ def save_episode(root: str | Path, episode: Episode, *, overwrite: bool = False)
     return save_corpus(Corpus([episode]), root, overwrite=overwrite)
 
 
-def add_events_tables(root: str | Path) -> tuple[list[str], int]:
+def add_events_tables(root: str | Path, *, rebuild: bool = False) -> tuple[list[str], int]:
     """Give every committed part of ``root`` a current events table, so that it opens without
     decoding its decisions (``workbench.data.storage.events_table``).
 
-    Parts written before events tables have none, and a part whose decisions table changed
-    since it was written has a stale one; each such part's events are computed by the checked
+    Parts written before events tables have none, a part whose decisions table changed since it
+    was written has a stale one, and so has one made by another version of ``decision_events``;
+    each such part's (with ``rebuild``, every part's) events are computed by the checked
     decisions read (as opening would) and written, under the writers' lock. Other parts are
     left as they are.
 
     Args:
         root: The corpus folder.
+        rebuild: Rewrite every part's events table from its decisions, current or not (a table
+            forged with its digests recomputed is current; ``check_corpus(deep=True)`` finds it).
 
     Returns:
-        The names of the parts given an events table, and how many already had a current one.
+        The names of the parts given an events table, and how many were left as they were.
 
     Raises:
         CorpusFormatError: ``root`` is not a corpus folder, a table does not read, or
@@ -199,7 +278,26 @@ def add_events_tables(root: str | Path) -> tuple[list[str], int]:
     """
     root = Path(root)
     with write_errors_named(root, "cannot write the events tables"):
-        return columnar.add_events_tables(root)
+        return columnar.add_events_tables(root, rebuild=rebuild)
+
+
+def check_corpus(root: str | Path, *, deep: bool = False) -> list[PartCheck]:
+    """Check a corpus folder's derived tables against their source, part by part
+    (``workbench.data.storage.checks``): every check an open makes, each events table's state
+    and, with ``deep``, each part's events re-derived from its decisions and compared with its
+    events table value by value.
+
+    Args:
+        root: The corpus folder.
+        deep: Re-derive every part's events from its decisions.
+
+    Returns:
+        One ``PartCheck`` per part (its ``problems`` empty when sound).
+
+    Raises:
+        CorpusFormatError: ``root`` is not a corpus folder, or an episodes table does not read.
+    """
+    return check_parts(Path(root), deep=deep)
 
 
 def read_index(root: str | Path) -> list[dict[str, Any]]:

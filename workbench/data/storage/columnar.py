@@ -11,6 +11,8 @@ columns are decoded whole when first asked for.
 
 from __future__ import annotations
 
+import os
+import secrets
 from collections.abc import Collection
 from dataclasses import replace
 from functools import partial
@@ -35,10 +37,10 @@ from workbench.data.episodes import (
     index_frame,
     narrow,
 )
-from workbench.data.episodes.events import decision_events
+from workbench.data.episodes.events import DecisionEvents, decision_events
 from workbench.data.storage import frames as frame_codec
 from workbench.data.storage.decode import Part, checked, largest_count, read_arrays, read_table
-from workbench.data.storage.events_table import file_digest, read_part_events, write_events
+from workbench.data.storage.events_table import file_digest, stored_events, write_events
 from workbench.data.storage.layout import (
     committed_parts,
     new_part_name,
@@ -52,7 +54,7 @@ from workbench.data.storage.rows import check_episodes_table, episode_row, parse
 from workbench.data.storage.schema import EPISODE_SCHEMA, Texts, check_schema, decisions_table, episodes_table
 from workbench.data.storage.stream import part_events, read_events
 from workbench.errors import CorpusFormatError
-from workbench.util.atomic import atomic_path
+from workbench.util.atomic import atomic_path, fsync_file, fsync_folder
 
 #: Rows per batch written: bounds a write's memory.
 WRITE_BATCH = 1 << 18
@@ -85,23 +87,30 @@ def stored_ids(root: Path) -> dict[str, str]:
     return {episode_id: part for part, ids in part_ids(root).items() for episode_id in ids}
 
 
-def append(root: Path, corpus: Corpus, replaces: set[str], *, progress: bool = False) -> str | None:
+def append(
+    root: Path, corpus: Corpus, replaces: set[str], *, progress: bool = False, staged: list[Path] | None = None
+) -> str | None:
     """Write ``corpus`` as one new part of ``root`` (under the lock, ids already checked);
     ``replaces`` are ids an earlier part holds; ``progress`` shows a tqdm bar per table. Returns
-    the part's name (None for no episodes)."""
+    the part's name (None for no episodes).
+
+    With ``staged`` (a list), the part is written but not committed: its episodes table, the
+    commit record, is left under a temporary name, and every file of the part is appended to
+    ``staged`` (the temporary episodes table last) for ``commit_staged`` or ``discard_staged``."""
     if len(corpus) == 0:
         return None
     part = new_part_name()
     extras = [corpus.episode_extras(i) for i in range(len(corpus))]
     texts = _texts(extras)
     index = corpus.index
-    index_rows = [{column: index[column].iat[i] for column in index.columns} for i in range(len(extras))]
-    for row, e in zip(index_rows, extras):  # every row checked before anything is written
-        episode_row(row, e, -1, False)
+    columns = {column: index[column].tolist() for column in index.columns}  # a column at a time, not a cell
+    index_rows = [{column: values[i] for column, values in columns.items()} for i in range(len(extras))]
+    # Every row built and checked before anything is written (its JSON texts made once).
+    rows = [episode_row(row, e, -1, e.id in replaces) for row, e in zip(index_rows, extras)]
     written: list[Path] = []
     try:
         decisions = part_file(root, "decisions", part)
-        events: list[dict[str, np.ndarray]] = []
+        events: list[DecisionEvents] = []
         steps: list[np.ndarray] = []
         with atomic_path(decisions) as tmp:
             writer = None
@@ -127,8 +136,17 @@ def append(root: Path, corpus: Corpus, replaces: set[str], *, progress: bool = F
         written.append(events_path)  # removed with the rest if anything after it fails
         write_events(events_path, [e.id for e in extras], np.concatenate(steps), events, digest)
         groups = _write_frames(root, part, extras, written, progress)
-        rows = [episode_row(row, e, group, e.id in replaces) for row, e, group in zip(index_rows, extras, groups)]
+        for row, group in zip(rows, groups):
+            row["frames_group"], row["has_frames"] = group, group >= 0
         episodes = part_file(root, "episodes", part)
+        if staged is not None:
+            # A temporary name (atomic's): a crash leaves it for the next writer to remove.
+            pending = episodes.with_name(f".{episodes.name}.{secrets.token_hex(8)}.tmp")
+            written.append(pending)
+            pq.write_table(episodes_table(rows), str(pending), compression="zstd", write_page_checksum=True)
+            fsync_file(pending)
+            staged.extend(written)
+            return part
         with atomic_path(episodes) as tmp:
             pq.write_table(episodes_table(rows), str(tmp), compression="zstd", write_page_checksum=True)
     except BaseException:
@@ -136,6 +154,30 @@ def append(root: Path, corpus: Corpus, replaces: set[str], *, progress: bool = F
             path.unlink(missing_ok=True)
         raise
     return part
+
+
+def commit_staged(root: Path, staged: list[Path]) -> None:
+    """Commit the parts ``append`` staged (under the lock that staged them): each temporary
+    episodes table renamed into place, its part's commit. If a rename fails, those already made
+    are undone (renamed back) before raising, so no staged part stays committed."""
+    pending = [path for path in staged if path.parent.name == "episodes"]
+    done: list[tuple[Path, Path]] = []
+    try:
+        for path in pending:
+            target = path.parent / path.name[1:].rsplit(".", 2)[0]  # ".<part>.parquet.<hex>.tmp"
+            os.rename(path, target)
+            done.append((path, target))
+        fsync_folder(root / "episodes")
+    except BaseException:
+        for path, target in reversed(done):
+            os.rename(target, path)
+        raise
+
+
+def discard_staged(staged: list[Path]) -> None:
+    """Remove every file of parts ``append`` staged (never committed)."""
+    for path in staged:
+        path.unlink(missing_ok=True)
 
 
 def _texts(extras: list[EpisodeExtras]) -> list[Texts] | None:
@@ -161,18 +203,19 @@ def _write_frames(root: Path, part: str, extras: list[EpisodeExtras], written: l
     return groups
 
 
-def add_events_tables(root: Path) -> tuple[list[str], int]:
-    """Give each committed part of ``root`` without a current events table one (under the
-    lock): parts written before events tables, or whose decisions table changed since. Each is
-    computed by the checked decisions read, as opening would. Returns the parts written and
-    how many already had a current one."""
+def add_events_tables(root: Path, *, rebuild: bool = False) -> tuple[list[str], int]:
+    """Give each committed part of ``root`` without a current events table one (every part, with
+    ``rebuild``), under the lock: parts written before events tables, whose decisions table
+    changed since, made by another ``EVENTS_VERSION`` or damaged. Each is computed by the
+    checked decisions read, as opening would. Returns the parts written and how many were left
+    as they were."""
     refuse_symlinks(root)
     read_marker(root)  # never makes a corpus folder of another folder
     written: list[str] = []
     with writing(root):
-        parts = _parts(root, None)
+        parts = read_parts(root, None)
         for part in parts:
-            if read_part_events(root, part, 0) is not None:
+            if not rebuild and stored_events(root, part, 0).events is not None:
                 continue
             decisions = part_file(root, "decisions", part.name)
             digest = file_digest(decisions)  # under the lock: the table read next is this one
@@ -194,7 +237,7 @@ def load(root: Path, only: Collection[str] | None = None) -> Corpus:
     read again, whole, when first asked for (an episode, ``decision_arrays``)."""
     refuse_symlinks(root)
     read_marker(root)
-    parts = _parts(root, only)
+    parts = read_parts(root, only)
     rows_seen = sum(int(p.episodes.column("decisions").to_numpy().sum()) + p.episodes.num_rows for p in parts)
     if not parts:  # a folder whose only writes failed their checks: an empty corpus
         return Corpus()
@@ -207,12 +250,24 @@ def load(root: Path, only: Collection[str] | None = None) -> Corpus:
         lengths=np.concatenate([p.episodes.column("decisions").to_numpy() for p in parts]),
         events=None if events is None else [events],
     )
-    live, index = _live_episodes(root, parts)
+    live, index = live_episodes(root, parts)
     return Corpus.from_store(store, live, index)
 
 
-def _parts(root: Path, only: Collection[str] | None) -> list[Part]:
-    """The committed parts (those named in ``only``, when given), their episodes tables read and checked."""
+def read_parts(root: Path, only: Collection[str] | None) -> list[Part]:
+    """The committed parts of ``root`` (those named in ``only``, when given), their episodes
+    tables read and checked.
+
+    Args:
+        root: The corpus folder.
+        only: Part names to read (None: every part).
+
+    Returns:
+        The parts, in commit order.
+
+    Raises:
+        CorpusFormatError: An episodes table does not read or holds a bad value; names the file.
+    """
     parts: list[Part] = []
     episodes_seen = rows_seen = 0
     for name in committed_parts(root):
@@ -234,11 +289,23 @@ def _read_arrays(root: Path, parts: list[Part], rows: int) -> DecisionArrays:
     return read_arrays(root, parts, rows, count_dtype(largest_count(root, parts)))
 
 
-def _live_episodes(root: Path, parts: list[Part]) -> tuple[list[int], pd.DataFrame]:
+def live_episodes(root: Path, parts: list[Part]) -> tuple[list[int], pd.DataFrame]:
     """The store episodes the corpus shows, in order, and its index: an id written again with
     ``replaces`` takes its first position and its newest data; an id in two parts otherwise is
     an error naming both (ids never collide). Read column by column (a dict per row took 26 of
-    the ~45 ms this took for 3,000 episodes)."""
+    the ~45 ms this took for 3,000 episodes).
+
+    Args:
+        root: The corpus folder.
+        parts: Its parts (``read_parts``).
+
+    Returns:
+        The store positions of the episodes shown, and the corpus index.
+
+    Raises:
+        CorpusFormatError: An id is in two parts without ``replaces``, or a metadata document
+            does not read; names the file.
+    """
     columns: dict[str, list[Any]] = {name: [] for name in INDEX_COLUMNS}
     replaces: list[bool] = []
     part_names: list[str] = []
