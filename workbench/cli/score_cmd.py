@@ -232,7 +232,7 @@ def run_compare(args: argparse.Namespace) -> int:
     """Print two configs' returns, ranks, groups and largest changes side by side; exit status 0."""
     if args.top < 1:
         raise UsageError(f"--top must be at least 1, not {args.top}")
-    if args.distance and not 0.0 <= args.gamma <= 1.0:  # before any table is read
+    if args.distance and args.gamma is not None and not 0.0 <= args.gamma <= 1.0:  # before any table is read
         raise UsageError(f"--gamma must be within [0, 1], not {args.gamma}")
     config_a, config_b = read_config(args.config_a), read_config(args.config_b)
     corpus = open_corpus(args.corpus)
