@@ -103,6 +103,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(importer: Callable[..., ImportResult], args: argparse.Namespace) -> int:
     """Import into ``--out`` (``import_into``: in parts that commit together, on ``--workers``
     processes or ``--cluster``), print the report; exit status 1 when some input failed."""
+    from workbench.data.importers.pipeline import import_into  # only when importing
+    from workbench.data.storage import episode_ids_by_part
+
     if not Path(args.path).exists():
         raise UsageError(f"{args.path}: no such file or folder")
     if args.cluster and args.workers > 1:
