@@ -11,9 +11,7 @@ from workbench.cli.common import add_cluster_argument, cluster_client
 from workbench.cli.errors import UsageError
 from workbench.core.config import RewardConfig
 from workbench.data.importers import ImportResult, import_crafter_recorder, import_rollouts, import_traces
-from workbench.data.importers.pipeline import import_into
 from workbench.data.opening import index_errors_named
-from workbench.data.storage import episode_ids_by_part
 from workbench.data.storage.layout import MARKER
 
 EXAMPLE = """\
