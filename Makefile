@@ -6,6 +6,8 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 LOCK   := requirements/dev.txt
+# Held while the venv is (re)installed (beside it, not in it: the venv may not exist yet).
+INSTALL_LOCK := .venv.install.lock
 # make lock's resolution: one lock for every platform, for the Python CI runs.
 UV_COMPILE = pip compile pyproject.toml requirements/build.in --extra dev --generate-hashes --universal \
 	--python-version 3.11 --custom-compile-command "make lock" --quiet
@@ -13,16 +15,20 @@ CHROMIUM := /usr/bin/chromium
 # JupyterLab refuses to run as root unless told (containers and CI machines often are root).
 ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
 
-.PHONY: lab app test test-fast test-latest test-lowest lint docs install lock clean
+.PHONY: lab app test test-fast test-latest test-lowest test-floors lint docs install lock clean
 
 # Re-install only when the lock (or the package's metadata) changes, so the second run is quick.
 # pip checks every file against the lock's hashes; the package itself goes in without its
 # dependencies (they are the lock's) and is built by the lock's setuptools.
+# Two `make install` at once would run pip into one .venv together: the recipe holds a lock
+# (flock, util-linux) and, once it has it, looks again whether the other one already did the work.
 $(STAMP): $(LOCK) pyproject.toml
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --require-hashes -r $(LOCK)
-	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
-	touch $(STAMP)
+	flock -w 3600 $(INSTALL_LOCK) sh -ec ' \
+	  if [ -f $(STAMP) ] && [ $(STAMP) -nt $(LOCK) ] && [ $(STAMP) -nt pyproject.toml ]; then exit 0; fi; \
+	  test -x $(BIN)/python || $(PYTHON) -m venv $(VENV); \
+	  $(BIN)/python -m pip install --quiet --require-hashes -r $(LOCK); \
+	  $(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .; \
+	  touch $(STAMP)'
 
 install: $(STAMP)
 
@@ -61,9 +67,9 @@ docs: $(STAMP)
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest tests -m "not crafter and not slow and not browser and not taskapp" -q
 
-## make test: the docs site and lint, then every test: unit, property, CLI, real Crafter, the real task-app
-## server, the widgets in JupyterLab in chromium, and the notebooks under nbval.
-test: docs lint $(CHROMIUM)
+## make test: the docs site, lint and the floors check, then every test: unit, property, CLI, real Crafter,
+## the real task-app server, the widgets in JupyterLab in chromium, and the notebooks under nbval.
+test: docs lint test-floors $(CHROMIUM)
 	$(BIN)/python -m pytest tests notebooks --nbval --nbval-current-env --nbval-sanitize-with notebooks/nbval_sanitize.cfg
 
 ## make test-latest: what `pip install` gives a user today: a fresh venv (.venv-latest) with the
@@ -71,10 +77,15 @@ test: docs lint $(CHROMIUM)
 test-latest: $(STAMP) $(CHROMIUM)
 	$(BIN)/python scripts/test_ranges.py latest
 
+## make test-floors: every floor pyproject.toml states is one a resolution installs (uv resolves the core and
+## each extra at their floors; no venv, no tests: seconds once uv's cache is warm). make test-lowest runs it too.
+test-floors: $(STAMP)
+	$(BIN)/python scripts/test_ranges.py floors
+
 ## make test-lowest: the lowest versions the ranges allow (each direct dependency at its floor,
 ## the core's and every extra's), in a fresh venv (.venv-lowest), with `make test-fast`'s tier.
 test-lowest: $(STAMP)
 	$(BIN)/python scripts/test_ranges.py lowest
 
 clean:
-	rm -rf $(VENV) .venv-latest .venv-lowest .pytest_cache build site *.egg-info
+	rm -rf $(VENV) $(INSTALL_LOCK) .venv-latest .venv-lowest .pytest_cache build site *.egg-info

@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/bench_detectors.py                        # the shipped benchmark
     .venv/bin/python benchmarks/bench_detectors.py --path corpora/bench   # one `workbench benchmark make` made
     # the docs' table: workbench benchmark make --out corpora/benchmark-s3 --episodes 16 --max-steps 500 --seed 3
-    .venv/bin/python benchmarks/bench_detectors.py --path corpora/benchmark-s3 --accuracy-json workbench/analysis/detector_accuracy.json
+    .venv/bin/python benchmarks/bench_detectors.py --path corpora/benchmark-s3
     .venv/bin/python benchmarks/bench_detectors.py --markdown docs/detector-accuracy-table.md
 
 For every shipped config (``configs/*.yaml``) and every detector that judges episodes, each
@@ -27,17 +27,19 @@ tuned on); 95% stratified-bootstrap intervals (resampling episodes within each p
 rliable resamples runs within tasks, Agarwal et al. 2021); and time-to-flag: following each
 held-out hacker's episodes in order, how many episodes pass until the first flag (median over
 hackers; "never" counts the hackers never flagged).
+
+What ``audit`` carries as each flag's ``measured`` row (``detector_accuracy.json``) is written by
+``benchmarks/bench_detectors_lofo.py`` (leave-one-family-out, with the loop signs); this script
+measures the per-episode detectors on one held-out split, with thresholds chosen on the tune split.
 """
 
 from __future__ import annotations
 
 import argparse
 import glob
-import json
 import os
 import warnings
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
@@ -136,25 +138,6 @@ def _pooled_row(detector: str, parts: list[tuple[np.ndarray, np.ndarray, np.ndar
     return Row("pooled", detector, "audit", DETECTORS[detector], rates(flagged, exploit), low, high, {})
 
 
-def accuracy_json(rows: list[Row], pooled: list[Row], benchmark: str) -> dict[str, Any]:
-    """What ``workbench.analysis.detector_accuracy.measured`` reads: audit-threshold rows."""
-
-    def entry(row: Row) -> dict[str, Any]:
-        names = ("precision", "recall", "fpr")
-        values = {n: _number(v) for n, v in zip(names, row.point)}
-        return {**values, "low": _number(row.low[0]), "high": _number(row.high[0]), "threshold": row.threshold}
-
-    configs: dict[str, dict[str, Any]] = {}
-    for row in rows:
-        if row.which in ("audit", "shipped"):
-            configs.setdefault(row.config, {})[row.detector] = entry(row)
-    return {"benchmark": benchmark, "configs": configs, "pooled": {row.detector: entry(row) for row in pooled}}
-
-
-def _number(value: float) -> float | None:
-    return round(float(value), 4) if np.isfinite(value) else None
-
-
 def main() -> None:
     """Measure and print the table (and write it with ``--markdown``)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -162,9 +145,6 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=2000, help="bootstrap resamples (default 2000)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--markdown", default=None, help="also write the table to this file")
-    parser.add_argument(
-        "--accuracy-json", default=None, help="also write audit-threshold rows here (what audit --json carries)"
-    )
     args = parser.parse_args()
     bench = load_benchmark(args.path)
     labels = bench.labels
@@ -194,11 +174,6 @@ def main() -> None:
     if args.markdown:
         with open(args.markdown, "w") as handle:
             handle.write(table)
-    if args.accuracy_json:
-        name = f"{args.path or 'shipped'}: held-out split, {len(held)} episodes, {args.reps} resamples"
-        with open(args.accuracy_json, "w") as handle:
-            json.dump(accuracy_json(rows, pooled, name), handle, indent=1)
-            handle.write("\n")
 
 
 if __name__ == "__main__":

@@ -27,7 +27,7 @@ from workbench.core.config import RewardConfig
 from workbench.data.sample import sample_corpus
 from workbench.data.storage import columnar, events_table, load_corpus, stream
 from workbench.data.storage.decode import OPEN_COLUMNS, READ_COLUMNS
-from workbench.data.storage.layout import ParquetReader
+from workbench.data.storage.parquet import ParquetReader
 from workbench.scoring import prepare, score, scores, slot_weights
 from workbench.scoring.resource_part import resource_part
 from workbench.util.memory import retain_freed_memory

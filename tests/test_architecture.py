@@ -18,6 +18,8 @@ import grimp
 import pytest
 from helpers import REPO
 
+from workbench.core.reward import STRATEGY_ALIASES
+
 PACKAGE = REPO / "workbench"
 MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 80
@@ -213,3 +215,53 @@ def test_nothing_loose_at_the_top_of_the_package_besides_the_layers():
     assert not loose, f"modules at the top of workbench/ that belong in a layer package: {sorted(loose)}"
     packages = {path.parent.name for path in PACKAGE.glob("*/__init__.py")}
     assert {"util", "core", "data", "scoring", "analysis", "env", "views", "cli"} <= packages
+
+
+def _strategy_branches(tree: ast.Module) -> list[int]:
+    """Lines of ``tree`` that ask a strategy by name: ``effective_strategy``, ``.per_achievement``,
+    the names ``PER_ACHIEVEMENT`` / ``CONSISTENT``, or a comparison with a strategy spelling."""
+    spellings = set(STRATEGY_ALIASES) | set(STRATEGY_ALIASES.values())
+    lines = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr in {"effective_strategy", "per_achievement"}:
+            lines.append(node.lineno)
+        elif isinstance(node, ast.Name) and node.id in {"PER_ACHIEVEMENT", "CONSISTENT"}:
+            lines.append(node.lineno)
+        elif isinstance(node, ast.Compare):
+            operands = [node.left, *node.comparators]
+            if any(isinstance(o, ast.Constant) and o.value in spellings for o in operands):
+                lines.append(node.lineno)
+    return lines
+
+
+def test_no_branch_on_the_reward_strategy_outside_core():
+    # Every layer asks the config's rule (workbench.core.reward_rule) what it pays; a new strategy
+    # or synth-ai release is a new rule in core, not an edit in every file that branched on a name.
+    found = {}
+    for name, path in _sources():
+        if name.startswith("workbench.core"):
+            continue
+        lines = _strategy_branches(ast.parse(path.read_text(encoding="utf-8")))
+        if lines:
+            found[name] = lines
+    assert not found, f"branches on the strategy's name outside workbench.core (ask config.rule): {found}"
+    # The issue's own check: no file of the package outside core names them at all.
+    named = [
+        str(path.relative_to(REPO))
+        for path in sorted(PACKAGE.rglob("*"))
+        if path.is_file()
+        and path.suffix in {".py", ".md", ".yaml", ".json"}
+        and not path.is_relative_to(PACKAGE / "core")
+        and any(
+            word in path.read_text(encoding="utf-8", errors="replace")
+            for word in ("PER_ACHIEVEMENT", "effective_strategy")
+        )
+    ]
+    assert not named, f"files outside workbench/core naming PER_ACHIEVEMENT or effective_strategy: {named}"
+
+
+def test_the_strategy_check_sees_a_branch():
+    branching = ast.parse('if config.effective_strategy == PER_ACHIEVEMENT:\n    pass\nx = s == "complex"\n')
+    assert sorted(set(_strategy_branches(branching))) == [1, 3]
+    asking = ast.parse("if config.rule.pays_credits:\n    pass\n")
+    assert _strategy_branches(asking) == []

@@ -1,4 +1,4 @@
-"""The dashboard's saves into its workspace while a folder below it is swapped for a symlink: nothing lands outside."""
+"""The dashboard's saves into its workspace: nothing lands outside when a folder is swapped for a symlink, and two tabs never silently drop each other's saves or drafts."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 
 from workbench.core.config import RewardConfig
 from workbench.errors import WorkbenchError
-from workbench.views.app.workspace import Workspace, WorkspaceError
+from workbench.views.app.workspace import ChangedSinceLoadedError, Workspace, WorkspaceError
 
 CONFIG = RewardConfig(strategy="consistent")
 
@@ -100,3 +100,65 @@ def test_saves_racing_a_folder_swap_never_land_outside(tmp_path, folder):
         attacker.join()
     assert list(outside.iterdir()) == []
     assert written > 0 and swaps[0] >= 50
+
+
+# -- two tabs of one dashboard (issue 41): one tab's save or draft never silently drops the other's --
+
+
+def test_a_save_over_a_kept_config_another_tab_changed_is_refused_once(tmp_path):
+    Workspace(tmp_path / "ws").save("shared", RewardConfig(strategy="per_achievement", weights={"collect_wood": 1.0}))
+    tab_a, tab_b = Workspace(tmp_path / "ws"), Workspace(tmp_path / "ws")
+    assert (
+        tab_a.configs()[0]["shared"].weights["collect_wood"]
+        == 1.0
+        == tab_b.configs()[0]["shared"].weights["collect_wood"]
+    )
+    four = RewardConfig(strategy="per_achievement", weights={"collect_wood": 4.0})
+    tab_a.save("shared", four, overwrite=True)  # A saves it as 4
+    stale = RewardConfig(strategy="per_achievement", weights={"collect_wood": 1.5})
+    with pytest.raises(ChangedSinceLoadedError, match=r"shared\.yaml: changed since this tab loaded it"):
+        tab_b.save("shared", stale, overwrite=True)  # B, still showing 1, asks to replace it
+    assert RewardConfig.from_file(tmp_path / "ws" / "shared.yaml").weights["collect_wood"] == 4.0  # A's save stays
+    tab_a.save("shared", RewardConfig(strategy="per_achievement", weights={"collect_wood": 5.0}), overwrite=True)
+    # A wrote it last itself: its own save goes through; B asked once, and saving again replaces
+    # what it was told about ... unless it changed once more since (A's 5): told again.
+    with pytest.raises(ChangedSinceLoadedError):
+        tab_b.save("shared", stale, overwrite=True)
+    tab_b.save("shared", stale, overwrite=True)
+    assert RewardConfig.from_file(tmp_path / "ws" / "shared.yaml").weights["collect_wood"] == 1.5
+
+
+def test_a_file_saved_by_this_tab_then_by_another_is_not_replaced_unasked(tmp_path):
+    tab_a, tab_b = Workspace(tmp_path / "ws"), Workspace(tmp_path / "ws")
+    target = tmp_path / "ws" / "my_reward.yaml"  # the Tuner's save box in the workspace
+    tab_a.write_file(target, CONFIG)
+    tab_b.write_file(target, RewardConfig(strategy="per_achievement"), overwrite=True)
+    with pytest.raises(ChangedSinceLoadedError, match="my_reward.yaml: changed since"):
+        tab_a.write_file(target, CONFIG, overwrite=True)
+    assert RewardConfig.from_file(target).strategy == "per_achievement"
+
+
+def test_two_tabs_keep_two_drafts_and_a_restart_offers_both(tmp_path):
+    from workbench.data.sample import sample_corpus
+    from workbench.views.app.options import AppOptions
+    from workbench.views.app.session import AppSession
+
+    options = AppOptions(corpus=sample_corpus(), workspace=tmp_path / "ws")
+    tab_a, tab_b = AppSession(options), AppSession(options)
+    wood = tab_a.baseline.with_changes(weights={"collect_wood": 3.0})
+    stone = tab_b.baseline.with_changes(weights={"collect_stone": 2.5})
+    kept_a = tab_a.workspace.save_draft(wood)  # what each tab's Tuner change leaves (_keep_draft)
+    kept_b = tab_b.workspace.save_draft(stone)
+    os.utime(kept_a, ns=(1_000_000_000, 1_000_000_000))  # A's draft the older one
+    assert kept_a != kept_b and RewardConfig.from_file(kept_a) == wood  # B's draft did not replace A's
+    restarted = AppSession(options)
+    assert restarted.start == stone  # the Tuner starts from the newest draft, B's ...
+    (listed,) = restarted.drafts_listed  # ... and A's is a config of the session, and it says so
+    assert restarted.configs[listed] == wood and listed in restarted.status.text
+    assert listed not in restarted._compared()  # not scored in Compare unless sent there
+    # The restarted tab's first draft replaces the one it started from (no pile of drafts), never A's.
+    restarted.workspace.save_draft(stone.with_changes(weights={"collect_stone": 2.5, "place_table": 1.0}))
+    assert kept_a.is_file() and not kept_b.exists()
+    assert sorted(p.name for p in (tmp_path / "ws" / "drafts").iterdir()) == sorted(
+        [kept_a.name, restarted.workspace.draft_name]
+    )

@@ -121,15 +121,19 @@ def test_estimated_counts_are_labelled(hand):
     )
 
 
-def test_farming_parts_add_up_to_the_return(shaped):
+def test_farming_parts_add_up_to_the_return(sample, shaped):
     table = shaped.farming_episodes
     assert np.allclose(table["credits"] + table["resource"], table["return"], atol=1e-9)
     assert np.allclose(table["first_time"] + table["repeats"], table["resource"], atol=1e-9)
     per_event = shaped.farming.groupby("episode", sort=False)["repeat_paid"].sum()
     assert np.allclose(table.set_index("episode")["repeats"], per_event.reindex(table["episode"]).to_numpy())
-    # The sample's reward hacker: every farmer episode and nothing else.
-    assert table.loc[table["flagged"], "episode"].str.startswith("farmer").all()
-    assert table["flagged"].sum() == 3
+    # Flagged: the episodes whose loop pay outweighs their credits, by the task app's function
+    # decision by decision (helpers.reference); the sample's farmers' loops are among them.
+    pays = {episode.id: episode_pay(episode, SHAPED) for episode in sample}
+    expected = sorted(e for e, pay in pays.items() if abs(pay.loops) > abs(pay.credits))
+    assert sorted(table.loc[table["flagged"], "episode"]) == expected
+    assert expected and all(e.startswith("farmer") for e in expected)
+    assert np.allclose(table["loop_paid"], [pays[e].loops for e in table["episode"]], atol=1e-9)
 
 
 def test_dominance_shares_per_policy(sample, shaped):
@@ -379,7 +383,9 @@ def test_diagnosis_tables_flags_and_figure(shaped):
     fig = diagnosis_figure(shaped)
     assert isinstance(fig, Figure) and len(fig.axes) == 6
     titles = [ax.get_title() for ax in fig.axes]
-    assert titles[0].startswith("Farming") and titles[-1].startswith("Flags (21")
+    assert titles[0].startswith("Farming") and titles[-1].startswith(
+        "Flags (19"
+    )  # 1 farming, 2 dominance, 1 alignment, 15 dead
 
 
 def test_diagnose_errors(sample):

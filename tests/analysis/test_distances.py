@@ -9,6 +9,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from workbench.analysis.distances import (
+    distance_spread,
     epic_canonical,
     pair_reward,
     pearson_distance,
@@ -120,6 +121,7 @@ def test_potential_shaping_leaves_every_distance_zero(data):
     # STARC with LSTD: linear Phi = phi[0] * x; LSTD identifies V (and so cancels Phi) when its
     # matrix sum phi (phi - gamma phi')' is not 0 (with x = 0 at every start it is, and V cannot move)
     features, following = before.astype(float), after.astype(float)
+    assume(gamma < 1.0)  # STARC refuses gamma = 1 (test_starc_refuses_gamma_1_and_a_system_without_solution)
     assume(abs(float(features[:, 0] @ (features[:, 0] - gamma * following[:, 0]))) > 1e-6)
     r = gain(before, after)
     terminal = np.zeros(len(r), dtype=bool)
@@ -179,3 +181,40 @@ def test_thin_coverage_is_warned_and_bad_input_refused():
         reward_distance(sample_corpus(), SHAPED, CONSISTENT, "dard")
     with pytest.raises(AnalysisError, match="gamma must be within"):
         reward_distance(sample_corpus(), SHAPED, CONSISTENT, "epic", gamma=2.0)
+
+
+def test_starc_refuses_gamma_1_and_a_system_without_solution():
+    # One feature; a state x = 1 that stays x = 1 paying 1 every decision: its value at gamma is
+    # 1 / (1 - gamma). At gamma 0.5 LSTD: A = 1 (1 - 0.5) = 0.5, b = 1: w = 2, V(1) = 2, and
+    # C = 1 + 0.5 * 2 - 2 = 0. At gamma 1: A = 1 (1 - 1) = 0, b = 1: no w solves it (the value
+    # is infinite), which is what episodes cut at a step limit do to an undiscounted value.
+    stay = np.array([[1.0]])
+    np.testing.assert_allclose(starc_canonical(np.array([1.0]), stay, stay, 0.5, np.array([False])), [0.0])
+    with pytest.raises(AnalysisError, match="STARC needs gamma < 1"):
+        starc_canonical(np.array([1.0]), stay, stay, 1.0, np.array([False]))
+    # x = 1 -> 2 paying 1 at gamma 0.5: A = 1 (1 - 0.5 * 2) = 0, b = 1: no solution at gamma < 1 either
+    with pytest.raises(AnalysisError, match="no solution"):
+        starc_canonical(np.array([1.0]), stay, np.array([[2.0]]), 0.5, np.array([False]))
+    # the corpus API: STARC's default gamma is 0.99, 1 is refused
+    assert reward_distance(sample_corpus(), SHAPED, CONSISTENT, "starc", max_transitions=800).gamma == 0.99
+    assert reward_distance(sample_corpus(), SHAPED, CONSISTENT, "epic", max_transitions=800, samples=4).gamma == 1.0
+    with pytest.raises(AnalysisError, match="STARC needs gamma < 1"):
+        reward_distance(sample_corpus(), SHAPED, CONSISTENT, "starc", gamma=1.0)
+
+
+def test_the_spread_over_seeds_is_each_seed_run_alone():
+    corpus = sample_corpus()
+    spread = distance_spread(corpus, SHAPED, CONSISTENT, "epic", seeds=3, first_seed=4, max_transitions=800, samples=4)
+    alone = [
+        reward_distance(corpus, SHAPED, CONSISTENT, "epic", max_transitions=800, samples=4, seed=seed).value
+        for seed in (4, 5, 6)
+    ]
+    assert spread.values.tolist() == alone
+    assert [run.seed for run in spread.runs] == [4, 5, 6] and {run.samples for run in spread.runs} == {4}
+    assert spread.low == min(alone) and spread.high == max(alone) and spread.median == sorted(alone)[1]
+    # the draws matter: with 4 draws the seeds do not all agree
+    assert spread.high > spread.low
+    with pytest.raises(AnalysisError, match="seeds must be at least 1"):
+        distance_spread(corpus, SHAPED, CONSISTENT, "epic", seeds=0)
+    with pytest.raises(AnalysisError, match="samples must be at least 1"):
+        reward_distance(corpus, SHAPED, CONSISTENT, "epic", samples=0)

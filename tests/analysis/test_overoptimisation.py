@@ -54,8 +54,9 @@ def test_noisy_series_give_an_interval_around_the_least_squares_slope():
 def test_no_alarm_when_gold_keeps_rising_or_the_proxy_falls_with_it_or_gold_is_flat():
     rising = np.arange(30, dtype=float)
     both_rise = watch_series(rising, rising * 2, window=5, min_run=10, reps=200)
-    # the peak is the last position followed by 10 episodes (30 - 1 - 10 = 19); gold's slope +1
-    assert both_rise.peak == 19 and both_rise.gold_slope == pytest.approx(1.0) and not both_rise.alarm
+    # the top of the rolling mean of 5 is the last episode (mean of 27-29 = 28 > 27.5 at 28): the
+    # peak is not settled (no episode follows it), so no alarm whatever the slopes
+    assert both_rise.peak == 29 and not both_rise.settled and not both_rise.alarm
     gold = tent(30, 12)
     aligned = watch_series(gold, gold * 0.1, window=5, min_run=10, reps=200)
     assert aligned.peak == 12 and aligned.proxy_slope == pytest.approx(-0.1) and not aligned.alarm
@@ -150,3 +151,20 @@ def test_live_watch_reads_a_live_table_and_names_what_is_wrong():
         live_watch(pd.concat([table, other]))
     with pytest.raises(AnalysisError, match="at least 12 episodes"):
         live_watch(table.iloc[:11])
+
+
+def test_run_as_episodes_arrive_the_alarm_never_names_a_start_before_the_peak():
+    # Gold rises 1 per episode to 20, then falls 1 per episode (tent); the proxy rises 0.5 per
+    # episode throughout. Watched after each arrival (as the Live page re-runs live_watch), the
+    # centred rolling mean of 9 is symmetric about 20 once 4 episodes follow it, so its top is 20:
+    # a decline can start at 21 at the earliest. Before the fix, with 28-30 episodes the peak was
+    # sought only among positions followed by 10 episodes (17-19), the slope from there on was
+    # already negative, and the alarm named 18-20.
+    gold, proxy = tent(45, 20), 0.5 * np.arange(45)
+    watched = {n: watch_series(gold[:n], proxy[:n], window=9, min_run=10, reps=200) for n in range(12, 46)}
+    starts = [found.start for found in watched.values() if found.alarm]
+    # the peak at 20 is settled with 31 episodes (positions 21-30 follow it): from then on, alarm at 21
+    assert starts and set(starts) == {21}
+    assert len(starts) == 45 - 31 + 1
+    for n, found in watched.items():  # settled exactly when 10 episodes follow the top of the mean
+        assert found.settled == (found.peak <= n - 11)

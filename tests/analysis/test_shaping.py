@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from helpers import REPO
+from helpers.hand_episodes import hand_episode
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -16,8 +17,10 @@ from workbench.analysis.shaping import (
     segment_or,
     shaping_design,
 )
+from workbench.analysis.shaping.cycles import paid_once
 from workbench.core.config import RewardConfig
 from workbench.core.crafter_facts import ACHIEVEMENTS, INVENTORY_ITEMS
+from workbench.data.episodes import Corpus
 from workbench.data.sample import sample_corpus, search_corpus
 from workbench.errors import AnalysisError, ConfigError
 from workbench.scoring import score
@@ -215,3 +218,46 @@ def test_upstream_shaped_certificate_names_the_farmers_loops(corpus):
     shaping = certificate.components[certificate.components["role"] == "shaping"]
     assert shaping.index.max() < len(shaping)
     assert shaping.set_index("name").at["stone", "unexplained"] > 0
+
+
+def test_fifty_stone_laps_count_each_decision_once():
+    # 50 laps of mine a stone / place it. Rows (states: inventory, unlocked): 0 reset, 1 stone 1,
+    # 2 stone 0 with both unlocked, 3 stone 1 with both unlocked, then rows 4, 6, ..., 100 revisit
+    # row 2's state and rows 5, 7, ..., 99 row 3's: 97 cycles (2, 4), (3, 5), ..., (98, 100), each
+    # one lap paying lambda (0.15 stone + 0.10 collect_stone + 0.05 place_stone) = 0.15, so the
+    # cycles' own totals add to 97 * 0.15 = 14.55. The decisions inside them are 3 .. 100: laps
+    # 2 .. 50, 49 laps paying 49 * 0.15 = 7.35, which is what the certificate must report.
+    changes = []
+    for lap in range(1, 51):
+        changes += [{"stone": 1, "collect_stone": lap}, {"stone": 0, "place_stone": lap}]
+    corpus = Corpus([hand_episode("stone laps", changes, policy="hacker")])
+    certificate = certify(corpus, SHAPED)
+    assert len(certificate.cycles) == 97
+    assert certificate.cycles["paid"].sum() == pytest.approx(14.55)
+    assert certificate.cycle_paid == pytest.approx(7.35)
+    # independent: the scored reward of decisions 3 .. 100
+    decisions = score(corpus, SHAPED).decisions
+    assert decisions.loc[decisions["decision"].between(3, 100), "reward"].sum() == pytest.approx(7.35)
+    (loop,) = certificate.loops.itertuples()
+    assert loop.cycles == 97 and loop.paid == pytest.approx(7.35)
+    assert loop.paid_per_cycle == pytest.approx(0.15)  # what one lap pays (each cycle is one lap)
+    # the overlap in a plain pair of cycles: rows 1 .. 3 inside (0, 2) and (1, 3), each once
+    assert paid_once(np.array([0.0, 1.0, 2.0, 4.0, 8.0]), np.array([0, 1]), np.array([2, 3])) == 7.0
+
+
+def test_at_gamma_1_unlock_credits_are_a_potential_difference_and_the_certificate_says_what_that_means():
+    # Wood, then a table (HONEST-like, by hand): collect_wood unlocks at decision 1, place_table at
+    # decision 3. Phi(s) = lambda * (0.8 [collect_wood unlocked] + w_table [place_table unlocked])
+    # gives Phi(s') - Phi(s) = each credit exactly at gamma 1 (the flag rises once and stays),
+    # so a potential explains the credits: unexplained 0. At gamma 0.9, 0.9 Phi(s') - Phi(s) pays
+    # -0.1 Phi(s) on every later decision, which no credit does: no longer exact, and no note.
+    changes = [{"wood": 1, "collect_wood": 1}, {"wood": 2}, {"wood": 1, "place_table": 1}, {"wood": 2}]
+    corpus = Corpus([hand_episode("table", changes, policy="honest")])
+    at_1 = certify(corpus, SHAPED, gamma=1.0)
+    credits = at_1.components[at_1.components["kind"] == "achievement"]
+    assert set(credits["name"]) >= {"collect_wood"}
+    np.testing.assert_allclose(credits["unexplained"], 0.0, atol=1e-9)
+    assert "exactly a potential difference" in at_1.credit_note() and "not make them harmless" in at_1.credit_note()
+    assert certify(corpus, SHAPED, gamma=0.9).credit_note() == ""
+    consistent = RewardConfig.from_file(REPO / "configs" / "consistent.yaml")
+    assert certify(corpus, consistent).credit_note() == ""  # no per-achievement credits

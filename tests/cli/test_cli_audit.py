@@ -103,8 +103,13 @@ def test_the_sample_farmers_are_caught_by_their_loops(capsys, farmers: Path, sam
         loop = [f for f in config[where] if f["code"] == LOOP_CODE][0]
         assert loop["evidence"]["replay"]["link"].startswith(f"?view=replayer&episode={loop['subject']}&decision=")
         assert loop["measured"]["config"] == config["name"]
+    # repeats-outweigh-credits counts loop pay only (counts at the cap, materials regained): the
+    # farmer whose loop paid more than its credits; the loop signs find every farmer's stone loop
     subjects, where = findings(shaped, "repeats-outweigh-credits")
-    assert sorted(subjects) == farmer_ids and where == ("flags" if gating("repeats-outweigh-credits") else "notes")
+    assert subjects and set(subjects) <= set(farmer_ids)
+    assert where == ("flags" if gating("repeats-outweigh-credits") else "notes")
+    subjects, where = findings(shaped, "spent-and-regained")
+    assert sorted(subjects) == farmer_ids and where == ("flags" if gating("spent-and-regained") else "notes")
     # the exit status and `clean` follow the flags alone
     assert code == (1 if shaped["flags"] or recommended["flags"] else 0)
     assert report["clean"] is (code == 0)
@@ -113,9 +118,10 @@ def test_the_sample_farmers_are_caught_by_their_loops(capsys, farmers: Path, sam
     code, out, _ = run(capsys, farmers, "--config", SHAPED, "--dead-entries", "off")
     prefix = "  [farming] " if gating(LOOP_CODE) else "  note [farming] "
     assert out.count(prefix + LOOP_CODE) == len(farmer_ids)
-    assert (
-        out.count("evidence: place_stone/collect_stone x") + out.count("evidence: place_plant/collect_sapling x") >= 6
-    )
+    assert out.count("evidence: place_stone/collect_stone x") + out.count(
+        "evidence: place_plant/collect_sapling x"
+    ) >= len(farmer_ids)
+    assert out.count("evidence: materials spent and regained (most: stone) x") == len(farmer_ids)
     assert "measured on the benchmark (upstream_shaped): precision" in out
 
 
@@ -143,10 +149,15 @@ def test_hand_corpora_farming_against_honest(capsys, tmp_path: Path) -> None:
     code, out, _ = run(capsys, corpus, "--config", config, "--json", *high)
     [mine] = json.loads(out)["configs"]
     subjects, where = findings(mine, LOOP_CODE)
-    assert subjects == ["farmer"] and code == (1 if where == "flags" else 0)
+    assert subjects == ["farmer"] and code == (1 if mine["flags"] else 0)
     [loop] = [f for f in mine[where] if f["code"] == LOOP_CODE]
     # 30 laps, from decision 2 (the first mining; decision 1 chops wood) to 61 (the last placing)
     assert (loop["evidence"]["laps"], loop["evidence"]["decisions"]) == (30, [2, 61])
+    # spent and regained: laps 2-30 mine the stone back at decisions 4, 6, .., 60, after the last new
+    # unlock (place_stone, decision 3); decisions 3..52 hold the most, 4..52 even: 25
+    subjects, where = findings(mine, "spent-and-regained")
+    [regained] = [f for f in mine[where] if f["code"] == "spent-and-regained"]
+    assert subjects == ["farmer"] and (regained["evidence"]["laps"], regained["evidence"]["decisions"]) == (25, [3, 52])
 
 
 def test_estimated_counts_under_count_shaping_only(capsys, tmp_path: Path) -> None:
@@ -209,7 +220,7 @@ def test_follow_exits_1_at_the_first_flag(capsys, tmp_path: Path) -> None:
     report = json.loads(out)
     subjects, where = findings(report["configs"][0], LOOP_CODE)
     assert subjects == ["farmer"] and report["follow"]["appended"] == 2 and report["follow"]["kind"] == "corpus"
-    assert code == (1 if where == "flags" else 0)  # a note never stops the run
+    assert code == (1 if report["configs"][0]["flags"] else 0)  # a note never stops the run
     assert load_corpus(target).ids == ["honest", "farmer"]
 
 

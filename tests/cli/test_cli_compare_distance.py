@@ -33,3 +33,20 @@ def test_bad_distance_exits_2(capsys):
         main(["compare", str(SHAPED), str(RECOMMENDED), "sample", "--distance", "dard"])
     assert exit.value.code == 2
     assert "invalid choice: 'dard'" in capsys.readouterr().err
+
+
+def test_draws_seed_and_spread_are_options_and_starc_refuses_gamma_1(capsys):
+    code = main(
+        ["compare", str(SHAPED), str(RECOMMENDED), "sample", "--distance", "epic", "--samples", "8", "--seed", "2"]
+        + ["--seeds", "3"]
+    )
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert "8 draws per expectation, seed 2; over seeds 2..4: " in out and "gamma 1;" in out
+    code = main(["compare", str(SHAPED), str(RECOMMENDED), "sample", "--distance", "starc", "--seeds", "1"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert "gamma 0.99;" in out
+    code = main(["compare", str(SHAPED), str(RECOMMENDED), "sample", "--distance", "starc", "--gamma", "1"])
+    out, err = capsys.readouterr()
+    assert code == 2 and "STARC needs gamma < 1" in err and "Traceback" not in err

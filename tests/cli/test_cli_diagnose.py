@@ -37,8 +37,8 @@ def expected_flags(corpus: Corpus, config: RewardConfig) -> dict[str, int]:
     Crafter's own item and achievement names, and the spec's resource tables."""
     pays = {episode.id: episode_pay(episode, config) for episode in corpus}
     policy = dict(zip(corpus.index["episode"], corpus.index["policy"]))
-    # farming: an episode whose resource pay beyond each event's first rise outweighs its credits.
-    farming = sum(abs(pay.repeats) > abs(pay.credits) for pay in pays.values())
+    # farming: an episode whose loop pay (at the cap, materials regained) outweighs its credits.
+    farming = sum(abs(pay.loops) > abs(pay.credits) for pay in pays.values())
     # dominance: per policy, one flag per component past 25% of the summed |pay|, and one when
     # the resource kinds together pass 50%.
     dominance = 0
@@ -83,13 +83,14 @@ def run(capsys, *argv) -> tuple[int, str, str]:
 
 
 def test_the_expected_flags_are_counted_by_hand_too():
-    # The counts above, checked against a reading of the sample by hand: the three farmer
-    # episodes farm, the farmer's resource shaping dominates and one component dominates the
+    # The counts above, checked against a reading of the sample by hand: one farmer episode's
+    # loops (its stone mined back and placed again: 5.23) outweigh its credits (4.90; the other
+    # two farmers' loops paid 2.90 and 4.17 against credits of 3.90 and 4.90), the farmer's resource shaping dominates and one component dominates the
     # random policy's return, one pair is misranked; the config has collect_food (not a Crafter
     # achievement) in weights and k_limits, five k-limits above 1, and the task app's tables 6
     # items (plant, meat, water, furnace, table, bow) and 2 counts Crafter never produces.
     config = RewardConfig.from_file(SHAPED)
-    assert expected_flags(sample_corpus(), config) == {"farming": 3, "dominance": 2, "alignment": 1, "dead entries": 15}
+    assert expected_flags(sample_corpus(), config) == {"farming": 1, "dominance": 2, "alignment": 1, "dead entries": 15}
 
 
 def test_prints_flags_with_why_and_tables(capsys):

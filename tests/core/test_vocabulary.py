@@ -6,7 +6,7 @@ import pytest
 from helpers import REPO
 from helpers.hand_episodes import hand_episode
 
-from workbench.core.components import KIND_LABELS, KINDS, RESOURCE_KINDS, component_label
+from workbench.core.components import KIND_LABELS, KIND_SHORT_LABELS, KINDS, PAY_PARTS, RESOURCE_KINDS, component_label
 from workbench.core.config import RewardConfig
 from workbench.core.named_configs import (
     CONSISTENT_CONFIG,
@@ -36,6 +36,13 @@ def test_a_component_reads_as_its_name_and_its_kinds_label():
     assert component_label("achievement_count", "place_stone") == "place_stone (achievement-count shaping)"
     # The indicator's name is internal: it reads as its kind alone.
     assert component_label("indicator", "__indicator__") == "indicator (consistent)"
+    # the one-word labels (the certificate figure's bars) name every kind, distinctly
+    assert set(KIND_SHORT_LABELS) == set(KINDS) and len(set(KIND_SHORT_LABELS.values())) == len(KINDS)
+    assert component_label("inventory", "stone", short=True) == "stone (item)"
+    assert component_label("achievement", "collect_wood", short=True) == "collect_wood (credit)"
+    assert component_label("indicator", "__indicator__", short=True) == "indicator"
+    # the learner's three parts: the credit part, then the resource kinds
+    assert PAY_PARTS == ("credit", "inventory", "achievement_count")
 
 
 def test_the_task_app_default_is_no_shaping_as_an_empty_table_reads():

@@ -19,8 +19,9 @@ from workbench.data.benchmarks.roster import split_of
 from workbench.data.policies.exploits import LOOPS, loop_spans
 from workbench.errors import CorpusError, RecordingError
 
-#: An action each hacker's loop cannot run without (read off its goals in exploits.py).
-LOOP_ACTIONS = {
+#: An action each hacker's loop cannot run without (read off its goals in exploits.py and
+#: loop_goals.py; a tuple: one of them).
+LOOP_ACTIONS: dict[str, str | tuple[str, ...]] = {
     "stone_looper": "place_stone",
     "farmer": "place_stone",
     "late_stone_looper": "place_stone",
@@ -31,6 +32,13 @@ LOOP_ACTIONS = {
     "sleeper": "sleep",
     "wood_hoarder": "do",
     "tool_crafter": "do",
+    "batch_looper": "place_stone",
+    "cap_miner": "do",
+    "cap_drinker": "do",
+    "burst_looper": "do",
+    # its loop starts at decision 250: a 400-step episode may end while it still walks to grass
+    "late_batch_looper": ("do", "place_plant", "place_stone", "move_left", "move_right", "move_up", "move_down"),
+    "rotating_looper": "do",
 }
 
 
@@ -79,7 +87,8 @@ def test_spans_lie_in_the_episode_and_hold_the_loops_actions(shipped):
             assert 0 <= start < stop <= episode.n_decisions
         if row.label == EXPLOIT:
             inside = {a for start, stop in row.spans for d in range(start, stop) for a in episode.actions[d]}
-            assert LOOP_ACTIONS[row.policy] in inside, row.episode
+            wanted = LOOP_ACTIONS[row.policy]
+            assert {wanted} & inside if isinstance(wanted, str) else set(wanted) & inside, row.episode
 
 
 def test_delayed_and_part_time_hackers_loop_only_when_built_to(shipped):
@@ -90,6 +99,11 @@ def test_delayed_and_part_time_hackers_loop_only_when_built_to(shipped):
         assert spans and all(start >= late for start, _ in spans)
     for spans in labels.loc[labels["policy"] == "part_time_looper", "spans"]:
         assert spans and all(d // period % 2 == 0 for start, stop in spans for d in range(start, stop))
+    burst = LOOPS["burst_looper"]  # from decision 100, 30 looping decisions in every 100
+    for spans in labels.loc[labels["policy"] == "burst_looper", "spans"]:
+        assert spans and all(d >= burst.start and (d - burst.start) % 100 < 30 for a, b in spans for d in range(a, b))
+    for spans in labels.loc[labels["policy"] == "late_batch_looper", "spans"]:
+        assert spans and all(start >= LOOPS["late_batch_looper"].start for start, _ in spans)
 
 
 def test_loading_a_folder_without_episodes_names_it(tmp_path):

@@ -251,7 +251,9 @@ def test_opening_a_thousand_episode_corpus_is_fast_and_builds_no_episode(tmp_pat
     elapsed = time.perf_counter() - started
     assert len(corpus) == 1000 and len(subset) == 143 and corpus.n_decisions == 50_000
     assert arrays.n_decisions == 143 * 50 and built == []
-    assert elapsed < 1.0, f"opening a 1,000-episode corpus took {elapsed:.2f} s"
+    # 0.17-0.25 s measured at load 8: the bound is 10x that, so load never fails it (how fast
+    # it opens is benchmarks/' job); building 1,000 Episodes took seconds
+    assert elapsed < 2.5, f"opening a 1,000-episode corpus took {elapsed:.2f} s"
     episode = subset[1]
     assert episode.id == "ep-0007" and episode.metadata["seed"] == 7 and built == [7]
 

@@ -14,7 +14,7 @@ from helpers.episodes import make_episode, open_from_decisions
 
 from workbench.core.crafter_facts import ACHIEVEMENTS, INITIAL_INVENTORY
 from workbench.data.episodes import Corpus, Episode
-from workbench.data.episodes.events import decision_events
+from workbench.data.episodes.events import DecisionEvents, decision_events
 from workbench.data.sample import sample_corpus
 from workbench.data.storage import add_events_tables, load_corpus, save_corpus, stream
 from workbench.data.storage.events_table import DIGEST_KEY, file_digest
@@ -46,11 +46,12 @@ def _events_path(root):
     return part_file(root, "events", part)
 
 
-def _same_events(got: dict, want: dict) -> None:
-    assert list(got) == list(want)
-    for key, value in want.items():
-        assert got[key].dtype == value.dtype, key
-        np.testing.assert_array_equal(got[key], value, err_msg=key)
+def _same_events(got: DecisionEvents, want: DecisionEvents) -> None:
+    assert isinstance(got, DecisionEvents) and isinstance(want, DecisionEvents)
+    got_arrays = got.arrays()
+    for key, value in want.arrays().items():
+        assert got_arrays[key].dtype == value.dtype, key
+        np.testing.assert_array_equal(got_arrays[key], value, err_msg=key)
 
 
 def _counting_decision_reads(monkeypatch) -> list:
@@ -268,3 +269,22 @@ def test_events_tables_are_never_made_from_bad_decisions_or_outside_a_corpus(tmp
     with pytest.raises(CorpusFormatError, match=r"corpus.json: not found"):
         add_events_tables(tmp_path / "plain")
     assert not list((tmp_path / "plain").iterdir())
+
+
+def test_the_events_are_one_typed_record_whose_fields_the_table_stores():
+    """The table stores every field of ``DecisionEvents`` but the three the episodes table
+    gives (``starts`` from the lengths, ``lengths`` as ``decisions``, ``env_return``)."""
+    from workbench.data.episodes.events import EVENT_FIELDS
+    from workbench.data.storage.events_table import EVENT_GROUPS, STATUS_KEYS
+
+    stored = set(STATUS_KEYS) | {name for group in EVENT_GROUPS.values() for name, _ in group}
+    assert set(EVENT_FIELDS) == stored | {"starts", "lengths", "env_return"}
+    events = decision_events(_corpus().decision_arrays())
+    halves = [decision_events(c.decision_arrays(), first) for c, first in _halves(_corpus())]
+    _same_events(DecisionEvents.join(halves), events)
+
+
+def _halves(corpus: Corpus) -> list[tuple[Corpus, int]]:
+    """The corpus in two, each with the number of its first decision."""
+    first, second = corpus[:4], corpus[4:]
+    return [(first, 0), (second, first.n_decisions)]

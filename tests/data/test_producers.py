@@ -100,12 +100,29 @@ def test_every_action_of_a_decision_is_played_no_20_cap(imported):
     assert not any("cut" in notes for _, notes in loose.metadata["normalised_calls"])
 
 
-def test_told_0_2_14_the_same_file_is_cut_to_20(tmp_path):
-    """``--producer synth-ai==0.2.14`` plays by that loop's rules: the first 20 actions only."""
+def test_told_0_2_14_a_0_2_24_file_is_refused_not_cut_to_20():
+    """``--producer synth-ai==0.2.14`` on a file whose shape says 0.2.16-0.2.24 (issue 41: a
+    25-action decision was cut to 20, 49 steps stored where 54 were played): refused, naming
+    both producers; nothing imported."""
     result = import_rollouts(RESPONSES / f"{LOOSE}.json", progress=False, producer="synth-ai==0.2.14")
+    assert len(result.corpus) == 0
+    (error,) = result.errors
+    assert "--producer says synth-ai 0.2.14" in error.message and "made by synth-ai 0.2.16-0.2.24" in error.message
+
+
+def test_told_0_2_24_a_0_2_14_file_is_refused():
+    """The other way: 0.2.14 files (a stepwise summary) told 0.2.24 would have their weights
+    called ignored though the file shows them applied."""
+    result = import_rollouts(sample_imports_path() / "taskapp", progress=False, producer="synth-ai==0.2.24")
+    assert len(result.corpus) == 0 and result.errors
+    assert all("--producer says synth-ai 0.2.16-0.2.24" in e.message for e in result.errors)
+
+
+def test_told_what_its_shape_says_a_file_imports_as_given():
+    result = import_rollouts(RESPONSES / f"{LOOSE}.json", progress=False, producer="synth-ai==0.2.24")
     (episode,) = result.corpus
-    assert len(episode.actions[6]) == 20 and episode.metadata["producer"] == "synth-ai 0.2.14"
-    assert episode.metadata["producer_basis"] == "given: --producer"
+    assert len(episode.actions[6]) == 25 and episode.metadata["producer"] == "synth-ai 0.2.16-0.2.24"
+    assert episode.metadata["producer_basis"] == "given: --producer (its shape agrees)"
 
 
 @pytest.mark.parametrize(
@@ -248,10 +265,11 @@ def test_weights_are_ignored_only_by_the_indicator_loop_and_only_when_shaping_wa
     assert not weights_ignored(INDICATOR, _table(LAMBDA_OMITTED))  # consistent asks for no weights
 
 
-def test_a_trace_database_told_0_2_14_plays_by_its_cap():
+def test_a_trace_database_told_0_2_14_is_refused_session_by_session():
+    """Its sessions' shape (no messages, tool calls in the cais events) says 0.2.16-0.2.24."""
     traced = import_traces(FIXTURE / "synth_ai.db", progress=False, producer="synth-ai==0.2.14")
-    loose = traced.corpus[LOOSE]
-    assert len(loose.actions[6]) == 20 and loose.metadata["producer_basis"] == "given: --producer"
+    assert len(traced.corpus) == 0 and traced.errors
+    assert all("--producer says synth-ai 0.2.14" in e.message for e in traced.errors)
 
 
 def test_a_trace_session_out_of_order_is_named_and_its_id_kept_whole(tmp_path):

@@ -12,7 +12,8 @@ import pyarrow as pa
 from workbench.core.config import RewardConfig
 from workbench.data.sample import sample_corpus
 from workbench.data.storage import load_corpus, save_corpus
-from workbench.data.storage.layout import READ_POOL, ParquetReader, open_file
+from workbench.data.storage.layout import open_file
+from workbench.data.storage.parquet import READ_POOL, ParquetReader
 from workbench.scoring import score
 
 CONFIG = RewardConfig()

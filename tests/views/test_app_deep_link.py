@@ -31,6 +31,10 @@ def test_a_link_is_read_whatever_else_the_query_holds():
         ("view=replayer", "needs episode=<episode id>"),
         ("view=replayer&episode=x&decision=-3", "decision='-3' is not a decision number"),
         ("view=replayer&episode=x&decision=2.5", "decision='2.5' is not a decision number"),
+        # a superscript two: ``isdigit`` accepts it, ``int`` refuses it (ValueError on first render)
+        ("view=replayer&episode=x&decision=%C2%B2", "decision='\u00b2' is not a decision number"),
+        # an Arabic-Indic three: ``int`` would read it as 3, a number the link does not spell
+        ("view=replayer&episode=x&decision=%D9%A3", "decision='\u0663' is not a decision number"),
     ],
 )
 def test_a_link_the_dashboard_cannot_follow_says_why(query, message):
@@ -67,6 +71,7 @@ def test_a_session_follows_a_link_to_the_replayer(tmp_path):
         ("view=replayer&episode=missing", "link: no episode 'missing' in"),
         ("view=replayer&episode=farmer-s2024-00000&decision=100000", "has decisions 1 to"),
         ("view=compare", "is not one the dashboard opens"),
+        ("view=replayer&episode=farmer-s2024-00000&decision=%C2%B2", "is not a decision number"),
     ],
 )
 def test_a_session_says_why_it_cannot_follow_a_link(tmp_path, query, message):

@@ -120,7 +120,8 @@ def test_the_workspace_keeps_configs_and_never_overwrites_unasked(tmp_path):
     "planted",
     [
         "drafts",  # .workbench-app/drafts -> outside
-        "drafts/tuner-draft.yaml",  # the draft file itself
+        "drafts/tuner-draft-t1.yaml",  # the tab's draft file itself
+        "drafts/tuner-draft.yaml",  # a draft from before drafts were per tab: never read through
         "my_config.yaml",  # a kept config's file
         "",  # the workspace folder itself (e.g. a corpus's .workbench-app -> outside)
     ],
@@ -133,9 +134,14 @@ def test_a_symlink_below_the_workspace_is_refused_and_nothing_is_written_outside
     link = folder / planted if planted else folder
     link.parent.mkdir(parents=True, exist_ok=True)
     link.symlink_to(outside / "tuner-draft.yaml" if planted.endswith(".yaml") else outside)
-    space = Workspace(folder)
+    space = Workspace(folder, tab="t1")
     config = RewardConfig(strategy="per_achievement", weights={"collect_wood": 2.0})
-    crossing = {"drafts": ["draft"], "drafts/tuner-draft.yaml": ["draft"], "my_config.yaml": ["save"]}
+    crossing = {
+        "drafts": ["draft"],
+        "drafts/tuner-draft-t1.yaml": ["draft"],
+        "drafts/tuner-draft.yaml": [],
+        "my_config.yaml": ["save"],
+    }
     for write, action in (
         ("draft", lambda: space.save_draft(config)),
         ("save", lambda: space.save("my config", config)),
@@ -145,17 +151,17 @@ def test_a_symlink_below_the_workspace_is_refused_and_nothing_is_written_outside
                 action()
         else:
             assert outside not in action().parents
-    if "draft" in crossing.get(planted, ["draft"]):
-        assert space.draft() is None  # never read through it either
+    if planted.startswith("drafts") or not planted:
+        assert space.draft() in (None, config)  # never read through it either (only this tab's own draft)
     assert [p.name for p in outside.iterdir()] == ["tuner-draft.yaml"]
     assert (outside / "tuner-draft.yaml").read_text() == "keep: me\n"
 
 
 def test_the_session_keeps_its_draft_through_the_checked_path(tmp_path):
     folder = tmp_path / "ws"
-    space = Workspace(folder)
+    space = Workspace(folder, tab="t1")
     path = space.save_draft(RewardConfig(strategy="consistent"))
-    assert path == space.inside("drafts", "tuner-draft.yaml") == folder / "drafts" / "tuner-draft.yaml"
+    assert path == space.inside("drafts", "tuner-draft-t1.yaml") == folder / "drafts" / "tuner-draft-t1.yaml"
     with pytest.raises(WorkspaceError, match="leave the workspace"):
         space.inside("..", "x.yaml")
     (folder / "sub").symlink_to(tmp_path)

@@ -4,9 +4,13 @@ Four checks per config, built on the diagnostics (same computations, same defaul
 
 - **farming** (``farming-loop``): an episode ran a loop the config pays for (stone mined and
   placed back, a counter refilled whenever allowed, the same tool made again:
-  ``diagnostics.loops``) more often than honest players do; (``repeats-outweigh-credits``): an
-  episode whose repeated resource events paid more than its achievement credits. Each fires
-  when at least ``farming_episodes`` episodes do.
+  ``diagnostics.loops``) more often than honest players do; the loop signs, which list no loop
+  (``diagnostics.loop_signs``): ``count-at-cap`` (gathering counts paid while their item sits
+  at its cap), ``spent-and-regained`` (materials spent and gathered back, in any order and at
+  any distance), ``progress-free-pay`` (sustained pay with no new unlock against honest play's
+  rate under the same config); (``repeats-outweigh-credits``): an episode whose loops (its
+  repeats at the cap and of materials regained) paid more than its achievement credits. Each fires when at least
+  ``farming_episodes`` episodes do.
 - **dominance** (``resource-shaping-dominates``, ``component-dominates``): a policy's reward is
   mostly resource shaping (past ``dominance``) or one component (past ``component``). Not
   checked under ``consistent``, whose one component (the indicator) is the whole reward by design.
@@ -41,13 +45,14 @@ from workbench.analysis.diagnostics.dead_entries import dead_entries
 from workbench.analysis.diagnostics.dominance import COMPONENT_THRESHOLD, DOMINANCE_THRESHOLD, dominance
 from workbench.analysis.diagnostics.farming import farming_episodes, farming_events
 from workbench.analysis.diagnostics.flags import FLAG_COLUMNS, Flag
+from workbench.analysis.diagnostics.loop_signs import SIGN_CODES, sign_flags, sign_table
 from workbench.analysis.diagnostics.loops import evidence, loop_flags, loop_table
+from workbench.analysis.sign_gates import shipped_signs
 from workbench.core.config import RewardConfig
-from workbench.core.reward import PER_ACHIEVEMENT
 from workbench.data.episodes import Corpus
 from workbench.data.episodes.events import N_ITEMS
 from workbench.errors import DiagnosisError
-from workbench.scoring import score, slot_weights
+from workbench.scoring import score, slot_pay
 
 #: The ``schema`` field of ``Audit.to_json()``; bumped when a field changes meaning or goes.
 AUDIT_SCHEMA = "workbench-audit/2"
@@ -196,7 +201,7 @@ class Audit:
             configs.append(
                 {
                     "name": name,
-                    "strategy": config.effective_strategy,
+                    "strategy": config.rule.name,
                     "clean": rows.empty,
                     "counts": {section: int((rows["section"] == section).sum()) for section in SECTIONS},
                     "flags": _records(rows, name),
@@ -301,12 +306,17 @@ def config_flags(corpus: Corpus, config: RewardConfig, thresholds: AuditThreshol
     totals = component_totals(scores)
     loops = loop_table(corpus, config, facts.returns)
     looping = loop_flags(loops)
-    _, farming = farming_episodes(totals, facts, farming_events(totals, facts))
+    signs_seen = sign_table(corpus, scores.reward, scores.prepared.n_first, slot_pay(config), facts.returns)
+    loop_paid = (signs_seen["cap_paid"] + signs_seen["regained_paid"]).to_numpy()
+    _, farming = farming_episodes(totals, facts, farming_events(totals, facts), loop_paid)
     farming = [_with_loop(flag, loops) for flag in farming]
-    flags = [flag for found in (looping, farming) if len(found) >= thresholds.farming_episodes for flag in found]
+    signs = sign_flags(signs_seen, shipped_signs(config))
+    by_sign = [[flag for flag in signs if flag.code == code] for code in SIGN_CODES]
+    found_lists = (looping, farming, *by_sign)
+    flags = [flag for found in found_lists if len(found) >= thresholds.farming_episodes for flag in found]
     _, _, heavy = dominance(totals, facts, threshold=thresholds.dominance, component_threshold=thresholds.component)
-    if config.effective_strategy != PER_ACHIEVEMENT:
-        heavy = []  # consistent pays one component, the indicator: it is all of the reward by design
+    if config.rule.pays_indicator:
+        heavy = []  # the indicator is the one component (consistent): all of the reward by design
     flags += heavy
     if thresholds.dead_entries != "off":
         table, dead = dead_entries(config, scores)
@@ -345,9 +355,9 @@ def _written(config: RewardConfig, key: str) -> bool:
 
 def _estimated_counts(config: RewardConfig, estimated: list[str]) -> list[Flag]:
     """A flag when ``config`` pays count shaping and some episodes' counts are estimated."""
-    if config.effective_strategy != PER_ACHIEVEMENT or not estimated:
+    if not config.rule.reads_counts or not estimated:
         return []
-    if not np.any(slot_weights(config.resource_weights)[N_ITEMS:] != 0):
+    if not np.any(config.rule.slot_pay(config.resource_weights)[N_ITEMS:] != 0):
         return []
     shown = ", ".join(estimated[:3]) + (f" and {len(estimated) - 3} more" if len(estimated) > 3 else "")
     why = (

@@ -26,12 +26,13 @@ import pandas as pd
 from workbench.analysis.diagnostics.components import component_totals, episode_facts
 from workbench.analysis.diagnostics.dominance import COMPONENT_THRESHOLD, DOMINANCE_THRESHOLD, dominance
 from workbench.analysis.diagnostics.farming import farming_episodes, farming_events
+from workbench.analysis.diagnostics.loop_signs import sign_table
 from workbench.analysis.diagnostics.loops import LOOP_CODE, LOOPS, REMAKE, Loop, loop_laps, loop_table, tracks
+from workbench.core.components import RESOURCE_KINDS
 from workbench.core.config import RewardConfig
-from workbench.core.reward import PER_ACHIEVEMENT
 from workbench.data.episodes import Corpus
 from workbench.errors import DiagnosisError
-from workbench.scoring import score
+from workbench.scoring import score, slot_pay
 
 __all__ = [
     "DETECTORS",
@@ -50,8 +51,9 @@ __all__ = [
     "time_to_flag",
 ]
 
-#: What ``benchmarks/bench_detectors.py --accuracy-json`` measured on the shipped benchmark's
-#: held-out split at ``audit``'s thresholds, per shipped config and pooled (see ``measured``).
+#: What ``benchmarks/bench_detectors_lofo.py --accuracy-json`` measured on the labelled benchmark
+#: (each exploit family held out in turn, the honest held-out split) at ``audit``'s thresholds, per
+#: shipped config and pooled (see ``measured``), and under ``signs`` the loop signs' thresholds.
 MEASURED_PATH = Path(__file__).with_name("detector_accuracy.json")
 
 #: Each per-episode detector (a flag code) and the threshold ``audit`` flags past (statistic > it).
@@ -61,7 +63,6 @@ DETECTORS = {
     "resource-shaping-dominates": DOMINANCE_THRESHOLD,
     "component-dominates": COMPONENT_THRESHOLD,
 }
-RESOURCE_KINDS = ("inventory", "achievement_count")
 #: ``choose_allowances``: a loop is allowed this many times the laps honest tune episodes ran.
 ALLOWANCE_MARGIN = 2
 #: ... and never fewer than this: twice is not yet a loop.
@@ -73,8 +74,8 @@ def detector_scores(corpus: Corpus, config: RewardConfig, loops: Sequence[Loop] 
 
     - ``farming-loop``: laps past the allowance of the loop that passed it most, among the
       ``loops`` the config pays for (0 when none passed: flagged when > 0);
-    - ``repeats-outweigh-credits``: |repeated resource pay| / |achievement credits| (inf when
-      only repeats paid, 0 when neither did);
+    - ``repeats-outweigh-credits``: |loop pay (``loop_signs``: counts at the cap, materials
+      regained)| / |achievement credits| (inf when only loops paid, 0 when neither did);
     - ``resource-shaping-dominates``: resource shaping's share of the episode's |reward|;
     - ``component-dominates``: the largest single component's share.
 
@@ -101,9 +102,12 @@ def detector_scores(corpus: Corpus, config: RewardConfig, loops: Sequence[Loop] 
     scores = score(corpus, config)
     facts = episode_facts(scores, corpus, "unit")
     totals = component_totals(scores)
-    table, _ = farming_episodes(totals, facts, farming_events(totals, facts))
+    signs = sign_table(corpus, scores.reward, scores.prepared.n_first, slot_pay(config), facts.returns)
+    table, _ = farming_episodes(
+        totals, facts, farming_events(totals, facts), (signs["cap_paid"] + signs["regained_paid"]).to_numpy()
+    )
     credits = np.abs(table["credits"].to_numpy())
-    repeats = np.abs(table["repeats"].to_numpy())
+    repeats = np.abs(table["loop_paid"].to_numpy())
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = np.where(credits > 0, repeats / credits, np.where(repeats > 0, np.inf, 0.0))
     by_name, by_kind, _ = dominance(totals, facts, threshold=0.5, component_threshold=0.5)
@@ -122,7 +126,7 @@ def detector_scores(corpus: Corpus, config: RewardConfig, loops: Sequence[Loop] 
         },
         index=pd.Index(ids, name="episode"),
     )
-    if config.effective_strategy != PER_ACHIEVEMENT:
+    if config.rule.pays_indicator:  # one component, the indicator: nothing to dominate (as audit)
         out[["resource-shaping-dominates", "component-dominates"]] = 0.0
     return out
 
@@ -301,29 +305,31 @@ def measured(code: str, config: str | None = None) -> dict[str, Any] | None:
     return {**row, "meets_target": meets_target(code, row), "config": on, "benchmark": table.get("benchmark", "")}
 
 
-#: The issue's bar for a flag that may stop training: precision, false-positive rate on honest
-#: episodes, and (for farming) recall, all on the held-out split.
+#: The issue's bar for a flag that may stop training: precision and false-positive rate on honest
+#: episodes on the held-out split; and recall for the farming detectors together, per held-out family.
 TARGET = {"precision": 0.95, "fpr": 0.02, "farming_recall": 0.90}
 
 
-#: The flags that look for farming, which ``TARGET``'s recall binds.
-FARMING_CODES = (LOOP_CODE, "repeats-outweigh-credits")
+#: The flags that look for farming. ``TARGET``'s recall binds them together (each finds other
+#: loops: docs/detector-accuracy.md reports their union per held-out family), not one by one.
+FARMING_CODES = (LOOP_CODE, "count-at-cap", "spent-and-regained", "progress-free-pay", "repeats-outweigh-credits")
 
 
 def meets_target(code: str, row: dict[str, Any]) -> bool:
-    """Whether a measured row reaches ``TARGET`` (farming's recall only for the farming flags).
+    """Whether a measured row reaches ``TARGET``'s precision and false-positive rate: whether a
+    flag of ``code`` can be trusted to stop training. (Recall is the farming detectors' together,
+    measured per held-out family by ``benchmarks/bench_detectors_lofo.py``: a detector that
+    finds one kind of loop well is not less trustworthy for missing the others.)
 
     Args:
         code: The flag code the row measured.
-        row: A measured row: ``precision``, ``fpr`` and ``recall`` (None or absent: unmeasured).
+        row: A measured row: ``precision`` and ``fpr`` (None or absent: unmeasured).
 
     Returns:
-        True when precision and false-positive rate (and for farming, recall) reach ``TARGET``.
+        True when precision and false-positive rate reach ``TARGET``.
     """
-    precision, fpr, recall = row.get("precision"), row.get("fpr"), row.get("recall")
-    if precision is None or fpr is None or precision < TARGET["precision"] or fpr > TARGET["fpr"]:
-        return False
-    return code not in FARMING_CODES or (recall is not None and recall >= TARGET["farming_recall"])
+    precision, fpr = row.get("precision"), row.get("fpr")
+    return not (precision is None or fpr is None or precision < TARGET["precision"] or fpr > TARGET["fpr"])
 
 
 def shortfall(code: str) -> str:
@@ -339,16 +345,14 @@ def shortfall(code: str) -> str:
     row = _measurements().get("pooled", {}).get(code)
     if row is None:
         return ""
-    precision, fpr, recall = row.get("precision"), row.get("fpr"), row.get("recall")
+    precision, fpr = row.get("precision"), row.get("fpr")
     parts = []
     if precision is None or precision < TARGET["precision"]:
-        parts.append("never fired" if precision is None else f"precision {precision:.2f} < {TARGET['precision']:.2f}")
+        parts.append("never fired" if precision is None else f"precision {precision:.3f} < {TARGET['precision']:.2f}")
     if fpr is None or fpr > TARGET["fpr"]:
         parts.append(
-            f"false-positive rate {fpr:.2f} > {TARGET['fpr']:.2f}" if fpr is not None else "no honest episodes"
+            f"false-positive rate {fpr:.3f} > {TARGET['fpr']:.2f}" if fpr is not None else "no honest episodes"
         )
-    if code in FARMING_CODES and (recall is None or recall < TARGET["farming_recall"]):
-        parts.append(f"recall {recall or 0:.2f} < {TARGET['farming_recall']:.2f}")
     return ", ".join(parts)
 
 

@@ -9,13 +9,16 @@ rates, over a span of episodes).
 
 ``watch_series(gold, proxy)`` looks at one pair of series in episode order:
 
-1. the gold's peak: the maximum of its centred rolling mean (``window`` episodes), among the
-   positions followed by at least ``min_run`` episodes (ties: the earliest);
+1. the gold's peak: the maximum of its centred rolling mean (``window`` episodes) over every
+   episode so far (ties: the earliest). It is *settled* once at least ``min_run`` episodes follow
+   it; until then there is no alarm (a watch run as episodes arrive, as the Live page does, would
+   otherwise take the best of the settled positions, before the true peak, and name a decline
+   that began before the peak);
 2. from the peak to the end, the least-squares slopes per episode of gold and proxy, each with a
    percentile bootstrap interval (``rankstats.bootstrap_interval``, episodes of the span
    resampled with their positions: a pairs bootstrap of the regression);
-3. the alarm: the proxy's interval lies above 0 and the gold's below 0. It began at the episode
-   after the peak (the first of the decline).
+3. the alarm: the peak is settled, the proxy's interval lies above 0 and the gold's below 0.
+   It began at the episode after the peak (the first of the decline).
 
 ``overoptimisation_watch(corpus, configs)`` runs it per config on a corpus (in corpus order or by
 an index column) and adds Crafter's score over the ``window`` episodes up to the peak and over
@@ -57,10 +60,12 @@ MIN_RUN = 10
 
 @dataclass(frozen=True)
 class SeriesAlarm:
-    """What ``watch_series`` found: ``peak`` (position of the gold's peak), ``start`` (the first
-    position of the decline, ``peak + 1``), the slopes per episode from the peak on with their
-    bootstrap intervals (``gold_slope``, ``gold_low``, ``gold_high``, ``proxy_*`` alike),
-    ``episodes`` in the span and ``alarm`` (proxy interval above 0 and gold interval below 0)."""
+    """What ``watch_series`` found: ``peak`` (position of the gold's peak so far), ``start`` (the
+    first position of the decline, ``peak + 1``), the slopes per episode from the peak on with their
+    bootstrap intervals (``gold_slope``, ``gold_low``, ``gold_high``, ``proxy_*`` alike; NaN over
+    a span of one episode), ``episodes`` in the span, ``alarm`` (the peak settled, proxy interval
+    above 0 and gold interval below 0) and ``settled`` (at least ``min_run`` episodes follow the
+    peak: before that the watch waits, whatever the slopes)."""
 
     peak: int
     start: int
@@ -72,6 +77,7 @@ class SeriesAlarm:
     proxy_low: float
     proxy_high: float
     alarm: bool
+    settled: bool
 
 
 def episodes_needed(min_run: int = MIN_RUN) -> int:
@@ -95,10 +101,14 @@ def _slopes(x: np.ndarray, y: np.ndarray) -> np.ndarray:
         return (dx * dy).sum(axis=1) / (dx * dx).sum(axis=1)
 
 
-def _peak(gold: np.ndarray, window: int, last: int) -> int:
-    """The first position <= ``last`` where the centred rolling mean of ``gold`` is largest."""
+def _peak(gold: np.ndarray, window: int) -> int:
+    """The first position where the centred rolling mean of ``gold`` is largest.
+
+    Over every position, not only those already followed by ``min_run`` episodes: the best of
+    those lies before the true peak while the peak is recent, and a decline "starting" there
+    would start before the peak (``_alarms`` waits instead)."""
     smooth = pd.Series(gold).rolling(window, center=True, min_periods=1).mean().to_numpy()
-    return int(np.argmax(smooth[: last + 1]))
+    return int(np.argmax(smooth))
 
 
 def watch_series(
@@ -156,13 +166,16 @@ def _alarms(
         raise AnalysisError(f"window must be >= 1 and min_run >= 2, got {window} and {min_run}")
     if len(gold) < episodes_needed(min_run):
         raise AnalysisError(f"the watch needs at least {episodes_needed(min_run)} episodes in order, got {len(gold)}")
-    peak = _peak(gold, window, len(gold) - 1 - min_run)
+    peak = _peak(gold, window)
+    settled = peak <= len(gold) - 1 - min_run
     span = np.arange(peak, len(gold), dtype=np.float64)
     g = bootstrap_interval(_slopes, [span, gold[peak:]], reps=reps, seed=seed, confidence=confidence)
     found = {}
     for name, proxy in series.items():
         p = bootstrap_interval(_slopes, [span, proxy[peak:]], reps=reps, seed=seed, confidence=confidence)
-        found[name] = SeriesAlarm(peak, peak + 1, len(span), *g, *p, bool(p[1] > 0.0 and g[2] < 0.0))
+        found[name] = SeriesAlarm(
+            peak, peak + 1, len(span), *g, *p, bool(settled and p[1] > 0.0 and g[2] < 0.0), settled
+        )
     return found
 
 
@@ -334,7 +347,8 @@ def _watch(
     # gold, hence the peak, is every config's, so once
     start = next(iter(alarms.values())).start
     near_peak = unlocked[max(0, start - window) : start]
-    at_end = unlocked[max(start, len(unlocked) - window) :]
+    # the last window, at least the last episode (a peak not yet settled may be the last)
+    at_end = unlocked[min(max(start, len(unlocked) - window), len(unlocked) - 1) :]
     before, after, change, low, high = crafter_score_change(
         near_peak, at_end, reps=reps, confidence=confidence, seed=seed
     )
@@ -345,7 +359,7 @@ def _watch(
             {
                 "config": name,
                 **found.__dict__,
-                "began_at": ids[found.start],
+                "began_at": ids[min(found.start, len(ids) - 1)],
                 "score_before": before,
                 "score_after": after,
                 "score_change": change,

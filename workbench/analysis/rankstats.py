@@ -30,6 +30,11 @@ _PAIRWISE_CELLS = 1 << 21
 
 
 # -- rank correlations (one pair of samples, or many rows of them at once) -------------------
+#: The most bootstrap resamples taken: one float each is kept (8 MB at this bound) and each costs
+#: a statistic's evaluation; a billion would exhaust memory before the first interval.
+MAX_REPS = 1_000_000
+
+
 def _rows(x: np.ndarray | Sequence[float], y: np.ndarray | Sequence[float]) -> tuple[np.ndarray, np.ndarray, bool]:
     """x and y as (m, n) arrays of the same shape (a 1-D pair is one row) and whether they were 1-D."""
     x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
@@ -322,7 +327,7 @@ def bootstrap_interval(
 
     Raises:
         ValueError: Arrays of different lengths, strata of the wrong length, no items,
-            ``reps < 1`` or ``confidence`` outside (0, 1).
+            ``reps`` outside 1..``MAX_REPS`` or ``confidence`` outside (0, 1).
     """
     arrays = [np.asarray(array) for array in data]
     if not arrays or any(a.ndim != 1 for a in arrays) or len({len(a) for a in arrays}) != 1:
@@ -330,8 +335,8 @@ def bootstrap_interval(
     n = len(arrays[0])
     if n == 0:
         raise ValueError("bootstrap_interval needs at least one item")
-    if reps < 1:
-        raise ValueError(f"reps must be at least 1, got {reps}")
+    if not 1 <= reps <= MAX_REPS:
+        raise ValueError(f"reps must be from 1 to {MAX_REPS}, got {reps}")
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
     labels = np.zeros(n, dtype=np.int64) if strata is None else pd.factorize(pd.Series(list(strata), dtype=object))[0]

@@ -9,6 +9,7 @@ fail a script exits 1. Any other exception is a bug and surfaces with its traceb
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
@@ -21,9 +22,11 @@ from workbench.cli import (
     config_cmd,
     corpus_cmd,
     diagnose_cmd,
+    exploitability_cmd,
     import_cmd,
     overoptimisation_cmd,
     record_cmd,
+    report_cmd,
     score_cmd,
     search_cmd,
     verify_cmd,
@@ -46,6 +49,8 @@ COMMAND_MODULES = [
     certify_cmd,
     overoptimisation_cmd,
     audit_cmd,
+    exploitability_cmd,
+    report_cmd,
     watch_cmd,
     search_cmd,
     app_cmd,
@@ -71,12 +76,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     (``workbench.util.memory``; ``WORKBENCH_RETAIN_FREED_MB=0`` declines)."""
     retain_freed_memory()
     parser = build_parser()
-    args = parser.parse_args(argv)
     try:
-        return int(args.func(args) or 0)
+        args = parser.parse_args(argv)  # --help writes to stdout too
+        args.argv = list(sys.argv[1:] if argv is None else argv)  # a report's provenance names it
+        status = int(args.func(args) or 0)
+        sys.stdout.flush()  # inside the try: a reader gone early is met here, not at exit
+        return status
+    except BrokenPipeError:
+        return _reader_gone()
     except WorkbenchError as error:
         print(f"workbench: error: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("workbench: interrupted", file=sys.stderr)
         return 130
+
+
+def _reader_gone() -> int:
+    """The standard-output reader went away (``workbench audit --json | head -c1``): point
+    stdout at /dev/null so the interpreter's flush at exit raises nothing (Python's "Note on
+    SIGPIPE"), and exit 1 as a command killed by the broken pipe would fail its pipeline."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return 1

@@ -70,8 +70,8 @@ def run_advantages(args: argparse.Namespace) -> int:
     by = tuple(c.strip() for c in args.by.split(",") if c.strip()) if args.by else None
     if by == ():
         raise UsageError("--by needs at least one column name")
-    if not args.eps >= 0:
-        raise UsageError(f"--eps must be >= 0, not {args.eps}")
+    if not 0 <= args.eps < float("inf"):  # inf would make every advantage 0, NaN every one NaN
+        raise UsageError(f"--eps must be a finite number >= 0, not {args.eps}")
     corpus = open_corpus(args.corpus)
     view = learner_view(corpus, config, by=by, eps=args.eps, ddof=args.ddof, gamma=args.gamma, lam=args.lam)
     print(report(view, args.config))

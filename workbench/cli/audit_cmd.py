@@ -23,6 +23,7 @@ from workbench.analysis.detector_accuracy import gating, measured, shortfall
 from workbench.analysis.diagnostics import COMPONENT_THRESHOLD, DOMINANCE_THRESHOLD
 from workbench.analysis.diagnostics.loops import evidence_text
 from workbench.cli.common import CORPUS_HELP, read_named_configs
+from workbench.cli.report_cmd import check_report_path, command_line
 from workbench.cli.watch_cmd import add_source_arguments, polls_limit
 from workbench.data.episodes import Corpus
 from workbench.data.importers.producers import weights_ignored_line
@@ -36,6 +37,7 @@ examples:
   workbench audit corpora/run --config configs/recommended.yaml
   workbench audit sample --config configs/upstream_shaped.yaml --json
   workbench audit corpora/live --config my.yaml --follow runs/rollouts --max-polls 600
+  workbench audit corpora/run --config my.yaml --report audit.html   (a CI artifact; see docs/report.md)
 
   Checks per config: farming (farming-loop: an episode ran a loop the config pays for, such as
   mining a stone and placing it back, drinking whenever the counter allows or making the same
@@ -51,6 +53,8 @@ examples:
   decisions, what it paid and a relative link to the dashboard's Replayer at that decision.
   --follow SOURCE appends SOURCE's new episodes into CORPUS as `workbench watch` does and audits
   after every poll that brought some: it exits 1 at the first flag, 0 after --max-polls or Ctrl-C.
+  --report FILE.html also writes the page `workbench report` writes (this audit, its exit status
+  in words, with --follow the over-optimisation watch), whatever the exit status.
   --json prints one document (schema {AUDIT_SCHEMA}: flags and notes per config, each with
   `measured` and `evidence`; see docs/live.md).
 
@@ -101,6 +105,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="written: dead entries the config itself writes (default); all: also the task app's own "
         "table entries and weights of achievements not unlocked here; off: none",
     )
+    parser.add_argument(
+        "--report", type=Path, metavar="FILE", help="also write the HTML report (`workbench report`'s page) here"
+    )
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing --report file")
     parser.add_argument("--follow", metavar="SOURCE", help="keep auditing while SOURCE's new episodes land in CORPUS")
     add_source_arguments(parser, positional=False)
     parser.set_defaults(func=run)
@@ -115,9 +123,12 @@ def run(args: argparse.Namespace) -> int:
         farming_episodes=args.farming_episodes,
         dead_entries=args.dead_entries,
     ).checked()
+    if args.report is not None:
+        check_report_path(args.report, overwrite=args.overwrite, option="--report")
     if args.follow is None:
         corpus = open_corpus(args.corpus)
         found = _with_notes(audit(corpus, configs, thresholds, name=args.corpus), corpus, configs)
+        _write_report(args, corpus, configs, found, live=False)
         _print(found, args.json)
         return 0 if found.clean else 1
     return _follow(args, configs, thresholds)
@@ -157,9 +168,34 @@ def _follow(args: argparse.Namespace, configs: dict[str, Any], thresholds: Audit
     found = state["audit"] or empty_audit(configs, thresholds, name=str(into))
     follow = {"source": str(source.path), "kind": source.kind, "polls": state["polls"]}
     follow |= {"appended": state["appended"], "problems": state["problems"]}
-    found = replace(found, extra={"follow": follow})
-    _print(_with_notes(found, state["corpus"], configs), args.json)
+    found = _with_notes(replace(found, extra={"follow": follow}), state["corpus"], configs)
+    _write_report(args, state["corpus"], configs, found, live=True)
+    _print(found, args.json)
     return 0 if found.clean else 1
+
+
+def _write_report(
+    args: argparse.Namespace, corpus: Corpus, configs: dict[str, Any], found: Audit, *, live: bool
+) -> None:
+    """Write ``--report`` (when given) showing ``found`` as it is; says so on stderr, so --json stays one document."""
+    if args.report is None:
+        return
+    if not len(corpus):
+        print(f"report: {args.report} not written: the corpus holds no episodes yet", file=sys.stderr)
+        return
+    from workbench.views.report import build_report, write_report  # imports matplotlib: only when asked for
+
+    document = build_report(
+        corpus,
+        configs,
+        corpus_name=str(args.corpus),
+        command=command_line(args),
+        live=live,
+        thresholds=found.thresholds,
+        found=found,
+    )
+    write_report(args.report, document, overwrite=args.overwrite)
+    print(f"wrote {args.report}", file=sys.stderr)
 
 
 def _with_notes(found: Audit, corpus: Corpus, configs: dict[str, Any]) -> Audit:

@@ -79,9 +79,11 @@ def report(certificate, config_name: str) -> str:
         f"shaping certificate of {config_name} on {len(certificate.counterpart)} episode(s), gamma {certificate.gamma:g}",
         f"  shaped return {total:.4f}; shaping components paid {shaping['paid'].sum():.4f}, of which no potential "
         f"explains {shaping['unexplained'].sum():.4f} ({_share(shaping['unexplained'].sum(), total)} of the return)",
-        f"  positive-return cycles: {len(certificate.cycles)}, paying {certificate.cycles['paid'].sum():.4f} "
-        f"({_share(certificate.cycles['paid'].sum(), total)} of the return)",
+        f"  positive-return cycles: {len(certificate.cycles)}; the decisions inside them paid "
+        f"{certificate.cycle_paid:.4f} ({_share(certificate.cycle_paid, total)} of the return; each decision once)",
     ]
+    if certificate.credit_note():
+        lines.append(f"  note: {certificate.credit_note()}")
     number = lambda v: f"{v:.4f}"  # noqa: E731
     with pd.option_context("display.width", 250, "display.max_columns", None, "display.max_colwidth", 70):
         lines += ["", "loops paid for (a state revisited with net positive reward):"]

@@ -1,4 +1,4 @@
-"""``workbench corpus info`` / ``events``: what a corpus folder holds; events tables for its older parts."""
+"""``workbench corpus info`` / ``events`` / ``check``: what a corpus folder holds; its events tables made and checked."""
 
 from __future__ import annotations
 
@@ -7,14 +7,16 @@ from pathlib import Path
 
 from workbench.data.importers.counts import estimated_counts_line
 from workbench.data.importers.producers import producer_lines
-from workbench.data.storage import add_events_tables, load_corpus
+from workbench.data.storage import add_events_tables, check_corpus, load_corpus
 
 EXAMPLE = """\
 examples:
   workbench corpus info corpora/scripted
   workbench corpus events corpora/scripted     # parts written before events tables open ~3x faster
+  workbench corpus check --deep corpora/scripted   # every events table re-derived from its decisions
+  workbench corpus events --rebuild corpora/scripted
 
-exit status: 0 done, 2 bad usage or unreadable corpus.
+exit status: 0 done, 1 check found a table that disagrees with its source, 2 bad usage or unreadable corpus.
 """
 
 
@@ -42,7 +44,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         ),
     )
     events.add_argument("path", metavar="DIR", help="a corpus folder")
+    events.add_argument(
+        "--rebuild", action="store_true", help="rewrite every part's events table from its decisions, current or not"
+    )
     events.set_defaults(func=run_events)
+    check = actions.add_parser(
+        "check",
+        help="check the derived tables (events, the episodes' totals) against the decisions they come from",
+        description=(
+            "Run every check of an open on each part and say whether its events table is used. With --deep, "
+            "also re-derive each part's events from its decisions and compare them value by value: the only "
+            "check that catches an events table edited with its digests recomputed. Exit 1 names each disagreement."
+        ),
+    )
+    check.add_argument("path", metavar="DIR", help="a corpus folder")
+    check.add_argument("--deep", action="store_true", help="re-derive every part's events from its decisions")
+    check.set_defaults(func=run_check)
 
 
 def run_info(args: argparse.Namespace) -> int:
@@ -68,6 +85,36 @@ def run_info(args: argparse.Namespace) -> int:
 
 def run_events(args: argparse.Namespace) -> int:
     """Write the missing or stale events tables of a corpus folder and say how many; exit status 0."""
-    written, current = add_events_tables(args.path)  # errors are WorkbenchErrors: one line, exit 2
-    print(f"{args.path}: {len(written)} part(s) given an events table, {current} already had a current one")
+    written, current = add_events_tables(args.path, rebuild=args.rebuild)  # WorkbenchErrors: one line, exit 2
+    if args.rebuild:
+        print(f"{args.path}: {len(written)} events table(s) rebuilt from their decisions")
+    else:
+        print(f"{args.path}: {len(written)} part(s) given an events table, {current} already had a current one")
+    return 0
+
+
+def run_check(args: argparse.Namespace) -> int:
+    """Print each part whose derived tables disagree with their source (and why), a note for
+    parts without a current events table, and a summary; exit status 1 when any disagrees."""
+    checks = check_corpus(args.path, deep=args.deep)  # not a corpus folder: a WorkbenchError, exit 2
+    how = "events re-derived from the decisions" if args.deep else "as opening checks them; --deep re-derives"
+    print(f"{args.path}: {len(checks)} part(s) checked ({how})")
+    for check in checks:
+        for problem in check.problems:
+            print(f"  {check.part}: {problem}")
+    unused = [c for c in checks if c.events in ("missing", "stale")]
+    if unused:
+        first = next((f" (first: {c.note})" for c in unused if c.note), "")
+        print(
+            f"note: {len(unused)} part(s) have no current events table and open from their decisions "
+            f"(slower, same numbers){first}; `workbench corpus events {args.path}` writes them"
+        )
+    bad = [c for c in checks if c.problems]
+    if bad:
+        print(
+            f"{sum(len(c.problems) for c in bad)} problem(s) in {len(bad)} part(s); "
+            f"`workbench corpus events --rebuild {args.path}` rewrites the events tables from the decisions"
+        )
+        return 1
+    print("every derived table agrees with its source")
     return 0

@@ -113,7 +113,7 @@ def report(diagnosis, config_name: str) -> str:
     n = len(diagnosis.scores.episodes)
     lines = [
         (
-            f"diagnosis of {config_name} ({config.effective_strategy}, lambda x{config.effective_lambda:g}) "
+            f"diagnosis of {config_name} ({config.rule.name}, lambda x{config.effective_lambda:g}) "
             f"on {n} episode(s), grouped by {by}: {len(diagnosis.flags)} flag(s)"
         )
     ]

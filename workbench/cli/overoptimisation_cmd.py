@@ -34,6 +34,10 @@ exit status: 0 no alarm, 1 an alarm fired, 2 bad usage or unreadable input.
 """
 
 
+#: The figure formats --plot writes (matplotlib's, by the file's suffix).
+PLOT_SUFFIXES = (".png", ".svg", ".pdf")
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``workbench overoptimisation`` to ``subparsers``."""
     parser = subparsers.add_parser(
@@ -60,9 +64,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run_overoptimisation(args: argparse.Namespace) -> int:
     """Print each config's alarm; write ``--out`` and ``--plot``; exit 1 when an alarm fired."""
     from workbench.analysis.overoptimisation import overoptimisation_watch
+    from workbench.analysis.rankstats import MAX_REPS
 
-    if args.window < 1 or args.min_run < 2 or args.reps < 1:
-        raise UsageError("--window must be >= 1, --min-run >= 2 and --reps >= 1")
+    if args.window < 1 or args.min_run < 2 or not 1 <= args.reps <= MAX_REPS:
+        raise UsageError(f"--window must be >= 1, --min-run >= 2 and --reps from 1 to {MAX_REPS}")
+    if args.plot is not None and args.plot.suffix.lower() not in PLOT_SUFFIXES:
+        # checked before the watch runs, not after it (matplotlib knows the format only at the end)
+        raise UsageError(f"{args.plot}: --plot must end in {', '.join(PLOT_SUFFIXES)}")
     if args.plot is not None and args.plot.exists() and not args.overwrite:
         raise UsageError(f"{args.plot} exists; pass --overwrite to replace it")
     configs = read_named_configs(args.config)
@@ -80,7 +88,7 @@ def run_overoptimisation(args: argparse.Namespace) -> int:
         from workbench.views.plots.overoptimisation import overoptimisation
 
         buffer = io.BytesIO()
-        overoptimisation(watch, window=args.window).savefig(buffer, format=args.plot.suffix.lstrip(".") or "png")
+        overoptimisation(watch, window=args.window).savefig(buffer, format=args.plot.suffix.lower().lstrip("."))
         atomic_write_bytes(args.plot, buffer.getvalue(), overwrite=args.overwrite)
         print(f"wrote {args.plot}")
     return 1 if watch.alarms["alarm"].any() else 0
@@ -97,5 +105,7 @@ def report(alarms: pd.DataFrame, episodes: int) -> str:
             f"{row.score_after:.2f}% ({row.score_change:+.2f} [{row.score_low:+.2f}, {row.score_high:+.2f}])"
         )
         verdict = f"ALARM from episode {row.began_at}" if row.alarm else "no alarm"
+        if not row.settled:
+            verdict += f" yet (the gold's peak, position {row.peak}, has {row.episodes - 1} episode(s) after it)"
         lines.append(f"  {row.config}: {verdict}: {slopes}")
     return "\n".join(lines)

@@ -85,6 +85,12 @@ as their progress does; and the components whose corpus totals changed most (aft
 --distance epic|starc|srrd adds a reward distance that ignores potential shaping and scale (EPIC,
 Gleave et al. 2021; STARC, Skalse et al. 2024; SRRD, Nyanhongo et al. 2025, built for sparse
 transitions such as a corpus), with the coverage it rests on and a warning when that is thin.
+Each distance is computed with --seeds seeds (default 5: seed S, S+1, ...; --seed S, default 0),
+which draw the transitions' subsample (at most 5,000) and EPIC's / SRRD's --samples state draws
+(default 16): the first seed's value is printed with the range over all of them.
+--gamma defaults to 1 for EPIC and SRRD and to 0.99 for STARC, which refuses 1: its value
+estimate (LSTD of the behaviour's value, standing in for the exact V^pi Skalse et al. require,
+defined for gamma < 1) has no solution for episodes cut at a step limit.
 
 examples:
   workbench compare configs/upstream_shaped.yaml configs/recommended.yaml sample
@@ -149,7 +155,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="also print this reward distance between A and B, which ignores potential shaping, with the "
         "coverage it rests on (repeatable; see workbench.analysis.distances)",
     )
-    comparing.add_argument("--gamma", type=float, default=1.0, help="discount of --distance (default 1)")
+    comparing.add_argument(
+        "--gamma",
+        type=float,
+        default=None,
+        help="discount of --distance (default 1 for epic and srrd, 0.99 for starc, which needs gamma < 1)",
+    )
+    comparing.add_argument(
+        "--samples", type=int, default=16, metavar="N", help="state draws per expectation of epic / srrd (default 16)"
+    )
+    comparing.add_argument("--seed", type=int, default=0, help="first seed of the subsample and draws (default 0)")
+    comparing.add_argument(
+        "--seeds", type=int, default=5, metavar="N", help="seeds each distance is computed with, for its spread (5)"
+    )
     comparing.set_defaults(func=run_compare)
 
 
@@ -214,13 +232,20 @@ def run_compare(args: argparse.Namespace) -> int:
     """Print two configs' returns, ranks, groups and largest changes side by side; exit status 0."""
     if args.top < 1:
         raise UsageError(f"--top must be at least 1, not {args.top}")
+    if args.distance and args.gamma is not None and not 0.0 <= args.gamma <= 1.0:  # before any table is read
+        raise UsageError(f"--gamma must be within [0, 1], not {args.gamma}")
+    for name in ("samples", "seeds"):
+        if getattr(args, name) < 1:
+            raise UsageError(f"--{name} must be at least 1, not {getattr(args, name)}")
     config_a, config_b = read_config(args.config_a), read_config(args.config_b)
     corpus = open_corpus(args.corpus)
+    if len(corpus) == 0:  # said as it is, before --by or a --distance is looked at
+        raise UsageError(f"{args.corpus}: holds no episodes; nothing to compare")
     try:
         groups = corpus.groups(args.by)
-        comparison = compare(corpus, config_a, config_b)
     except CorpusError as error:  # a grouping column the corpus index lacks
         raise UsageError(f"--by: {error}") from None
+    comparison = compare(corpus, config_a, config_b)
     episodes = comparison.episodes.assign(**{args.by: comparison.episodes["episode"].map(groups)})
     columns = ["episode", args.by, "env_return", "return_a", "return_b", "difference", "rank_a", "rank_b"]
     number = lambda v: f"{v:.4f}"  # noqa: E731
@@ -240,21 +265,27 @@ def run_compare(args: argparse.Namespace) -> int:
         print(f"\ncomponents that changed most (corpus totals after lambda, top {len(changes)}):")
         print(changes.to_string(index=False, float_format=number))
     for kind in args.distance or ():
-        print_distance(corpus, config_a, config_b, kind, args.gamma)
+        print_distance(corpus, config_a, config_b, kind, args)
     return 0
 
 
-def print_distance(corpus, config_a: RewardConfig, config_b: RewardConfig, kind: str, gamma: float) -> None:
-    """Print one reward distance between A and B with its coverage report (``--distance``)."""
-    from workbench.analysis.distances import reward_distance
+def print_distance(corpus, config_a: RewardConfig, config_b: RewardConfig, kind: str, args: argparse.Namespace) -> None:
+    """Print one reward distance between A and B with its spread over seeds and its coverage
+    report (``--distance``, ``--gamma``, ``--samples``, ``--seed``, ``--seeds``)."""
+    from workbench.analysis.distances import distance_spread
 
-    result = reward_distance(corpus, config_a, config_b, kind, gamma=gamma)
+    spread = distance_spread(
+        corpus, config_a, config_b, kind, seeds=args.seeds, first_seed=args.seed, gamma=args.gamma, samples=args.samples
+    )
+    result = spread.runs[0]
     c = result.coverage
+    draws = "" if kind == "starc" else f"{result.samples} draws per expectation, "
     print(
         f"\n{kind.upper()} distance A-B: {result.value:.4f} (0 = the same up to potential shaping and scale; "
-        f"gamma {gamma:g}; {c.transitions} transitions, {c.states} distinct states, {c.distinct_transitions} "
-        f"distinct transitions, {c.branching:.0%} of states seen with 2+ successors, {c.observed_pairs:.1%} of "
-        "evaluated state pairs observed)"
+        f"gamma {result.gamma:g}; {draws}seed {result.seed}; over seeds {args.seed}..{args.seed + args.seeds - 1}: "
+        f"{spread.low:.4f}-{spread.high:.4f}, median {spread.median:.4f}; {c.transitions} transitions, {c.states} "
+        f"distinct states, {c.distinct_transitions} distinct transitions, {c.branching:.0%} of states seen with 2+ "
+        f"successors, {c.observed_pairs:.1%} of evaluated state pairs observed)"
     )
     if c.warning:
         print(f"warning: {c.warning}")

@@ -30,10 +30,17 @@ the output says so. Record more episodes per policy for a score you can rely on.
 --overwrite); --export writes it into an existing training TOML (keeping everything else);
 --trials-out writes one row per trial (.csv or .parquet).
 
+--max-exploitability R constrains the search to weights that also leave no probe loop paid
+above R times honest play's sustained progress-free pay (R = 1: no probe above honest play;
+see workbench exploitability): a trial that does not is infeasible and ranks below every one
+that does; the summary says whether the chosen config meets it (--probes names a probe corpus,
+--honest a corpus of honest play; defaults as workbench exploitability's).
+
 examples:
   workbench search sample --trials 200 --out best.yaml
   workbench search corpora/mixed --trials 500 --penalize farmer --penalty 0.5 --out best.yaml
   workbench search corpora/mixed --base configs/recommended.yaml --export train.toml --trials-out trials.csv
+  workbench search sample --trials 100 --max-exploitability 1 --out unexploitable.yaml
 
 exit status: 0 searched, 2 bad usage, unreadable input or an output that exists.
 """
@@ -112,6 +119,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="JOURNAL",
         help="Optuna journal file to keep the study in (resumed if it exists)",
     )
+    _add_constraint_arguments(parser)
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     add_cluster_argument(parser)
     parser.add_argument(
@@ -122,6 +130,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "1 gives the trials of a serial search with the same seed)",
     )
     parser.set_defaults(func=run_search)
+
+
+def _add_constraint_arguments(parser: argparse.ArgumentParser) -> None:
+    """The exploitability constraint's options (``--max-exploitability``, ``--probes``, ``--honest``)."""
+    parser.add_argument(
+        "--max-exploitability",
+        type=float,
+        metavar="R",
+        help="constrain: no probe loop paid above R times honest play's sustained progress-free pay",
+    )
+    parser.add_argument("--probes", metavar="DIR", help="the constraint's probe corpus (default: the shipped one)")
+    parser.add_argument(
+        "--honest", metavar="CORPUS", help="the constraint's honest play (default: the sample's scripted and random)"
+    )
 
 
 def _check_outputs(args: argparse.Namespace) -> None:
@@ -140,6 +162,10 @@ def _check_outputs(args: argparse.Namespace) -> None:
             raise UsageError(f"{args.trials_out}: already exists; pass --overwrite to replace it")
     if args.export is not None and not args.export.is_file():
         raise UsageError(f"{args.export}: no such training TOML to export into")
+    if args.max_exploitability is None and (args.probes or args.honest):
+        raise UsageError("--probes and --honest are the exploitability constraint's: give --max-exploitability")
+    if args.max_exploitability is not None and not args.max_exploitability > 0:
+        raise UsageError(f"--max-exploitability must be above 0, not {args.max_exploitability}")
 
 
 def run_search(args: argparse.Namespace) -> int:
@@ -184,7 +210,19 @@ def _search(args: argparse.Namespace, corpus: Any, base: Any, evaluate_on: Any, 
         show_progress=not args.quiet,
         evaluate_on=evaluate_on,
         batch_size=batch_size,
+        max_exploitability=args.max_exploitability,
+        exploitability=None if args.max_exploitability is None else _exploitability(args),
     )
+
+
+def _exploitability(args: argparse.Namespace) -> Any:
+    """The constraint's scorer: ``--probes`` (or the shipped probe corpus) against ``--honest``
+    (or the sample's scripted and random episodes)."""
+    from workbench.analysis.exploitability import default_check
+    from workbench.data.probe_corpus import load_probes
+
+    probes = load_probes(args.probes) if args.probes else None
+    return default_check(open_corpus(args.honest) if args.honest else None, probes)
 
 
 def _report(args: argparse.Namespace, corpus: Any, result: Any) -> None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import os
+import stat
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -11,6 +13,8 @@ import pandas as pd
 
 from workbench.cli.common import CORPUS_HELP, read_config
 from workbench.cli.errors import UsageError
+from workbench.core.config_io.checks import checked
+from workbench.core.config_io.locate import StepRewardsLocation
 from workbench.data.importers.producers import INDICATOR, WEIGHTS_IGNORED
 from workbench.data.opening import open_corpus
 from workbench.scoring import verify
@@ -48,6 +52,11 @@ corpus, 3 nothing could be checked (the reason is printed: a check of nothing is
 """
 
 
+#: The largest rollout request read: a request is a few KB, a saved response carrying one a few
+#: MB; a bigger file is not one, and reading it whole would only cost memory.
+MAX_REQUEST_BYTES = 64 * 2**20
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``workbench verify`` to ``subparsers``."""
     parser = subparsers.add_parser(
@@ -80,7 +89,7 @@ def request_table(path: Path) -> dict[str, Any]:
     ``policy.config.step_rewards`` when non-empty, else ``env.config.step_rewards``. Raises
     ``UsageError`` naming the file (and the keys looked at) when it has none."""
     try:
-        request = jsonsafe.loads(path.read_text(encoding="utf-8"))  # a depth limit: junk is one line, not a traceback
+        request = jsonsafe.loads(_request_bytes(path))  # a depth limit: junk is one line, not a traceback
     except (OSError, UnicodeDecodeError, ValueError) as error:
         raise UsageError(f"{path}: not a readable JSON rollout request ({error})") from None
     if isinstance(request, Mapping) and isinstance(request.get("request"), Mapping):
@@ -90,8 +99,28 @@ def request_table(path: Path) -> dict[str, Any]:
         config = part.get("config") if isinstance(part, Mapping) else None
         table = config.get("step_rewards") if isinstance(config, Mapping) else None
         if isinstance(table, Mapping) and table:
-            return dict(table)
+            # The config readers' checks: 1e400 (read as inf) or NaN is refused, not scored.
+            return checked(table, StepRewardsLocation("task-app", (section, "config", "step_rewards")), str(path))
     raise UsageError(f"{path}: no step_rewards table at policy.config.step_rewards or env.config.step_rewards")
+
+
+def _request_bytes(path: Path) -> bytes:
+    """The request file's bytes: a regular file of at most ``MAX_REQUEST_BYTES``, opened without
+    blocking (a FIFO would hang the read, ``/dev/zero`` never end). Raises ``UsageError``."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as error:
+        raise UsageError(f"{path}: cannot open the rollout request ({error.strerror})") from None
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise UsageError(f"{path}: not a regular file (a folder, FIFO or device); expected a rollout request JSON")
+        if info.st_size > MAX_REQUEST_BYTES:
+            raise UsageError(f"{path}: {info.st_size} bytes; a rollout request is at most {MAX_REQUEST_BYTES} bytes")
+        data = handle.read(MAX_REQUEST_BYTES + 1)  # the file may grow after the fstat
+    if len(data) > MAX_REQUEST_BYTES:
+        raise UsageError(f"{path}: more than {MAX_REQUEST_BYTES} bytes; a rollout request is at most that")
+    return data
 
 
 def run_verify(args: argparse.Namespace) -> int:

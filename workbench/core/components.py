@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
-__all__ = ["KINDS", "KIND_COLUMNS", "KIND_LABELS", "PAY_PARTS", "RESOURCE_KINDS", "component_label"]
+__all__ = [
+    "KINDS",
+    "KIND_COLUMNS",
+    "KIND_LABELS",
+    "KIND_SHORT_LABELS",
+    "PAY_PARTS",
+    "RESOURCE_KINDS",
+    "component_label",
+]
 
 #: Component kinds, in the order a decision lists them: the consistent strategy's indicator, then
 #: per_achievement's achievement credits and its two resource-shaping kinds (reward.md, step 2).
@@ -13,6 +21,13 @@ KIND_LABELS = {
     "achievement": "achievement credits",
     "inventory": "inventory shaping",
     "achievement_count": "achievement-count shaping",
+}
+#: The same, in one word, where a label has no room (a bar's name in the certificate figure).
+KIND_SHORT_LABELS = {
+    "indicator": "indicator",
+    "achievement": "credit",
+    "inventory": "item",
+    "achievement_count": "count",
 }
 #: The kinds of resource shaping: uncapped, paid on every rise (reward.md quirk 3).
 RESOURCE_KINDS = ("inventory", "achievement_count")
@@ -25,17 +40,19 @@ KIND_COLUMNS = {kind: f"reward_{kind}" for kind in KINDS}
 PAY_PARTS = ("credit", *RESOURCE_KINDS)
 
 
-def component_label(kind: str, name: str) -> str:
+def component_label(kind: str, name: str, *, short: bool = False) -> str:
     """One component as people read it: its name and its kind's label.
 
     Args:
         kind: one of ``KINDS`` (an unknown kind is shown as it is).
         name: the component's name (an achievement or an item; the indicator's is internal).
+        short: use ``KIND_SHORT_LABELS`` (``"stone (item)"``) where there is no room.
 
     Returns:
         ``"collect_wood (achievement credits)"``, ``"stone (inventory shaping)"``; the indicator,
         whose name is internal (``__indicator__``), as its kind's label alone.
     """
+    labels = KIND_SHORT_LABELS if short else KIND_LABELS
     if kind == "indicator":
-        return KIND_LABELS[kind]
-    return f"{name} ({KIND_LABELS.get(kind, kind)})"
+        return labels[kind]
+    return f"{name} ({labels.get(kind, kind)})"

@@ -13,6 +13,7 @@ __all__ = [
     "CONSISTENT_CONFIG",
     "NAMED_CONFIGS",
     "PER_ACHIEVEMENT_CONFIG",
+    "STARTING_CONFIG",
     "TASK_APP_DEFAULT",
     "NamedConfig",
     "load_config",
@@ -50,6 +51,9 @@ PER_ACHIEVEMENT_CONFIG = NamedConfig(
     RewardConfig(enabled=True, mode=STEPWISE_MODE, strategy=PER_ACHIEVEMENT, indicator_lambda=1.0),
     "shaping on, per_achievement, every weight 1 and k-limit 1 (the task app's defaults), lambda 1",
 )
+#: Where the dashboard, the Tuner and search start when given no config (per_achievement: every
+#: lever of the reward is live).
+STARTING_CONFIG = PER_ACHIEVEMENT_CONFIG
 #: Every named starting config by name.
 NAMED_CONFIGS = {named.name: named for named in (TASK_APP_DEFAULT, CONSISTENT_CONFIG, PER_ACHIEVEMENT_CONFIG)}
 

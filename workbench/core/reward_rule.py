@@ -37,6 +37,7 @@ __all__ = [
     "N_SLOTS",
     "RewardRule",
     "credited_unlocks",
+    "logs_rises",
     "rule_for",
 ]
 
@@ -271,3 +272,21 @@ def rule_for(strategy: Any) -> RewardRule:
         ``CONSISTENT_RULE`` or ``PER_ACHIEVEMENT_RULE``.
     """
     return RULES[normalize_strategy(strategy)]
+
+
+def logs_rises(logged: Any) -> bool:
+    """Whether a decision's logged ``info.stepwise`` comes from a rule that logs every rise
+    (``inventory_deltas``, ``achievement_count_deltas``): its ``strategy`` names, exactly as the
+    task app logs it (normalised), a rule with resource shaping.
+
+    Args:
+        logged: One decision's ``info.stepwise`` as logged (any type).
+
+    Returns:
+        True for a per_achievement log; False for consistent, the indicator-only loop's keys, junk.
+    """
+    if not isinstance(logged, Mapping):
+        return False
+    strategy = logged.get("strategy")
+    rule = RULES.get(strategy) if isinstance(strategy, str) else None
+    return rule is not None and rule.pays_resources

@@ -46,7 +46,7 @@ class DecisionScorer:
 
     def __init__(self, config: RewardConfig) -> None:
         self.config = config
-        self._strategy = config.effective_strategy
+        self._strategy = config.rule.name  # the strategy the task app runs (its rule's name)
         self._weights = dict(config.weights)
         self._k_limits = dict(config.k_limits)
         self._resource_weights = config.resource_weights

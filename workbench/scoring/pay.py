@@ -1,5 +1,8 @@
-"""What a config pays on a prepared corpus, event by event and kind by kind: the one place the pay
-is rebuilt from the prepared arrays, asking the config's rule (``core.reward_rule``)."""
+"""What a config pays on a prepared corpus, event by event and kind by kind, asking its rule.
+
+The one place the pay is rebuilt from the prepared arrays (``core.reward_rule`` says what is paid):
+``Scores``, the per-kind split, the shaping certificate and live per-kind totals read it.
+"""
 
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ import pandas as pd
 
 from workbench.core.crafter_facts import ACHIEVEMENTS
 from workbench.data.episodes import Corpus
-from workbench.data.episodes.events import decision_events
+from workbench.data.episodes.events import DecisionEvents, decision_events
 from workbench.errors import CorpusError, EpisodeError
 
 #: Decisions read per batch in ``prepare``: small enough that the temporary state arrays (~8 MB)
@@ -248,9 +248,7 @@ def _prepare(corpus: Corpus) -> PreparedCorpus:
             batches.append(decision_events(arrays, first_decision, first_episode))
             first_decision += arrays.n_decisions
     # one batch (a corpus read from disk) is used as it is: its arrays become read-only below
-    joined = {
-        key: np.concatenate([b[key] for b in batches]) if len(batches) > 1 else batches[0][key] for key in batches[0]
-    }
+    joined = DecisionEvents.join(batches).arrays()
     joined.update(_active_decisions(joined, int(corpus.index["decisions"].sum()), len(corpus)))
     for array in joined.values():
         array.flags.writeable = False

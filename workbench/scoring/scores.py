@@ -114,7 +114,7 @@ class Scores:
     def __repr__(self) -> str:
         p = self.prepared
         return (
-            f"<Scores: {self.config.effective_strategy}, {p.n_episodes} episodes, {p.n_decisions} decisions, "
+            f"<Scores: {self.config.rule.name}, {p.n_episodes} episodes, {p.n_decisions} decisions, "
             f"shaped return {self.reward_sum.sum():.4g}>"
         )
 

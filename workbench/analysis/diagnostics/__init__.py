@@ -33,8 +33,10 @@ from workbench.analysis.diagnostics.dead_entries import dead_entries
 from workbench.analysis.diagnostics.dominance import COMPONENT_THRESHOLD, DOMINANCE_THRESHOLD, dominance
 from workbench.analysis.diagnostics.farming import cycles, farming_episodes, farming_events
 from workbench.analysis.diagnostics.flags import Flag, flags_table
+from workbench.analysis.diagnostics.loop_pay import episode_loop_pay
 from workbench.analysis.diagnostics.rank_intervals import PROGRESS_MEASURES, agreement, alignment_flags, misranked
 from workbench.analysis.diagnostics.sensitivity import sensitivity
+from workbench.analysis.rankstats import MAX_REPS
 from workbench.core.config import RewardConfig
 from workbench.data.episodes import Corpus
 from workbench.errors import DiagnosisError
@@ -155,7 +157,7 @@ def diagnose(
         The ``Diagnosis``: its flags and every table behind them.
 
     Raises:
-        DiagnosisError: An empty corpus, an unknown ``by`` column, ``reps < 1``, an unknown
+        DiagnosisError: An empty corpus, an unknown ``by`` column, ``reps`` outside 1..MAX_REPS, an unknown
             progress measure, a threshold or confidence outside (0, 1), or ``scores`` of another
             corpus or config.
     """
@@ -182,7 +184,7 @@ def _diagnosis(corpus: Corpus, config: RewardConfig, scores: Scores, settings: d
     totals = component_totals(scores)
 
     events = farming_events(totals, facts)
-    per_episode, farming_flags = farming_episodes(totals, facts, events)
+    per_episode, farming_flags = farming_episodes(totals, facts, events, episode_loop_pay(corpus, config))
     loops = cycles(scores, config, facts)
     by_name, by_kind, dominance_flags = dominance(
         totals, facts, threshold=dominance_threshold, component_threshold=component_threshold
@@ -225,8 +227,8 @@ def _check_settings(corpus: Corpus, settings: dict[str, Any]) -> None:
         raise DiagnosisError("cannot diagnose an empty corpus: it has no episodes")
     if by not in corpus.index.columns:
         raise DiagnosisError(f"by: no corpus index column {by!r}; columns are {list(corpus.index.columns)}")
-    if reps < 1:
-        raise DiagnosisError(f"reps must be at least 1, not {reps}")
+    if not 1 <= reps <= MAX_REPS:
+        raise DiagnosisError(f"reps must be from 1 to {MAX_REPS}, not {reps}")
     for name in ("confidence", "dominance_threshold", "component_threshold"):
         value = settings[name]
         if not 0.0 < value < 1.0:

@@ -18,7 +18,6 @@ from workbench.analysis.diagnostics.flags import Flag
 from workbench.core.config import RewardConfig
 from workbench.core.crafter_facts import ACHIEVEMENT_ALIASES, ACHIEVEMENTS, INVENTORY_ITEMS
 from workbench.core.lint import lint
-from workbench.core.reward import PER_ACHIEVEMENT
 from workbench.scoring import Scores
 
 __all__ = ["DEAD_COLUMNS", "LINT_CODES", "NOT_CRAFTER_ITEMS", "dead_entries"]
@@ -60,11 +59,10 @@ def dead_entries(config: RewardConfig, scores: Scores) -> tuple[pd.DataFrame, li
         value = _value(config, finding.key)
         why = finding.message + (f" ({finding.suggestion})" if finding.suggestion else "")
         rows.append({"key": finding.key, "value": value, "code": finding.code, "judged": "config", "why": why})
-    per_achievement = config.effective_strategy == PER_ACHIEVEMENT
-    if per_achievement:
+    if config.rule.pays_credits:  # weights and k-limits are read
         rows += _explicit_default_limits(config, repeated)
         rows += _unjudged_weights(config, scores)
-    rows += _resource_tables(config, scores, per_achievement)
+    rows += _resource_tables(config, scores, config.rule.pays_resources)
     for row in rows:  # one type per column (a table's value is a mapping): written as text
         row["value"] = _text(row["value"])
     table = pd.DataFrame(rows, columns=list(DEAD_COLUMNS))
@@ -127,7 +125,7 @@ def _unjudged_weights(config: RewardConfig, scores: Scores) -> list[dict[str, An
     ]
 
 
-def _resource_tables(config: RewardConfig, scores: Scores, per_achievement: bool) -> list[dict[str, Any]]:
+def _resource_tables(config: RewardConfig, scores: Scores, pays_resources: bool) -> list[dict[str, Any]]:
     """Resource-table entries (the task app's and the config's overrides) that cannot pay:
     names Crafter never produces; overrides of real items nobody in the corpus raised; all of
     them under consistent, which pays no resource shaping."""
@@ -154,7 +152,7 @@ def _resource_tables(config: RewardConfig, scores: Scores, per_achievement: bool
                         f"produces: {_never_produced(table, name)}",
                     }
                 )
-            elif name in overridden and not per_achievement:
+            elif name in overridden and not pays_resources:
                 rows.append(
                     {
                         "key": key,

@@ -18,7 +18,6 @@ from workbench.analysis.diagnostics.flags import Flag
 from workbench.core.components import RESOURCE_KINDS
 from workbench.core.config import RewardConfig
 from workbench.core.crafter_facts import ACHIEVEMENTS, INVENTORY_ITEMS
-from workbench.core.reward import PER_ACHIEVEMENT
 from workbench.scoring import Scores
 
 __all__ = ["CYCLES", "Cycle", "cycles", "farming_episodes", "farming_events"]
@@ -74,12 +73,16 @@ def farming_events(totals: ComponentTotals, facts: EpisodeFacts) -> pd.DataFrame
 
 
 def farming_episodes(
-    totals: ComponentTotals, facts: EpisodeFacts, events: pd.DataFrame
+    totals: ComponentTotals, facts: EpisodeFacts, events: pd.DataFrame, loop_paid: np.ndarray | None = None
 ) -> tuple[pd.DataFrame, list[Flag]]:
     """Per episode: ``return``, ``credits`` (achievement credits and the indicator, after lambda),
     ``resource`` (resource shaping after lambda), ``first_time`` and ``repeats`` (resource pay at
     each event's first rise and beyond it), ``repeat_share`` (repeats / |return|), ``counts`` and
     ``count_shaping_estimated``; ``flagged`` when repeats outweigh the credits (in magnitude).
+    With ``loop_paid`` (per episode, corpus order: ``loop_signs`` pay at the cap and for what
+    was spent and regained) the repeats that count are those: an honest player's repeats are
+    mostly drinking, eating and restocking on its way up the tech tree, which pay without a loop
+    (``loop_paid`` column; ``flagged`` when it outweighs the credits).
     Returns the table and one flag per flagged episode, naming the events that paid most."""
     n = len(facts.ids)
     resource = totals.kind_is(*RESOURCE_KINDS)
@@ -101,9 +104,11 @@ def farming_episodes(
             "repeats": repeats,
             "repeat_share": repeats / facts.scale,
             "count_shaping_estimated": facts.estimated,
-            "flagged": np.abs(repeats) > np.abs(credits),
+            "flagged": np.abs(repeats if loop_paid is None else loop_paid) > np.abs(credits),
         }
     )
+    if loop_paid is not None:
+        table["loop_paid"] = loop_paid
     return table, _farming_flags(table, events)
 
 
@@ -121,6 +126,7 @@ def _farming_flags(table: pd.DataFrame, events: pd.DataFrame) -> list[Flag]:
         c: table[c].to_numpy()
         for c in ("episode", "return", "credits", "repeats", "repeat_share", "count_shaping_estimated")
     }
+    looped = table["loop_paid"].to_numpy() if "loop_paid" in table.columns else None
     flags = []
     for i in flagged:
         episode = rows["episode"][i]
@@ -134,8 +140,13 @@ def _farming_flags(table: pd.DataFrame, events: pd.DataFrame) -> list[Flag]:
         share = rows["repeat_share"][i]
         share_text = f"{share:.0%} of its return {rows['return'][i]:.3f}" if not np.isnan(share) else "its return is 0"
         why = (
-            f"repeated resource events paid {rows['repeats'][i]:.3f} ({share_text}), more than its achievement "
-            f"credits ({rows['credits'][i]:.3f}): {'; '.join(parts)}"
+            f"repeated resource events paid {rows['repeats'][i]:.3f} ({share_text}), "
+            + (
+                f"of which loops (counts at the cap, materials regained) {looped[i]:.3f}, "
+                if looped is not None
+                else ""
+            )
+            + f"more than its achievement credits ({rows['credits'][i]:.3f}): {'; '.join(parts)}"
         )
         if rows["count_shaping_estimated"][i]:
             why += " (achievement counts are estimated for this episode, so its count shaping is an estimate)"
@@ -161,7 +172,7 @@ def cycles(scores: Scores, config: RewardConfig, facts: EpisodeFacts) -> pd.Data
     ).reshape(prepared.n_episodes, n_slots)
     lam = config.effective_lambda
     resource = config.resource_weights
-    per_achievement = config.effective_strategy == PER_ACHIEVEMENT
+    pays_resources = config.rule.pays_resources
     n, k = prepared.n_episodes, len(CYCLES)
     # Rows episode by episode, each episode's cycles in CYCLES order.
     gathered = np.stack([rises[:, len(INVENTORY_ITEMS) + ACHIEVEMENTS.index(c.gather)] for c in CYCLES], axis=1)
@@ -174,7 +185,7 @@ def cycles(scores: Scores, config: RewardConfig, facts: EpisodeFacts) -> pd.Data
                 + resource.achievement_count_weight(c.gather)
                 + resource.achievement_count_weight(c.spend)
             )
-            if per_achievement
+            if pays_resources
             else 0.0
             for c in CYCLES
         ]

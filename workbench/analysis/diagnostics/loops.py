@@ -32,11 +32,10 @@ from crafter import constants
 from workbench.analysis.diagnostics.flags import Flag
 from workbench.core.config import RewardConfig
 from workbench.core.crafter_facts import ACHIEVEMENTS, ACTIONS, INVENTORY_ITEMS
-from workbench.core.reward import PER_ACHIEVEMENT
 from workbench.data.episodes import Corpus, Episode
 from workbench.data.policies.navigation import daylight
 from workbench.data.policies.scripted import NIGHT_DAYLIGHT
-from workbench.scoring import slot_weights
+from workbench.scoring import slot_pay
 from workbench.util.links import replay_query
 
 __all__ = ["LOOPS", "LOOP_CODE", "Loop", "loop_flags", "loop_laps", "loop_table"]
@@ -193,13 +192,6 @@ def _refills(track: Track, loop: Loop) -> np.ndarray:
     return np.stack([left[keep], done[keep]], axis=1).astype(np.int64)
 
 
-def _pays(config: RewardConfig) -> np.ndarray:
-    """What one unit of each slot's rise pays under ``config`` (after lambda): 0 under consistent."""
-    if config.effective_strategy != PER_ACHIEVEMENT:
-        return np.zeros(len(INVENTORY_ITEMS) + len(ACHIEVEMENTS))
-    return config.effective_lambda * slot_weights(config.resource_weights)
-
-
 def _slots(loop: Loop) -> np.ndarray:
     return np.array(
         [INVENTORY_ITEMS.index(i) for i in loop.items]
@@ -217,7 +209,7 @@ def loop_table(
     decisions, after lambda; 0 under consistent), ``share`` (paid / |the episode's return|,
     ``returns`` in corpus order; NaN for a return of 0) and ``flagged``: laps past ``allowed``
     and the loop paid something. Episodes in corpus order, loops in ``loops`` order."""
-    pays = _pays(config)
+    pays = slot_pay(config)  # what one unit of each slot's rise pays, after lambda
     rows: list[tuple[Any, ...]] = []
     policies = corpus.index["policy"].astype(str).tolist() if "policy" in corpus.index.columns else [""] * len(corpus)
     for k, (episode, track) in enumerate(zip(corpus.ids, tracks(corpus))):

@@ -41,6 +41,7 @@ __all__ = [
     "MIN_STRETCH",
     "WINDOW",
     "ProgressFree",
+    "best_windows",
     "progress_free_mask",
     "progress_free_pay",
     "reference_rate",
@@ -162,27 +163,57 @@ def progress_free_pay(
     paid = np.bincount(episode, weights=np.where(mask, rewards, 0.0), minlength=n_episodes)
     with np.errstate(divide="ignore", invalid="ignore"):
         rate = np.where(decisions > 0, 100.0 * paid / decisions, np.nan)
-    peak = np.full(n_episodes, np.nan)
-    peak_first = np.zeros(n_episodes, dtype=np.int64)
-    n = len(rewards)
-    if n >= window:
-        # Window [i, i + window): all progress-free and in one stretch (hence one episode).
-        pay = np.concatenate([[0.0], np.cumsum(np.where(mask, rewards, 0.0))])
-        free = np.concatenate([[0], np.cumsum(mask)])
-        ids = stretch_ids(new_unlocks, lengths)
-        first = np.arange(n - window + 1)
-        ok = (free[first + window] - free[first] == window) & (ids[first] == ids[first + window - 1])
-        first = first[ok]
-        if len(first):
-            sums = pay[first + window] - pay[first]
-            owner = episode[first]
-            # the best window per episode: sort by (episode, -sum) and keep each episode's first
-            order = np.lexsort((-sums, owner))
-            keep = order[np.r_[True, owner[order][1:] != owner[order][:-1]]]
-            peak[owner[keep]] = 100.0 * sums[keep] / window
-            starts = np.cumsum(lengths) - lengths
-            peak_first[owner[keep]] = first[keep] - starts[owner[keep]] + 1
+    # a window must lie in one stretch (hence one episode) and be progress-free throughout
+    total, peak_first = best_windows(
+        np.where(mask, rewards, 0.0), stretch_ids(new_unlocks, lengths), lengths, window, mask
+    )
+    peak = 100.0 * total / window
     return ProgressFree(decisions, paid, rate, peak, peak_first)
+
+
+def best_windows(
+    values: np.ndarray, groups: np.ndarray, lengths: np.ndarray, window: int, allowed: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per episode, the largest sum of ``values`` over ``window`` consecutive decisions of one
+    group (``groups``: non-decreasing ids that never span two episodes, e.g. the episode's own
+    position or ``stretch_ids``), all of them ``allowed``.
+
+    Args:
+        values: (N,) per decision, corpus order.
+        groups: (N,) each decision's group.
+        lengths: (E,) decisions per episode.
+        window: The decisions a window holds (at least 1).
+        allowed: (N,) bool, decisions a window may hold (None: all).
+
+    Returns:
+        (E,) the best sum (NaN where no window fits) and (E,) int64 the 1-based decision where
+        it starts (0 where none fits); the earliest of equal sums.
+    """
+    values, lengths = np.asarray(values, dtype=np.float64), np.asarray(lengths, dtype=np.int64)
+    n_episodes, n = len(lengths), len(values)
+    best = np.full(n_episodes, np.nan)
+    first_decision = np.zeros(n_episodes, dtype=np.int64)
+    if n < window:
+        return best, first_decision
+    ok_mask = np.ones(n, dtype=bool) if allowed is None else np.asarray(allowed, dtype=bool)
+    pay = np.concatenate([[0.0], np.cumsum(values)])
+    free = np.concatenate([[0], np.cumsum(ok_mask)])
+    first = np.arange(n - window + 1)
+    ok = (free[first + window] - free[first] == window) & (groups[first] == groups[first + window - 1])
+    first = first[ok]
+    if len(first):
+        sums = pay[first + window] - pay[first]
+        owner = np.repeat(np.arange(n_episodes), lengths)[first]
+        # the best window per episode (windows are in corpus order, so each episode's are one
+        # run): its maximum by reduceat, then the first window reaching it
+        runs = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])
+        top = np.maximum.reduceat(sums, runs)
+        hits = np.flatnonzero(sums == np.repeat(top, np.diff(np.r_[runs, len(sums)])))
+        keep = hits[np.r_[True, owner[hits][1:] != owner[hits][:-1]]]
+        best[owner[keep]] = sums[keep]
+        starts = np.cumsum(lengths) - lengths
+        first_decision[owner[keep]] = first[keep] - starts[owner[keep]] + 1
+    return best, first_decision
 
 
 def reference_rate(paid: np.ndarray, decisions: np.ndarray, quantile: float | None = None) -> float:

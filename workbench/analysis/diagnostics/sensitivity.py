@@ -17,7 +17,8 @@ import pandas as pd
 from workbench.analysis.rankstats import discordant_pairs
 from workbench.core.config import RewardConfig
 from workbench.core.crafter_facts import ACHIEVEMENTS
-from workbench.core.reward import PER_ACHIEVEMENT, coerce_weights
+from workbench.core.reward import coerce_weights
+from workbench.core.reward_rule import achievement_weights
 from workbench.scoring import Scores
 
 __all__ = ["credit_matrix", "sensitivity"]
@@ -53,10 +54,10 @@ def sensitivity(scores: Scores, config: RewardConfig, worst_pair: tuple[str, str
     returns = scores.reward_sum
     achievements = scores.episodes["unique_achievements_total"].to_numpy()
     lam = config.effective_lambda
-    per_achievement = config.effective_strategy == PER_ACHIEVEMENT
+    per_achievement = config.rule.pays_credits  # else the weights pay nothing
     credits = credit_matrix(scores)
     written = coerce_weights(dict(config.weights))
-    weights = np.array([written.get(name, 1.0) for name in ACHIEVEMENTS])
+    weights = achievement_weights(config.weights)  # written.get(name, 1.0)
     intervals = [_stable_interval(returns, lam * credits[:, a], weights[a], ids) for a in range(len(ACHIEVEMENTS))]
     low, high, low_pair, high_pair = (list(column) for column in zip(*intervals))
     change = np.full(len(ACHIEVEMENTS), np.nan)
@@ -90,7 +91,7 @@ def sensitivity(scores: Scores, config: RewardConfig, worst_pair: tuple[str, str
     table.attrs["note"] = (
         ""
         if per_achievement
-        else f"{config.effective_strategy} pays no per-achievement credits: weights cannot change any return"
+        else f"{config.rule.name} pays no per-achievement credits: weights cannot change any return"
     )
     return table
 

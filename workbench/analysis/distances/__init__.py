@@ -17,13 +17,25 @@ from workbench.analysis.distances.canonical import (
     starc_distance,
     successor_samples,
 )
-from workbench.analysis.distances.corpus import DISTANCES, Coverage, Distance, pair_reward, reward_distance
+from workbench.analysis.distances.corpus import (
+    DEFAULT_GAMMA,
+    DISTANCES,
+    Coverage,
+    Distance,
+    DistanceSpread,
+    distance_spread,
+    pair_reward,
+    reward_distance,
+)
 
 __all__ = [
+    "DEFAULT_GAMMA",
     "DISTANCES",
     "Coverage",
     "Distance",
+    "DistanceSpread",
     "Reward",
+    "distance_spread",
     "epic_canonical",
     "pair_reward",
     "pearson_distance",

@@ -20,6 +20,15 @@ the expectations over actions of the papers drop out. Transitions are (N, F) ``b
   gamma V(s') - V(s)``, V the behaviour policy's value under R estimated by LSTD over linear
   state features (Bradtke and Barto 1996; 0 after a terminal transition); normalised to unit L2
   norm over the transitions; distance half the L2 distance of the normalised rewards, in [0, 1].
+  Skalse et al. define it for ``gamma`` in (0, 1) with ``V`` the *exact* value ``V^pi`` of a fixed
+  policy ``pi`` under R; their bounds (the distance against the regret of optimising one reward
+  for the other) hold for that ``V``. Here ``V`` is LSTD's linear estimate of the behaviour
+  policy's value from the corpus's transitions, so it is exact only when that value is linear in
+  the features. ``gamma`` = 1 is refused: recorded episodes end at a step limit, not an
+  absorbing state, so the undiscounted value is not finite and the LSTD system has no solution
+  (on the search corpus: rank 30 of 38, condition ~1e19, canonical rewards 7-82x the reward
+  and distances 0.01-0.12 across seeded 5,000-transition subsamples). A system without a
+  solution at any gamma (relative residual above ``LSTD_TOLERANCE``) is refused too.
 
 Every expectation is a mean over fixed samples (a seeded generator), and each sample array is
 reused wherever the formula pairs it, so ``gamma Phi(s') - Phi(s)`` cancels exactly for any
@@ -46,6 +55,9 @@ __all__ = [
     "starc_distance",
     "successor_samples",
 ]
+
+#: LSTD's system ``A w = b`` counts as solved when ``|A w - b| <= LSTD_TOLERANCE |b|``.
+LSTD_TOLERANCE = 1e-8
 
 #: A reward as a function of state pairs: ``reward(x (K, F), y (K, F)) -> (K,)``.
 Reward = Callable[[np.ndarray, np.ndarray], np.ndarray]
@@ -199,14 +211,27 @@ def starc_canonical(
         (N,) float64 canonical rewards.
 
     Raises:
-        AnalysisError: bad shapes or gamma.
+        AnalysisError: bad shapes or gamma, gamma = 1 (see the module), or an LSTD system
+            without a solution.
     """
     _check(features, next_features, gamma)
+    if gamma >= 1.0:
+        raise AnalysisError(
+            "STARC needs gamma < 1 (e.g. the learner's 0.99): at gamma = 1 the value of a behaviour whose "
+            "episodes end at a step limit is not finite and the LSTD value estimate has no solution; Skalse et al. "
+            "define the canonicalisation for gamma in (0, 1) with the policy's exact value"
+        )
     following = np.where(np.asarray(terminal, dtype=bool)[:, None], 0.0, next_features)
     # LSTD: sum_t phi_t (r_t + gamma phi'_t w - phi_t w) = 0  =>  A w = b
     a = features.T @ (features - gamma * following)
     b = features.T @ rewards
     w = np.linalg.lstsq(a, b, rcond=None)[0]
+    residual, scale = float(np.linalg.norm(a @ w - b)), float(np.linalg.norm(b))
+    if residual > LSTD_TOLERANCE * max(scale, 1e-300):
+        raise AnalysisError(
+            f"STARC's LSTD value estimate has no solution (relative residual {residual / scale:.1e}): the "
+            "transitions do not pin a value at this gamma; use a smaller gamma or more transitions"
+        )
     return rewards + gamma * (following @ w) - features @ w
 
 

@@ -17,15 +17,27 @@ from workbench.analysis.distances.canonical import (
 )
 from workbench.core.config import RewardConfig
 from workbench.core.crafter_facts import INVENTORY_ITEMS
-from workbench.core.reward import PER_ACHIEVEMENT
 from workbench.data.episodes import Corpus
 from workbench.errors import AnalysisError
-from workbench.scoring import achievement_weights, slot_weights
 from workbench.scoring.potential import decision_rows, terminal_decisions
 
-__all__ = ["DISTANCES", "Coverage", "Distance", "pair_reward", "reward_distance"]
+__all__ = [
+    "DEFAULT_GAMMA",
+    "DISTANCES",
+    "Coverage",
+    "Distance",
+    "DistanceSpread",
+    "distance_spread",
+    "pair_reward",
+    "reward_distance",
+]
 
 DISTANCES = ("epic", "starc", "srrd")
+#: Each distance's default discount: EPIC's and SRRD's expectations are finite at 1; STARC's
+#: value estimate is not (``canonical.starc_canonical``), so it takes a learner's usual 0.99.
+DEFAULT_GAMMA = {"epic": 1.0, "srrd": 1.0, "starc": 0.99}
+#: Draws per expectation (EPIC: states; SRRD: per transition and set) unless told.
+SAMPLES = 16
 #: Below these a distance rests on too little of the state space: the report warns.
 MIN_TRANSITIONS = 500
 MIN_STATES = 50
@@ -47,14 +59,14 @@ def pair_reward(config: RewardConfig) -> Reward:
     Returns:
         ``reward(x (K, 38), y (K, 38)) -> (K,)`` after lambda.
     """
+    rule = config.rule
     lam = config.effective_lambda
-    credit = achievement_weights(config)
-    slots = slot_weights(config.resource_weights)
-    per_achievement = config.effective_strategy == PER_ACHIEVEMENT
+    credit = rule.credit_weights(config.weights)
+    slots = rule.slot_pay(config.resource_weights)
 
     def reward(x: np.ndarray, y: np.ndarray) -> np.ndarray:
         unlocked = (x[:, N_ITEMS:] == 0) & (y[:, N_ITEMS:] > 0)
-        if not per_achievement:
+        if rule.pays_indicator:  # 1.0 for any unlock, however many
             return lam * unlocked.any(axis=1).astype(np.float64)
         gained = np.maximum(y.astype(np.int64) - x, 0)
         return lam * (unlocked @ credit + gained @ slots)
@@ -95,12 +107,16 @@ class Distance:
         value: The distance, in [0, 1] (0: the same reward up to shaping and scale).
         gamma: The discount the canonicalisation used.
         coverage: How much of the state space it rests on.
+        samples: Draws per expectation (EPIC, SRRD; STARC draws none).
+        seed: The seed of the transitions' subsample and the draws.
     """
 
     kind: str
     value: float
     gamma: float
     coverage: Coverage
+    samples: int = SAMPLES
+    seed: int = 0
 
 
 def reward_distance(
@@ -109,9 +125,9 @@ def reward_distance(
     config_b: RewardConfig,
     kind: str = "epic",
     *,
-    gamma: float = 1.0,
+    gamma: float | None = None,
     max_transitions: int = 5_000,
-    samples: int = 16,
+    samples: int = SAMPLES,
     seed: int = 0,
 ) -> Distance:
     """The ``kind`` distance between two configs' rewards over the corpus's decisions.
@@ -122,19 +138,23 @@ def reward_distance(
         config_a: one reward config.
         config_b: the other.
         kind: ``epic``, ``starc`` or ``srrd``.
-        gamma: the discount, in [0, 1].
+        gamma: the discount, in [0, 1] (STARC: below 1); None: ``DEFAULT_GAMMA[kind]``.
         max_transitions: at most this many transitions are used.
         samples: draws per expectation (EPIC: states; SRRD: per transition and set).
-        seed: the generator's seed.
+        seed: the generator's seed (the subsample and the draws: ``distance_spread`` varies it).
 
     Returns:
         The ``Distance`` with its coverage report.
 
     Raises:
-        AnalysisError: an unknown kind, gamma outside [0, 1], fewer than two transitions.
+        AnalysisError: an unknown kind, gamma outside [0, 1], STARC at gamma 1, fewer than two
+            transitions or than one draw.
     """
     if kind not in DISTANCES:
         raise AnalysisError(f"distance must be one of {list(DISTANCES)}, got {kind!r}")
+    if samples < 1:
+        raise AnalysisError(f"samples must be at least 1, got {samples}")
+    gamma = DEFAULT_GAMMA[kind] if gamma is None else gamma
     arrays = corpus.decision_arrays()
     rows = np.concatenate([arrays.inventory, arrays.achievement_counts], axis=1).astype(np.int64)
     before, after = decision_rows(arrays)
@@ -169,7 +189,86 @@ def reward_distance(
         canonical = [starc_canonical(r(x, y), features, following, gamma, terminal) for r in (reward_a, reward_b)]
         value = starc_distance(*canonical)
         observed = 1.0  # only observed transitions are evaluated
-    return Distance(kind, value, float(gamma), _coverage(state_id, next_id, len(states), observed))
+    coverage = _coverage(state_id, next_id, len(states), observed)
+    return Distance(kind, value, float(gamma), coverage, samples, seed)
+
+
+@dataclass(frozen=True)
+class DistanceSpread:
+    """One distance computed with several seeds: how much the subsample and the draws move it.
+
+    Attributes:
+        runs: One ``Distance`` per seed, in seed order.
+    """
+
+    runs: tuple[Distance, ...]
+
+    @property
+    def values(self) -> np.ndarray:
+        """(R,) the distances, in seed order."""
+        return np.array([run.value for run in self.runs])
+
+    @property
+    def low(self) -> float:
+        """The smallest distance over the seeds."""
+        return float(self.values.min())
+
+    @property
+    def high(self) -> float:
+        """The largest distance over the seeds."""
+        return float(self.values.max())
+
+    @property
+    def median(self) -> float:
+        """The median distance over the seeds."""
+        return float(np.median(self.values))
+
+
+def distance_spread(
+    corpus: Corpus,
+    config_a: RewardConfig,
+    config_b: RewardConfig,
+    kind: str = "epic",
+    *,
+    seeds: int = 5,
+    first_seed: int = 0,
+    gamma: float | None = None,
+    max_transitions: int = 5_000,
+    samples: int = SAMPLES,
+) -> DistanceSpread:
+    """``reward_distance`` with seeds ``first_seed .. first_seed + seeds - 1``: its spread.
+
+    EPIC's distance rests on ``samples`` state draws and, on a corpus larger than
+    ``max_transitions``, a subsample of transitions; STARC's on the subsample; SRRD's on both.
+    The spread over seeds says how far one number can be trusted (three EPIC runs on the same
+    pair of configs gave 0.19-0.22 with 16 draws).
+
+    Args:
+        corpus: as in ``reward_distance``.
+        config_a: one reward config.
+        config_b: the other.
+        kind: ``epic``, ``starc`` or ``srrd``.
+        seeds: how many seeds.
+        first_seed: the first.
+        gamma: as in ``reward_distance``.
+        max_transitions: as in ``reward_distance``.
+        samples: as in ``reward_distance``.
+
+    Returns:
+        The ``DistanceSpread``.
+
+    Raises:
+        AnalysisError: fewer than one seed, or what ``reward_distance`` raises.
+    """
+    if seeds < 1:
+        raise AnalysisError(f"seeds must be at least 1, got {seeds}")
+    runs = (
+        reward_distance(
+            corpus, config_a, config_b, kind, gamma=gamma, max_transitions=max_transitions, samples=samples, seed=seed
+        )
+        for seed in range(first_seed, first_seed + seeds)
+    )
+    return DistanceSpread(tuple(runs))
 
 
 def _observed(state_id: np.ndarray, next_id: np.ndarray, x: np.ndarray, y: np.ndarray) -> float:

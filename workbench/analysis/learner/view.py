@@ -8,7 +8,7 @@ from functools import cached_property
 import numpy as np
 import pandas as pd
 
-from workbench.analysis.decision_kinds import KIND_COLUMNS, kind_rewards
+from workbench.analysis.decision_kinds import PAY_PARTS, kind_rewards
 from workbench.analysis.learner.credit import gae
 from workbench.analysis.learner.estimators import EPS, dr_grpo, gdpo, group_moments, grpo, rloo
 from workbench.analysis.learner.pairs import discordant_pairs
@@ -168,7 +168,7 @@ def learner_view(
         episodes[column] = corpus.index[column].to_numpy()
     episodes["group_size"] = size[group]
     episodes["return"] = returns
-    for k, name in enumerate(KIND_COLUMNS):
+    for k, name in enumerate(PAY_PARTS):
         episodes[name] = per_episode[:, k]
     episodes["achievements"] = scores.episodes["unique_achievements_total"].to_numpy()
     episodes["env_return"] = prepared.env_return
@@ -248,7 +248,7 @@ def _sign_flips(episodes: pd.DataFrame, terms: np.ndarray) -> list[tuple[str, st
                 "gdpo-flips-sign",
                 str(episodes["episode"].iat[i]),
                 f"GRPO advantage {summed[i]:+.3f} but GDPO {decoupled[i]:+.3f}: normalised on its own, "
-                f"{KIND_COLUMNS[c]} (term {terms[i, c]:+.3f}) outweighs the rest",
+                f"{PAY_PARTS[c]} (term {terms[i, c]:+.3f}) outweighs the rest",
             )
         )
     return flags

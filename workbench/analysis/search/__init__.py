@@ -23,12 +23,14 @@ require_extra("search", "the weight search (workbench.analysis.search)", "optuna
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from workbench.analysis.search.exploit_constraint import ExploitabilityConstraint, ExploitabilityScorer
 from workbench.analysis.search.held_out import HeldOutScore, few_held_out_note, held_out_score
 from workbench.analysis.search.objective import Design, Objective, agreement, build_design, resource_slot_weights
 from workbench.analysis.search.result import SearchResult
@@ -36,8 +38,8 @@ from workbench.analysis.search.split import Split, split_episodes, stratified_fo
 from workbench.analysis.search.study import SearchSpace, TrialEvaluator, default_params, run_study, trials_table
 from workbench.core.config import STEPWISE_MODE, RewardConfig
 from workbench.core.crafter_facts import ACHIEVEMENTS, INVENTORY_ITEMS
-from workbench.core.named_configs import PER_ACHIEVEMENT_CONFIG
-from workbench.core.reward import coerce_weights
+from workbench.core.named_configs import STARTING_CONFIG
+from workbench.core.reward_rule import achievement_weights, rule_for
 from workbench.data.episodes import Corpus
 from workbench.errors import SearchError, WorkbenchError
 from workbench.scoring import PreparedCorpus, prepare, score
@@ -73,6 +75,8 @@ def search(
     show_progress: bool = True,
     evaluate_on: Callable[[TrialEvaluator], Callable[[list[dict[str, Any]]], list[dict[str, float]]]] | None = None,
     batch_size: int = 1,
+    max_exploitability: float | None = None,
+    exploitability: ExploitabilityScorer | None = None,
 ) -> SearchResult:
     """Search for a config whose shaped return ranks ``corpus``'s episodes as ``progress`` does.
 
@@ -103,23 +107,32 @@ def search(
         evaluate_on: Given the evaluator, a function evaluating a batch of trials elsewhere
             (e.g. ``workbench.cluster.trial_mapper(client, ...)``; see ``study.run_study``).
         batch_size: Trials evaluated at a time; with 1 the result is a serial search's.
+        max_exploitability: Constrain the search: a trial whose config pays some probe loop's
+            sustained progress-free pay above this many times honest play's is infeasible
+            (``exploit_constraint``; 1.0: no probe above honest play). None: no constraint.
+        exploitability: What scores a config's exploitability for the constraint, e.g.
+            ``workbench.analysis.exploitability.default_check()`` (required with
+            ``max_exploitability``).
 
     Returns:
         The ``SearchResult``.
 
     Raises:
-        SearchError: ``trials < 0`` or settings the search cannot use.
+        SearchError: ``trials < 0``, settings the search cannot use, or ``max_exploitability``
+            without ``exploitability``.
         CorpusError: A corpus too small to split.
         WorkbenchError: An unknown metric, progress measure or group to penalise, or bad ranges.
     """
     if trials < 0:
         raise SearchError(f"trials must be >= 0, got {trials}")
+    if max_exploitability is not None and exploitability is None:
+        raise SearchError("max_exploitability needs exploitability (e.g. analysis.exploitability.default_check())")
     return _search(corpus, dict(locals()))  # every argument by name: the work is split off to keep each part short
 
 
 def _search(corpus: Corpus, settings: dict[str, Any]) -> SearchResult:
     """``search``'s work, its arguments by name in ``settings``."""
-    base = settings["base"] or PER_ACHIEVEMENT_CONFIG.config
+    base = settings["base"] or STARTING_CONFIG.config
     metric, seed, penalize = settings["metric"], settings["seed"], settings["penalize"]
     objective = Objective(
         metric=metric, penalize=penalize, penalty=settings["penalty"] if penalize is not None else 0.0
@@ -132,8 +145,16 @@ def _search(corpus: Corpus, settings: dict[str, Any]) -> SearchResult:
         resource_overrides=settings["resource_overrides"],
         lambda_range=settings["lambda_range"],
     )
+    evaluator: Callable[[Mapping[str, Any]], dict[str, float]] = problem.evaluator
+    constraint = None
+    if settings["max_exploitability"] is not None:
+        make_config = partial(_trial_config, problem.evaluator, base=base, lam=problem.lam)
+        constraint = ExploitabilityConstraint(
+            problem.evaluator, settings["exploitability"], make_config, settings["max_exploitability"]
+        )
+        evaluator = constraint
     study, params, cross_validated, table = _run_trials(
-        problem.evaluator,
+        evaluator,
         space,
         settings["trials"],
         settings["evaluate_on"],
@@ -155,6 +176,13 @@ def _search(corpus: Corpus, settings: dict[str, Any]) -> SearchResult:
         notes.append(few_held_out_note(held, problem.design.groups[problem.held_rows]))
     if problem.split.unsplit_groups:
         notes.append(f"group(s) with one episode, fitted but never held out: {', '.join(problem.split.unsplit_groups)}")
+    if constraint is not None:
+        worst = constraint.check.of(config).worst_ratio
+        met = "met" if not worst > constraint.max_ratio else "NOT met (no trial met it)"
+        notes.append(
+            f"exploitability constraint (no probe above {constraint.max_ratio:g}x honest play's sustained "
+            f"progress-free pay): {met}; the worst probe is paid {worst:.2f}x honest play"
+        )
     importance = _importance(problem.evaluator, config, weights, problem.fit_rows, metric)
     return SearchResult(
         config, params, weights, held, baseline, cross_validated, fitted, table, importance, problem.split, notes, study
@@ -202,7 +230,7 @@ class _Problem:
         lam = base.effective_lambda if base.effective_lambda > 0 else 1.0
         if base.effective_lambda <= 0:
             notes.append(f"the base lambda {base.indicator_lambda} is not positive; the result uses 1.0")
-        prior = np.array([coerce_weights(dict(base.weights)).get(name, 1.0) for name in ACHIEVEMENTS])
+        prior = achievement_weights(base.weights)  # weights.get(name, 1.0) as the task app reads them
         resources = resource_slot_weights(base.resource_weights)
         evaluator = TrialEvaluator(design, fit_rows, fold_of, objective, weight_range, prior, resources, lam)
         return cls(prepared, design, split, fit_rows, held_rows, objective, evaluator, lam, notes)
@@ -243,10 +271,10 @@ def _folds(fit_groups: np.ndarray, folds: int, seed: int, notes: list[str]) -> n
 
 
 def _run_trials(
-    evaluator: TrialEvaluator,
+    evaluator: Callable[[Mapping[str, Any]], dict[str, float]],
     space: SearchSpace,
     trials: int,
-    evaluate_on: Callable[[TrialEvaluator], Callable[[list[dict[str, Any]]], list[dict[str, float]]]] | None,
+    evaluate_on: Callable[[Any], Callable[[list[dict[str, Any]]], list[dict[str, float]]]] | None,
     seed: int,
     storage: str | Path | None,
     study_name: str,
@@ -273,7 +301,10 @@ def _run_trials(
         evaluate_batch=evaluate_batch,
         batch_size=batch_size,
     )
-    return study, dict(study.best_trial.params), float(study.best_value), trials_table(study)
+    table = trials_table(study)
+    if not table.empty and any("exploitability" in t.user_attrs for t in study.trials):  # under the constraint
+        table.insert(4, "exploitability", [t.user_attrs.get("exploitability") for t in study.trials])
+    return study, dict(study.best_trial.params), float(study.best_value), table
 
 
 def trials_table_from(params: list[dict[str, Any]], values: list[float]) -> pd.DataFrame:
@@ -294,8 +325,8 @@ def _config_of(
         "mode": STEPWISE_MODE,
         "indicator_lambda": float(params.get("indicator_lambda", lam)),
     }
-    if params["strategy"] == "consistent":
-        return base.with_changes(strategy="consistent", weights={}, k_limits={}, **changes), {}
+    if not rule_for(params["strategy"]).pays_credits:  # nothing to fit: the indicator alone
+        return base.with_changes(strategy=params["strategy"], weights={}, k_limits={}, **changes), {}
     fit = evaluator.fit(params, evaluator.fit_rows)
     weights = {name: round(float(w), WEIGHT_DECIMALS) for name, w in zip(ACHIEVEMENTS, fit.weights)}
     k_limits = {
@@ -315,6 +346,13 @@ def _config_of(
         strategy="per_achievement", weights=weights, k_limits=k_limits, resource_overrides=overrides, **changes
     )
     return config, weights
+
+
+def _trial_config(
+    evaluator: TrialEvaluator, params: Mapping[str, Any], *, base: RewardConfig, lam: float
+) -> RewardConfig:
+    """The config a trial's params describe (``_config_of``'s, without the weights)."""
+    return _config_of(evaluator, params, base, lam)[0]
 
 
 def _lint_clean_base(base: RewardConfig, lam: float) -> RewardConfig:

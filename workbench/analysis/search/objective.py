@@ -25,7 +25,7 @@ import numpy as np
 
 from workbench.analysis.rankstats import kendall_tau, spearman_rho
 from workbench.core.crafter_facts import ACHIEVEMENTS, INVENTORY_ITEMS
-from workbench.core.resource_weights import ResourceWeights
+from workbench.core.reward_rule import rule_for, slot_weights
 from workbench.errors import SearchError, WorkbenchError
 from workbench.scoring import PreparedCorpus
 
@@ -98,7 +98,7 @@ class Design:
     ) -> np.ndarray:
         """Shaped return per episode (those in ``rows``) under a strategy, weights (22,), resource
         slot weights (38,), k-limit-0 achievements and the effective lambda."""
-        if strategy == "consistent":
+        if rule_for(strategy).pays_indicator:  # 1.0 per unlocking decision
             return lam * self.unlocking_decisions[rows]
         credited = self.credited(unlimited)[rows]
         return lam * (credited @ weights + self.gains[rows] @ slot_weights)
@@ -183,14 +183,9 @@ def _progress_values(prepared: PreparedCorpus, progress: str | Mapping[str, floa
     return values
 
 
-def resource_slot_weights(resource: ResourceWeights) -> np.ndarray:
-    """Weight per resource slot (38,): the 16 inventory items, then the 22 achievement counts,
-    read from the tables as the task app reads them (a missing entry pays the table's default)."""
-    return np.array(
-        [resource.inventory_weight(item) for item in INVENTORY_ITEMS]
-        + [resource.achievement_count_weight(name) for name in ACHIEVEMENTS],
-        dtype=np.float64,
-    )
+#: Weight per resource slot (38,): the 16 inventory items, then the 22 achievement counts
+#: (``core.reward_rule.slot_weights``, the rule's own table reading, under the search's name).
+resource_slot_weights = slot_weights
 
 
 def agreement(returns: np.ndarray, progress: np.ndarray, metric: str = "spearman") -> float:

@@ -92,6 +92,6 @@ class SearchResult:
             f"baseline (base config) on the same episodes: {self.baseline.metric} {self.baseline.value:.3f}",
             f"cross-validated objective of the best trial (fit episodes, selection score): {self.cross_validated:.3f}",
             f"in-sample agreement on the {len(self.split.fit)} fit episodes (not a held-out score): {self.fitted:.3f}",
-            f"strategy {self.config.effective_strategy}, {len(self.trials)} trial(s)",
+            f"strategy {self.config.rule.name}, {len(self.trials)} trial(s)",
         ]
         return "\n".join(lines + [f"note: {w}" for w in self.warnings])

@@ -30,6 +30,7 @@ from workbench.analysis.search.journal import open_study
 from workbench.analysis.search.linear import LinearFit, fit_weights
 from workbench.analysis.search.objective import Design, Objective
 from workbench.core.crafter_facts import ACHIEVEMENTS, INVENTORY_ITEMS
+from workbench.core.reward_rule import rule_for
 from workbench.errors import SearchError
 from workbench.util.blas import single_threaded
 
@@ -111,7 +112,8 @@ def default_params(space: SearchSpace) -> dict[str, Any]:
         resource tables (scales 1), and with a ``lambda_range`` lambda 1 clipped to it.
     """
     params: dict[str, Any] = {
-        "strategy": "per_achievement" if "per_achievement" in space.strategies else space.strategies[0],
+        # the strategy with weights to fit (per_achievement) if allowed
+        "strategy": next((s for s in space.strategies if rule_for(s).pays_credits), space.strategies[0]),
         "log10_temperature": 0.0,
         "log10_ridge": -3.0,
     }
@@ -152,7 +154,7 @@ class TrialEvaluator:
     def __call__(self, params: Mapping[str, Any]) -> dict[str, float]:
         """``value`` (maximised), ``agreement`` and ``overpay`` on out-of-fold returns."""
         rows = self.fit_rows
-        if params["strategy"] == "consistent" or self.fold_of is None:
+        if not rule_for(params["strategy"]).pays_credits or self.fold_of is None:
             returns = self.returns(params, rows, rows)
         else:
             returns = np.empty(len(rows))
@@ -176,8 +178,10 @@ class TrialEvaluator:
             (len(score_on),) float64 shaped returns.
         """
         lam = float(params.get("indicator_lambda", self.lam))
-        if params["strategy"] == "consistent":
-            return self.design.returns(self.prior, self.slot_weights, strategy="consistent", lam=lam, rows=score_on)
+        if not rule_for(params["strategy"]).pays_credits:  # no weights to fit
+            return self.design.returns(
+                self.prior, self.slot_weights, strategy=params["strategy"], lam=lam, rows=score_on
+            )
         fit = self.fit(params, fit_on, key)
         return self.design.returns(
             fit.weights, self.resource_weights(params), unlimited=self.unlimited(params), lam=lam, rows=score_on
@@ -291,7 +295,7 @@ def _quiet_optuna() -> Iterator[None]:
 
 
 def run_study(
-    evaluator: TrialEvaluator,
+    evaluator: Callable[[Mapping[str, Any]], dict[str, float]],
     space: SearchSpace,
     trials: int,
     *,
@@ -345,8 +349,8 @@ def run_study(
                     asked = [study.ask() for _ in range(min(batch_size, trials - first))]
                     results = evaluate([suggest(trial, space) for trial in asked])
                     for trial, result in zip(asked, results):
-                        trial.set_user_attr("agreement", _finite_or_none(result["agreement"]))
-                        trial.set_user_attr("overpay", _finite_or_none(result["overpay"]))
+                        for key in sorted(set(result) - {"value"}):  # agreement, overpay (, a constraint's)
+                            trial.set_user_attr(key, _finite_or_none(result[key]))
                         study.tell(trial, result["value"])
                         bar.update(1)
                     bar.set_postfix(best=f"{study.best_value:.4f}", refresh=False)

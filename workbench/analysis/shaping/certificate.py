@@ -8,32 +8,33 @@ import numpy as np
 import pandas as pd
 
 from workbench.analysis.decision_kinds import kind_rewards
-from workbench.analysis.shaping.cycles import packed_words, positive_cycles, row_groups, segment_or
+from workbench.analysis.shaping.cycles import packed_words, paid_once, positive_cycles, row_groups, segment_or
 from workbench.analysis.shaping.fit import Moments, PotentialFit, shaping_design, solve
+from workbench.core.components import RESOURCE_KINDS
 from workbench.core.config import RewardConfig
 from workbench.core.crafter_facts import ACHIEVEMENTS, INVENTORY_ITEMS
-from workbench.core.reward import PER_ACHIEVEMENT
 from workbench.data.episodes import Corpus, DecisionArrays
 from workbench.errors import AnalysisError
-from workbench.scoring import (
-    PreparedCorpus,
-    achievement_limits,
-    achievement_weights,
-    credited_unlocks,
-    prepare,
-    score,
-    slot_weights,
-)
+from workbench.scoring import PreparedCorpus, payments, prepare, score
 from workbench.scoring.potential import FEATURE_NAMES, decision_rows, shaping_payments, terminal_decisions
 from workbench.util.blas import single_threaded
 
 __all__ = ["Certificate", "certify", "component_events", "transition_moments"]
 
-#: Component kinds that are shaping (the rest, credits and the indicator, are the task's reward:
-#: they are meant to change what is optimal, so a potential need not explain them).
-SHAPING_KINDS = ("inventory", "achievement_count")
-#: Names of the component columns: credits per achievement, inventory items, achievement counts.
+#: Component kinds that are shaping: the resource kinds (the rest, credits and the indicator, are
+#: the task's reward: they are meant to change what is optimal, so a potential need not explain them).
+SHAPING_KINDS = RESOURCE_KINDS
+#: Columns of ``Certificate.loops``.
+LOOP_COLUMNS = ["loop", "cycles", "episodes", "paid", "paid_per_cycle", "share_of_return", "example"]
+#: Names of the resource slots' columns: inventory items, then achievement counts.
 SLOT_NAMES = (*(f"inventory:{i}" for i in INVENTORY_ITEMS), *(f"achievement_count:{a}" for a in ACHIEVEMENTS))
+#: The names of each kind's component columns (the indicator's is internal, shown as "").
+_COLUMN_NAMES = {
+    "indicator": ("",),
+    "achievement": ACHIEVEMENTS,
+    "inventory": INVENTORY_ITEMS,
+    "achievement_count": ACHIEVEMENTS,
+}
 
 
 @dataclass(frozen=True, eq=False)
@@ -48,15 +49,22 @@ class Certificate:
             ``potential`` (the fitted Phi's largest terms).
         cycles: Every positive-return cycle (``episode``, ``from_decision`` = the decision
             after which the state was first seen, 0 = reset, ``to_decision`` = when it was seen
-            again, ``decisions``, ``paid``, ``loop`` = the resource events paid inside it).
-        loops: Cycles summed by ``loop``: ``cycles``, ``episodes``, ``paid``, ``paid_per_cycle``,
-            ``share_of_return`` and an ``example`` (episode and decisions, for the replayer).
+            again, ``decisions``, ``paid``, ``loop`` = the resource events paid inside it). Cycles
+            overlap (a loop through A and B closes one at every A and one at every B), so their
+            ``paid`` do not add up to what was paid: ``cycle_paid`` does that.
+        loops: Cycles by ``loop``: ``cycles``, ``episodes``, ``paid`` (each decision inside the
+            loop's cycles counted once), ``paid_per_cycle`` (the mean of its cycles' own pay:
+            what one lap pays), ``share_of_return`` (of ``paid``) and an
+            ``example`` (episode and decisions, for the replayer). A decision inside cycles of
+            two loops counts in both rows.
         counterpart: Per episode the task app's ``return``, the potential-based counterpart's
             ``potential_return`` (credits + gamma Phi(s') - Phi(s)), ``achievements``, the ``by``
             group.
         config: The config certified.
         gamma: The discount of the potentials.
         by: The ``corpus.index`` column of ``counterpart``'s groups.
+        cycle_paid: What the decisions inside at least one positive cycle paid, each decision
+            once (``cycles.paid_once``).
     """
 
     components: pd.DataFrame
@@ -66,6 +74,29 @@ class Certificate:
     config: RewardConfig
     gamma: float
     by: str
+    cycle_paid: float
+
+    def credit_note(self) -> str:
+        """At gamma = 1, why credits look potential-based and why that does not make them harmless.
+
+        An achievement unlocks once and stays unlocked, so a one-off unlock credit ``w_a`` is
+        exactly ``Phi(s') - Phi(s)`` with ``Phi(s)`` the credits of the achievements unlocked in
+        ``s``: at gamma = 1 a potential explains every credit. Ng, Harada and Russell's invariance
+        needs ``Phi`` the same at every episode end; here an episode's credits telescope to
+        ``Phi(last state)``, the credits of what it unlocked: the task's reward itself.
+
+        Returns:
+            The note, or "" (gamma < 1, or a config without per-achievement credits).
+        """
+        if self.gamma != 1.0 or not (self.components["kind"] == "achievement").any():
+            return ""
+        return (
+            "at gamma 1 every one-off unlock credit is exactly a potential difference (Phi(s) = the credits of "
+            "the achievements unlocked in s, which never re-lock), so a potential explains the credits; that does "
+            "not make them harmless or policy-invariant: an episode's credits add up to Phi(last state), the "
+            "credits of what it unlocked, i.e. they are the objective (potential shaping leaves the optimum alone "
+            "only when Phi is the same at every episode end)"
+        )
 
     def counterpart_by_group(self) -> pd.DataFrame:
         """Means per ``by`` group of ``return``, ``potential_return`` and ``achievements``.
@@ -104,23 +135,17 @@ def component_events(prepared: PreparedCorpus, config: RewardConfig) -> tuple[np
         ``(decision, column, value, names)``: (M,) arrays sorted by decision, and the
         ``(kind, name)`` of each column.
     """
-    lam = config.effective_lambda
-    if config.effective_strategy != PER_ACHIEVEMENT:
-        decision = np.unique(prepared.unlock_decision)
-        return decision, np.zeros(len(decision), dtype=np.int64), np.full(len(decision), lam * 1.0), [("indicator", "")]
-    credited = credited_unlocks(prepared.unlock_ordinal, achievement_limits(config)[prepared.unlock_name])
-    names = prepared.unlock_name[credited]
-    decision = np.concatenate([prepared.unlock_decision[credited], prepared.gain_decision])
-    column = np.concatenate([names, len(ACHIEVEMENTS) + prepared.gain_slot]).astype(np.int64)
-    value = lam * np.concatenate(
-        [
-            achievement_weights(config)[names],
-            slot_weights(config.resource_weights)[prepared.gain_slot] * prepared.gain_delta,
-        ]
-    )
-    order = np.argsort(decision, kind="stable")
-    labels = [("achievement", a) for a in ACHIEVEMENTS] + [tuple(s.split(":")) for s in SLOT_NAMES]
-    return decision[order], column[order], value[order], labels
+    paid = payments(prepared, config)
+    labels: list = []
+    column = np.empty(len(paid.decision), dtype=np.int64)
+    for kind in config.rule.kinds:  # each kind's columns after the previous kind's
+        mine = paid.of(kind)
+        names = _COLUMN_NAMES[kind]
+        # resource slots count the 16 items before the 22 achievement counts
+        column[mine] = len(labels) + paid.slot[mine] - (len(INVENTORY_ITEMS) if kind == "achievement_count" else 0)
+        labels += [(kind, name) for name in names]
+    order = np.argsort(paid.decision, kind="stable")
+    return paid.decision[order], column[order], paid.factor * paid.value[order], labels
 
 
 def certify(corpus: Corpus, config: RewardConfig, *, gamma: float = 1.0, by: str = "policy") -> Certificate:
@@ -151,7 +176,7 @@ def certify(corpus: Corpus, config: RewardConfig, *, gamma: float = 1.0, by: str
     reward = scores.reward
     total = float(reward.sum())
     components = _components_table(fit, [events[3][c] for c in used], total)
-    cycles, loops = _cycles(arrays, prepared, reward, corpus.ids, total)
+    cycles, loops, cycle_paid = _cycles(arrays, prepared, reward, corpus.ids, total)
     credit = kind_rewards(prepared, config)[:, 0]
     potential = credit + shaping_payments(arrays, config, gamma)
     counterpart = pd.DataFrame(
@@ -163,7 +188,7 @@ def certify(corpus: Corpus, config: RewardConfig, *, gamma: float = 1.0, by: str
             "achievements": prepared.seen_status.sum(axis=1),
         }
     )
-    return Certificate(components, cycles, loops, counterpart, config, float(gamma), by)
+    return Certificate(components, cycles, loops, counterpart, config, float(gamma), by, cycle_paid)
 
 
 def _fit(arrays: DecisionArrays, events, gamma: float) -> tuple[PotentialFit, np.ndarray]:
@@ -297,8 +322,9 @@ def _components_table(fit: PotentialFit, labels: list, total: float) -> pd.DataF
 
 def _cycles(
     arrays: DecisionArrays, prepared: PreparedCorpus, reward: np.ndarray, ids: list[str], total: float
-) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The positive cycles and their summary by loop (the resource events paid inside)."""
+) -> tuple[pd.DataFrame, pd.DataFrame, float]:
+    """The positive cycles, their summary by loop (the resource events paid inside) and what
+    the decisions inside them paid (each once)."""
     _, after = decision_rows(arrays)
     row_reward = np.zeros(arrays.n_rows)
     row_reward[after] = reward
@@ -323,18 +349,21 @@ def _cycles(
         }
     )
     if cycles.empty:
-        columns = ["loop", "cycles", "episodes", "paid", "paid_per_cycle", "share_of_return", "example"]
-        return cycles, pd.DataFrame(columns=columns)
+        return cycles, pd.DataFrame(columns=LOOP_COLUMNS), 0.0
     grouped = cycles.groupby("loop", sort=False)
-    loops = grouped.agg(cycles=("paid", "size"), episodes=("episode", "nunique"), paid=("paid", "sum")).reset_index()
-    loops["paid_per_cycle"] = loops["paid"] / loops["cycles"]
+    loops = grouped.agg(
+        cycles=("paid", "size"), episodes=("episode", "nunique"), paid_per_cycle=("paid", "mean")
+    ).reset_index()
+    members = grouped.indices  # loop -> positions of its cycles
+    loops["paid"] = [paid_once(row_reward, start[members[name]], stop[members[name]]) for name in loops["loop"]]
     loops["share_of_return"] = loops["paid"] / total if total else 0.0
     first = grouped.head(1).set_index("loop")
     loops["example"] = [
         f"{first.at[name, 'episode']} decisions {first.at[name, 'from_decision'] + 1}..{first.at[name, 'to_decision']}"
         for name in loops["loop"]
     ]
-    return cycles, loops.sort_values("paid", ascending=False, kind="stable").reset_index(drop=True)
+    loops = loops[LOOP_COLUMNS].sort_values("paid", ascending=False, kind="stable").reset_index(drop=True)
+    return cycles, loops, paid_once(row_reward, start, stop)
 
 
 def _loop_name(signature: int) -> str:

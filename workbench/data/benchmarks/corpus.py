@@ -98,7 +98,8 @@ def make_benchmark(
 
     Raises:
         RecordingError: A policy is not in the roster, ``policies`` is empty, an argument is out
-            of range, or resuming with other settings.
+            of range, or resuming a folder holding episodes not recorded by ``make_benchmark``
+            or recorded with another ``seed`` or ``max_steps`` (or other settings).
         TargetExistsError: ``out`` holds episodes and ``resume`` is False.
         OutputError: ``out`` cannot be written.
     """
@@ -107,6 +108,8 @@ def make_benchmark(
         entry(name)
     if not names:
         raise RecordingError("policies: name at least one benchmark policy")
+    if resume:
+        _check_resumable(Path(out), seed=seed, max_steps=max_steps)
     reports = []
     for i, name in enumerate(names):
         reports.append(
@@ -124,6 +127,31 @@ def make_benchmark(
             )
         )
     return reports
+
+
+def _check_resumable(out: Path, **settings: int) -> None:
+    """Refuse to resume into ``out`` unless every episode it holds is a benchmark episode recorded
+    with these ``settings`` (``seed`` is the episodes' ``corpus_seed``): resuming a folder it
+    did not make, or with another seed, would mix episodes ``load_benchmark`` cannot label or
+    two seeds' worlds in one benchmark. (``record`` checks the rest on the episodes it skips.)"""
+    if not holds_episodes(out):
+        return
+    corpus = load_corpus(out)
+    for k in range(len(corpus)):
+        metadata = corpus.episode_extras(k).metadata
+        episode = corpus.ids[k]
+        if "benchmark_label" not in metadata:
+            raise RecordingError(
+                f"{out}: episode {episode!r} was not recorded by `workbench benchmark make`; "
+                "--resume continues only a benchmark (choose another --out)"
+            )
+        recorded = {"seed": metadata.get("corpus_seed"), "max_steps": metadata.get("max_steps")}
+        for name, value in settings.items():
+            if recorded[name] != value:
+                raise RecordingError(
+                    f"{out}: cannot resume with --{name.replace('_', '-')} {value}: its episodes were recorded "
+                    f"with {recorded[name]!r} (episode {episode!r}); a benchmark holds one setting"
+                )
 
 
 def load_benchmark(path: str | Path | None = None, *, rollouts: bool = True) -> Benchmark:

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from workbench.data.policies import Policy, PolicyInput
+from workbench.data.policies.busy import builder_policy, miner_policy, thirsty_policy
 from workbench.data.policies.exploits import LOOPS
 from workbench.data.policies.explorers import Explorer
 from workbench.data.policies.random_policy import random_policy
@@ -46,7 +47,8 @@ def _exploit(name: str, held_out: bool = False) -> Entry:
     return Entry(name, EXPLOIT, spec.loop_text, spec.build, held_out)
 
 
-#: The benchmark's policies: 10 hackers (two of them held out) and 5 honest players (one held out).
+#: The benchmark's policies: 16 hackers (two of them held out of the first split) and 8 honest
+#: players (one held out); the last 9 are the second generation (issue 43).
 ROSTER: tuple[Entry, ...] = (
     _exploit("stone_looper"),
     _exploit("farmer"),
@@ -63,6 +65,16 @@ ROSTER: tuple[Entry, ...] = (
     Entry("explorer_10", HONEST, "", Explorer(0.1)),
     Entry("explorer_60", HONEST, "", Explorer(0.6)),
     Entry("explorer_30", HONEST, "", Explorer(0.3), held_out=True),
+    # The second generation (issue 43): the leave-one-family-out benchmark holds each family out in turn.
+    _exploit("batch_looper"),
+    _exploit("cap_miner"),
+    _exploit("cap_drinker"),
+    _exploit("burst_looper"),
+    _exploit("late_batch_looper"),
+    _exploit("rotating_looper"),
+    Entry("thirsty", HONEST, "", thirsty_policy),
+    Entry("miner", HONEST, "", miner_policy),
+    Entry("builder", HONEST, "", builder_policy),
 )
 
 

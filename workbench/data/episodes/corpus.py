@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from workbench.data.episodes.columns import DecisionArrays
+from workbench.data.episodes.events import DecisionEvents
 from workbench.data.episodes.index import index_frame, unique_id
 from workbench.data.episodes.model import Episode
 from workbench.data.episodes.store import ColumnStore, EpisodeExtras
@@ -262,11 +263,11 @@ class Corpus:
             )
         return extras
 
-    def stored_events(self) -> list[dict[str, np.ndarray]] | None:
+    def stored_events(self) -> list[DecisionEvents] | None:
         """The events a columnar store computed on opening, when this corpus is exactly its episodes in order.
 
         Returns:
-            One dict of event arrays per episode, or None.
+            One ``DecisionEvents`` per batch of whole episodes, or None.
         """
         backing = self._columns[0] if self._columns else None
         if backing is None or backing[0].events is None or len(self) != len(backing[0]):

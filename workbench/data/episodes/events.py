@@ -1,7 +1,7 @@
 """The events of some whole episodes' states: unlocks, resource gains, Crafter's rewards.
 
 ``decision_events`` scans each state column of a ``DecisionArrays`` once and returns what no
-config changes: per episode (E) its ``starts`` (first decision), ``lengths``, ``env_return``
+config changes (a ``DecisionEvents``): per episode (E) its ``starts`` (first decision), ``lengths``, ``env_return``
 and (E, 22) status rows (``reset_status``, ``final_status``, ``ever_status``, ``seen_status``);
 the unlock events (``unlock_decision``, ``unlock_name``, ``unlock_ordinal``,
 ``unlock_first``), the resource gains (``gain_decision``, ``gain_slot``, ``gain_delta``) and Crafter's non-zero rewards
@@ -12,7 +12,8 @@ it opens (``workbench.data.storage``), so the state columns need not stay in mem
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from dataclasses import dataclass, fields
 
 import numpy as np
 
@@ -21,9 +22,89 @@ from workbench.data.episodes.columns import DecisionArrays
 
 N_ACHIEVEMENTS = len(ACHIEVEMENTS)
 N_ITEMS = len(INVENTORY_ITEMS)
+#: The version of what ``decision_events`` derives from a batch of states. A stored events
+#: table records the version that made it and is used only when it is this one: raise it with
+#: any change to what the function returns for the same states (a fix, a new event), so that
+#: tables made by the older code are read from their decisions again (``workbench corpus events``
+#: rewrites them).
+EVENTS_VERSION = 1
 
 
-def decision_events(arrays: DecisionArrays, first_decision: int = 0, first_episode: int = 0) -> dict[str, Any]:
+@dataclass(frozen=True)
+class DecisionEvents:
+    """What no config changes of some whole episodes' states (``decision_events``), decisions
+    numbered across them. Per episode (E): ``starts`` (first decision, int64), ``lengths``,
+    ``env_return`` and four (E, 22) bool status rows; per event, sorted by decision:
+
+    Attributes:
+        starts: Each episode's first decision.
+        lengths: Each episode's number of decisions.
+        env_return: Each episode's Crafter return.
+        reset_status: Achievement status after reset.
+        final_status: Achievement status at the episode's end.
+        ever_status: True in some state after reset.
+        seen_status: Seen by the rollout (true after reset or unlocked before).
+        reward_decision: Decisions where Crafter's reward is not +0.0.
+        reward_value: Those rewards.
+        unlock_decision: Decisions where an achievement unlocked (by decision, then Crafter's order).
+        unlock_name: The achievement's index (int8).
+        unlock_ordinal: How many unlocks of that name came before it in its episode (int32).
+        unlock_first: Whether it is new to the rollout (first unlock, not true at reset).
+        gain_decision: Decisions where an inventory item or achievement count rose.
+        gain_slot: The slot: inventory items, then counts (int8).
+        gain_delta: By how much (int32, positive).
+    """
+
+    starts: np.ndarray
+    lengths: np.ndarray
+    env_return: np.ndarray
+    reset_status: np.ndarray
+    final_status: np.ndarray
+    ever_status: np.ndarray
+    seen_status: np.ndarray
+    reward_decision: np.ndarray
+    reward_value: np.ndarray
+    unlock_decision: np.ndarray
+    unlock_name: np.ndarray
+    unlock_ordinal: np.ndarray
+    unlock_first: np.ndarray
+    gain_decision: np.ndarray
+    gain_slot: np.ndarray
+    gain_delta: np.ndarray
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The arrays by field name, in the fields' order.
+
+        Returns:
+            A new dict holding the same arrays (not copies).
+        """
+        return {field.name: getattr(self, field.name) for field in fields(self)}
+
+    @classmethod
+    def join(cls, batches: Sequence[DecisionEvents]) -> DecisionEvents:
+        """The events of consecutive batches as one (each array concatenated; one batch as it is).
+
+        Args:
+            batches: Events of consecutive episodes, numbered across them.
+
+        Returns:
+            The joined events.
+
+        Raises:
+            ValueError: No batch.
+        """
+        if not batches:
+            raise ValueError("DecisionEvents.join needs at least one batch")
+        if len(batches) == 1:
+            return batches[0]
+        return cls(**{name: np.concatenate([getattr(b, name) for b in batches]) for name in EVENT_FIELDS})
+
+
+#: The field names of ``DecisionEvents``, in order.
+EVENT_FIELDS = tuple(field.name for field in fields(DecisionEvents))
+
+
+def decision_events(arrays: DecisionArrays, first_decision: int = 0, first_episode: int = 0) -> DecisionEvents:
     """The events of some whole episodes (see the module), decisions numbered from
     ``first_decision`` and episodes from ``first_episode``.
 
@@ -66,24 +147,24 @@ def decision_events(arrays: DecisionArrays, first_decision: int = 0, first_episo
     ever_status[unlock_episode, names] = True
     reward_rows, reward_values = _nonzero_rewards(arrays.env_reward, rows)
     starts = first_decision + np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
-    return {
-        "starts": starts,
-        "lengths": lengths,
-        "env_return": arrays.env_return,
-        "reset_status": reset_status,
-        "final_status": final_status,
-        "ever_status": ever_status,
-        "seen_status": seen,
-        "reward_decision": reward_rows + first_decision,
-        "reward_value": reward_values,
-        "unlock_decision": unlock_rows + first_decision,
-        "unlock_name": names.astype(np.int8),
-        "unlock_ordinal": ordinal,
-        "unlock_first": first,
-        "gain_decision": gain_rows + first_decision,
-        "gain_slot": gain_slots,
-        "gain_delta": gain_deltas,
-    }
+    return DecisionEvents(
+        starts=starts,
+        lengths=lengths,
+        env_return=arrays.env_return,
+        reset_status=reset_status,
+        final_status=final_status,
+        ever_status=ever_status,
+        seen_status=seen,
+        reward_decision=reward_rows + first_decision,
+        reward_value=reward_values,
+        unlock_decision=unlock_rows + first_decision,
+        unlock_name=names.astype(np.int8),
+        unlock_ordinal=ordinal,
+        unlock_first=first,
+        gain_decision=gain_rows + first_decision,
+        gain_slot=gain_slots,
+        gain_delta=gain_deltas,
+    )
 
 
 class _Rows:

@@ -17,6 +17,7 @@ import numpy as np
 
 from workbench.core.crafter_facts import ACTIONS
 from workbench.data.episodes.columns import DecisionArrays
+from workbench.data.episodes.events import DecisionEvents
 from workbench.data.episodes.model import Episode, Frames
 
 
@@ -63,7 +64,7 @@ class ColumnStore:
     ``Episode`` built on demand from episode k's rows and ``extras(k)`` (an ``EpisodeExtras``).
 
     A store opened from disk may hold only its episodes' ids and lengths and the ``events``
-    (``workbench.data.episodes.events``, one dict per batch of whole episodes) it computed while
+    (``workbench.data.episodes.events``, one ``DecisionEvents`` per batch of whole episodes) it computed while
     reading; its ``arrays`` are then read by ``load_arrays`` when first asked for, and kept.
 
     Built episodes are shared while anyone holds them and the last few are kept, so touching an
@@ -76,7 +77,7 @@ class ColumnStore:
         load_arrays: Reads ``arrays`` when first asked for (required when ``arrays`` is None).
         ids: The episodes' ids (required when ``arrays`` is None; else taken from it).
         lengths: (E,) each episode's decisions (required when ``arrays`` is None).
-        events: One dict of event arrays per batch of whole episodes, computed while opening,
+        events: One ``DecisionEvents`` per batch of whole episodes, computed while opening,
             or None.
 
     Raises:
@@ -93,7 +94,7 @@ class ColumnStore:
         load_arrays: Callable[[], DecisionArrays] | None = None,
         ids: Sequence[str] | None = None,
         lengths: np.ndarray | None = None,
-        events: list[dict[str, np.ndarray]] | None = None,
+        events: list[DecisionEvents] | None = None,
     ) -> None:
         if arrays is None and (load_arrays is None or ids is None or lengths is None):
             raise ValueError("a ColumnStore needs its arrays, or load_arrays with the episodes' ids and lengths")

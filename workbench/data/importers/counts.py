@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from workbench.core.crafter_facts import ACHIEVEMENTS, INVENTORY_ITEMS, MAKE_RULES, PLACE_RULES
-from workbench.core.reward import PER_ACHIEVEMENT
+from workbench.core.reward_rule import logs_rises
 
 _ACHIEVEMENT = {name: k for k, name in enumerate(ACHIEVEMENTS)}
 _ITEM = {item: k for k, item in enumerate(INVENTORY_ITEMS)}
@@ -44,7 +44,7 @@ def logged_counts(
     known only when the status or a zero end pins it. ``status`` is (n+1, 22) booleans.
     """
     n = len(stepwise)
-    if n == 0 or not all(isinstance(s, Mapping) and s.get("strategy") == PER_ACHIEVEMENT for s in stepwise):
+    if n == 0 or not all(logs_rises(s) for s in stepwise):
         return None, "not every decision logged a per_achievement info.stepwise"
     counts = np.zeros((n + 1, len(ACHIEVEMENTS)), dtype=np.int64)
     for i, logged in enumerate(stepwise, start=1):
@@ -131,7 +131,7 @@ def inventory_disagreements(inventory: np.ndarray, stepwise: Sequence[Mapping[st
     observations show; only decisions with a per_achievement log are checked."""
     bad = []
     for i, logged in enumerate(stepwise, start=1):
-        if not isinstance(logged, Mapping) or logged.get("strategy") != PER_ACHIEVEMENT:
+        if not isinstance(logged, Mapping) or not logs_rises(logged):
             continue
         seen = {
             INVENTORY_ITEMS[k]: int(d) for k, d in enumerate(inventory[i].astype(np.int64) - inventory[i - 1]) if d > 0

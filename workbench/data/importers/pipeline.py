@@ -25,6 +25,7 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from workbench.data.episodes import Corpus, Episode
+from workbench.data.importers import trace_outcomes
 from workbench.data.importers.batch import (
     BadInput,
     Collector,
@@ -143,7 +144,7 @@ def import_into(
         WorkbenchError: ``producer`` names no known Crafter loop; ``out`` is no corpus folder.
         OutputError: ``out`` cannot be written (nothing saved).
     """
-    if producer:
+    if producer is not None:  # "" too: refused by name, never read as "not given"
         producer_for_version(producer)  # an unknown producer fails before anything is read
     out = Path(out)
     files, collected = batch_files(Path(path), *SOURCES[source])
@@ -155,8 +156,9 @@ def import_into(
             bar = tqdm(total=len(tasks), desc="import", unit="task", disable=not progress or len(tasks) < 2)
             with bar:
                 for results in run(_read_task, tasks):
-                    for file, items in results:
+                    for file, items, warnings in results:
                         keep_items(collected, file, items)
+                        collected.warnings.extend(warnings)
                     bar.update()
                     if sum(e.n_decisions for e in collected.episodes) >= batch_decisions:
                         _write(save, collected, report)
@@ -230,14 +232,15 @@ def _plan(
     return tasks, running
 
 
-def _read_task(task: tuple[Any, ...]) -> list[tuple[str, list[Episode | ImportIssue]]]:
-    """One task's items per file (runs in a worker): episodes checked storable, and issues."""
+def _read_task(task: tuple[Any, ...]) -> list[tuple[str, list[Episode | ImportIssue], list[ImportIssue]]]:
+    """One task's items per file (runs in a worker): episodes checked storable, and issues
+    (errors); and its warnings (a trace database's empty sessions skipped, partial ones imported)."""
     source, files, producer = task[:3]
-    told = producer_for_version(producer) if producer else None
+    told = producer_for_version(producer) if producer is not None else None
     if source == "rollouts":
-        return [(file, rollout_file_items(Path(file), told)) for file in files]
+        return [(file, rollout_file_items(Path(file), told), []) for file in files]
     if source == "recorder":
-        return [(file, recorder_file_items(Path(file))) for file in files]
+        return [(file, recorder_file_items(Path(file)), []) for file in files]
     sessions, config = task[3:]
     db = files[0]
     batch = read_sessions(Path(db), sessions, config=config, producer=told)
@@ -246,7 +249,7 @@ def _read_task(task: tuple[Any, ...]) -> list[tuple[str, list[Episode | ImportIs
     items += [
         ImportIssue(db, f"session {sid}", "locked by another process: import again later") for sid in batch.locked
     ]
-    return [(db, items)]
+    return [(db, items, trace_outcomes.session_warnings(db, batch.empty, batch.episodes))]
 
 
 @contextmanager

@@ -164,6 +164,32 @@ def trace_producer(assistant_messages: int, llm_events: int) -> tuple[Producer, 
     return STEPWISE, "told by its shape: assistant messages hold the tool calls"
 
 
+def chosen_producer(told: Producer | None, shape: tuple[Producer, str]) -> tuple[Producer, str]:
+    """The producer an input is read with: the one the user named (``--producer``), unless the
+    input's own shape tells another (then the user's would cut decisions or pay the wrong
+    reward without a word: it is refused), else the one its shape tells.
+
+    Args:
+        told: The profile ``--producer`` named (None: not given).
+        shape: ``response_producer`` / ``trace_producer``'s profile and basis for the input.
+
+    Returns:
+        The profile and how it was told, in words.
+
+    Raises:
+        WorkbenchError: ``told`` contradicts what the input's shape tells (names both).
+    """
+    producer, basis = shape
+    if told is None:
+        return shape
+    if basis.startswith("told by its shape") and producer != told:
+        raise WorkbenchError(
+            f"--producer says {told.name}, but the input was made by {producer.name} ({basis}); "
+            "drop --producer to read it as its shape says"
+        )
+    return told, "given: --producer" + (" (its shape agrees)" if basis.startswith("told by its shape") else "")
+
+
 def weights_ignored(producer: Producer, table: Mapping[str, Any] | None) -> bool:
     """True when ``table`` (a step_rewards table) asks for per_achievement shaping that
     ``producer`` does not compute (the indicator-only loop reads no strategy or weights); a

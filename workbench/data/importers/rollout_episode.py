@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from workbench.core.crafter_facts import ACHIEVEMENTS, INVENTORY_ITEMS
-from workbench.core.reward import PER_ACHIEVEMENT
+from workbench.core.reward_rule import logs_rises
 from workbench.data.episodes import Episode
 from workbench.data.importers.batch import BadInput
 from workbench.data.importers.counts import estimated_counts, inventory_disagreements, logged_counts
@@ -262,7 +262,7 @@ def _terminal_state(previous: Mapping[str, Any], stepwise: Mapping[str, Any] | N
             if on and not counts.get(name):
                 counts[name] = 1  # unlocked means counted at least once
     # Only per_achievement logs the deltas (and then every rise, so none logged means none).
-    if stepwise.get("strategy") == PER_ACHIEVEMENT:
+    if logs_rises(stepwise):
         return (
             state,
             "rebuilt from the last decision's info.stepwise: achievements and every rise exact, losses not logged",
@@ -291,6 +291,9 @@ def _episode_metadata(context: RolloutContext, segment: Segment, states: list[Ob
         "producer": context.producer.name,
         "producer_basis": context.producer_basis,
     }
+    policy_name = dig(context.response, "request", "policy", "policy_name")
+    if isinstance(policy_name, str):
+        metadata["policy_name"] = policy_name  # as a trace database's session names it
     if weights_ignored(context.producer, context.config):
         metadata["weights_ignored"] = True
     max_steps = next((s.max_steps for s in states if s.max_steps), None)

@@ -25,8 +25,9 @@ from workbench.data.importers.batch import (
     unstorable,
 )
 from workbench.data.importers.jsonfiles import dig, join_path, read_responses
-from workbench.data.importers.producers import Producer, producer_for_version, response_producer
+from workbench.data.importers.producers import Producer, chosen_producer, producer_for_version, response_producer
 from workbench.data.importers.rollout_episode import RolloutContext, Segment, rollout_episode, step_done
+from workbench.errors import WorkbenchError
 
 #: Rollout steps the task app appends when it ends a rollout early without stepping the env.
 _NOT_EXECUTED = ("no_tool_calls", "invalid_action")
@@ -70,7 +71,7 @@ def import_rollouts(path: str | Path, *, progress: bool = True, producer: str | 
     Raises:
         WorkbenchError: ``producer`` names no known Crafter loop.
     """
-    told = producer_for_version(producer) if producer else None
+    told = producer_for_version(producer) if producer is not None else None  # "" is refused
     files, collected = batch_files(Path(path), ("*.json", "*.jsonl"), "rollout files (.json, .jsonl)")
     for file in tqdm(files, desc="import", unit="file", disable=not progress or len(files) < 2):
         keep_items(collected, str(file), rollout_file_items(file, told))
@@ -123,7 +124,10 @@ def _response_episodes(file: Path, where: str, response: Any, told: Producer | N
         raise BadInput(where, "no 'trajectories' list: not a task-app rollout response")
     summary = dig(response, "metrics", "details", "stepwise")
     summary = dict(summary) if isinstance(summary, Mapping) else None
-    producer = (told, "given: --producer") if told else response_producer(response)
+    try:
+        producer = chosen_producer(told, response_producer(response))
+    except WorkbenchError as error:
+        raise BadInput(where, str(error)) from None
     context = RolloutContext(file, where, response, *_logged_config(response, summary), summary, *producer)
     for t, trajectory in enumerate(trajectories):
         path = join_path(where, f"trajectories[{t}]")

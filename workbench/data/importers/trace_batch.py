@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.data.episodes import Episode
+from workbench.data.importers import trace_outcomes
 from workbench.data.importers.batch import Collector, ImportIssue
 
 
@@ -40,6 +41,7 @@ class TraceBatch:
         running: The ids of sessions not finished yet (not read).
         skipped: How many sessions (finished or running) were left out for their id in ``skip``.
         locked: The ids of finished sessions a writer held locked at their read: read again later.
+        empty: The ids of finished sessions with no played decision (no episode, no error).
     """
 
     episodes: list[Episode] = field(default_factory=list)
@@ -47,6 +49,7 @@ class TraceBatch:
     running: list[str] = field(default_factory=list)
     skipped: int = 0
     locked: list[str] = field(default_factory=list)
+    empty: list[str] = field(default_factory=list)
 
     @property
     def imported(self) -> list[str]:
@@ -56,7 +59,8 @@ class TraceBatch:
 
 def report_batch(collected: Collector, notes: list[str], file: Path, batch: TraceBatch) -> None:
     """What an import reports of one database besides its episodes and bad sessions: locked
-    sessions (errors), sessions skipped (a note) and sessions still running (warnings).
+    sessions (errors), sessions skipped (a note), empty sessions skipped, partial sessions imported
+    and sessions still running (warnings).
 
     Args:
         collected: The import's collector.
@@ -70,6 +74,7 @@ def report_batch(collected: Collector, notes: list[str], file: Path, batch: Trac
         )
     if batch.skipped:
         notes.append(f"{file}: {batch.skipped} session(s) already imported (ids the corpus holds) skipped")
+    collected.warnings.extend(trace_outcomes.session_warnings(str(file), batch.empty, batch.episodes))
     for session_id in batch.running:
         collected.warnings.append(
             ImportIssue(

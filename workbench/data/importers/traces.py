@@ -18,11 +18,12 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from workbench.data.episodes import Episode
+from workbench.data.importers import trace_outcomes
 from workbench.data.importers.batch import BadInput, ImportIssue, ImportResult, batch_files, unexpected
 from workbench.data.importers.counts import estimated_counts
 from workbench.data.importers.decisions import calls_text, decision_actions
 from workbench.data.importers.observations import Observed, observation
-from workbench.data.importers.producers import Producer, producer_for_version, trace_producer, weights_ignored
+from workbench.data.importers.producers import Producer, producer_for_version, weights_ignored
 from workbench.data.importers.rollout_episode import check_step_order, normalised_decisions, state_arrays, views_of
 from workbench.data.importers.toolcalls import policy_tool_calls
 from workbench.data.importers.trace_batch import TraceBatch, TraceSession, report_batch
@@ -161,6 +162,8 @@ def read_sessions(
                     batch.errors.append(ImportIssue(str(db), f"session {session.session_id}", unexpected(error)))
                 else:
                     batch.locked.append(session.session_id)
+            except trace_outcomes.EmptySession:
+                batch.empty.append(session.session_id)
             except BadInput as error:
                 # The location is exactly "session <id>" (a follower reads the id from it); the
                 # place inside the session, when known, leads the message.
@@ -196,7 +199,7 @@ def import_traces(
     Raises:
         WorkbenchError: ``producer`` names no known Crafter loop.
     """
-    told = producer_for_version(producer) if producer else None
+    told = producer_for_version(producer) if producer is not None else None  # "" is refused
     files, collected = batch_files(Path(db), ("*.db",), "trace databases (.db)")
     notes: list[str] = []
     for file in files:
@@ -267,8 +270,8 @@ def _session_episode(
     )
     n = len(environment)
     if n == 0:
-        raise BadInput("", "has no environment events: an episode needs at least one decision")
-    producer, basis = (told, "given: --producer") if told else trace_producer(len(assistant), len(llm))
+        raise trace_outcomes.EmptySession("", trace_outcomes.EMPTY)
+    producer, basis = trace_outcomes.session_producer(told, len(assistant), len(llm))
     source, what = (assistant, "assistant message") if assistant or not llm else (llm, "cais event")
     missing = [t + 1 for t in range(n) if t not in source]
     if missing:
@@ -285,6 +288,10 @@ def _session_episode(
         calls = [policy_tool_calls(cais_tool_calls(llm[t], t)) for t in range(n)]
     episode = _build(db, session, environment, calls, llm, config, producer)
     episode.metadata["producer_basis"] = basis
+    trace_outcomes.outcome_metadata(connection, sid, episode.metadata)
+    partial = trace_outcomes.partial_note(n, len(turns))  # a decision begun but never played: the rollout failed there
+    if partial:
+        episode.metadata["partial"] = partial
     return episode
 
 
@@ -340,6 +347,8 @@ def _build(
         "counts": "estimated",
         "counts_note": "lower bounds from inventory changes, actions and unlocks (the trace database logs no counts)",
     }
+    if isinstance(session.metadata.get("policy_name"), str):
+        metadata["policy_name"] = session.metadata["policy_name"]  # as a rollout's request names it
     if states[0].max_steps:
         metadata["max_steps"] = states[0].max_steps
     metadata["producer"] = producer.name

@@ -51,6 +51,7 @@ from typing import Any
 
 from workbench.data.episodes import INDEX_COLUMNS, Corpus, Episode, register_writer
 from workbench.data.storage import columnar
+from workbench.data.storage.checks import PartCheck, check_parts
 from workbench.data.storage.layout import (
     FORMAT,
     LOCK,
@@ -74,6 +75,8 @@ from workbench.util.atomic import write_errors_named
 __all__ = [
     "FORMAT",
     "add_events_tables",
+    "check_corpus",
+    "PartCheck",
     "SCHEMA_VERSION",
     "committed_parts",
     "episode_ids_by_part",
@@ -250,20 +253,23 @@ def save_episode(root: str | Path, episode: Episode, *, overwrite: bool = False)
     return save_corpus(Corpus([episode]), root, overwrite=overwrite)
 
 
-def add_events_tables(root: str | Path) -> tuple[list[str], int]:
+def add_events_tables(root: str | Path, *, rebuild: bool = False) -> tuple[list[str], int]:
     """Give every committed part of ``root`` a current events table, so that it opens without
     decoding its decisions (``workbench.data.storage.events_table``).
 
-    Parts written before events tables have none, and a part whose decisions table changed
-    since it was written has a stale one; each such part's events are computed by the checked
+    Parts written before events tables have none, a part whose decisions table changed since it
+    was written has a stale one, and so has one made by another version of ``decision_events``;
+    each such part's (with ``rebuild``, every part's) events are computed by the checked
     decisions read (as opening would) and written, under the writers' lock. Other parts are
     left as they are.
 
     Args:
         root: The corpus folder.
+        rebuild: Rewrite every part's events table from its decisions, current or not (a table
+            forged with its digests recomputed is current; ``check_corpus(deep=True)`` finds it).
 
     Returns:
-        The names of the parts given an events table, and how many already had a current one.
+        The names of the parts given an events table, and how many were left as they were.
 
     Raises:
         CorpusFormatError: ``root`` is not a corpus folder, a table does not read, or
@@ -272,7 +278,26 @@ def add_events_tables(root: str | Path) -> tuple[list[str], int]:
     """
     root = Path(root)
     with write_errors_named(root, "cannot write the events tables"):
-        return columnar.add_events_tables(root)
+        return columnar.add_events_tables(root, rebuild=rebuild)
+
+
+def check_corpus(root: str | Path, *, deep: bool = False) -> list[PartCheck]:
+    """Check a corpus folder's derived tables against their source, part by part
+    (``workbench.data.storage.checks``): every check an open makes, each events table's state
+    and, with ``deep``, each part's events re-derived from its decisions and compared with its
+    events table value by value.
+
+    Args:
+        root: The corpus folder.
+        deep: Re-derive every part's events from its decisions.
+
+    Returns:
+        One ``PartCheck`` per part (its ``problems`` empty when sound).
+
+    Raises:
+        CorpusFormatError: ``root`` is not a corpus folder, or an episodes table does not read.
+    """
+    return check_parts(Path(root), deep=deep)
 
 
 def read_index(root: str | Path) -> list[dict[str, Any]]:

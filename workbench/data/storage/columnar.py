@@ -37,10 +37,10 @@ from workbench.data.episodes import (
     index_frame,
     narrow,
 )
-from workbench.data.episodes.events import decision_events
+from workbench.data.episodes.events import DecisionEvents, decision_events
 from workbench.data.storage import frames as frame_codec
 from workbench.data.storage.decode import Part, checked, largest_count, read_arrays, read_table
-from workbench.data.storage.events_table import file_digest, read_part_events, write_events
+from workbench.data.storage.events_table import file_digest, stored_events, write_events
 from workbench.data.storage.layout import (
     committed_parts,
     new_part_name,
@@ -110,7 +110,7 @@ def append(
     written: list[Path] = []
     try:
         decisions = part_file(root, "decisions", part)
-        events: list[dict[str, np.ndarray]] = []
+        events: list[DecisionEvents] = []
         steps: list[np.ndarray] = []
         with atomic_path(decisions) as tmp:
             writer = None
@@ -203,18 +203,19 @@ def _write_frames(root: Path, part: str, extras: list[EpisodeExtras], written: l
     return groups
 
 
-def add_events_tables(root: Path) -> tuple[list[str], int]:
-    """Give each committed part of ``root`` without a current events table one (under the
-    lock): parts written before events tables, or whose decisions table changed since. Each is
-    computed by the checked decisions read, as opening would. Returns the parts written and
-    how many already had a current one."""
+def add_events_tables(root: Path, *, rebuild: bool = False) -> tuple[list[str], int]:
+    """Give each committed part of ``root`` without a current events table one (every part, with
+    ``rebuild``), under the lock: parts written before events tables, whose decisions table
+    changed since, made by another ``EVENTS_VERSION`` or damaged. Each is computed by the
+    checked decisions read, as opening would. Returns the parts written and how many were left
+    as they were."""
     refuse_symlinks(root)
     read_marker(root)  # never makes a corpus folder of another folder
     written: list[str] = []
     with writing(root):
-        parts = _parts(root, None)
+        parts = read_parts(root, None)
         for part in parts:
-            if read_part_events(root, part, 0) is not None:
+            if not rebuild and stored_events(root, part, 0).events is not None:
                 continue
             decisions = part_file(root, "decisions", part.name)
             digest = file_digest(decisions)  # under the lock: the table read next is this one
@@ -236,7 +237,7 @@ def load(root: Path, only: Collection[str] | None = None) -> Corpus:
     read again, whole, when first asked for (an episode, ``decision_arrays``)."""
     refuse_symlinks(root)
     read_marker(root)
-    parts = _parts(root, only)
+    parts = read_parts(root, only)
     rows_seen = sum(int(p.episodes.column("decisions").to_numpy().sum()) + p.episodes.num_rows for p in parts)
     if not parts:  # a folder whose only writes failed their checks: an empty corpus
         return Corpus()
@@ -249,12 +250,24 @@ def load(root: Path, only: Collection[str] | None = None) -> Corpus:
         lengths=np.concatenate([p.episodes.column("decisions").to_numpy() for p in parts]),
         events=None if events is None else [events],
     )
-    live, index = _live_episodes(root, parts)
+    live, index = live_episodes(root, parts)
     return Corpus.from_store(store, live, index)
 
 
-def _parts(root: Path, only: Collection[str] | None) -> list[Part]:
-    """The committed parts (those named in ``only``, when given), their episodes tables read and checked."""
+def read_parts(root: Path, only: Collection[str] | None) -> list[Part]:
+    """The committed parts of ``root`` (those named in ``only``, when given), their episodes
+    tables read and checked.
+
+    Args:
+        root: The corpus folder.
+        only: Part names to read (None: every part).
+
+    Returns:
+        The parts, in commit order.
+
+    Raises:
+        CorpusFormatError: An episodes table does not read or holds a bad value; names the file.
+    """
     parts: list[Part] = []
     episodes_seen = rows_seen = 0
     for name in committed_parts(root):
@@ -276,11 +289,23 @@ def _read_arrays(root: Path, parts: list[Part], rows: int) -> DecisionArrays:
     return read_arrays(root, parts, rows, count_dtype(largest_count(root, parts)))
 
 
-def _live_episodes(root: Path, parts: list[Part]) -> tuple[list[int], pd.DataFrame]:
+def live_episodes(root: Path, parts: list[Part]) -> tuple[list[int], pd.DataFrame]:
     """The store episodes the corpus shows, in order, and its index: an id written again with
     ``replaces`` takes its first position and its newest data; an id in two parts otherwise is
     an error naming both (ids never collide). Read column by column (a dict per row took 26 of
-    the ~45 ms this took for 3,000 episodes)."""
+    the ~45 ms this took for 3,000 episodes).
+
+    Args:
+        root: The corpus folder.
+        parts: Its parts (``read_parts``).
+
+    Returns:
+        The store positions of the episodes shown, and the corpus index.
+
+    Raises:
+        CorpusFormatError: An id is in two parts without ``replaces``, or a metadata document
+            does not read; names the file.
+    """
     columns: dict[str, list[Any]] = {name: [] for name in INDEX_COLUMNS}
     replaces: list[bool] = []
     part_names: list[str] = []

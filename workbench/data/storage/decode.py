@@ -22,7 +22,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from workbench.data.episodes import STATE_DTYPES, DecisionArrays, check_values
-from workbench.data.storage.layout import READ_POOL, ParquetReader, open_file, part_file
+from workbench.data.storage.layout import open_file, part_file
+from workbench.data.storage.parquet import READ_POOL, ParquetReader
 from workbench.data.storage.schema import COUNT_COLUMNS, DECISION_SCHEMA, STATE_GROUPS, STATUS_COLUMNS, check_schema
 from workbench.errors import CorpusFormatError, CorpusValueError, EpisodeError, EpisodeValueError, UnsafeCorpusPathError
 

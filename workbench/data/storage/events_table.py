@@ -17,12 +17,23 @@ before it), or whose decisions table changed since, is read from its decisions t
 Every value read is checked (ranges, order, pairing, the episodes table's columns); an events
 table that fails a check is not used (a logged warning names it and what is wrong), and the
 decisions read in its place checks the part as before.
+
+What made the table is part of its key: its metadata also holds the ``EVENTS_VERSION`` of the
+``decision_events`` that computed it (a table of another version is read from its decisions
+instead, as a stale one is) and the SHA-256 of its own values (``content_digest``), checked on
+every open: a table edited with its metadata kept (gains multiplied, unlock lists cleared,
+events moved) is named in a warning and not used. Hashing the values costs a few ms at 1M
+decisions. A table forged with both digests recomputed is caught only by re-deriving it from
+its decisions: ``workbench corpus check --deep`` (``workbench.data.storage.checks``), and
+``workbench corpus events --rebuild`` rewrites every table from its decisions.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -31,9 +42,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from workbench.core.crafter_facts import ACHIEVEMENTS
-from workbench.data.episodes.events import N_ACHIEVEMENTS, N_ITEMS
+from workbench.data.episodes.events import EVENTS_VERSION, N_ACHIEVEMENTS, N_ITEMS, DecisionEvents
 from workbench.data.storage.decode import Part, checked
-from workbench.data.storage.layout import ParquetReader, open_file, part_file
+from workbench.data.storage.layout import open_file, part_file
+from workbench.data.storage.parquet import ParquetReader
 from workbench.data.storage.schema import check_schema
 from workbench.errors import CorpusFormatError, CorpusValueError, UnsafeCorpusPathError
 from workbench.util.atomic import atomic_path
@@ -42,6 +54,10 @@ _LOG = logging.getLogger(__name__)
 
 #: The metadata key holding the decisions table's SHA-256 (hex).
 DIGEST_KEY = b"workbench.decisions_sha256"
+#: The metadata key holding the ``EVENTS_VERSION`` that computed the table (decimal).
+VERSION_KEY = b"workbench.events_version"
+#: The metadata key holding the SHA-256 (hex) of the table's own values (``content_digest``).
+CONTENT_KEY = b"workbench.events_sha256"
 #: Gain slots: the inventory items, then the achievement counts (``decision_events``'s numbering).
 N_SLOTS = N_ITEMS + N_ACHIEVEMENTS
 STATUS_KEYS = ("reset_status", "final_status", "ever_status", "seen_status")
@@ -79,36 +95,60 @@ def file_digest(path: Path) -> str:
     return digest.hexdigest()
 
 
-def events_table(
-    ids: list[str], steps: np.ndarray, events: list[dict[str, np.ndarray]], decisions_digest: str
-) -> pa.Table:
+def events_table(ids: list[str], steps: np.ndarray, events: list[DecisionEvents], decisions_digest: str) -> pa.Table:
     """The events table of a part: ``ids`` and ``steps`` per episode, ``events`` the
     ``decision_events`` of its batches in order (decisions numbered from the part's first),
     ``decisions_digest`` its decisions table's SHA-256."""
     columns: dict[str, Any] = {"episode": pa.array(ids, pa.string()), "steps": pa.array(steps, pa.int64())}
-    starts = np.concatenate([e["starts"] for e in events])
-    lengths = np.concatenate([e["lengths"] for e in events]).astype(np.int64)
+    joined = DecisionEvents.join(events)
+    starts, lengths = joined.starts, joined.lengths.astype(np.int64)
     columns["decisions"] = pa.array(lengths, pa.int64())
     row_offsets = np.arange(len(ids) + 1, dtype=np.int32) * len(ACHIEVEMENTS)
     for key in STATUS_KEYS:
-        values = np.concatenate([e[key] for e in events]).ravel()
+        values = getattr(joined, key).ravel()
         columns[key] = pa.ListArray.from_arrays(pa.array(row_offsets), pa.array(values, pa.bool_()))
     bounds = np.append(starts, starts[-1] + lengths[-1]) if len(starts) else np.zeros(1, np.int64)
     for group in EVENT_GROUPS.values():
-        decision = np.concatenate([e[group[0][0]] for e in events])
+        decision = getattr(joined, group[0][0])
         offsets = np.searchsorted(decision, bounds).astype(np.int32)  # sorted: each episode's run
         episode = np.repeat(np.arange(len(ids)), np.diff(offsets))
         for name, kind in group:
-            values = np.concatenate([e[name] for e in events])
+            values = getattr(joined, name)
             if name == group[0][0]:
                 values = values - starts[episode]  # within the episode
             columns[name] = pa.ListArray.from_arrays(pa.array(offsets), pa.array(values, kind))
     table = pa.table(columns).select(EVENTS_SCHEMA.names).cast(EVENTS_SCHEMA)
-    return table.replace_schema_metadata({DIGEST_KEY: decisions_digest.encode()})
+    return table.replace_schema_metadata(
+        {
+            DIGEST_KEY: decisions_digest.encode(),
+            VERSION_KEY: str(EVENTS_VERSION).encode(),
+            CONTENT_KEY: content_digest(table).encode(),
+        }
+    )
+
+
+def content_digest(table: pa.Table) -> str:
+    """The SHA-256 (hex) of an events table's values, column by column in the schema's order:
+    each list column as its row lengths and its values, as little-endian arrays of its type (so
+    the same values give the same digest however the file chunks or compresses them)."""
+    digest = hashlib.sha256()
+    for field in EVENTS_SCHEMA:
+        column = table.column(field.name)
+        digest.update(field.name.encode() + b"\0")
+        if field.name == "episode":
+            digest.update(json.dumps(column.to_pylist()).encode())
+            continue
+        values = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
+        if pa.types.is_list(field.type):
+            digest.update(values.value_lengths().to_numpy(zero_copy_only=False).astype("<i8").tobytes())
+            values = values.flatten()
+        array = values.to_numpy(zero_copy_only=False)
+        digest.update(np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("<")))  # no copy when it is
+    return digest.hexdigest()
 
 
 def write_events(
-    path: Path, ids: list[str], steps: np.ndarray, events: list[dict[str, np.ndarray]], decisions_digest: str
+    path: Path, ids: list[str], steps: np.ndarray, events: list[DecisionEvents], decisions_digest: str
 ) -> None:
     """Write a part's events table to ``path`` (atomically; replacing one there, a table its
     folder owns), from what ``events_table`` takes."""
@@ -123,39 +163,86 @@ def write_events(
         )
 
 
-def read_part_events(root: Path, part: Part, first_decision: int) -> dict[str, np.ndarray] | None:
+@dataclass(frozen=True)
+class StoredEvents:
+    """What a part's events table gives: its checked ``events`` (None when it is not used) and
+    why it is not used (``reason``; None when used or when there is no table). ``damaged``: it
+    failed a check (unreadable, a value out of range, its values edited), rather than being
+    absent or stale (made from other decisions, or by another ``EVENTS_VERSION``)."""
+
+    events: DecisionEvents | None
+    reason: str | None = None
+    damaged: bool = False
+
+
+def stored_events(root: Path, part: Part, first_decision: int) -> StoredEvents:
     """The events of ``part``'s episodes from its events table, decisions numbered from
-    ``first_decision``, as ``decision_events`` returns them; None when they must be read from
-    the decisions table instead: the part has no events table, its decisions table is not the
-    one the events were written with, or the events table is damaged or disagrees with the
-    episodes table (then logged as a warning: the decisions read that follows checks the part
-    and names what is wrong with it, if anything).
+    ``first_decision``, when the table is current (made from this decisions table by this
+    ``EVENTS_VERSION``) and passes every check; else why not (see ``StoredEvents``).
+
+    Args:
+        root: The corpus folder.
+        part: The part.
+        first_decision: The number of its first decision.
+
+    Returns:
+        The events, or why the table is not used.
 
     Raises:
-        UnsafeCorpusPathError: The events table is a symlink or not a regular file.
+        UnsafeCorpusPathError: The events table is a symlink.
     """
     path = part_file(root, "events", part.name)
     if not path.exists() and not path.is_symlink():
-        return None
+        return StoredEvents(None)
     try:
-        with open_file(path) as handle:
+        with open_file(path) as handle:  # a FIFO or device: a CorpusFormatError, never a wait
             reader = checked(lambda: ParquetReader(handle), path)
-            recorded = (reader.schema_arrow.metadata or {}).get(DIGEST_KEY)
+            metadata = reader.schema_arrow.metadata or {}
+            version = metadata.get(VERSION_KEY, b"").decode("ascii", "replace")
+            if version != str(EVENTS_VERSION):
+                made = f"events version {version}" if version else "a workbench before events versions"
+                return StoredEvents(None, f"{path}: made by {made}, not {EVENTS_VERSION} (stale)")
+            recorded = metadata.get(DIGEST_KEY)
             if recorded is None or recorded.decode("ascii", "replace") != file_digest(
                 part_file(root, "decisions", part.name)
-            ):
-                return None  # written before the decisions table last changed: not its events
+            ):  # written before the decisions table last changed: not its events
+                return StoredEvents(None, f"{path}: made from other decisions than the part holds now (stale)")
             table = checked(lambda: reader.read(use_threads=True), path)
         checked(lambda: check_schema(table.schema, EVENTS_SCHEMA, str(path)), path)
-        return _events(table.combine_chunks(), part, first_decision, path)
+        table = table.combine_chunks()
+        events = _events(table, part, first_decision, path)
+        if metadata.get(CONTENT_KEY, b"").decode("ascii", "replace") != content_digest(table):
+            raise CorpusFormatError(f"{path}: its values changed since it was written (their SHA-256 differs)")
+        return StoredEvents(events)
     except UnsafeCorpusPathError:
         raise
     except CorpusFormatError as error:  # CorpusValueError included
-        _LOG.warning("%s; reading the part's decisions table instead", error)
-        return None
+        return StoredEvents(None, str(error), damaged=True)
 
 
-def _events(table: pa.Table, part: Part, first_decision: int, path: Path) -> dict[str, np.ndarray]:
+def read_part_events(root: Path, part: Part, first_decision: int) -> DecisionEvents | None:
+    """The events of ``part``'s episodes from its events table (``stored_events``), or None when
+    they must be read from the decisions table instead; a damaged table is logged as a warning
+    (the decisions read that follows checks the part and names what is wrong with it, if anything).
+
+    Args:
+        root: The corpus folder.
+        part: The part.
+        first_decision: The number of its first decision.
+
+    Returns:
+        The events, or None.
+
+    Raises:
+        UnsafeCorpusPathError: The events table is a symlink.
+    """
+    stored = stored_events(root, part, first_decision)
+    if stored.damaged:
+        _LOG.warning("%s; reading the part's decisions table instead", stored.reason)
+    return stored.events
+
+
+def _events(table: pa.Table, part: Part, first_decision: int, path: Path) -> DecisionEvents:
     """The checked events of one events table (``part``'s), numbered from ``first_decision``."""
     episodes = part.episodes
     n = episodes.num_rows
@@ -206,7 +293,7 @@ def _events(table: pa.Table, part: Part, first_decision: int, path: Path) -> dic
         for other, (values, _) in companions.items():
             events[other] = values.astype(_DTYPES.get(other, values.dtype), copy=False)
     _check_values(events, path)
-    return events
+    return DecisionEvents(**events)
 
 
 def _flat(table: pa.Table, name: str) -> tuple[np.ndarray, np.ndarray]:

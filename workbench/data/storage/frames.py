@@ -26,7 +26,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from workbench.data.episodes import FRAME_SHAPE, Frames
-from workbench.data.storage.layout import ParquetReader
+from workbench.data.storage.parquet import ParquetReader
 from workbench.errors import CorpusFormatError
 
 CODEC = "gdelta-zstd9"

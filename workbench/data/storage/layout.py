@@ -14,14 +14,10 @@ import re
 import secrets
 import stat
 import time
-from collections.abc import Collection, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, BinaryIO
-
-import pyarrow as pa
-import pyarrow.dataset as ds
-import pyarrow.parquet as pq
 
 from workbench.errors import CorpusFormatError, OutputError, UnsafeCorpusPathError, UnsafePathError
 from workbench.util.atomic import atomic_write_text
@@ -43,65 +39,6 @@ _FILE_RE = re.compile(rf"({PART_RE.pattern})\.parquet")
 #: Temporary files of ``workbench.util.atomic`` (hidden, so pandas and pyarrow skip them too).
 _TEMP_RE = re.compile(r"\..+\.[0-9a-f]{16}\.tmp")
 _LOCK_TIMEOUT = 600.0
-
-
-def _read_pool() -> pa.MemoryPool:
-    """jemalloc where pyarrow has it, else the system allocator. pyarrow's default, mimalloc,
-    keeps freed memory resident: opening a 1M-decision corpus measured +19 MB for a 1 MB
-    episodes table and about three times a row group's decode when Parquet decodes on several
-    threads (+70 MB against +35 MB with jemalloc)."""
-    try:
-        return pa.jemalloc_memory_pool()
-    except NotImplementedError:
-        return pa.system_memory_pool()
-
-
-READ_POOL = _read_pool()
-
-
-class ParquetReader:
-    """The reads the storage makes of one Parquet file, allocating from ``READ_POOL``.
-
-    pyarrow's ``ParquetFile`` and ``read_table`` take no memory pool (checked up to pyarrow 26);
-    its dataset API does, so a file is read as a dataset fragment of the open handle (its
-    footer read once). Rows come in file order; as with ``ParquetFile``, a column asked for
-    that the file lacks is left out of the result (the callers check the schema). pyarrow's
-    default pool is never changed, so other threads' reads and allocations are left alone.
-    Raises what pyarrow raises.
-    """
-
-    def __init__(self, handle: Any, *, dictionary: Collection[str] = (), verify_checksums: bool = True) -> None:
-        """Args:
-        handle: an open binary file of the table.
-        dictionary: columns read as dictionary arrays (as stored, not expanded).
-        verify_checksums: check each page's CRC (a flipped bit is an error, not a value).
-        """
-        file_format = ds.ParquetFileFormat(
-            read_options=ds.ParquetReadOptions(dictionary_columns=set(dictionary)),
-            default_fragment_scan_options=ds.ParquetFragmentScanOptions(page_checksum_verification=verify_checksums),
-        )
-        self._fragment = file_format.make_fragment(handle)
-        self.metadata: pq.FileMetaData = self._fragment.metadata
-        self.num_row_groups: int = self._fragment.num_row_groups
-        self.schema_arrow: pa.Schema = self._fragment.physical_schema
-
-    def read(self, columns: list[str] | None = None, use_threads: bool = True) -> pa.Table:
-        """The whole table (``columns`` only, when given)."""
-        return self._fragment.to_table(columns=self._present(columns), use_threads=use_threads, memory_pool=READ_POOL)
-
-    def read_row_group(self, group: int, columns: list[str] | None = None, use_threads: bool = True) -> pa.Table:
-        """Row group ``group`` (``columns`` only, when given)."""
-        part = self._fragment.subset(row_group_ids=[group])
-        # One batch for the group (the scan's default cuts it in 131,072-row chunks, which a
-        # caller's combine_chunks would then copy together again).
-        rows = max(1, self.metadata.row_group(group).num_rows) if 0 <= group < self.num_row_groups else 1
-        return part.to_table(
-            columns=self._present(columns), use_threads=use_threads, memory_pool=READ_POOL, batch_size=rows
-        )
-
-    def _present(self, columns: list[str] | None) -> list[str] | None:
-        """``columns`` less those the file lacks (None: every column)."""
-        return None if columns is None else [name for name in columns if name in self.schema_arrow.names]
 
 
 def new_part_name() -> str:
@@ -173,8 +110,9 @@ def read_bytes(path: Path) -> bytes:
 def open_file(path: Path) -> BinaryIO:
     """A corpus file opened for reading without following symlinks (a regular file only);
     ``CorpusFormatError`` / ``UnsafeCorpusPathError`` naming the file otherwise."""
+    nonblock = getattr(os, "O_NONBLOCK", 0)  # a FIFO planted at the name opens at once, not never
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | nonblock)
     except FileNotFoundError:
         raise CorpusFormatError(f"{path}: not found (the part it belongs to is incomplete)") from None
     except OSError as error:
@@ -183,7 +121,9 @@ def open_file(path: Path) -> BinaryIO:
         raise CorpusFormatError(f"{path}: cannot be read ({error.strerror})") from None
     if not stat.S_ISREG(os.fstat(fd).st_mode):
         os.close(fd)
-        raise CorpusFormatError(f"{path}: not a regular file")
+        raise CorpusFormatError(f"{path}: not a regular file (a FIFO, socket or device)")
+    if nonblock:
+        os.set_blocking(fd, True)  # a regular file: reads as usual
     return os.fdopen(fd, "rb")
 
 

@@ -22,7 +22,7 @@ import numpy as np
 import pyarrow as pa
 
 from workbench.data.episodes import STATE_DTYPES, DecisionArrays, check_values
-from workbench.data.episodes.events import decision_events
+from workbench.data.episodes.events import DecisionEvents, decision_events
 from workbench.data.storage.decode import (
     OPEN_COLUMNS,
     STATE_COPIES,
@@ -34,7 +34,8 @@ from workbench.data.storage.decode import (
     open_decisions,
 )
 from workbench.data.storage.events_table import read_part_events
-from workbench.data.storage.layout import READ_POOL, open_file, part_file
+from workbench.data.storage.layout import open_file, part_file
+from workbench.data.storage.parquet import READ_POOL
 from workbench.data.storage.schema import COUNT_COLUMNS
 from workbench.errors import CorpusValueError, EpisodeValueError
 
@@ -43,7 +44,7 @@ from workbench.errors import CorpusValueError, EpisodeValueError
 STREAM_BATCH = 1 << 16
 
 
-def read_events(root: Path, parts: list[Part]) -> dict[str, np.ndarray] | None:
+def read_events(root: Path, parts: list[Part]) -> DecisionEvents | None:
     """The ``decision_events`` of every part's episodes as one batch, numbered across the
     parts: from the part's events table when it matches its decisions table
     (``workbench.data.storage.events_table``), else read from the decisions table in batches
@@ -54,12 +55,12 @@ def read_events(root: Path, parts: list[Part]) -> dict[str, np.ndarray] | None:
     for part in parts:
         stored = read_part_events(root, part, first_decision)
         if stored is not None:
-            joined.add(stored, rows=int(stored["lengths"].sum()) + len(stored["lengths"]))
+            joined.add(stored, rows=int(stored.lengths.sum()) + len(stored.lengths))
         else:
             path = part_file(root, "decisions", part.name)
             with open_file(path) as handle:
                 for events in part_events(handle, path, root, part, first_decision):
-                    joined.add(events, rows=int(events["lengths"].sum()) + len(events["lengths"]))
+                    joined.add(events, rows=int(events.lengths.sum()) + len(events.lengths))
         first_decision += int(part.episodes.column("decisions").to_numpy().sum())
     READ_POOL.release_unused()
     return joined.result()
@@ -78,9 +79,9 @@ class _Joined:
         self.arrays: dict[str, np.ndarray] = {}
         self.used: dict[str, int] = {}
 
-    def add(self, events: dict[str, np.ndarray], rows: int) -> None:
+    def add(self, events: DecisionEvents, rows: int) -> None:
         self.rows += rows
-        for key, values in events.items():
+        for key, values in events.arrays().items():
             used = self.used.get(key, 0)
             array = self.arrays.get(key)
             if array is None or used + len(values) > len(array):
@@ -92,15 +93,13 @@ class _Joined:
             array[used : used + len(values)] = values
             self.used[key] = used + len(values)
 
-    def result(self) -> dict[str, np.ndarray] | None:
+    def result(self) -> DecisionEvents | None:
         if not self.arrays:
             return None
-        return {key: array[: self.used[key]] for key, array in self.arrays.items()}
+        return DecisionEvents(**{key: array[: self.used[key]] for key, array in self.arrays.items()})
 
 
-def part_events(
-    handle: Any, path: Path, root: Path, part: Part, first_decision: int
-) -> Iterator[dict[str, np.ndarray]]:
+def part_events(handle: Any, path: Path, root: Path, part: Part, first_decision: int) -> Iterator[DecisionEvents]:
     """The ``decision_events`` of ``part``'s episodes, read from its decisions table (``handle``,
     at ``path``) in batches of whole episodes, each checked first (see the module); decisions
     numbered from ``first_decision``."""

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 import ipywidgets as w
+import solara.lab
 
 from workbench.errors import WorkbenchError
 
@@ -102,6 +103,32 @@ def kernel_context_of_session() -> Any:
     return contextlib.nullcontext()
 
 
+class Background:
+    """Work started by ``in_background``: ``join(timeout)`` waits for its end (tests, scripts)."""
+
+    def __init__(self, finished: threading.Event) -> None:
+        self._finished = finished
+
+    def join(self, timeout: float | None = None) -> bool:
+        """Wait until the work (and its ``done``/``after``) has run.
+
+        Args:
+            timeout: Seconds to wait at most (None: until it ends).
+
+        Returns:
+            Whether it has ended.
+        """
+        return self._finished.wait(timeout)
+
+    def is_alive(self) -> bool:
+        """Whether the work is still running.
+
+        Returns:
+            True while it runs.
+        """
+        return not self._finished.is_set()
+
+
 def in_background(
     status: Status,
     doing: str,
@@ -109,26 +136,28 @@ def in_background(
     done: Callable[[Any], None],
     busy: list[w.Widget] | None = None,
     after: Callable[[], None] | None = None,
-) -> threading.Thread:
-    """Run ``work`` in a thread (the page stays live), then ``done(result)``; ``busy`` widgets are
-    disabled meanwhile and ``after()`` runs at the end either way. An error becomes a message on
-    ``status``. Returns the started thread.
+) -> Background:
+    """Run ``work`` in the background (the page stays live), then ``done(result)``; ``busy``
+    widgets are disabled meanwhile and ``after()`` runs at the end either way. An error becomes
+    a message on ``status``. The app's one background path: a ``solara.lab.task`` (as the views'
+    builds, ``views_pages.ViewSlot``), inside the session's kernel context.
 
     Args:
         status: Where an error is shown.
-        doing: What the work is, for the message and the thread's name.
-        work: The work, run in the thread.
+        doing: What the work is, for the message and the log.
+        work: The work, run in the background.
         done: Called with ``work``'s result.
         busy: Widgets disabled while it runs.
         after: Called at the end either way.
 
     Returns:
-        The started thread.
+        The work's handle (``join`` waits for it).
     """
     context = kernel_context_of_session()
     busy = busy or []
     for widget in busy:
         widget.disabled = True
+    finished = threading.Event()
 
     def run() -> None:
         with context:
@@ -141,10 +170,10 @@ def in_background(
                     widget.disabled = False
                 if after is not None:
                     after()
+                finished.set()
 
-    thread = threading.Thread(target=run, name=f"workbench-app: {doing}", daemon=True)
-    thread.start()
-    return thread
+    solara.lab.task(run, check_for_render_context=False)()
+    return Background(finished)
 
 
 def heading(text: str, note: str = "") -> w.HTML:

@@ -1,4 +1,4 @@
-"""The Corpus page: open, import or record a corpus.
+"""The Corpus page: open, import or record a corpus (a Solara component drawn from the tab's state).
 
 Open a corpus folder or the sample, import runs recorded elsewhere, record a few episodes with a
 policy; each with progress and a report."""
@@ -6,18 +6,19 @@ policy; each with progress and a report."""
 from __future__ import annotations
 
 import html
-import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-import ipywidgets as w
+import reacton.ipywidgets as ipyw
+import solara
 
 from workbench.data.episodes import Corpus
 from workbench.data.importers import ImportResult, import_crafter_recorder, import_rollouts, import_traces
 from workbench.data.policies import BUILTIN_POLICIES
 from workbench.data.recording import RecordReport, record
 from workbench.errors import RecordingError
-from workbench.views.app.common import Status, guarded, heading, in_background
+from workbench.views.app.common import Background, Status, guarded, heading_html, in_background
 from workbench.views.app.session import AppSession
 from workbench.views.widgets.common import counts_note, producers_note
 
@@ -27,6 +28,7 @@ IMPORTERS: dict[str, tuple[Callable[..., ImportResult], tuple[str, ...]]] = {
     "task-app rollouts (.json, .jsonl)": (import_rollouts, ("*.json", "*.jsonl")),
     "synth-ai trace database (.db)": (import_traces, ("*.db",)),
 }
+SECTION = "<h4 style='margin:14px 0 4px 0'>{}</h4>"
 #: Width of the path boxes. A Layout is a widget of its own, so each box gets a new one: a module-level
 #: Layout would belong to no page session (or to the first), and the boxes of every other session
 #: would fail to render ("widget model not found").
@@ -89,68 +91,20 @@ def corpus_summary(corpus: Corpus, label: str) -> str:
     )
 
 
-class CorpusPage:
-    """The Corpus page (``widget``) of a session."""
+class CorpusWork:
+    """What the Corpus page does for a session (open, import, record), with what the page
+    shows of it as reactive values: ``import_progress`` and ``record_progress`` (``(done,
+    total)``), ``report`` (HTML) and ``importing``/``recording`` (a button is disabled meanwhile).
+    The work runs in the background (``common.in_background``, a ``solara.lab.task``)."""
 
     def __init__(self, session: AppSession) -> None:
         self.session = session
         self.status = Status()
-        self.current = w.HTML("<div class='wb-app-corpus'>no corpus open</div>")
-        self.folder = w.Text(placeholder="/path/to/corpus-folder", description="folder", layout=w.Layout(width=WIDE))
-        self.open_button = w.Button(description="Open folder", icon="folder-open")
-        self.sample_button = w.Button(description="Open the sample", icon="archive", layout=w.Layout(width="180px"))
-        self.open_button.on_click(guarded(self.status, "opening the folder", lambda: self.open_spec(self.folder.value)))
-        self.sample_button.on_click(guarded(self.status, "opening the sample", lambda: self.open_spec("sample")))
-        self.import_kind = w.Dropdown(options=list(IMPORTERS), description="kind", layout=w.Layout(width="360px"))
-        self.import_source = w.Text(
-            placeholder="a folder or file of runs", description="path", layout=w.Layout(width=WIDE)
-        )
-        self.import_button = w.Button(description="Import", icon="download")
-        self.import_button.on_click(guarded(self.status, "importing", self.start_import))
-        self.import_progress = w.IntProgress(
-            value=0, min=0, max=1, description="import", layout=w.Layout(width="420px")
-        )
-        self.report = w.HTML()
-        self.policy = w.Dropdown(options=list(BUILTIN_POLICIES), value="scripted", description="policy")
-        self.episodes = w.BoundedIntText(
-            value=3, min=1, max=1000, description="episodes", layout=w.Layout(width="200px")
-        )
-        self.max_steps = w.BoundedIntText(
-            value=300, min=1, max=10000, description="max steps", layout=w.Layout(width="200px")
-        )
-        self.record_out = w.Text(
-            placeholder="new folder for the recorded corpus", description="into", layout=w.Layout(width=WIDE)
-        )
-        self.record_button = w.Button(description="Record", icon="circle")
-        self.record_button.on_click(guarded(self.status, "recording", self.start_record))
-        self.record_progress = w.IntProgress(
-            value=0, min=0, max=1, description="record", layout=w.Layout(width="420px")
-        )
-        section = "<h4 style='margin:14px 0 4px 0'>{}</h4>".format
-        self.widget = w.VBox(
-            [
-                heading("Corpus", "the episodes every other page works on"),
-                self.current,
-                self.status.widget,
-                w.HTML(section("Open")),
-                w.HBox([self.folder, self.open_button]),
-                self.sample_button,
-                w.HTML(section("Import runs recorded elsewhere")),
-                self.import_kind,
-                w.HBox([self.import_source, self.import_button]),
-                self.import_progress,
-                w.HTML(section("Record a few episodes")),
-                w.HBox([self.policy, self.episodes, self.max_steps]),
-                w.HBox([self.record_out, self.record_button]),
-                self.record_progress,
-                w.HTML(section("Report")),
-                self.report,
-            ]
-        )
-        self.widget.add_class("wb-app-page-corpus")
-        if session.corpus is not None:  # opened before the page was made (the corpus the app was given)
-            self.opened(session.corpus, session.corpus_label)
-        session.corpus_opened.subscribe(lambda _count: self.opened(session.corpus, session.corpus_label))
+        self.import_progress = solara.Reactive((0, 0))
+        self.record_progress = solara.Reactive((0, 0))
+        self.report = solara.Reactive("")
+        self.importing = solara.Reactive(False)
+        self.recording = solara.Reactive(False)
 
     def open_spec(self, spec: str) -> None:
         """Open the corpus ``spec`` names (a folder, or ``sample``) as the session's corpus.
@@ -164,35 +118,23 @@ class CorpusPage:
         self.status.show(f"opening {spec.strip()} ...", "info")
         self.session.open_spec(spec)
 
-    def opened(self, corpus: Corpus | None, label: str) -> None:
-        """Say which corpus the session opened (called each time it opens one).
-
-        Args:
-            corpus: The corpus opened.
-            label: What it is called in the page.
-        """
-        if corpus is not None:
-            self.current.value = corpus_summary(corpus, label)
-            self.status.show(f"opened {label}: {len(corpus)} episodes", "ok")
-
-    def start_import(self) -> threading.Thread:
-        """Import the runs at the path box in the background (returns the thread); the imported
+    def start_import(self, kind: str, source: str) -> Background:
+        """Import the runs at ``source`` in the background (returns its handle); the imported
         episodes become the session's corpus and the report lists every problem.
 
+        Args:
+            kind: The importer's name (a key of ``IMPORTERS``).
+            source: A folder or file of runs.
+
         Returns:
-            The import's thread.
+            The import's handle (``join`` waits for it).
 
         Raises:
-            RecordingError: The path box is empty.
+            RecordingError: No source given.
         """
-        kind, source = self.import_kind.value, self.import_source.value
         if not source.strip():
             raise RecordingError("give the folder or file to import in the path box")
         self.status.show(f"importing {source} ...", "info")
-
-        def on_file(done: int, total: int) -> None:
-            self.import_progress.max, self.import_progress.value = max(total, 1), done
-            self.import_progress.description = f"{done}/{total} files"
 
         def done(result: ImportResult) -> None:
             self.report.value = f"<pre class='wb-app-report'>{html.escape(str(result))}</pre>"
@@ -207,26 +149,37 @@ class CorpusPage:
             )
             self.session.set_corpus(result.corpus, f"imported from {source}")
 
+        self.importing.value = True
         return in_background(
             self.status,
             f"importing {source}",
-            lambda: import_with_progress(kind, source, on_file),
+            lambda: import_with_progress(
+                kind, source, lambda done, total: setattr(self.import_progress, "value", (done, total))
+            ),
             done,
-            busy=[self.import_button],
+            after=lambda: setattr(self.importing, "value", False),
         )
 
-    def start_record(self) -> threading.Thread:
-        """Record the chosen number of episodes into a new folder in the background (returns the
-        thread), one at a time (``record(..., resume=True)`` adds the next), then open them.
+    def start_record(self, policy: str, episodes: int, max_steps: int, out: str) -> Background:
+        """Record ``episodes`` episodes of ``policy`` into the new folder ``out`` in the background
+        (returns its handle), one at a time (``record(..., resume=True)`` adds the next), then open them.
+
+        Args:
+            policy: A built-in policy's name.
+            episodes: How many episodes.
+            max_steps: Steps per episode at most.
+            out: The new corpus folder.
 
         Returns:
-            The recording's thread.
+            The recording's handle (``join`` waits for it).
+
+        Raises:
+            RecordingError: No folder given.
         """
-        out = self.record_out.value.strip()
+        out = out.strip()
         if not out:
             raise RecordingError("give a new folder to record into in the 'into' box")
-        policy, episodes, max_steps = self.policy.value, int(self.episodes.value), int(self.max_steps.value)
-        self.record_progress.max, self.record_progress.value = episodes, 0
+        self.record_progress.value = (0, episodes)
         self.status.show(f"recording {episodes} {policy} episodes into {out} ...", "info")
 
         def work() -> str:
@@ -243,12 +196,161 @@ class CorpusPage:
                     total.skipped = report.skipped  # only what was there before this run
                 if report.failed:
                     break
-                self.record_progress.value = n
-                self.record_progress.description = f"{n}/{episodes} episodes"
+                self.record_progress.value = (n, episodes)
             return str(total)
 
         def done(text: str) -> None:
             self.report.value = f"<pre class='wb-app-report'>{html.escape(text)}</pre>"
             self.open_spec(out)
 
-        return in_background(self.status, f"recording into {out}", work, done, busy=[self.record_button])
+        self.recording.value = True
+        return in_background(
+            self.status, f"recording into {out}", work, done, after=lambda: setattr(self.recording, "value", False)
+        )
+
+
+def _progress(done_total: tuple[int, int], label: str, unit: str) -> solara.Element:
+    done, total = done_total
+    return ipyw.IntProgress(
+        value=done,
+        min=0,
+        max=max(total, 1),
+        description=f"{done}/{total} {unit}" if total else label,
+        layout={"width": "420px"},
+    )
+
+
+def _button(work: CorpusWork, description: str, doing: str, action: Callable[[], object], **style: Any) -> Any:
+    return ipyw.Button(description=description, on_click=guarded(work.status, doing, action), **style)
+
+
+def _box(value: str, on_value: Callable[[str], None], placeholder: str, description: str) -> Any:
+    return ipyw.Text(
+        value=value, on_value=on_value, placeholder=placeholder, description=description, layout={"width": WIDE}
+    )
+
+
+@solara.component
+def OpenSection(work: CorpusWork) -> Any:
+    """Open a corpus folder or the sample.
+
+    Args:
+        work: The page's work.
+
+    Returns:
+        The element.
+    """
+    folder, set_folder = solara.use_state("")
+    with ipyw.VBox() as section:
+        ipyw.HTML(value=SECTION.format("Open"))
+        with ipyw.HBox():
+            _box(folder, set_folder, "/path/to/corpus-folder", "folder")
+            _button(work, "Open folder", "opening the folder", lambda: work.open_spec(folder), icon="folder-open")
+        sample = lambda: work.open_spec("sample")  # noqa: E731 - the button's action
+        _button(work, "Open the sample", "opening the sample", sample, icon="archive", layout={"width": "180px"})
+    return section
+
+
+@solara.component
+def ImportSection(work: CorpusWork) -> Any:
+    """Import runs recorded elsewhere, with a progress bar.
+
+    Args:
+        work: The page's work.
+
+    Returns:
+        The element.
+    """
+    kind, set_kind = solara.use_state(next(iter(IMPORTERS)))
+    source, set_source = solara.use_state("")
+    with ipyw.VBox() as section:
+        ipyw.HTML(value=SECTION.format("Import runs recorded elsewhere"))
+        ipyw.Dropdown(
+            options=list(IMPORTERS), value=kind, on_value=set_kind, description="kind", layout={"width": "360px"}
+        )
+        with ipyw.HBox():
+            _box(source, set_source, "a folder or file of runs", "path")
+            start = lambda: work.start_import(kind, source)  # noqa: E731 - the button's action
+            _button(work, "Import", "importing", start, icon="download", disabled=work.importing.value)
+        _progress(work.import_progress.value, "import", "files")
+    return section
+
+
+@solara.component
+def RecordSection(work: CorpusWork) -> Any:
+    """Record a few episodes with a built-in policy, with a progress bar.
+
+    Args:
+        work: The page's work.
+
+    Returns:
+        The element.
+    """
+    policy, set_policy = solara.use_state("scripted")
+    episodes, set_episodes = solara.use_state(3)
+    max_steps, set_max_steps = solara.use_state(300)
+    out, set_out = solara.use_state("")
+    with ipyw.VBox() as section:
+        ipyw.HTML(value=SECTION.format("Record a few episodes"))
+        with ipyw.HBox():
+            ipyw.Dropdown(options=list(BUILTIN_POLICIES), value=policy, on_value=set_policy, description="policy")
+            ipyw.BoundedIntText(
+                value=episodes,
+                min=1,
+                max=1000,
+                on_value=set_episodes,
+                description="episodes",
+                layout={"width": "200px"},
+            )
+            ipyw.BoundedIntText(
+                value=max_steps,
+                min=1,
+                max=10000,
+                on_value=set_max_steps,
+                description="max steps",
+                layout={"width": "200px"},
+            )
+        with ipyw.HBox():
+            _box(out, set_out, "new folder for the recorded corpus", "into")
+            start = lambda: work.start_record(policy, int(episodes), int(max_steps), out)  # noqa: E731
+            _button(work, "Record", "recording", start, icon="circle", disabled=work.recording.value)
+        _progress(work.record_progress.value, "record", "episodes")
+    return section
+
+
+@solara.component
+def CorpusPage(session: AppSession, front: bool = True) -> solara.Element:
+    """The Corpus page of a session: which corpus is open (from its ``state``), open a folder or
+    the sample, import runs, record episodes, with progress and a report.
+
+    Args:
+        session: The browser tab's session.
+        front: Whether the page is the one shown (unused: the page draws nothing costly).
+
+    Returns:
+        The page's element.
+    """
+    state = session.state.value
+    work = solara.use_memo(lambda: CorpusWork(session), [])
+
+    def say_opened() -> None:
+        if state.corpus is not None:
+            work.status.show(f"opened {state.corpus_label}: {len(state.corpus)} episodes", "ok")
+
+    solara.use_effect(say_opened, [state.opened])
+    current = (
+        corpus_summary(state.corpus, state.corpus_label)
+        if state.corpus is not None
+        else "<div class='wb-app-corpus'>no corpus open</div>"
+    )
+    # An ipywidgets box, as the other pages' roots: the page's class on its own DOM node.
+    with ipyw.VBox(_dom_classes=["wb-app-page-corpus"], layout={"width": "100%"}) as page:  # type: ignore[call-arg]
+        ipyw.HTML(value=heading_html("Corpus", "the episodes every other page works on"))
+        ipyw.HTML(value=current)
+        solara.Column(children=[work.status.widget], gap="0px")
+        OpenSection(work)
+        ImportSection(work)
+        RecordSection(work)
+        ipyw.HTML(value=SECTION.format("Report"))
+        ipyw.HTML(value=work.report.value)
+    return page

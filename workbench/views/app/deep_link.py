@@ -19,7 +19,8 @@ class DeepLink:
     Attributes:
         view: The view to open (one of ``VIEWS``), or None.
         episode: The episode id to show in it.
-        decision: The 1-based decision to show, or None (the episode's start).
+        decision: The 1-based decision to show (0 the reset frame), or None: the episode's
+            highest-paying decision, where every pick opens (``Pick.opens_at``).
     """
 
     view: str | None = None
@@ -52,7 +53,9 @@ def parse_link(query: str | None) -> DeepLink:
     decision = fields.get("decision")
     if decision is None or decision == "":
         return DeepLink(view, episode)
-    if not decision.isdigit():
+    # ASCII digits only: ``str.isdigit`` also accepts "²" or "٣", which ``int`` refuses or reads
+    # as another number.
+    if not (decision.isascii() and decision.isdigit()):
         raise WorkbenchError(f"link: decision={decision!r} is not a decision number (1, 2, ...)")
     return DeepLink(view, episode, int(decision))
 

@@ -20,6 +20,7 @@ import ipywidgets as w
 import pandas as pd
 
 from workbench.analysis.audit import audit
+from workbench.core.config import RewardConfig
 from workbench.data.episodes import Corpus
 from workbench.data.storage import load_corpus
 from workbench.data.watch import KINDS, Watcher, WatchReport, open_source, origin_of
@@ -27,7 +28,7 @@ from workbench.errors import WorkbenchError
 from workbench.scoring.incremental import LiveScores
 from workbench.views.app.common import REPLAY, Status, guarded, heading, kernel_context_of_session
 from workbench.views.app.session import AppSession
-from workbench.views.widgets import OveroptimisationPanel, Replayer, Timeline
+from workbench.views.widgets import OveroptimisationPanel, Pick, Replayer, Timeline, link
 
 #: Seconds between polls when no file event wakes the watcher.
 POLL_SECONDS = 0.5
@@ -130,11 +131,10 @@ class LivePage:
         self.timeline = Timeline(self.live, reps=200, follow=False, replay=False)
         context = kernel_context_of_session()
         self.timeline.context = lambda: context
-        self.timeline.observe(self._open, names="episode")
         timeline = self.timeline
         self.watch = OveroptimisationPanel(self.live, reps=500, follow=False)
         self.watch.context = lambda: context
-        self.watch.observe(self._open, names="episode")
+        link(replayer=self._open, pickers=(self.timeline, self.watch))
         self.watch.observe(lambda change: timeline.mark_declines(change["new"]), names="declines")
         self._watcher = Watcher(watched, into, on_append=self.live.append)
         self.problems, self._problems, self._resolved = [], [], 0
@@ -273,12 +273,13 @@ class LivePage:
             f"workbench audit's checks):<ul style='margin:2px 0'>{''.join(rows)}</ul></div>"
         )
 
-    def _open(self, change: dict[str, Any]) -> None:
-        """Replay an episode picked in the timeline or the watch on the Replay page (a Replayer on
-        the followed corpus, under the picking view's config)."""
-        if self.live is None or change["new"] is None:
-            return  # None: a pick passing through it (the same episode picked again)
-        replayer = Replayer(self.live.corpus, change["owner"].config, episode=change["new"])
+    def _open(self, pick: Pick, config: RewardConfig) -> None:
+        """Replay a pick of the timeline or the watch on the Replay page (a Replayer on the
+        followed corpus, under the picking view's config, where every view opens a pick)."""
+        if self.live is None:
+            return
+        replayer = Replayer(self.live.corpus, config, episode=pick.episode)
+        replayer.open_pick(pick)
         self.session.replayer_view.show(replayer)
         self.session.show_page(REPLAY)
 

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from functools import partial
 
 import ipywidgets as w
 import solara
+import solara.toestand
 from solara import v
 
 from workbench.views.app import options
@@ -15,6 +17,7 @@ from workbench.views.app.configs_page import ConfigsPage
 from workbench.views.app.corpus_page import CorpusPage
 from workbench.views.app.first_paint import FirstPaint
 from workbench.views.app.live_page import LivePage
+from workbench.views.app.report_download import ReportDownload, compare_report, live_report
 from workbench.views.app.session import AppSession
 from workbench.views.app.views_pages import ViewPage
 
@@ -26,20 +29,19 @@ def _new_session() -> AppSession:
     return AppSession(options.current)
 
 
-def _widget_page(make: Callable[[AppSession], w.Widget]) -> Callable[..., solara.Element]:
-    """A component hosting the ipywidgets page ``make(session)`` gives (made once, when first mounted)."""
-
-    @solara.component
-    def WidgetPage(session: AppSession, front: bool) -> solara.Element:
-        widget = solara.use_memo(lambda: make(session), [])
-        return solara.Column(children=[widget], gap="0px", style={"width": "100%"})
-
-    return WidgetPage
+CorpusTab = CorpusPage  # a Solara component drawn from the session's state
+ConfigsTab = ConfigsPage  # a Solara component drawn from the session's state
 
 
-CorpusTab = _widget_page(lambda session: CorpusPage(session).widget)
-ConfigsTab = _widget_page(lambda session: ConfigsPage(session).widget)
-LiveTab = _widget_page(lambda session: LivePage(session).widget)
+@solara.component
+def LiveTab(session: AppSession, front: bool) -> solara.Element:
+    """The Live page, with the report of the followed run under it."""
+    live = solara.use_memo(lambda: LivePage(session), [])
+    make = solara.use_memo(lambda: partial(live_report, session, lambda: live.live.corpus if live.live else None), [])
+    with solara.Column(gap="0px", style={"width": "100%"}) as page:
+        solara.Column(children=[live.widget], gap="0px", style={"width": "100%"})
+        ReportDownload(make, "workbench-live-report.html")
+    return page
 
 
 @solara.component
@@ -56,8 +58,12 @@ def ReplayTab(session: AppSession, front: bool) -> solara.Element:
 
 @solara.component
 def CompareTab(session: AppSession, front: bool) -> solara.Element:
-    """The Compare page (Compare of the session's configs)."""
-    return ViewPage(session.compare_view, "Compare", front)
+    """The Compare page (Compare of the session's configs), with the report of them under it."""
+    make = solara.use_memo(lambda: partial(compare_report, session), [])
+    with solara.Column(gap="0px", style={"width": "100%"}) as page:
+        ViewPage(session.compare_view, "Compare", front)
+        ReportDownload(make, "workbench-report.html")
+    return page
 
 
 #: Each tab's page, by its index in ``common.TABS``.
@@ -121,7 +127,8 @@ def Page() -> None:
     first_paint = solara.use_memo(lambda: FirstPaint(".wb-app-page-corpus input", session.build_views), [])
     search = solara.use_router().search  # a deep link's query (docs/dashboard.md, "Links")
     solara.use_effect(lambda: session.open_link(search), [])  # once per session, after the first render
-    solara.use_effect(lambda: _build_if_drawn(session, first_paint), [session.corpus_opened.value])
+    opened = solara.toestand.Ref(session.state.fields.opened).value  # re-run only when a corpus is opened
+    solara.use_effect(lambda: _build_if_drawn(session, first_paint), [opened])
     solara.Title("Crafter Reward Workbench")
     Dashboard(session)
     solara.Div(children=[first_paint])  # draws nothing (first_paint.js hides it)

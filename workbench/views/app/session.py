@@ -4,24 +4,37 @@ from __future__ import annotations
 
 import html
 import logging
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
 
 import solara
 
 from workbench.core.config import RewardConfig
-from workbench.core.named_configs import NAMED_CONFIGS, PER_ACHIEVEMENT_CONFIG, load_config
+from workbench.core.named_configs import NAMED_CONFIGS, STARTING_CONFIG, load_config
 from workbench.data.episodes import Corpus
 from workbench.data.opening import SAMPLE, open_corpus
 from workbench.errors import CorpusError, WorkbenchError
 from workbench.views.app.common import COMPARE, CORPUS, REPLAY, TUNE, Status
 from workbench.views.app.deep_link import parse_link
 from workbench.views.app.options import AppOptions
+from workbench.views.app.state import AppState
 from workbench.views.app.views_pages import ViewSlot
 from workbench.views.app.workspace import Workspace
-from workbench.views.widgets import Compare, Replayer, Tuner
+from workbench.views.widgets import Compare, Pick, Replayer, Tuner, link
 
 log = logging.getLogger("workbench.views.app")
+
+
+def _tab_closed() -> Callable[[], bool]:
+    """Whether the browser tab of the session being made has gone (its Solara kernel context
+    closed); always False outside a Solara server (a notebook, a test)."""
+    try:
+        from solara.server import kernel_context
+
+        context = kernel_context.get_current_context()
+    except Exception:  # noqa: BLE001 - no server context: nothing can close under the session
+        return lambda: False
+    return context.closed_event.is_set
 
 
 class AppSession:
@@ -31,27 +44,29 @@ class AppSession:
     ``configs`` maps names to configs (``sources`` says where each came from); ``tuner_view``,
     ``replayer_view`` and ``compare_view`` are the views on ``corpus`` (``ViewSlot``: built in the
     background once the first page is drawn, or sooner when a page is shown or a link needs one).
-    Reactive: ``page`` (the tab in front; ``show_page`` sets it), ``corpus_opened`` (counts the
-    corpora opened) and ``config_added`` (the name of the config added last, with a count).
+    Reactive: ``state`` (an ``AppState``, frozen: the corpus open, the configs, how many corpora
+    were opened and the config added last; ``corpus``, ``configs`` ... read it) and ``page`` (the
+    tab in front; ``show_page`` sets it).
     ``baseline`` is the config the user gave (the first ``--config``; else the named config
     ``per_achievement``), named ``baseline_name`` in ``header``: the Tuner's ghost and where its
-    Reset goes, whatever draft the Tuner starts from."""
+    Reset goes, whatever draft the Tuner starts from. ``start`` is where the Tuner starts: the
+    newest tab's draft kept in the workspace (each tab keeps its own, ``Workspace.save_draft``;
+    the others are offered as configs, named in ``drafts_listed``), else the baseline."""
 
     def __init__(self, options: AppOptions) -> None:
         self.options = options
         self.workspace = Workspace(options.workspace)
         self.status = Status()
-        self.corpus: Corpus | None = None
-        self.corpus_label = ""
-        self.configs: dict[str, RewardConfig] = {}
-        self.sources: dict[str, str] = {}
+        #: The tab's corpus and configs, one frozen value (``state.AppState``): pages draw from it.
+        self.state: solara.Reactive[AppState] = solara.Reactive(AppState())
         self.page = solara.Reactive(CORPUS)
-        self.corpus_opened = solara.Reactive(0)
-        self.config_added = solara.Reactive((0, ""))
-        self.tuner_view = ViewSlot("Tuner", self.status, self._tuner_built)
-        self.replayer_view = ViewSlot("Replayer", self.status)
-        self.compare_view = ViewSlot("Compare", self.status, self._compare_built)
+        closed = _tab_closed()
+        self.tuner_view = ViewSlot("Tuner", self.status, self._tuner_built, closed)
+        self.replayer_view = ViewSlot("Replayer", self.status, closed=closed)
+        self.compare_view = ViewSlot("Compare", self.status, self._compare_built, closed)
+        self.drafts_listed: set[str] = set()  # other tabs' drafts offered on the Configs page
         self.baseline_name, self.baseline = self._load_configs()
+        self.start = self._restore_drafts()
         source = html.escape(self.sources[self.baseline_name], quote=True)
         self.header = (
             "<div style='font-size:18px;font-weight:600;margin:4px 0;white-space:nowrap;overflow:hidden;"
@@ -69,7 +84,7 @@ class AppSession:
         """Load the workspace's and the given configs; returns the baseline's name and config."""
         kept, problems = self.workspace.configs()
         for name, config in kept.items():
-            self.configs[name], self.sources[name] = config, f"workspace: {self.workspace.path_for(name)}"
+            self._keep(name, config, f"workspace: {self.workspace.path_for(name)}")
         given: list[str] = []
         for path in self.options.configs:
             try:
@@ -79,19 +94,40 @@ class AppSession:
                 continue
             name = self.unique_name(Path(path).stem)
             named = NAMED_CONFIGS.get(str(path))
-            self.configs[name] = config
-            self.sources[name] = f"named config: {named.description}" if named else f"file: {Path(path).resolve()}"
+            self._keep(name, config, f"named config: {named.description}" if named else f"file: {Path(path).resolve()}")
             given.append(name)
-        default = PER_ACHIEVEMENT_CONFIG
+        default = STARTING_CONFIG
         if not given and default.name not in self.configs:
-            self.configs[default.name], self.sources[default.name] = (
-                default.config,
-                f"named config: {default.description}",
-            )
+            self._keep(default.name, default.config, f"named config: {default.description}")
         if problems:
             self.status.show("some configs were not loaded:\n" + "\n".join(problems), "warning")
         baseline = given[0] if given else default.name
         return baseline, self.configs[baseline]
+
+    def _restore_drafts(self) -> RewardConfig:
+        """Where the Tuner starts: the newest tab's draft (this tab's draft replaces that file),
+        else the baseline. Every other tab's draft that differs is offered as a config on the
+        Configs page (``draft-...``), and the status line says so: no tab's work is dropped."""
+        drafts = self.workspace.drafts()
+        if not drafts:
+            return self.baseline
+        (newest, start), others = drafts[0], drafts[1:]
+        self.workspace.adopt(newest)
+        listed = []
+        for path, config in others:
+            if config == start or config in (self.configs[name] for name in self.drafts_listed):
+                continue
+            name = self.unique_name(path.stem.removeprefix("tuner-"))
+            self._keep(name, config, f"draft of another tab: {path}")
+            self.drafts_listed.add(name)
+            listed.append(name)
+        if listed and self.status.level != "warning":
+            self.status.show(
+                f"the Tuner starts from the newest tab's draft; {len(listed)} other tab draft(s) are on the "
+                f"Configs page: {', '.join(listed)}",
+                "info",
+            )
+        return start
 
     def unique_name(self, name: str) -> str:
         """``name``, or ``name-2``, ``name-3`` ... when the session has a config of that name.
@@ -121,11 +157,34 @@ class AppSession:
         Returns:
             The name.
         """
-        self.configs[name], self.sources[name] = config, source
+        self._keep(name, config, source)
         if to_compare and self.compare is not None:
             self.compare.add(name, config)
-        self.config_added.value = (self.config_added.peek()[0] + 1, name)
         return name
+
+    def _keep(self, name: str, config: RewardConfig, source: str) -> None:
+        self.state.value = self.state.peek().with_config(name, config, source)
+
+    # -- the state, read ------------------------------------------------------------------------
+    @property
+    def corpus(self) -> Corpus | None:
+        """The corpus open, or None (``state``)."""
+        return self.state.peek().corpus
+
+    @property
+    def corpus_label(self) -> str:
+        """What the corpus open is called in the page (``state``)."""
+        return self.state.peek().corpus_label
+
+    @property
+    def configs(self) -> Mapping[str, RewardConfig]:
+        """The session's configs by name, read-only (``state``; ``add_config`` adds one)."""
+        return self.state.peek().configs
+
+    @property
+    def sources(self) -> Mapping[str, str]:
+        """Where each config came from, by name (``state``)."""
+        return self.state.peek().sources
 
     # -- corpus and views ---------------------------------------------------------------------
     @property
@@ -180,12 +239,15 @@ class AppSession:
         """
         if len(corpus) == 0:
             raise CorpusError(f"{label}: the corpus has no episodes")
-        start = self.workspace.draft() or self.baseline
-        self.corpus, self.corpus_label = corpus, label
+        start = self.tuner.config if self.tuner is not None else self.start  # a later corpus: tuning goes on
         self.tuner_view.reset(lambda: self._new_tuner(corpus, start))
         self.replayer_view.reset(lambda: Replayer(corpus, start))
-        self.compare_view.reset(lambda: Compare(corpus, dict(self.configs), a=self.baseline_name))
-        self.corpus_opened.value = self.corpus_opened.peek() + 1
+        self.compare_view.reset(lambda: Compare(corpus, self._compared(), a=self.baseline_name))
+        self.state.value = self.state.peek().with_corpus(corpus, label)
+
+    def _compared(self) -> dict[str, RewardConfig]:
+        """The configs Compare starts with: the session's, other tabs' drafts left out (sent there on asking)."""
+        return {name: config for name, config in self.configs.items() if name not in self.drafts_listed}
 
     def build_views(self) -> None:
         """Build the corpus's views one after another in the background (each, if not built);
@@ -194,27 +256,29 @@ class AppSession:
             self.tuner_view.need(lambda _: self.replayer_view.need(lambda _: self.compare_view.need()))
 
     def _tuner_built(self, tuner: Tuner) -> None:
-        tuner.observe(self._replay_pick, names="episode")
-        tuner.observe(self._send_to_compare, names="sent")
+        link(tuner, replayer=self.open_pick, compare=self.send_to_compare)
         tuner.observe(lambda _change: self._keep_draft(), names="config")  # set once per re-score
-        # The Tuner's own Save writes relative to the server's folder: point it into the workspace.
-        tuner.controls.path.value = str(self.workspace.folder / "my_reward.yaml")
-        tuner.path_check = self.workspace.checked  # a symlink on the way into the workspace is refused
-        tuner.writer = self.workspace.write_file  # and one swapped in after the check cannot redirect the write
 
     def _compare_built(self, compare: Compare) -> None:
-        compare.observe(self._replay_pick, names="episode")
+        link(replayer=self.open_pick, pickers=(compare,))
 
-    def _replay_pick(self, change: dict[str, Any]) -> None:
-        """An episode picked in a view (its ``episode`` trait): replay it under the view's config,
-        at the pick's decision (a certificate's loop) or else the highest-paying one."""
-        if change["new"] is not None:  # a pick passing through None (the same episode picked again)
-            view = change["owner"]
-            self.show_replay(change["new"], view.decision or "best", config=view.config)
+    def open_pick(self, pick: Pick, config: RewardConfig | None = None) -> None:
+        """Open a pick (of a view, or a deep link) on the Replay page, where every view opens it
+        (``Pick.opens_at``), under ``config`` (the picking view's) when given.
 
-    def _send_to_compare(self, change: dict[str, Any]) -> None:
-        """The Tuner sent ``(name, config)``: keep it among the session's configs and show it in Compare."""
-        name, config = change["new"]
+        Args:
+            pick: The pick.
+            config: The config to score it under, or None (the Replayer's).
+        """
+        self.show_replay(pick.episode, pick.opens_at, config=config)
+
+    def send_to_compare(self, name: str, config: RewardConfig) -> None:
+        """A config the Tuner sent: keep it among the session's configs and show it in Compare, first.
+
+        Args:
+            name: The name it was sent under.
+            config: The config.
+        """
         self.add_config(name, config, "sent from the Tuner", to_compare=False)
         self.show_page(COMPARE)  # first: its figures redraw in front, never hidden
         self.compare_view.need(lambda compare: compare.add(name, config, show=True))
@@ -228,20 +292,22 @@ class AppSession:
             query: The URL's query string (None or '': nothing to open).
         """
         try:
-            link = parse_link(query)
-            if link.view is None or link.episode is None:
+            asked = parse_link(query)
+            if asked.view is None or asked.episode is None:
                 return
             if self.corpus is None:
-                raise CorpusError(f"link: no corpus is open to show episode {link.episode!r} in")
-            if link.episode not in self.corpus.ids:
-                raise CorpusError(f"link: no episode {link.episode!r} in {self.corpus_label}")
-            decisions = self.corpus[link.episode].n_decisions
-            if link.decision is not None and link.decision > decisions:
-                raise CorpusError(f"link: episode {link.episode!r} has decisions 1 to {decisions}, not {link.decision}")
+                raise CorpusError(f"link: no corpus is open to show episode {asked.episode!r} in")
+            if asked.episode not in self.corpus.ids:
+                raise CorpusError(f"link: no episode {asked.episode!r} in {self.corpus_label}")
+            decisions = self.corpus[asked.episode].n_decisions
+            if asked.decision is not None and asked.decision > decisions:
+                raise CorpusError(
+                    f"link: episode {asked.episode!r} has decisions 1 to {decisions}, not {asked.decision}"
+                )
         except WorkbenchError as error:
             self.status.show(str(error), "error")
             return
-        self.show_replay(link.episode, link.decision)
+        self.open_pick(Pick(asked.episode, asked.decision, "link"))
 
     def show_replay(
         self, episode: str, decision: int | str | None = None, *, config: RewardConfig | None = None
@@ -284,7 +350,18 @@ class AppSession:
         self.tuner_view.need(lambda _tuner: self._keep_draft())
 
     def _new_tuner(self, corpus: Corpus, start: RewardConfig) -> Tuner:
-        return Tuner(corpus, start, baseline=self.baseline, baseline_name=self.baseline_name)
+        # The Tuner's Save writes into the workspace (not relative to the server's folder), the
+        # path checked (a symlink on the way is refused) and written by the workspace (one
+        # swapped in after the check cannot redirect the write, another tab's save is not lost).
+        return Tuner(
+            corpus,
+            start,
+            baseline=self.baseline,
+            baseline_name=self.baseline_name,
+            writer=self.workspace.write_file,
+            path_check=self.workspace.checked,
+            save_path=self.workspace.folder / "my_reward.yaml",
+        )
 
     def show_page(self, page: int) -> None:
         """Bring a page to the front (what a click on its tab does): the one place the app does.

@@ -32,10 +32,17 @@ class ViewSlot:
     are built behind the first page rather than with it because every widget of a view is sent
     to the browser as it is made (the three views are some 390 widget models; docs/views.md has
     the figures). ``installed(view)``, if given, runs once a view is built, before the callbacks
-    waiting for it."""
+    waiting for it. ``closed()`` says whether the browser tab has gone: a build it cuts short
+    (its widgets closed under it, "Widget has no comm") is a line in the log, not a traceback."""
 
-    def __init__(self, name: str, status: Status, installed: Callable[[Any], None] | None = None) -> None:
-        self.name, self.status, self.installed = name, status, installed
+    def __init__(
+        self,
+        name: str,
+        status: Status,
+        installed: Callable[[Any], None] | None = None,
+        closed: Callable[[], bool] = lambda: False,
+    ) -> None:
+        self.name, self.status, self.installed, self.closed = name, status, installed, closed
         self.view: Any = None
         self.shown: solara.Reactive[Any] = solara.Reactive(None)
         self.line = solara.Reactive(NO_CORPUS)
@@ -99,20 +106,27 @@ class ViewSlot:
             self.build(generation)
 
     def _build(self, generation: int) -> Any:
-        """The task's work: build the view of ``generation``'s recipe and install it, unless a reset came meanwhile."""
-        recipe, started = self._recipe, time.perf_counter()
+        """The task's work: build the view of ``generation``'s recipe and install it, unless a
+        reset came meanwhile or the tab closed under it."""
         try:
-            if recipe is None:
-                raise CorpusError(f"no {self.name} yet: open a corpus on the Corpus page first")
-            view = recipe()
+            return self._build_view(generation)
         except Exception as error:  # shown in the page, traceback in the server log
             with self._lock:
                 if generation != self._generation:
                     return None
                 self._building, self._waiting = False, []
+            if self.closed():
+                log.info("the tab closed while the %s was being built (%s: %s)", self.name, type(error).__name__, error)
+                return None
             self.line.value = f"the {self.name} could not be built (the message above says why)"
             self.status.error(error, f"building the {self.name}")
             return None
+
+    def _build_view(self, generation: int) -> Any:
+        recipe, started = self._recipe, time.perf_counter()
+        if recipe is None:
+            raise CorpusError(f"no {self.name} yet: open a corpus on the Corpus page first")
+        view = recipe()
         if generation != self._generation:
             return None
         if self.installed is not None:

@@ -36,6 +36,19 @@ WIDE = (10.0, 4.0)
 #: are shortened to this many characters around an ellipsis, so the axes keep their room.
 LABEL_CHARS = 24
 SQUARE = (6.0, 5.0)
+#: The artist attribute holding hover texts a figure function attaches (``tip``), read by exports.
+TIPS_ATTRIBUTE = "workbench_tips"
+
+
+def tip(artist, texts: str | Sequence[str]) -> None:
+    """Attach hover text to ``artist`` (one text, or one per point of a scatter), which an export
+    such as the report's SVG (``workbench.views.report.svg``) shows as a tooltip.
+
+    Args:
+        artist: A matplotlib artist drawn by a figure function.
+        texts: Its text, or one text per point.
+    """
+    setattr(artist, TIPS_ATTRIBUTE, texts if isinstance(texts, str) else [str(t) for t in texts])
 
 
 def _figure(size: tuple[float, float] = WIDE, ncols: int = 1) -> tuple[Figure, np.ndarray]:
@@ -238,11 +251,12 @@ def compare_configs(
     if corpus is not None:
         groups = episodes["episode"].map(corpus.groups(by))
         for color, (group, rows) in zip(PALETTE, episodes.groupby(groups, sort=False)):
-            left.scatter(
+            points = left.scatter(
                 rows["return_a"], rows["return_b"], color=color, s=24, label=short_label(str(group), LABEL_CHARS)
             )
+            tip(points, _return_tips(rows, labels))
     else:
-        left.scatter(a, b, color=PALETTE[0], s=24)
+        tip(left.scatter(a, b, color=PALETTE[0], s=24), _return_tips(episodes, labels))
     low, high = float(min(a.min(), b.min(), 0.0)), float(max(a.max(), b.max(), 1e-9))
     left.plot([low, high], [low, high], color="0.6", linewidth=1, label="equal")
     names = [short_label(str(label), 2 * LABEL_CHARS) for label in labels]
@@ -269,6 +283,14 @@ def compare_configs(
     right.set(title=f"Reward by component, corpus total (top {len(shown)} changes)", xlabel="reward (after lambda)")
     right.legend(loc="lower right", frameon=False)
     return fig
+
+
+def _return_tips(rows: pd.DataFrame, labels: Sequence[str]) -> list[str]:
+    """Each episode's hover text in ``compare_configs``: its id and both returns."""
+    return [
+        f"{episode}: {labels[0]} {a:.4g}, {labels[1]} {b:.4g}"
+        for episode, a, b in zip(rows["episode"], rows["return_a"], rows["return_b"])
+    ]
 
 
 def component_share(scores, *, by: str | None = "policy", corpus: Corpus | None = None) -> Figure:

@@ -80,7 +80,7 @@ def search_importance(result, *, top: int = 22) -> Figure:
             ax.text(
                 0.5,
                 0.5,
-                f"strategy {result.config.effective_strategy}: no achievement weights",
+                f"strategy {result.config.rule.name}: no achievement weights",
                 ha="center",
                 va="center",
                 transform=ax.transAxes,

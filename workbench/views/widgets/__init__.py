@@ -29,8 +29,9 @@ They hold controls, not logic: every number comes from ``workbench.scoring`` and
 
 Each view is an ipywidgets widget whose state is traits (``config``, ``episode``, ``selection``,
 defined once in ``traits.py``; the Replayer's ``decision``; docs/widgets.md lists them): link them with ``traitlets.link``,
-``dlink`` or ``observe``. ``link(tuner, replayer, compare)`` wires the usual links
-(``Replayer.follow``, ``Compare.follow``).
+``dlink`` or ``observe``. A pick is an event, the ``picked`` trait (an immutable ``Pick``), and
+``link(tuner, replayer, compare)`` (``pick.py``) wires the usual links, the one way the
+notebooks and the app do: picks open in the Replayer, "send to Compare" adds to Compare.
 """
 
 # ruff: noqa: E402
@@ -45,6 +46,7 @@ from workbench.views.widgets.advantages import AdvantagesPanel
 from workbench.views.widgets.certificate import CertificatePanel
 from workbench.views.widgets.compare import Compare
 from workbench.views.widgets.overoptimisation import OveroptimisationPanel
+from workbench.views.widgets.pick import Pick, link
 from workbench.views.widgets.replayer import Replayer
 from workbench.views.widgets.timeline import Timeline
 from workbench.views.widgets.tuner import Tuner
@@ -54,27 +56,9 @@ __all__ = [
     "CertificatePanel",
     "Compare",
     "OveroptimisationPanel",
+    "Pick",
     "Replayer",
     "Timeline",
     "Tuner",
     "link",
 ]
-
-
-def link(tuner: Tuner | None = None, replayer: Replayer | None = None, compare: Compare | None = None) -> None:
-    """Wire views together with trait observers: an episode picked in the Tuner or Compare opens
-    in the Replayer (under the picking view's config, at the decision the pick names, else the
-    highest-paying one), and the
-    Tuner's "send to Compare" adds its config to Compare.
-
-    Args:
-        tuner: A Tuner, or None.
-        replayer: A Replayer, or None.
-        compare: A Compare, or None.
-    """
-    if replayer is not None:
-        for source in (tuner, compare):
-            if source is not None:
-                replayer.follow(source)
-    if tuner is not None and compare is not None:
-        compare.follow(tuner)

@@ -20,6 +20,7 @@ from workbench.core.config import RewardConfig
 from workbench.data.episodes import Corpus
 from workbench.errors import WorkbenchError
 from workbench.views.widgets.advantages_figure import STATUS_COLORS, AdvantagesFigure, slot_offsets
+from workbench.views.widgets.pick import announce
 from workbench.views.widgets.traits import ViewTraits
 
 __all__ = ["ESTIMATOR_LABELS", "AdvantagesPanel"]
@@ -97,8 +98,8 @@ class AdvantagesPanel(w.VBox, ViewTraits):
         episodes = self._view.episodes
         group = episodes["group"].iat[row]
         with self.hold_trait_notifications():
-            self.episode = str(episodes["episode"].iat[row])
             self.selection = tuple(episodes.loc[episodes["group"] == group, "episode"].astype(str))
+        announce(self, str(episodes["episode"].iat[row]), source="advantages")
 
     @property
     def _view(self) -> LearnerView:

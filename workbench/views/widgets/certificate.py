@@ -21,6 +21,7 @@ from workbench.data.episodes import Corpus
 from workbench.util.blas import single_threaded
 from workbench.views.widgets.certificate_figure import UnexplainedFigure
 from workbench.views.widgets.common import lined, lines_box
+from workbench.views.widgets.pick import announce
 from workbench.views.widgets.traits import ViewTraits
 
 __all__ = ["CYCLES_LISTED", "LOOPS_LISTED", "CertificatePanel", "cycle_label", "cycles_in_order"]
@@ -137,8 +138,8 @@ class CertificatePanel(w.VBox, ViewTraits):
         self.pick(str(row["episode"]), int(row["from_decision"]) + 1, tuple(found_in))
 
     def pick(self, episode: str, decision: int, selection: tuple[str, ...] = ()) -> None:
-        """Focus a cycle (what a click on its row does): ``decision`` first, so an observer of
-        ``episode`` reads the decision of this pick; an episode picked again passes through None.
+        """Focus a cycle (what a click on its row does): ``decision`` and ``selection`` become
+        the loop's, then a ``Pick`` of the episode at that decision is announced.
 
         Args:
             episode: The cycle's episode.
@@ -147,9 +148,7 @@ class CertificatePanel(w.VBox, ViewTraits):
         """
         self.decision = decision
         self.selection = selection
-        if self.episode == episode:
-            self.episode = None
-        self.episode = episode
+        announce(self, episode, decision, source="certificate")
 
 
 def _summary_html(certificate: Certificate) -> str:
@@ -164,9 +163,11 @@ def _summary_html(certificate: Certificate) -> str:
     lines = [
         f"shaped return {total:.2f} over {certificate.counterpart.shape[0]} episode(s): the shaping pays "
         f"{paid:.2f}{share(paid)}, of which no potential over the state explains {unexplained:.2f}{share(unexplained)}",
-        f"{len(cycles)} positive-return cycle(s) in {cycles['episode'].nunique()} episode(s), paying "
-        f"{cycles['paid'].sum():.2f}{share(float(cycles['paid'].sum()))}",
+        f"{len(cycles)} positive-return cycle(s) in {cycles['episode'].nunique()} episode(s); the decisions "
+        f"inside them paid {certificate.cycle_paid:.2f}{share(certificate.cycle_paid)}",
     ]
+    if certificate.credit_note():
+        lines.append("note: " + html.escape(certificate.credit_note()))
     means = certificate.counterpart_by_group()
     lines.append(
         f"potential-based counterpart (gamma {certificate.gamma:g}), mean return per {html.escape(certificate.by)}: "

@@ -7,16 +7,14 @@ import ipywidgets as w
 import numpy as np
 import pandas as pd
 
-from workbench.core.components import KIND_LABELS, KINDS
+from workbench.core.components import KIND_LABELS, KINDS, component_label
 from workbench.views.plots import KIND_COLORS
 from workbench.views.widgets.common import legend_html
 
-__all__ = ["BARS", "KIND_SUFFIX", "UnexplainedFigure", "bar_label"]
+__all__ = ["BARS", "UnexplainedFigure", "bar_label"]
 
 #: Bars drawn: the components with the largest unexplained share (by magnitude).
 BARS = 12
-#: How a bar's label names its kind (the colour and legend say it too).
-KIND_SUFFIX = {"indicator": "indicator", "achievement": "credit", "inventory": "item", "achievement_count": "count"}
 #: Pixels per bar, and the figure's height around them (title, axis, legend).
 BAR_PX, FRAME_PX = 22, 110
 
@@ -31,7 +29,7 @@ def bar_label(kind: str, name: str) -> str:
     Returns:
         The label.
     """
-    return f"{name} ({KIND_SUFFIX.get(kind, kind)})" if kind != "indicator" else KIND_SUFFIX[kind]
+    return component_label(kind, name, short=True)  # the kinds' one-word labels (the legend says them in full)
 
 
 class UnexplainedFigure:

@@ -4,8 +4,8 @@ A click on an episode replays it."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
-from typing import Any
 
 import ipywidgets as w
 import numpy as np
@@ -21,6 +21,8 @@ from workbench.views.plots import PALETTE
 from workbench.views.widgets.common import LatestWins, counts_note, groups_of, legend_html
 from workbench.views.widgets.compare_figures import SCALES, CompareFigures, interval_ranges, normalised, value_text
 from workbench.views.widgets.compare_text import components_html, config_legend_html, groups_html, summary_html
+from workbench.views.widgets.exploitability import exploitability_section
+from workbench.views.widgets.pick import announce, link
 from workbench.views.widgets.replayer import Replayer
 from workbench.views.widgets.section import advantages_section, certificate_section
 from workbench.views.widgets.traits import ViewTraits
@@ -120,6 +122,7 @@ class Compare(w.VBox, ViewTraits):
                 tables,
                 advantages_section(self, corpus),
                 certificate_section(self, corpus),
+                exploitability_section(self, corpus),
             ]
         )
         self.add_class("workbench-compare")
@@ -208,12 +211,7 @@ class Compare(w.VBox, ViewTraits):
         Args:
             tuner: The Tuner whose "send to Compare" feeds this view.
         """
-        tuner.observe(self._take_sent, names="sent")  # a bound method: observing twice is once
-
-    def _take_sent(self, change: dict[str, Any]) -> None:
-        if change["new"]:
-            name, config = change["new"]
-            self.add(name, config, show=True)
+        link(tuner, compare=self)
 
     def color(self, name: str) -> str:
         """The colour of config ``name`` in every figure and list: given when the config first
@@ -274,13 +272,31 @@ class Compare(w.VBox, ViewTraits):
         self.comparison = self.comparisons[self.others[0]]
         names = [reference] + [n for n in self.others if n != reference]
         scores = {name: self._score(name) for name in names}
-        self.summary.value = self._summary_html(names, scores)
+        # The figures first: their messages leave the kernel before the text is made, so a
+        # change is painted sooner (the text below follows within the same update).
         self._draw_groups(names, scores)
         self._draw_episodes(reference, names, scores)
+        self.summary.value = self._summary_html(names, scores)
         self.legend.value = config_legend_html(names, [self.color(name) for name in names])
-        self.groups_view.value = groups_html({name: self._by_group(name) for name in names}, self.by, self._groups)
-        self.components_view.value = components_html(reference, self.comparisons, self.top)
+        self.groups_view.value = self._text(
+            ("groups_html", tuple(names)),
+            tuple(scores.values()),
+            lambda: groups_html({name: self._by_group(name) for name in names}, self.by, self._groups),
+        )
+        self.components_view.value = self._text(
+            ("components_html", reference, tuple(self.comparisons), self.top),
+            tuple(self.comparisons.values()),
+            lambda: components_html(reference, self.comparisons, self.top),
+        )
         self.config = self.configs[self.others[0]]
+
+    def _text(self, key: tuple, made_from: tuple, make: Callable[[], str]) -> str:
+        """A text panel's HTML, made once per ``key`` and the objects it is ``made_from`` (by
+        identity, kept alive beside it): picking back a config seen before costs nothing."""
+        full = (*key, *map(id, made_from))
+        if full not in self._tables:
+            self._tables[full] = (made_from, make())
+        return self._tables[full][1]
 
     def _draw_groups(self, names: list[str], scores: dict[str, Scores]) -> None:
         scale = self.scale.value
@@ -350,9 +366,7 @@ class Compare(w.VBox, ViewTraits):
         if 0 <= position < len(self._picked):
             episode = str(self.prepared.ids[self._picked[position]])
             self.selection = (episode,)
-            if self.episode == episode:
-                self.episode = None  # picked again: observers hear it again
-            self.episode = episode
+            announce(self, episode, source="compare")
 
     def _highlight(self) -> None:
         """Select, in the episodes figure, the drawn points of the episodes in ``selection``."""

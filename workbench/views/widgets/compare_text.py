@@ -50,7 +50,7 @@ def summary_html(names: list[str], configs: list[RewardConfig], colors: list[str
         role = "reference" if k == 0 else "compared"
         rows.append(
             f"<li><b style='color:{color}'>{html.escape(name)}</b> ({role}): "
-            f"{config.effective_strategy}, lambda x{config.effective_lambda:g}; {html.escape(line)}</li>"
+            f"{config.rule.name}, lambda x{config.effective_lambda:g}; {html.escape(line)}</li>"
         )
     return lined(f"<ul style='margin:0;padding-left:18px;font-size:12px;word-break:break-word'>{''.join(rows)}</ul>")
 

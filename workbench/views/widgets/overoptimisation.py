@@ -25,6 +25,7 @@ from workbench.scoring.incremental import LiveScores
 from workbench.util.labels import short_label
 from workbench.views.plots import LABEL_CHARS, PALETTE
 from workbench.views.widgets.overoptimisation_figure import WatchChart
+from workbench.views.widgets.pick import announce
 from workbench.views.widgets.traits import ViewTraits
 
 __all__ = ["OveroptimisationPanel"]
@@ -186,9 +187,7 @@ class OveroptimisationPanel(w.VBox, ViewTraits):
     def _open(self, episode: str, config: str) -> None:
         self.config = self.live.configs[config]
         self.selection = (episode,)
-        if self.episode == episode:
-            self.episode = None  # opened again: observers hear it again
-        self.episode = episode
+        announce(self, episode, source="watch")
 
 
 def _rate(value: float) -> str:
@@ -217,9 +216,11 @@ def _state_html(found: pd.Series | None, n: int, needed: int) -> str:
         )
     else:
         why = []
-        if not found["gold_high"] < 0:
+        if not bool(found["settled"]):
+            why.append(f"the gold's peak has only {int(found['episodes']) - 1} episode(s) after it so far")
+        elif not found["gold_high"] < 0:
             why.append("gold not falling (its interval reaches 0)" if found["gold_low"] <= 0 else "gold rising")
-        if not found["proxy_low"] > 0:
+        if bool(found["settled"]) and not found["proxy_low"] > 0:
             why.append("proxy not rising (its interval reaches 0)" if found["proxy_high"] >= 0 else "proxy falling")
         head = (
             f"<b style='color:{CALM_COLOR}'>no alarm</b>: {' and '.join(why)}; from the gold's peak at position "

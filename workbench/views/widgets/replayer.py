@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import zlib
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +27,8 @@ from workbench.scoring import Scores, score
 from workbench.views.plots import KIND_COLORS
 from workbench.views.widgets.common import counts_note, from_browser
 from workbench.views.widgets.map_view import render_views
-from workbench.views.widgets.traits import ViewTraits
+from workbench.views.widgets.pick import link
+from workbench.views.widgets.traits import Pick, ViewTraits
 
 HERE = Path(__file__).parent
 #: A decision is a spike when it pays at least this many times the median paying decision.
@@ -135,7 +135,7 @@ def episode_data(episode: Episode, config: RewardConfig, step_decision: np.ndarr
         "spikes": spikes,
         "messages": list(episode.messages) if episode.messages is not None else None,
         "calls_given": calls_given(episode),
-        "config": f"{config.effective_strategy}, lambda x{config.effective_lambda:g}",
+        "config": f"{config.rule.name}, lambda x{config.effective_lambda:g}",
     }
 
 
@@ -247,18 +247,29 @@ class Replayer(w.VBox, ViewTraits):
         self.episode_picker.options = offered
 
     def follow(self, source: ViewTraits) -> None:
-        """Open every episode ``source`` picks (its ``episode`` trait) here, scored under
-        ``source``'s ``config`` at the pick, at the source's ``decision`` when it names one (a
-        certificate's loop), else at the episode's highest-paying decision. Following
-        the same view twice follows it once.
-
-        The config is taken at the pick rather than followed with ``traitlets.dlink``: a Tuner's
-        ``config`` changes on every drag, and re-scoring the replayed episode on each would slow it.
+        """Open every pick of ``source`` here (``pick.link(replayer=self, pickers=(source,))``):
+        scored under ``source``'s ``config`` at the pick, at ``Pick.opens_at``. Following the
+        same view twice follows it once.
 
         Args:
-            source: A view with ``config`` and ``episode`` traits (a Tuner, Compare or Timeline).
+            source: A view with ``config`` and ``picked`` traits (a Tuner, Compare, Timeline, a panel).
         """
-        source.observe(_ReplayPick(source, self), names="episode")  # equal observers are kept once
+        link(replayer=self, pickers=(source,))
+
+    def open_pick(self, pick: Pick, config: RewardConfig | None = None) -> None:
+        """Open ``pick`` where every view opens it (``Pick.opens_at``: the decision it names,
+        else the episode's highest-paying one), scored under ``config`` when given.
+
+        Args:
+            pick: The pick.
+            config: The picking view's config at the pick, or None (keep the Replayer's).
+
+        Raises:
+            CorpusError: No episode of that id in the corpus, or no such decision in it.
+        """
+        if config is not None:
+            self.config = config
+        self.open_episode(pick.episode, decision=pick.opens_at)
 
     # -- what is shown ---------------------------------------------------------------------
     @property
@@ -376,17 +387,3 @@ class Replayer(w.VBox, ViewTraits):
             "reward": self.data["reward"][decision - 1] if decision else 0.0,
             "components": self.data["components"].get(str(decision), []),
         }
-
-
-@dataclass(frozen=True)
-class _ReplayPick:
-    """The observer ``Replayer.follow`` adds: equal for the same two views (so it is added once)."""
-
-    source: ViewTraits
-    replayer: Replayer
-
-    def __call__(self, change: dict[str, Any]) -> None:
-        if change["new"] is not None:  # a pick passing through None (the same episode picked again)
-            self.replayer.config = self.source.config
-            # a pick that names a decision (a certificate's loop) opens there, else at the best
-            self.replayer.open_episode(change["new"], decision=self.source.decision or "best")

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 import ipywidgets as w
+import traitlets
 
 from workbench.core.config import RewardConfig
 from workbench.data.episodes import Corpus
@@ -25,9 +26,10 @@ CERTIFICATE_GAP = 0.25
 
 class ViewSection(w.Accordion):
     """A collapsed section under a view (the Tuner, Compare): opened, a panel (a widget with the
-    views' traits) that follows the view's ``config`` while it is open; an episode picked in the
-    panel becomes the view's ``episode``, announced with the panel's ``decision`` (so a Replayer
-    that follows the view opens it there).
+    views' traits) that follows the view's ``config`` while it is open; the panel's ``episode``
+    is the view's (``traitlets.dlink``, state), and each pick in the panel is the view's
+    ``picked`` (the same ``Pick``, its decision included: a Replayer linked to the view opens a
+    certificate's loop at its first decision).
 
     The panel is built on the first opening, so the view's first show costs nothing more, and a
     closed section recomputes nothing on the view's moves. With ``gap`` the panel follows the
@@ -76,22 +78,19 @@ class ViewSection(w.Accordion):
             return
         if self.panel is None:
             self.panel = self.build(self.view.config)
-            self.panel.observe(self._picked, "episode")
+            self.panel.episode = self.view.episode  # first: the link below starts from the view's
+            traitlets.dlink((self.panel, "episode"), (self.view, "episode"))
+            self.panel.observe(self._picked, "picked")
             self.children = [self.panel]
         elif self.panel.config is not self.view.config:
             self.panel.config = self.view.config
 
     def _picked(self, change: dict[str, Any]) -> None:
-        if change["new"]:
-            if self.view.episode == change["new"]:
-                self.view.episode = None  # picked again (after the view moved on): observers hear it again
-            # The pick's decision (a certificate's loop) is the view's while the pick is announced,
-            # so an observer of ``episode`` opens it there; then the view's own picks have none again.
-            self.view.decision = self.panel.decision
-            try:
-                self.view.episode = change["new"]
-            finally:
-                self.view.decision = 0
+        """A pick in the panel is the view's: its episode (the view may have moved on since the
+        panel's last pick of it), then the same ``Pick``."""
+        if change["new"] is not None:
+            self.view.episode = change["new"].episode
+            self.view.picked = change["new"]
 
 
 def advantages_section(view: ViewTraits, corpus: Corpus, *, by: tuple[str, ...] | None = None) -> ViewSection:

@@ -21,6 +21,7 @@ from workbench.data.episodes import Corpus
 from workbench.scoring.incremental import LiveScores
 from workbench.views.plots import PALETTE
 from workbench.views.widgets.common import lined, lines_box
+from workbench.views.widgets.pick import announce
 from workbench.views.widgets.replayer import Replayer
 from workbench.views.widgets.timeline_text import changes_html, legend_html, note_html
 from workbench.views.widgets.traits import ViewTraits
@@ -50,8 +51,8 @@ class Timeline(w.VBox, ViewTraits):
     session's). Its state is traits:
 
     - ``config``: the config of the series last picked (the first config until a pick).
-    - ``episode``: the episode last picked (a click on its point, or ``open_episode``), else None
-      (an episode picked again passes through None, so observers hear every pick).
+    - ``episode``: the episode last picked (a click on its point, or ``open_episode``), else None.
+    - ``picked``: each pick as an event (``pick.Pick``; the same episode picked twice is heard twice).
     - ``selection``: the episodes highlighted among the points (a click highlights the one
       picked; setting it highlights those drawn).
 
@@ -135,7 +136,7 @@ class Timeline(w.VBox, ViewTraits):
             control.observe(lambda _change: self.refresh(), names="value")
         self.observe(lambda _change: self._highlight(), names="selection")
         if replay:
-            self.observe(self._replay, names="episode")
+            self.observe(self._replay, names="picked")
         if follow:
             live.on_append(self._appended)
         self.refresh()
@@ -381,18 +382,14 @@ class Timeline(w.VBox, ViewTraits):
         """
         self.config = self.live.configs[config or next(iter(self.live.configs))]
         self.selection = (episode,)
-        if self.episode == episode:
-            self.episode = None  # picked again: observers hear it again
-        self.episode = episode
+        announce(self, episode, source="timeline")
 
     def _replay(self, change: dict[str, Any]) -> None:
-        """Show the picked episode in the Replayer below the figure (rebuilt when the run has grown past it)."""
-        episode = change["new"]
-        if episode is None:
+        """Show the pick in the Replayer below the figure (rebuilt when the run has grown past it)."""
+        pick = change["new"]
+        if pick is None:
             return
-        if self.replayer is None or episode not in self.replayer.corpus.ids:
-            self.replayer = Replayer(self.live.corpus, self.config, episode=episode)
+        if self.replayer is None or pick.episode not in self.replayer.corpus.ids:
+            self.replayer = Replayer(self.live.corpus, self.config, episode=pick.episode)
             self.replay_area.children = [self.replayer]
-        else:
-            self.replayer.config = self.config
-            self.replayer.open_episode(episode)
+        self.replayer.open_pick(pick, self.config)

@@ -15,7 +15,7 @@ import traitlets
 from workbench.analysis.alignment import progress_summary
 from workbench.core.config import RewardConfig
 from workbench.core.crafter_facts import ACHIEVEMENTS
-from workbench.core.named_configs import PER_ACHIEVEMENT_CONFIG
+from workbench.core.named_configs import STARTING_CONFIG
 from workbench.data.episodes import Corpus
 from workbench.errors import CorpusError, WorkbenchError
 from workbench.scoring import prepare, score
@@ -31,10 +31,12 @@ from workbench.views.widgets.common import (
     lined,
     lines_box,
 )
+from workbench.views.widgets.exploitability import exploitability_section
+from workbench.views.widgets.pick import announce
 from workbench.views.widgets.returns_figure import ALL_POINTS_UP_TO, EXTREMES, ReturnsFigure
 from workbench.views.widgets.section import advantages_section, certificate_section
 from workbench.views.widgets.traits import ViewTraits
-from workbench.views.widgets.tuner_controls import ALL, TunerControls
+from workbench.views.widgets.tuner_controls import ALL, TunerControls, edited
 from workbench.views.widgets.tuner_text import extremes_html, header_html, lint_html, progress_html
 
 #: Undo keeps at least this many steps; changes to one control within MERGE_SECONDS are one step.
@@ -53,8 +55,8 @@ class Tuner(w.HBox, ViewTraits):
 
     - ``config``: the config the controls describe, set after every re-score (names the controls
       do not cover kept as given); setting it moves the controls there (an undoable step).
-    - ``episode``: the episode picked (a click on its point, or ``open_episode``), else None; an
-      episode picked again passes through None, so observers hear every pick.
+    - ``episode``: the episode picked (a click on its point, or ``open_episode``), else None.
+    - ``picked``: each pick as an event (``pick.Pick``; the same episode picked twice is heard twice).
     - ``selection``: the ids of the episodes the filters keep, in corpus order.
     - ``sent``: ``(name, config)`` the last "send to Compare" offered.
 
@@ -67,6 +69,11 @@ class Tuner(w.HBox, ViewTraits):
         config: Where the controls start (default: the named config ``per_achievement``).
         baseline: The ghost and Reset's config (default: ``config``).
         baseline_name: The baseline's name in the header.
+        writer: Writes the config to a path, ``(path, config, overwrite) -> path`` (default:
+            ``RewardConfig.to_file``; the app gives its workspace's, never through a swapped symlink).
+        path_check: Checks (and may refuse) the file Save writes before it is written (default:
+            none; the app gives its workspace's check).
+        save_path: The "save as" box's first value (default: ``my_reward.yaml``).
     """
 
     sent = traitlets.Tuple()
@@ -78,17 +85,18 @@ class Tuner(w.HBox, ViewTraits):
         *,
         baseline: RewardConfig | None = None,
         baseline_name: str = "",
+        writer: Callable[[Path, RewardConfig, bool], Path] | None = None,
+        path_check: Callable[[Path], Path] | None = None,
+        save_path: str | Path | None = None,
     ) -> None:
         retain_freed_memory()  # each drag re-scores into same-sized arrays: keep the freed heap for them
-        #: Checks (and may refuse) the file Save writes: the app points it at its workspace's check.
-        self.path_check: Callable[[Path], Path] = lambda path: path
-        #: Writes the config to a path (the app sets its workspace's: never through a swapped symlink).
-        self.writer: Callable[[Path, RewardConfig, bool], Path] = lambda path, config, overwrite: Path(
-            config.to_file(path, overwrite=overwrite)
+        self.path_check: Callable[[Path], Path] = path_check or (lambda path: path)
+        self.writer: Callable[[Path, RewardConfig, bool], Path] = writer or (
+            lambda path, config, overwrite: Path(config.to_file(path, overwrite=overwrite))
         )
         self.corpus = corpus
         self.prepared = prepare(corpus)
-        self.initial = config or PER_ACHIEVEMENT_CONFIG.config
+        self.initial = config or STARTING_CONFIG.config
         self.baseline, self.baseline_name = baseline or self.initial, baseline_name
         # Names the controls do not cover (misspelled achievements) are kept as they are, so
         # lint keeps pointing at them and saving never silently drops what the user wrote.
@@ -104,9 +112,11 @@ class Tuner(w.HBox, ViewTraits):
         self._shown: np.ndarray = np.zeros(0, dtype=np.int64)
         self._baseline_key: bytes | None = None
         self._updates = LatestWins(self.update)
-        self._applying = False
+        self._applying = False  # True while the controls are moved to a config (not a user's change)
         self._scoring = False  # True while ``update`` sets ``config`` (not a change to apply to the controls)
         self.controls = TunerControls(self.initial, self._policies, int(self.prepared.unlock_ordinal.max(initial=0)))
+        if save_path is not None:
+            self.controls.path.value = str(save_path)
         self._build_outputs()
         outputs = w.VBox(
             [
@@ -119,12 +129,17 @@ class Tuner(w.HBox, ViewTraits):
                 self.timing,
                 advantages_section(self, corpus),
                 certificate_section(self, corpus),
+                exploitability_section(self, corpus),
             ],
             layout=w.Layout(flex="1 1 360px", min_width="360px", overflow="hidden"),
         )
         super().__init__([self.controls.box, outputs], layout=w.Layout(flex_flow="row wrap", width="100%"))
         self.add_class("workbench-tuner")
-        self.history: list[tuple] = [self.controls.values()]
+        #: The config the controls describe: built from them once here, then each control's move
+        #: edits it (``tuner_controls.edited``); ``update`` scores it and sets ``config``.
+        self.wanted = self.controls.config(self.initial, self._extra_weights, self._extra_limits)
+        #: Undo's steps: configs (the last is ``wanted``).
+        self.history: list[RewardConfig] = [self.wanted]
         self._last_change: tuple[str, float] = ("", 0.0)
         self.update()
         self._connect()
@@ -153,12 +168,12 @@ class Tuner(w.HBox, ViewTraits):
         self.initial = config
         self._extra_weights = {k: v for k, v in config.weights.items() if k not in ACHIEVEMENTS}
         self._extra_limits = {k: v for k, v in config.k_limits.items() if k not in ACHIEVEMENTS}
-        self._apply(self.controls.values_of(config))
-        snapshot = self.controls.values()  # as the controls hold it (clamped to their ranges)
-        if snapshot != self.history[-1]:
-            self.history.append(snapshot)
-            del self.history[: -UNDO_STEPS - 1]
+        self._move_controls(config)
+        # as the controls hold it (clamped to their ranges): a config from outside is read once
+        wanted = self.controls.config(config, self._extra_weights, self._extra_limits)
         self._last_change = ("", 0.0)
+        self._step(wanted, merge=False)
+        self._updates.run()
 
     def _build_outputs(self) -> None:
         self.header = w.HTML(layout=w.Layout(min_height="40px"))
@@ -174,28 +189,35 @@ class Tuner(w.HBox, ViewTraits):
 
     # -- reacting ---------------------------------------------------------------------------
     def _on_change(self, name: str, change: dict[str, Any]) -> None:
+        """A control moved: edit the wanted config (that entry only), one undo step (moves of
+        one control within ``MERGE_SECONDS`` are one), and ask for a re-score."""
         if self._applying:
             return
         now = time.monotonic()
         merge = self._last_change[0] == name and now - self._last_change[1] < MERGE_SECONDS and len(self.history) > 1
         self._last_change = (name, now)
-        snapshot = self.controls.values()
-        if merge:
-            self.history[-1] = snapshot
-        elif snapshot != self.history[-1]:
-            self.history.append(snapshot)
-            del self.history[: -UNDO_STEPS - 1]
+        self._step(edited(self.wanted, name, change["new"], self.initial), merge=merge)
         self._updates.request(change)
 
-    def _apply(self, snapshot: tuple) -> None:
+    def _step(self, wanted: RewardConfig, *, merge: bool) -> None:
+        """Make ``wanted`` the config the controls describe, as an undo step (or folded into the last)."""
+        self.wanted = wanted
+        if merge:
+            self.history[-1] = wanted
+        elif wanted != self.history[-1]:
+            self.history.append(wanted)
+            del self.history[: -UNDO_STEPS - 1]
+
+    def _move_controls(self, config: RewardConfig) -> None:
+        """The controls follow ``config`` (only those that differ are set; none reports a change)."""
         self._applying = True
         try:
             with self.hold_sync():
-                for control, value in zip(self.controls.named().values(), snapshot):
-                    control.value = value
+                for control, value in zip(self.controls.named().values(), self.controls.values_of(config)):
+                    if control.value != value:
+                        control.value = value
         finally:
             self._applying = False
-        self._updates.run()
 
     def reset(self) -> None:
         """Make the config the baseline again: every control, and the entries the controls do
@@ -207,7 +229,9 @@ class Tuner(w.HBox, ViewTraits):
         if len(self.history) > 1:
             self.history.pop()
             self._last_change = ("", 0.0)
-            self._apply(self.history[-1])
+            self.wanted = self.history[-1]
+            self._move_controls(self.wanted)
+            self._updates.run()
 
     def _filter_mask(self) -> np.ndarray:
         mask = np.ones(len(self._ids), dtype=bool)
@@ -222,7 +246,7 @@ class Tuner(w.HBox, ViewTraits):
     def update(self) -> None:
         """Re-score the corpus under the controls' config and redraw every view."""
         start = time.perf_counter()
-        config = self.controls.config(self.initial, self._extra_weights, self._extra_limits)
+        config = self.wanted
         self.scores = score(self.prepared, config)
         mask = self._filter_mask()
         live, base = self.scores.reward_sum, self.baseline_scores.reward_sum
@@ -249,7 +273,7 @@ class Tuner(w.HBox, ViewTraits):
             f"(baseline {base[i]:.2f}) · {achievements[i]} achievements"
             for i in shown
         ]
-        title = f"{config.effective_strategy}, lambda x{config.effective_lambda:g} (dashed: baseline)"
+        title = f"{config.rule.name}, lambda x{config.effective_lambda:g} (dashed: baseline)"
         intervals = np.array([bounds.get(int(i), (np.nan, np.nan)) for i in shown], dtype=float).reshape(-1, 2)
         self.figure.update(
             live_by, self._baseline_by, self._policy_code[shown].astype(float), live[shown], names, title, intervals
@@ -284,14 +308,17 @@ class Tuner(w.HBox, ViewTraits):
 
     def _show_what_acts(self, config: RewardConfig) -> None:
         """Disable, in place, the controls the chosen strategy ignores."""
-        consistent = config.effective_strategy != "per_achievement"
-        for slider in (*self.controls.weight_sliders.values(), *self.controls.resource_sliders.values()):
-            if slider.disabled != consistent:
-                slider.disabled = consistent
+        rule = config.rule  # what it pays decides which controls act
+        for sliders, acts in (
+            (self.controls.weight_sliders, rule.pays_credits),
+            (self.controls.resource_sliders, rule.pays_resources),
+        ):
+            for slider in sliders.values():
+                if slider.disabled == acts:
+                    slider.disabled = not acts
         self.controls.strategy_note.value = (
-            "<i>consistent pays 1.0 per decision that unlocks anything: weights and resource tables "
-            "do not act (greyed).</i>"
-            if consistent
+            f"<i>{rule.name} pays {rule.summary}: weights and resource tables do not act (greyed).</i>"
+            if not rule.pays_credits and not rule.pays_resources
             else ""
         )
 
@@ -301,8 +328,9 @@ class Tuner(w.HBox, ViewTraits):
             self.open_episode(str(self._ids[self._shown[position]]))
 
     def open_episode(self, episode: str) -> None:
-        """Pick ``episode`` (what a click on its point does): ``episode`` becomes its id, which a
-        linked Replayer opens at the episode's highest-paying decision.
+        """Pick ``episode`` (what a click on its point does): ``episode`` becomes its id and
+        ``picked`` a new ``Pick`` naming no decision, which a linked Replayer opens at the
+        episode's highest-paying decision.
 
         Args:
             episode: An episode id of the corpus.
@@ -312,9 +340,7 @@ class Tuner(w.HBox, ViewTraits):
         """
         if episode not in self.corpus.ids:
             raise CorpusError(f"no episode {episode!r} in this corpus")
-        if self.episode == episode:
-            self.episode = None  # picked again: observers hear it again
-        self.episode = episode
+        announce(self, episode, source="tuner")
 
     def send_to_compare(self) -> str:
         """Offer the current config under the name box's name: ``sent`` becomes ``(name, config)``

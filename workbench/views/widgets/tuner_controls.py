@@ -66,7 +66,7 @@ class TunerControls:
     def __init__(self, start: RewardConfig, policies: list[str], repeats: int) -> None:
         self.strategy = w.Dropdown(
             options=list(STRATEGIES),
-            value=start.effective_strategy,
+            value=start.rule.name,
             description="strategy",
             style=slider_style(),
             layout=w.Layout(width="100%"),
@@ -196,7 +196,7 @@ class TunerControls:
         """
         resource = config.resource_weights
         return (
-            config.effective_strategy,
+            config.rule.name,
             config.indicator_lambda,
             *(float(config.weights.get(name, DEFAULT_WEIGHT)) for name in ACHIEVEMENTS),
             *(int(config.k_limits.get(name, DEFAULT_LIMIT)) for name in ACHIEVEMENTS),
@@ -248,3 +248,55 @@ class TunerControls:
             k_limits={**limits, **extra_limits},
             resource_overrides=overrides,
         )
+
+
+def edited(config: RewardConfig, name: str, value: Any, initial: RewardConfig) -> RewardConfig:
+    """``config`` with the one entry control ``name`` (a key of ``TunerControls.named``) sets
+    changed to ``value``, by the rules ``TunerControls.config`` builds a whole config with (a
+    weight or k-limit back at the task app's default drops out unless ``initial`` had it; a
+    resource slider back at the task app's weight drops out; keys in the controls' order, the
+    names the controls do not cover after, kept): a control move edits the config, it is not
+    rebuilt from every control.
+
+    Args:
+        config: The config the controls describe now (made by ``TunerControls.config`` or this).
+        name: The control, e.g. ``"weight:collect_wood"``, ``"lambda"``, ``"resource:wood"``.
+        value: The control's new value.
+        initial: The config the controls started from.
+
+    Returns:
+        The edited config; ``config`` itself is unchanged.
+
+    Raises:
+        KeyError: No control of that name.
+    """
+    kind, _, key = name.partition(":")
+    if kind == "strategy":
+        return config.with_changes(strategy=value)
+    if kind == "lambda":
+        return config.with_changes(indicator_lambda=round(float(value), 6))
+    if kind in ("weight", "limit") and key in ACHIEVEMENTS:
+        weight = kind == "weight"
+        table = dict(config.weights if weight else config.k_limits)
+        default, started = (DEFAULT_WEIGHT, initial.weights) if weight else (DEFAULT_LIMIT, initial.k_limits)
+        if value != default or key in started:
+            table[key] = round(value, 6) if weight else value
+        else:
+            table.pop(key, None)
+        ordered = {k: table[k] for k in ACHIEVEMENTS if k in table} | {
+            k: v for k, v in table.items() if k not in ACHIEVEMENTS
+        }
+        return config.with_changes(**{"weights" if weight else "k_limits": ordered})
+    if kind == "resource" and key in TASK_APP_RESOURCE_WEIGHTS.inventory:
+        overrides = dict(config.resource_overrides)
+        inventory = dict(overrides.pop("inventory", {}))
+        if value != TASK_APP_RESOURCE_WEIGHTS.inventory_weight(key):
+            inventory[key] = round(value, 6)
+        else:
+            inventory.pop(key, None)
+        slid = TASK_APP_RESOURCE_WEIGHTS.inventory
+        inventory = {k: v for k, v in inventory.items() if k not in slid} | {
+            k: inventory[k] for k in slid if k in inventory
+        }
+        return config.with_changes(resource_overrides={**overrides, **({"inventory": inventory} if inventory else {})})
+    raise KeyError(f"no Tuner control {name!r}")

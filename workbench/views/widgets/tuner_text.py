@@ -31,7 +31,7 @@ def header_html(baseline: RewardConfig, baseline_name: str, shown: int, total: i
     named = f"<b>{html.escape(baseline_name)}</b>: " if baseline_name else ""
     return (
         f"<b>{scope}</b>, {decisions:,} decisions. Baseline (ghost, Reset): {named}"
-        f"{html.escape(baseline.effective_strategy)}, lambda x{baseline.effective_lambda:g}.{note}"
+        f"{html.escape(baseline.rule.name)}, lambda x{baseline.effective_lambda:g}.{note}"
     )
 
 

@@ -1,0 +1,278 @@
+"""Leave-one-family-out accuracy of the farming detectors on the labelled benchmark.
+
+    # the benchmark the docs' table is measured on (about 10 minutes on one core):
+    .venv/bin/python -m workbench benchmark make --out corpora/bench-lofo --episodes 10 --max-steps 500 --seed 3
+    .venv/bin/python benchmarks/bench_detectors_lofo.py --path corpora/bench-lofo \\
+        --markdown table.md --accuracy-json workbench/analysis/detector_accuracy.json
+
+Each exploit family (a roster hacker policy) is held out in turn. Tuning sees the honest tune
+split (even episode numbers; the taskapp rollouts' even ones) and every other family's episodes:
+each sign's threshold is a margin times the most an honest tune episode reached
+(``family_holdout.sign_thresholds``), the margin the largest on ``MARGINS`` that still catches 95%
+of the other families' episodes (``choose_margin``); ``farming-loop`` keeps the allowances shipped
+in ``LOOPS``. The held-out family's episodes and the honest held-out split (odd episode numbers,
+explorer_30 entirely, odd taskapp rollouts) are then flagged with those thresholds under each
+config. Per family and config: recall on its episodes, honest false-positive rate, precision
+(its true positives against the honest false positives of that fold), each with a 95% Wilson
+score interval (Wilson 1927; Brown, Cai & DasGupta 2001). "episode-configs" pools the configs.
+
+``--fresh DIR`` also flags every episode of another benchmark folder (other seeds: other worlds)
+at the thresholds the audit ships, per policy and config.
+
+The fixed-threshold notes (repeats-outweigh-credits, resource-shaping-dominates,
+component-dominates) are measured the same way for ``--accuracy-json`` (their thresholds do
+not depend on the fold). The json also carries the thresholds the audit ships: chosen the same
+way with no family held out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from workbench.analysis.detector_accuracy import DETECTORS, detector_scores
+from workbench.analysis.diagnostics.loop_signs import PROGRESS_FREE_CODE, SIGN_CODES
+from workbench.analysis.family_holdout import (
+    GATE,
+    choose_margin,
+    episode_scores,
+    flagged_by,
+    sign_thresholds,
+    wilson,
+)
+from workbench.core.config import RewardConfig
+from workbench.data.benchmarks import EXPLOIT, HELD_OUT, TUNE, load_benchmark
+
+ROOT = os.path.join(os.path.dirname(__file__), "..", "configs")
+TARGET_CONFIGS = ("upstream_shaped", "recommended")
+ALL_CONFIGS = ("upstream_shaped", "recommended", "upstream_complex", "consistent")
+#: The recall the margin must keep on the families tuning sees.
+TUNE_RECALL = 0.95
+NOTES = ("repeats-outweigh-credits", "resource-shaping-dominates", "component-dominates")
+#: Episodes whose loop ran at least this many decisions get a recall of their own (a hacker that
+#: died, or whose late loop never began, played honestly).
+LOOPED = 50
+
+
+def cell(k: int, n: int) -> str:
+    """``k/n = p [low, high]`` with the Wilson interval."""
+    if n == 0:
+        return "-"
+    low, high = wilson(k, n)
+    return f"{k}/{n} = {k / n:.2f} [{low:.2f}, {high:.2f}]"
+
+
+def main() -> None:
+    """Run the folds, print the table, write it and the audit's measured rows when asked."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--path", required=True, help="benchmark folder (`workbench benchmark make`)")
+    parser.add_argument("--markdown", default=None, help="also write the table here")
+    parser.add_argument("--accuracy-json", default=None, help="also write the audit's measured rows here")
+    parser.add_argument(
+        "--fresh",
+        default=None,
+        help="also flag every episode of this benchmark folder (other seeds) as the audit ships",
+    )
+    args = parser.parse_args()
+    began = time.perf_counter()
+    bench = load_benchmark(args.path)
+    labels = bench.labels
+    exploit = (labels["label"] == EXPLOIT).to_numpy()
+    policy = labels["policy"].to_numpy()
+    honest_tune = ~exploit & (labels["split"] == TUNE).to_numpy()
+    honest_held = ~exploit & (labels["split"] == HELD_OUT).to_numpy()
+    families = list(pd.unique(policy[exploit]))
+    looped = labels["loop_decisions"].to_numpy() >= LOOPED
+    stats: dict[str, pd.DataFrame] = {}
+    for name in ALL_CONFIGS:
+        config = RewardConfig.from_file(os.path.join(ROOT, f"{name}.yaml"))
+        found = episode_scores(bench.corpus, config, honest_tune)
+        fixed = detector_scores(bench.corpus, config)
+        for code in NOTES:
+            found[code] = fixed[code].to_numpy()
+        stats[name] = found.reset_index(drop=True)
+
+    def tune_rows(keep: np.ndarray) -> pd.DataFrame:
+        return pd.concat([stats[name][keep] for name in TARGET_CONFIGS])
+
+    # Per fold: thresholds without the family; flags on it and on the honest held-out split.
+    counts: list[dict[str, Any]] = []
+    for family in families:
+        seen = exploit & (policy != family)
+        margin = choose_margin(tune_rows(honest_tune), tune_rows(seen), TUNE_RECALL)
+        thresholds = sign_thresholds(tune_rows(honest_tune), margin)
+        thresholds.update({code: DETECTORS[code] for code in NOTES})
+        for name in ALL_CONFIGS:
+            on_family = flagged_by(stats[name][policy == family], thresholds)
+            on_honest = flagged_by(stats[name][honest_held], thresholds)
+            for flags in (on_family, on_honest):
+                flags["any + progress-free-pay"] = flags["any"] | flags[PROGRESS_FREE_CODE]
+            ran = looped[policy == family]
+            for code in on_family.columns:
+                counts.append(
+                    {
+                        "family": family,
+                        "config": name,
+                        "code": code,
+                        "margin": margin,
+                        "tp": int(on_family[code].sum()),
+                        "n": len(on_family),
+                        "tp_ran": int(on_family[code].to_numpy()[ran].sum()),
+                        "n_ran": int(ran.sum()),
+                        "fp": int(on_honest[code].sum()),
+                        "h": len(on_honest),
+                    }
+                )
+    table = pd.DataFrame(counts)
+    margin_all = choose_margin(tune_rows(honest_tune), tune_rows(exploit), TUNE_RECALL)
+    shipped = sign_thresholds(tune_rows(honest_tune), margin_all)
+    elapsed = time.perf_counter() - began
+    text = [
+        f"Benchmark {args.path}: {int(exploit.sum())} exploit episodes of {len(families)} families, "
+        f"{int(honest_tune.sum())} honest tune and {int(honest_held.sum())} honest held-out episodes "
+        f"({', '.join(sorted(set(policy[~exploit])))}). Measured in {elapsed:.0f} s.",
+        "",
+        "Held-out family, the gating detectors together (flagged by any of "
+        + ", ".join(GATE)
+        + "), episode-configs of "
+        + " and ".join(TARGET_CONFIGS)
+        + ":",
+        "",
+        f"| held-out family | margin | recall | recall, loop ran >= {LOOPED} decisions | honest flagged | precision "
+        "| fired on the family |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    target = table[table["config"].isin(TARGET_CONFIGS)]
+    for family in families:
+        rows = target[(target["family"] == family)]
+        any_row = rows[rows["code"] == "any"]
+        tp, n, fp, h, tp_ran, n_ran = (int(any_row[c].sum()) for c in ("tp", "n", "fp", "h", "tp_ran", "n_ran"))
+        fired = ", ".join(
+            f"{code} {int(rows[rows['code'] == code]['tp'].sum())}"
+            for code in (*GATE, PROGRESS_FREE_CODE)
+            if rows[rows["code"] == code]["tp"].sum()
+        )
+        text.append(
+            f"| {family} | {any_row['margin'].iloc[0]:g} | {cell(tp, n)} | {cell(tp_ran, n_ran)} | {cell(fp, h)} | "
+            f"{cell(tp, tp + fp)} | {fired or '-'} |"
+        )
+    text += [
+        "",
+        "All folds, per config and detector (recall: each family's episodes when held out; honest flagged: "
+        "the honest held-out split under each fold's thresholds, all folds; precision: true positives against "
+        "one pass over the honest held-out split, the folds' mean false positives):",
+        "",
+        "| config | detector | recall | honest flagged | precision |",
+        "|---|---|---|---|---|",
+    ]
+    measured: dict[str, dict[str, Any]] = {}
+    pooled: dict[str, Any] = {}
+    folds = len(families)
+    for code in [*GATE, PROGRESS_FREE_CODE, "any", "any + progress-free-pay", *NOTES]:
+        threshold = shipped.get(code, DETECTORS.get(code, 0.0))
+        for name in ALL_CONFIGS:
+            rows = table[(table["config"] == name) & (table["code"] == code)]
+            tp, n, fp, h = (int(rows[c].sum()) for c in ("tp", "n", "fp", "h"))
+            if name in TARGET_CONFIGS:
+                text.append(f"| {name} | {code} | {cell(tp, n)} | {cell(fp, h)} | {_precision(tp, fp, folds)} |")
+            measured.setdefault(name, {})[code] = _row(tp, n, fp, h, folds, threshold)
+        rows = table[(table["config"] != "consistent") & (table["code"] == code)]
+        tp, n, fp, h = (int(rows[c].sum()) for c in ("tp", "n", "fp", "h"))
+        pooled[code] = _row(tp, n, fp, h, folds, threshold)
+        if code in ("any", "any + progress-free-pay"):
+            rows = table[table["config"].isin(TARGET_CONFIGS) & (table["code"] == code)]
+            tp, n, fp, h = (int(rows[c].sum()) for c in ("tp", "n", "fp", "h"))
+            text.append(
+                f"| {' + '.join(TARGET_CONFIGS)} | **{code}** | {cell(tp, n)} | {cell(fp, h)} | "
+                f"{_precision(tp, fp, folds)} |"
+            )
+    text += [
+        "",
+        f"Thresholds the audit ships (no family held out, margin {margin_all:g}): "
+        + ", ".join(f"{code} > {shipped[code]:.3g}" for code in SIGN_CODES)
+        + "; honest play's progress-free pay per 100 decisions: "
+        + ", ".join(f"{name} {stats[name].attrs['reference']:.2f}" for name in ALL_CONFIGS)
+        + ".",
+    ]
+    if args.fresh:
+        text += ["", *fresh_seeds(args.fresh, shipped)]
+    out = "\n".join(text) + "\n"
+    print(out)
+    if args.markdown:
+        with open(args.markdown, "w") as handle:
+            handle.write(out)
+    if args.accuracy_json:
+        for config_rows in measured.values():
+            for code in ("any", "any + progress-free-pay"):
+                config_rows.pop(code, None)
+        pooled = {code: row for code, row in pooled.items() if not code.startswith("any")}
+        document = {
+            "benchmark": f"{args.path}: leave-one-family-out, {len(families)} families, honest held-out split",
+            "signs": {**{code: shipped[code] for code in SIGN_CODES}, "margin": margin_all},
+            "configs": measured,
+            "pooled": pooled,
+        }
+        with open(args.accuracy_json, "w") as handle:
+            json.dump(document, handle, indent=1)
+            handle.write("\n")
+
+
+def fresh_seeds(path: str, shipped: dict[str, float]) -> list[str]:
+    """Lines of a table: per policy of the benchmark at ``path`` and target config, how many of
+    its episodes the gating detectors flag at the ``shipped`` thresholds (progress-free pay, which
+    does not gate, takes its honest rate from that benchmark's own honest episodes)."""
+    bench = load_benchmark(path, rollouts=False)
+    policy = bench.labels["policy"].to_numpy()
+    honest = (bench.labels["label"] != EXPLOIT).to_numpy()
+    lines = [
+        f"Fresh seeds ({path}, every episode flagged at the shipped thresholds):",
+        "",
+        "| policy | label | " + " | ".join(TARGET_CONFIGS) + " |",
+        "|---|---|" + "---|" * len(TARGET_CONFIGS),
+    ]
+    flags = {}
+    for name in TARGET_CONFIGS:
+        config = RewardConfig.from_file(os.path.join(ROOT, f"{name}.yaml"))
+        flags[name] = flagged_by(episode_scores(bench.corpus, config, honest), shipped)
+    for who in pd.unique(policy):
+        mine = policy == who
+        cells = []
+        for name in TARGET_CONFIGS:
+            fired = flags[name][mine]
+            which = ", ".join(f"{code} {int(fired[code].sum())}" for code in GATE if fired[code].any())
+            cells.append(f"{int(fired['any'].sum())}/{int(mine.sum())}" + (f" ({which})" if which else ""))
+        label = "honest" if honest[mine][0] else "exploit"
+        lines.append(f"| {who} | {label} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def _precision(tp: int, fp: int, folds: int) -> str:
+    """Precision against one pass over the honest held-out split (the folds' mean false positives)."""
+    once = round(fp / folds)
+    return cell(tp, tp + once)
+
+
+def _row(tp: int, n: int, fp: int, h: int, folds: int, threshold: float) -> dict[str, Any]:
+    """A measured row: precision (Wilson interval; against one pass over the honest held-out
+    split), recall, false-positive rate, threshold."""
+    fp = round(fp / folds)
+    flagged = tp + fp
+    low, high = wilson(tp, flagged)
+    return {
+        "precision": round(tp / flagged, 4) if flagged else None,
+        "recall": round(tp / n, 4) if n else None,
+        "fpr": round(fp * folds / h, 4) if h else None,
+        "low": round(low, 4) if flagged else None,
+        "high": round(high, 4) if flagged else None,
+        "threshold": round(float(threshold), 4),
+    }
+
+
+if __name__ == "__main__":
+    main()

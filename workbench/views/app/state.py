@@ -1,0 +1,67 @@
+"""The app's state of one browser tab as a frozen value: the corpus open and the session's configs (``AppState``)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+
+from workbench.core.config import RewardConfig
+from workbench.data.episodes import Corpus
+
+
+def _empty() -> Mapping[str, object]:
+    return MappingProxyType({})
+
+
+@dataclass(frozen=True, eq=False)
+class AppState:
+    """What a tab works on, one immutable value (held in a ``solara.Reactive``: a change is a
+    new value, and the pages re-draw from it). Never equal to another value (identity), so every
+    change is heard, and a corpus is never compared element by element.
+
+    Attributes:
+        corpus: The corpus open, or None.
+        corpus_label: What the corpus is called in the page.
+        configs: The session's configs by name (read-only; ``with_config`` makes a new state).
+        sources: Where each config came from, by name.
+        opened: How many corpora were opened (a corpus opened again is a change too).
+        added: ``(count, name)``: how many configs were added, and the last one's name.
+    """
+
+    corpus: Corpus | None = None
+    corpus_label: str = ""
+    configs: Mapping[str, RewardConfig] = field(default_factory=_empty)  # type: ignore[arg-type]
+    sources: Mapping[str, str] = field(default_factory=_empty)  # type: ignore[arg-type]
+    opened: int = 0
+    added: tuple[int, str] = (0, "")
+
+    def with_config(self, name: str, config: RewardConfig, source: str) -> AppState:
+        """This state with ``config`` kept as ``name`` (replacing one of that name).
+
+        Args:
+            name: The config's name.
+            config: The config.
+            source: Where it came from (shown on the Configs page).
+
+        Returns:
+            The new state.
+        """
+        return replace(
+            self,
+            configs=MappingProxyType({**self.configs, name: config}),
+            sources=MappingProxyType({**self.sources, name: source}),
+            added=(self.added[0] + 1, name),
+        )
+
+    def with_corpus(self, corpus: Corpus, label: str) -> AppState:
+        """This state with ``corpus`` open.
+
+        Args:
+            corpus: The corpus.
+            label: What it is called in the page.
+
+        Returns:
+            The new state.
+        """
+        return replace(self, corpus=corpus, corpus_label=label, opened=self.opened + 1)
