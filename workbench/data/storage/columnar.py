@@ -11,7 +11,6 @@ columns are decoded whole when first asked for.
 
 from __future__ import annotations
 
-import os
 import secrets
 from collections.abc import Collection
 from dataclasses import replace
@@ -54,7 +53,7 @@ from workbench.data.storage.rows import check_episodes_table, episode_row, parse
 from workbench.data.storage.schema import EPISODE_SCHEMA, Texts, check_schema, decisions_table, episodes_table
 from workbench.data.storage.stream import part_events, read_events
 from workbench.errors import CorpusFormatError
-from workbench.util.atomic import atomic_path, fsync_file, fsync_folder
+from workbench.util.atomic import atomic_path, fsync_file
 
 #: Rows per batch written: bounds a write's memory.
 WRITE_BATCH = 1 << 18
@@ -154,30 +153,6 @@ def append(
             path.unlink(missing_ok=True)
         raise
     return part
-
-
-def commit_staged(root: Path, staged: list[Path]) -> None:
-    """Commit the parts ``append`` staged (under the lock that staged them): each temporary
-    episodes table renamed into place, its part's commit. If a rename fails, those already made
-    are undone (renamed back) before raising, so no staged part stays committed."""
-    pending = [path for path in staged if path.parent.name == "episodes"]
-    done: list[tuple[Path, Path]] = []
-    try:
-        for path in pending:
-            target = path.parent / path.name[1:].rsplit(".", 2)[0]  # ".<part>.parquet.<hex>.tmp"
-            os.rename(path, target)
-            done.append((path, target))
-        fsync_folder(root / "episodes")
-    except BaseException:
-        for path, target in reversed(done):
-            os.rename(target, path)
-        raise
-
-
-def discard_staged(staged: list[Path]) -> None:
-    """Remove every file of parts ``append`` staged (never committed)."""
-    for path in staged:
-        path.unlink(missing_ok=True)
 
 
 def _texts(extras: list[EpisodeExtras]) -> list[Texts] | None:
