@@ -119,7 +119,7 @@ def read_trace_sessions(
     batch.running = [s.session_id for s in sessions if not s.finished]
     todo = [s for s in sessions if s.finished]
     read = read_sessions(db, todo, config=config, progress=progress, producer=producer, timeout=timeout)
-    batch.episodes, batch.errors, batch.locked = read.episodes, read.errors, read.locked
+    batch.episodes, batch.errors, batch.locked, batch.empty = read.episodes, read.errors, read.locked, read.empty
     return batch
 
 

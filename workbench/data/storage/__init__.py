@@ -49,7 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.data.episodes import INDEX_COLUMNS, Corpus, Episode, register_writer
-from workbench.data.storage import columnar
+from workbench.data.storage import checks, columnar
 from workbench.data.storage.checks import PartCheck, check_parts
 from workbench.data.storage.layout import (
     FORMAT,
@@ -208,7 +208,7 @@ def add_events_tables(root: str | Path, *, rebuild: bool = False) -> tuple[list[
     """
     root = Path(root)
     with write_errors_named(root, "cannot write the events tables"):
-        return columnar.add_events_tables(root, rebuild=rebuild)
+        return checks.add_events_tables(root, rebuild=rebuild)
 
 
 def check_corpus(root: str | Path, *, deep: bool = False) -> list[PartCheck]:

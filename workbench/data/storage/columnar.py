@@ -39,7 +39,7 @@ from workbench.data.episodes import (
 from workbench.data.episodes.events import DecisionEvents, decision_events
 from workbench.data.storage import frames as frame_codec
 from workbench.data.storage.decode import Part, checked, largest_count, read_arrays, read_table
-from workbench.data.storage.events_table import file_digest, stored_events, write_events
+from workbench.data.storage.events_table import file_digest, write_events
 from workbench.data.storage.layout import (
     committed_parts,
     new_part_name,
@@ -47,11 +47,10 @@ from workbench.data.storage.layout import (
     part_file,
     read_marker,
     refuse_symlinks,
-    writing,
 )
 from workbench.data.storage.rows import check_episodes_table, episode_row, parse_json
 from workbench.data.storage.schema import EPISODE_SCHEMA, Texts, check_schema, decisions_table, episodes_table
-from workbench.data.storage.stream import part_events, read_events
+from workbench.data.storage.stream import read_events
 from workbench.errors import CorpusFormatError
 from workbench.util.atomic import atomic_path, fsync_file
 
@@ -176,33 +175,6 @@ def _write_frames(root: Path, part: str, extras: list[EpisodeExtras], written: l
             writer.close()
     written.append(path)
     return groups
-
-
-def add_events_tables(root: Path, *, rebuild: bool = False) -> tuple[list[str], int]:
-    """Give each committed part of ``root`` without a current events table one (every part, with
-    ``rebuild``), under the lock: parts written before events tables, whose decisions table
-    changed since, made by another ``EVENTS_VERSION`` or damaged. Each is computed by the
-    checked decisions read, as opening would. Returns the parts written and how many were left
-    as they were."""
-    refuse_symlinks(root)
-    read_marker(root)  # never makes a corpus folder of another folder
-    written: list[str] = []
-    with writing(root):
-        parts = read_parts(root, None)
-        for part in parts:
-            if not rebuild and stored_events(root, part, 0).events is not None:
-                continue
-            decisions = part_file(root, "decisions", part.name)
-            digest = file_digest(decisions)  # under the lock: the table read next is this one
-            with open_file(decisions) as handle:
-                events = list(part_events(handle, decisions, root, part, 0))
-            episodes = part.episodes
-            steps = episodes.column("steps").to_numpy().astype(np.int64)  # checked against the actions
-            write_events(
-                part_file(root, "events", part.name), episodes.column("episode").to_pylist(), steps, events, digest
-            )
-            written.append(part.name)
-    return written, len(parts) - len(written)
 
 
 # -- reading ----------------------------------------------------------------------------------

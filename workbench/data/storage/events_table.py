@@ -143,7 +143,7 @@ def content_digest(table: pa.Table) -> str:
             digest.update(values.value_lengths().to_numpy(zero_copy_only=False).astype("<i8").tobytes())
             values = values.flatten()
         array = values.to_numpy(zero_copy_only=False)
-        digest.update(np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("<")))  # no copy when it is
+        digest.update(np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("<")).data)  # no copy when it is
     return digest.hexdigest()
 
 
