@@ -98,8 +98,8 @@ def read_trace_sessions(
         timeout: Seconds to wait for a writer's lock (None: ``READ_TIMEOUT_S``).
 
     Returns:
-        The episodes, one error per bad session (not raised), the running ids and the ids
-        locked past ``timeout``.
+        The episodes, one error per bad session (not raised), the running ids, the ids
+        locked past ``timeout`` and the empty sessions' ids (skipped, said as warnings).
 
     Raises:
         Locked: The listing itself is locked by a writer.
@@ -114,7 +114,7 @@ def read_trace_sessions(
     batch.running = [s.session_id for s in sessions if not s.finished]
     todo = [s for s in sessions if s.finished]
     read = read_sessions(db, todo, config=config, progress=progress, producer=producer, timeout=timeout)
-    batch.episodes, batch.errors, batch.locked = read.episodes, read.errors, read.locked
+    batch.episodes, batch.errors, batch.locked, batch.empty = read.episodes, read.errors, read.locked, read.empty
     return batch
 
 
