@@ -103,8 +103,8 @@ def read_trace_sessions(
         timeout: Seconds to wait for a writer's lock (None: ``READ_TIMEOUT_S``).
 
     Returns:
-        The episodes, one error per bad session (not raised), the running ids and the ids
-        locked past ``timeout``.
+        The episodes, one error per bad session (not raised), the running ids, the ids
+        locked past ``timeout`` and the empty sessions' ids (skipped, said as warnings).
 
     Raises:
         Locked: The listing itself is locked by a writer.
