@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from workbench.data.benchmarks.roster import HELD_OUT_OF_DESIGN, ROSTER, entry
-from workbench.data.policies import policy_input_from
+from workbench.data.policies import policy_input_from, resolve_policy
 from workbench.data.policies.exploits import LoopPolicy
 from workbench.data.policies.held_out import HELD_OUT_LOOPS, SPREAD, spread_sapling, table_lap
 from workbench.data.policies.scripted import is_night, wander
@@ -57,6 +57,10 @@ def test_held_out_families_are_labelled_apart_from_the_design_roster():
     assert names == set(HELD_OUT_LOOPS)
     assert not names & {e.name for e in ROSTER}  # never folded into the leave-one-family-out design
     assert all(entry(name).label == "exploit" and entry(name).held_out for name in names)
+    # `workbench record --policy workbench.data.policies.held_out:NAME_policy` finds each one
+    for name in names:
+        policy = resolve_policy(f"workbench.data.policies.held_out:{name}_policy")(np.random.default_rng(0))
+        assert isinstance(policy, LoopPolicy) and policy.loop == frozenset(HELD_OUT_LOOPS[name].loop)
 
 
 def test_spread_sapling_looper_plants_its_saplings_with_walks_between_laps():

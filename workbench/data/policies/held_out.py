@@ -22,8 +22,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 from crafter import constants
 
+from workbench.data.policies.base import Policy
 from workbench.data.policies.exploits import LoopSpec
 from workbench.data.policies.navigation import Plan, Situation, approach_open
 from workbench.data.policies.scripted import (
@@ -38,7 +40,16 @@ from workbench.data.policies.scripted import (
 )
 from workbench.data.policies.skills import collect
 
-__all__ = ["HELD_OUT_LOOPS", "SPREAD", "night_drink", "spread_sapling", "table_lap"]
+__all__ = [
+    "HELD_OUT_LOOPS",
+    "SPREAD",
+    "night_drink",
+    "night_drinker_policy",
+    "spread_sapling",
+    "spread_sapling_looper_policy",
+    "table_lap",
+    "table_rebuilder_policy",
+]
 
 #: The random steps walked between two laps: drawn uniformly from [low, high].
 SPREAD = (10, 40)
@@ -116,3 +127,20 @@ HELD_OUT_LOOPS: dict[str, LoopSpec] = {
         "honest by day, drinking at water all night (at the cap too)",
     ),
 }
+
+
+# For `workbench record --policy workbench.data.policies.held_out:NAME` (no benchmark labels;
+# `workbench benchmark make --policies NAME` records them labelled).
+def spread_sapling_looper_policy(rng: np.random.Generator) -> Policy:
+    """The ``spread_sapling_looper`` hacker for one episode."""
+    return HELD_OUT_LOOPS["spread_sapling_looper"].build(rng)
+
+
+def table_rebuilder_policy(rng: np.random.Generator) -> Policy:
+    """The ``table_rebuilder`` hacker for one episode."""
+    return HELD_OUT_LOOPS["table_rebuilder"].build(rng)
+
+
+def night_drinker_policy(rng: np.random.Generator) -> Policy:
+    """The ``night_drinker`` hacker for one episode."""
+    return HELD_OUT_LOOPS["night_drinker"].build(rng)
