@@ -16,6 +16,9 @@ config. Per family and config: recall on its episodes, honest false-positive rat
 (its true positives against the honest false positives of that fold), each with a 95% Wilson
 score interval (Wilson 1927; Brown, Cai & DasGupta 2001). "episode-configs" pools the configs.
 
+``--fresh DIR`` also flags every episode of another benchmark folder (other seeds: other worlds)
+at the thresholds the audit ships, per policy and config.
+
 The fixed-threshold notes (repeats-outweigh-credits, resource-shaping-dominates,
 component-dominates) are measured the same way for ``--accuracy-json`` (their thresholds do
 not depend on the fold). The json also carries the thresholds the audit ships: chosen the same
@@ -44,7 +47,8 @@ from workbench.analysis.family_holdout import (
     wilson,
 )
 from workbench.core.config import RewardConfig
-from workbench.data.benchmarks import EXPLOIT, HELD_OUT, TUNE, load_benchmark
+from workbench.data.benchmarks import EXPLOIT, HELD_OUT, TUNE, Benchmark, load_benchmark
+from workbench.data.benchmarks.roster import HELD_OUT_OF_DESIGN
 
 ROOT = os.path.join(os.path.dirname(__file__), "..", "configs")
 TARGET_CONFIGS = ("upstream_shaped", "recommended")
@@ -55,6 +59,13 @@ NOTES = ("repeats-outweigh-credits", "resource-shaping-dominates", "component-do
 #: Episodes whose loop ran at least this many decisions get a recall of their own (a hacker that
 #: died, or whose late loop never began, played honestly).
 LOOPED = 50
+
+
+def designed_on(bench: Benchmark) -> Benchmark:
+    """``bench`` without the families held out of design (``roster.HELD_OUT_OF_DESIGN``: they are
+    measured by ``bench_detectors_held_out.py`` alone, never folded in here)."""
+    keep = ~bench.labels["policy"].isin([e.name for e in HELD_OUT_OF_DESIGN]).to_numpy()
+    return Benchmark(bench.corpus[keep], bench.labels[keep].reset_index(drop=True))
 
 
 def cell(k: int, n: int) -> str:
@@ -71,9 +82,14 @@ def main() -> None:
     parser.add_argument("--path", required=True, help="benchmark folder (`workbench benchmark make`)")
     parser.add_argument("--markdown", default=None, help="also write the table here")
     parser.add_argument("--accuracy-json", default=None, help="also write the audit's measured rows here")
+    parser.add_argument(
+        "--fresh",
+        default=None,
+        help="also flag every episode of this benchmark folder (other seeds) as the audit ships",
+    )
     args = parser.parse_args()
     began = time.perf_counter()
-    bench = load_benchmark(args.path)
+    bench = designed_on(load_benchmark(args.path))
     labels = bench.labels
     exploit = (labels["label"] == EXPLOIT).to_numpy()
     policy = labels["policy"].to_numpy()
@@ -192,6 +208,8 @@ def main() -> None:
         + ", ".join(f"{name} {stats[name].attrs['reference']:.2f}" for name in ALL_CONFIGS)
         + ".",
     ]
+    if args.fresh:
+        text += ["", *fresh_seeds(args.fresh, shipped)]
     out = "\n".join(text) + "\n"
     print(out)
     if args.markdown:
@@ -211,6 +229,35 @@ def main() -> None:
         with open(args.accuracy_json, "w") as handle:
             json.dump(document, handle, indent=1)
             handle.write("\n")
+
+
+def fresh_seeds(path: str, shipped: dict[str, float]) -> list[str]:
+    """Lines of a table: per policy of the benchmark at ``path`` and target config, how many of
+    its episodes the gating detectors flag at the ``shipped`` thresholds (progress-free pay, which
+    does not gate, takes its honest rate from that benchmark's own honest episodes)."""
+    bench = designed_on(load_benchmark(path, rollouts=False))
+    policy = bench.labels["policy"].to_numpy()
+    honest = (bench.labels["label"] != EXPLOIT).to_numpy()
+    lines = [
+        f"Fresh seeds ({path}, every episode flagged at the shipped thresholds):",
+        "",
+        "| policy | label | " + " | ".join(TARGET_CONFIGS) + " |",
+        "|---|---|" + "---|" * len(TARGET_CONFIGS),
+    ]
+    flags = {}
+    for name in TARGET_CONFIGS:
+        config = RewardConfig.from_file(os.path.join(ROOT, f"{name}.yaml"))
+        flags[name] = flagged_by(episode_scores(bench.corpus, config, honest), shipped)
+    for who in pd.unique(policy):
+        mine = policy == who
+        cells = []
+        for name in TARGET_CONFIGS:
+            fired = flags[name][mine]
+            which = ", ".join(f"{code} {int(fired[code].sum())}" for code in GATE if fired[code].any())
+            cells.append(f"{int(fired['any'].sum())}/{int(mine.sum())}" + (f" ({which})" if which else ""))
+        label = "honest" if honest[mine][0] else "exploit"
+        lines.append(f"| {who} | {label} | " + " | ".join(cells) + " |")
+    return lines
 
 
 def _precision(tp: int, fp: int, folds: int) -> str:

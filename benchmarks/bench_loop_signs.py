@@ -6,7 +6,7 @@
 The corpus is the shipped labelled benchmark (``load_benchmark``) concatenated with itself up to
 ``--decisions`` and saved to a temporary folder (a columnar store, as ``workbench audit`` reads
 one). Each step is timed ``--repeats`` times on the prepared corpus (wall and this
-process's CPU, medians): ``loops.loop_table`` (``farming-loop``'s lap
+process's CPU, medians): ``loop_table.loop_table`` (``farming-loop``'s lap
 counting, the audit's other farming detector: reference), ``loop_pay.loop_pay`` and
 ``loop_signs.sign_table`` (the three signs: loop pay, progress-free pay and their peak
 windows). Prints the ratios to the references and the load average before and after.
@@ -23,7 +23,7 @@ from collections.abc import Callable
 
 from workbench.analysis.diagnostics.loop_pay import loop_pay
 from workbench.analysis.diagnostics.loop_signs import sign_table
-from workbench.analysis.diagnostics.loops import loop_table
+from workbench.analysis.diagnostics.loop_table import loop_table
 from workbench.core.config import RewardConfig
 from workbench.data.benchmarks import load_benchmark
 from workbench.data.episodes import Corpus

@@ -6,23 +6,42 @@ The names most sessions need, importable from the top level::
     corpus = workbench.sample_corpus()
     config = workbench.RewardConfig.from_file("configs/recommended.yaml")
     scores = workbench.score(corpus, config)
+
+Each name is imported on first use (PEP 562's module ``__getattr__``), so ``import workbench``
+(and through it every ``workbench`` command's start-up, ``--help`` included) does not pay for
+numpy, pandas and pyarrow before something needs them.
 """
 
-from importlib.metadata import PackageNotFoundError
-from importlib.metadata import version as _installed_version
+from __future__ import annotations
 
-from workbench.core.config import ConfigError, RewardConfig
-from workbench.core.episode_reward import score_episode
-from workbench.core.reward import compute_stepwise_reward
-from workbench.data.episodes import Corpus, Episode
-from workbench.data.sample import sample_corpus
-from workbench.data.storage import load_corpus
-from workbench.scoring import compare, crafter_score, score, verify, verify_logged
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
 
-try:
-    __version__ = _installed_version("crafter-reward-workbench")
-except PackageNotFoundError:  # a source checkout on sys.path that pip never installed
-    __version__ = "0+unknown"
+if TYPE_CHECKING:  # what the names below resolve to, for type checkers and readers
+    from workbench.core.config import ConfigError, RewardConfig
+    from workbench.core.episode_reward import score_episode
+    from workbench.core.reward import compute_stepwise_reward
+    from workbench.data.episodes import Corpus, Episode
+    from workbench.data.sample import sample_corpus
+    from workbench.data.storage import load_corpus
+    from workbench.scoring import compare, crafter_score, score, verify, verify_logged
+
+#: Each top-level name and the module it is imported from on first use.
+_HOMES = {
+    "ConfigError": "workbench.core.config",
+    "RewardConfig": "workbench.core.config",
+    "score_episode": "workbench.core.episode_reward",
+    "compute_stepwise_reward": "workbench.core.reward",
+    "Corpus": "workbench.data.episodes",
+    "Episode": "workbench.data.episodes",
+    "sample_corpus": "workbench.data.sample",
+    "load_corpus": "workbench.data.storage",
+    "compare": "workbench.scoring",
+    "crafter_score": "workbench.scoring",
+    "score": "workbench.scoring",
+    "verify": "workbench.scoring",
+    "verify_logged": "workbench.scoring",
+}
 
 __all__ = [
     "__version__",
@@ -40,3 +59,36 @@ __all__ = [
     "verify",
     "verify_logged",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """The top-level name ``name``, imported from its home module (then cached here).
+
+    Raises:
+        AttributeError: ``name`` is not one of the package's top-level names.
+    """
+    if name == "__version__":
+        return _version()
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'workbench' has no attribute {name!r}")
+    value = getattr(import_module(home), name)
+    globals()[name] = value
+    return value
+
+
+def _version() -> str:
+    """The installed distribution's version (``importlib.metadata`` costs ~20 ms: read on first use)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        found = version("crafter-reward-workbench")
+    except PackageNotFoundError:  # a source checkout on sys.path that pip never installed
+        found = "0+unknown"
+    globals()["__version__"] = found
+    return found
+
+
+def __dir__() -> list[str]:
+    """The module's names, the lazily imported ones included."""
+    return sorted({*globals(), *_HOMES, "__version__"})

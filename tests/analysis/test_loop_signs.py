@@ -26,17 +26,27 @@ from workbench.data.episodes import Corpus
 from workbench.scoring import prepare
 
 N_ITEMS = len(INVENTORY_ITEMS)
-# What one unit of each rise pays in these tests: stone .15, collect_stone .10, place_stone .05.
+# What one unit of each rise pays in these tests: stone .15, collect_stone .10, place_stone .05,
+# collect_sapling .10.
 PAYS = np.zeros(N_ITEMS + len(ACHIEVEMENTS))
 PAYS[INVENTORY_ITEMS.index("stone")] = 0.15
 PAYS[N_ITEMS + ACHIEVEMENTS.index("collect_stone")] = 0.10
 PAYS[N_ITEMS + ACHIEVEMENTS.index("place_stone")] = 0.05
+PAYS[N_ITEMS + ACHIEVEMENTS.index("collect_sapling")] = 0.10
 
 
 def capped(n: int = 120) -> list[dict[str, int]]:
-    """Decision 1 mines 9 stones at once (collect_stone 9: a new unlock); decisions 2..61 keep
-    mining at the cap (collect_stone 10..69, stone stays 9): 60 rises at the cap; then idle."""
-    return [{"stone": 9, "collect_stone": 9}, *({"collect_stone": 9 + k} for k in range(1, 61)), *[{}] * (n - 61)]
+    """Decision 1 picks 9 saplings at once (collect_sapling 9: a new unlock); decisions 2..61 keep
+    picking at the cap (collect_sapling 10..69, sapling stays 9): 60 rises at the cap; then idle."""
+    return [{"sapling": 9, "collect_sapling": 9}, *({"collect_sapling": 9 + k} for k in range(1, 61)), *[{}] * (n - 61)]
+
+
+def test_digging_at_the_cap_is_not_a_cap_loop():
+    # Mining stone at the cap: the count rises, the stone stays at 9, but mining also clears the
+    # way (a mined block turns into path): honest players do it, so it is not counted
+    mined = [{"stone": 9, "collect_stone": 9}, *({"collect_stone": 9 + k} for k in range(1, 61))]
+    corpus = Corpus([hand_episode("dig", mined, policy="p")])
+    assert loop_pay(corpus, PAYS).cap_units.sum() == 0
 
 
 def batched(laps: int = 4, n: int = 120) -> list[dict[str, int]]:
@@ -59,7 +69,7 @@ def table(*episodes: list[dict[str, int]]):
 def test_counts_rising_at_the_cap_are_counted_and_paid():
     corpus, found = table(capped())
     pay = loop_pay(corpus, PAYS)
-    # decision 1's 9 rises raise the stone too (not at the cap); decisions 2..61 rise at the cap
+    # decision 1's 9 rises raise the sapling too (not at the cap); decisions 2..61 rise at the cap
     assert pay.cap_units.sum() == 60 and np.flatnonzero(pay.cap_units).tolist() == list(range(1, 61))
     row = found.iloc[0]
     assert row["cap_units"] == 60 and row["cap_paid"] == pytest.approx(60 * 0.10)
@@ -143,7 +153,7 @@ def test_wilson_interval_by_hand():
 
 def test_audit_reports_the_cap_loop_with_its_evidence():
     corpus = Corpus([hand_episode("capper", capped(), policy="hacker")])
-    config = RewardConfig(strategy="per_achievement", weights={"collect_stone": 1.0}, indicator_lambda=1.0)
+    config = RewardConfig(strategy="per_achievement", weights={"collect_sapling": 1.0}, indicator_lambda=1.0)
     report = audit(corpus, {"mine": config})
     found = report.findings()
     row = found[found["code"] == CAP_CODE].iloc[0]

@@ -10,12 +10,12 @@ from helpers.hand_episodes import HONEST, hand_episode
 
 from workbench.analysis.audit import audit
 from workbench.analysis.detector_accuracy import choose_allowances, gating
+from workbench.analysis.diagnostics.loop_table import loop_table
 from workbench.analysis.diagnostics.loops import (
     LOOP_CODE,
     LOOPS,
     loop_flags,
     loop_laps,
-    loop_table,
     tracks,
 )
 from workbench.core.config import RewardConfig

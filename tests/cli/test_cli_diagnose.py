@@ -85,7 +85,7 @@ def run(capsys, *argv) -> tuple[int, str, str]:
 def test_the_expected_flags_are_counted_by_hand_too():
     # The counts above, checked against a reading of the sample by hand: one farmer episode's
     # loops (its stone mined back and placed again: 5.23) outweigh its credits (4.90; the other
-    # two farmers' loops paid 3.00 and 4.17 against credits of 3.90 and 4.90), the farmer's resource shaping dominates and one component dominates the
+    # two farmers' loops paid 2.90 and 4.17 against credits of 3.90 and 4.90), the farmer's resource shaping dominates and one component dominates the
     # random policy's return, one pair is misranked; the config has collect_food (not a Crafter
     # achievement) in weights and k_limits, five k-limits above 1, and the task app's tables 6
     # items (plant, meat, water, furnace, table, bow) and 2 counts Crafter never produces.

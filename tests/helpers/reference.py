@@ -110,13 +110,22 @@ def progress_agreement(corpus, config: RewardConfig) -> float:
     return spearman(returns, [float(len(episode.unlocked)) for episode in corpus])
 
 
-#: Gathering counts and the item each gathers, from Crafter's own rules.
+#: Gathering counts and the item each gathers, from Crafter's own rules: those whose collecting
+#: leaves the block in place (water, grass), eating and making (what is collected by removing a
+#: block, a tree or a mineral, is also how a player clears its way: not a loop at the cap).
 GATHERS = {
-    **{f"collect_{item}": item for rule in constants.collect.values() for item in rule["receive"]},
+    **{
+        f"collect_{item}": item
+        for material, rule in constants.collect.items()
+        if rule["leaves"] == material
+        for item in rule["receive"]
+    },
     "eat_cow": "food",
     "eat_plant": "food",
     **{f"make_{tool}": tool for tool in constants.make},
 }
+#: Items collected from the world (the materials a loop spends and gathers back, life counters aside).
+COLLECTED = {item for rule in constants.collect.values() for item in rule["receive"]}
 LIFE = ("health", "food", "drink", "energy")
 
 
@@ -130,7 +139,7 @@ def _loop_pay(components: list[dict], before: dict, after: dict, most: dict[str,
             paid += reward  # the count rose, its item did not: at the cap
         if kind == "achievement_count" and name in ("place_stone", "place_plant"):
             paid += reward  # handing the item back to the world
-        if kind == "inventory" and name not in LIFE and f"collect_{name}" in GATHERS:
+        if kind == "inventory" and name not in LIFE and name in COLLECTED:
             rise = after["inventory"][name] - before["inventory"][name]
             back = max(0, min(after["inventory"][name], most.get(name, 0)) - before["inventory"][name])
             count_rise = (

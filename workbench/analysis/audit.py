@@ -46,20 +46,18 @@ from workbench.analysis.diagnostics.dominance import COMPONENT_THRESHOLD, DOMINA
 from workbench.analysis.diagnostics.farming import farming_episodes, farming_events
 from workbench.analysis.diagnostics.flags import FLAG_COLUMNS, Flag
 from workbench.analysis.diagnostics.loop_signs import SIGN_CODES, sign_flags, sign_table
-from workbench.analysis.diagnostics.loops import evidence, loop_flags, loop_table
+from workbench.analysis.diagnostics.loop_table import loop_table
+from workbench.analysis.diagnostics.loops import evidence, loop_flags
 from workbench.analysis.sign_gates import shipped_signs
+from workbench.analysis.thresholds import AUDIT_SCHEMA, DEAD_ENTRIES, DEAD_ENTRY_SCOPES, FARMING_EPISODES
 from workbench.core.config import RewardConfig
 from workbench.data.episodes import Corpus
 from workbench.data.episodes.events import N_ITEMS
 from workbench.errors import DiagnosisError
 from workbench.scoring import score, slot_pay
 
-#: The ``schema`` field of ``Audit.to_json()``; bumped when a field changes meaning or goes.
-AUDIT_SCHEMA = "workbench-audit/2"
 #: The checks, in report order (``section`` of each flag).
 SECTIONS = ("farming", "dominance", "dead entries", "estimated counts")
-#: What ``dead_entries`` may be.
-DEAD_ENTRY_SCOPES = ("written", "all", "off")
 #: Columns of ``Audit.flags`` and ``Audit.notes``.
 AUDIT_COLUMNS = ("config", *FLAG_COLUMNS, "evidence")
 #: Columns of ``Audit.findings()``.
@@ -94,8 +92,8 @@ class AuditThresholds:
 
     dominance: float = DOMINANCE_THRESHOLD
     component: float = COMPONENT_THRESHOLD
-    farming_episodes: int = 1
-    dead_entries: str = "written"
+    farming_episodes: int = FARMING_EPISODES
+    dead_entries: str = DEAD_ENTRIES
 
     def checked(self) -> AuditThresholds:
         """Check the thresholds.
@@ -309,7 +307,8 @@ def config_flags(corpus: Corpus, config: RewardConfig, thresholds: AuditThreshol
     signs_seen = sign_table(corpus, scores.reward, scores.prepared.n_first, slot_pay(config), facts.returns)
     loop_paid = (signs_seen["cap_paid"] + signs_seen["regained_paid"]).to_numpy()
     _, farming = farming_episodes(totals, facts, farming_events(totals, facts), loop_paid)
-    farming = [_with_loop(flag, loops) for flag in farming]
+    top = _top_paid_loops(loops)
+    farming = [_with_loop(flag, top) for flag in farming]
     signs = sign_flags(signs_seen, shipped_signs(config))
     by_sign = [[flag for flag in signs if flag.code == code] for code in SIGN_CODES]
     found_lists = (looping, farming, *by_sign)
@@ -330,13 +329,19 @@ def config_flags(corpus: Corpus, config: RewardConfig, thresholds: AuditThreshol
     return flags
 
 
-def _with_loop(flag: Flag, loops: pd.DataFrame) -> Flag:
+def _top_paid_loops(loops: pd.DataFrame) -> dict[str, Any]:
+    """Each episode's most-lapped paid loop (the largest laps - allowed; the first such row in
+    table order on a tie, as ``idxmax``), as a ``loop_table`` row: one pass, not one per flag."""
+    paid = loops[loops["paid"] > 0]
+    excess = paid["laps"] - paid["allowed"]
+    top = paid.assign(excess=excess).sort_values("excess", ascending=False, kind="stable")
+    return {row.episode: row for row in top.drop_duplicates("episode").itertuples(index=False)}
+
+
+def _with_loop(flag: Flag, top: Mapping[str, Any]) -> Flag:
     """``flag`` (about one episode) with the evidence of that episode's most-lapped paid loop."""
-    mine = loops[(loops["episode"] == flag.subject) & (loops["paid"] > 0)]
-    if mine.empty:
-        return flag
-    top = mine.loc[(mine["laps"] - mine["allowed"]).idxmax()]
-    return replace(flag, evidence=evidence(top))
+    row = top.get(flag.subject)
+    return flag if row is None else replace(flag, evidence=evidence(row))
 
 
 def _written(config: RewardConfig, key: str) -> bool:

@@ -27,7 +27,8 @@ from workbench.analysis.diagnostics.components import component_totals, episode_
 from workbench.analysis.diagnostics.dominance import COMPONENT_THRESHOLD, DOMINANCE_THRESHOLD, dominance
 from workbench.analysis.diagnostics.farming import farming_episodes, farming_events
 from workbench.analysis.diagnostics.loop_signs import sign_table
-from workbench.analysis.diagnostics.loops import LOOP_CODE, LOOPS, REMAKE, Loop, loop_laps, loop_table, tracks
+from workbench.analysis.diagnostics.loop_table import loop_table
+from workbench.analysis.diagnostics.loops import LOOP_CODE, LOOPS, REMAKE, Loop, loop_laps, tracks
 from workbench.core.components import RESOURCE_KINDS
 from workbench.core.config import RewardConfig
 from workbench.data.episodes import Corpus

@@ -27,7 +27,8 @@ from workbench.analysis.diagnostics.loop_signs import (
     sign_statistics,
     sign_table,
 )
-from workbench.analysis.diagnostics.loops import LOOP_CODE, LOOPS, loop_table
+from workbench.analysis.diagnostics.loop_table import loop_table
+from workbench.analysis.diagnostics.loops import LOOP_CODE, LOOPS
 from workbench.analysis.diagnostics.progress_free import reference_rate
 from workbench.core.config import RewardConfig
 from workbench.data.episodes import Corpus

@@ -1,8 +1,8 @@
 """Rank statistics of paired samples and a stratified bootstrap, in numpy, many samples at once.
 
 ``kendall_tau`` (tau-b), ``spearman_rho`` and ``discordant_pairs`` take two (n,) arrays, or two
-(m, n) arrays of m samples (rows) at once, which is how ``bootstrap_interval`` evaluates its
-resamples. Each picks its algorithm by size: every pair compared directly for a few dozen items
+(m, n) arrays of m samples (rows) at once, which is how ``bootstrap_interval`` (from
+``analysis.bootstrap``, importable here) evaluates its resamples. Each picks its algorithm by size: every pair compared directly for a few dozen items
 (bootstraps of a small corpus); for more, one sort per row, then per-level counts when one
 variable has few distinct values (achievements unlocked: at most 23), else a merge sort. The
 tests check all paths against each other and against the definition.
@@ -10,15 +10,22 @@ tests check all paths against each other and against the definition.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
-import pandas as pd
 
-__all__ = ["bootstrap_interval", "discordant_pairs", "kendall_tau", "spearman_rho"]
+from workbench.analysis.bootstrap import MAX_REPS, bootstrap_interval, bootstrap_intervals
 
-#: Bootstrap resamples drawn and evaluated at once (bounds memory: rows x items indices).
-_BOOTSTRAP_CELLS = 1 << 22
+__all__ = [
+    "MAX_REPS",
+    "bootstrap_interval",
+    "bootstrap_intervals",
+    "discordant_pairs",
+    "kendall_tau",
+    "rank_codes",
+    "spearman_rho",
+]
+
 #: Up to this many items per row, rank statistics compare all pairs directly (n^2 cells per
 #: row, few numpy calls: fastest for bootstraps of a few dozen episodes); above, they sort.
 _PAIRWISE_MAX_N = 48
@@ -30,14 +37,40 @@ _PAIRWISE_CELLS = 1 << 21
 
 
 # -- rank correlations (one pair of samples, or many rows of them at once) -------------------
-#: The most bootstrap resamples taken: one float each is kept (8 MB at this bound) and each costs
-#: a statistic's evaluation; a billion would exhaust memory before the first interval.
-MAX_REPS = 1_000_000
+def rank_codes(values: np.ndarray | Sequence[float]) -> np.ndarray:
+    """Order-preserving dense codes of ``values``: 0 for the smallest, equal values equal codes,
+    in 16 bits when they fit. Every rank statistic here gives exactly the same result on the codes
+    as on the values (they read only order and ties), and numpy sorts 16-bit integers by radix,
+    ~15x faster than floats: give a bootstrap of a rank statistic the codes.
+
+    Args:
+        values: (n,) values.
+
+    Returns:
+        (n,) int16 codes (int64 when there are more than 32,767 distinct values).
+
+    Raises:
+        ValueError: ``values`` holds NaN or is not 1-D.
+    """
+    array = np.asarray(values)
+    if array.ndim != 1:
+        raise ValueError(f"rank_codes takes (n,) values, got shape {array.shape}")
+    if array.dtype.kind == "f" and np.isnan(array).any():
+        raise ValueError("values must not hold NaN (a rank of NaN is undefined)")
+    distinct, codes = np.unique(array, return_inverse=True)
+    return codes.astype(np.int16 if len(distinct) <= _SMALL_CODES else np.int64).reshape(-1)
+
+
+#: The most distinct values ``rank_codes`` keeps in 16 bits (their differences fit too).
+_SMALL_CODES = np.iinfo(np.int16).max
 
 
 def _rows(x: np.ndarray | Sequence[float], y: np.ndarray | Sequence[float]) -> tuple[np.ndarray, np.ndarray, bool]:
-    """x and y as (m, n) arrays of the same shape (a 1-D pair is one row) and whether they were 1-D."""
-    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    """x and y as (m, n) arrays of the same shape (a 1-D pair is one row) and whether they were
+    1-D: float64, except 16-bit codes (``rank_codes``), which stay as they are."""
+    x, y = np.asarray(x), np.asarray(y)
+    if not (x.dtype == y.dtype == np.int16):
+        x, y = x.astype(np.float64, copy=False), y.astype(np.float64, copy=False)
     if x.shape != y.shape or x.ndim not in (1, 2):
         raise ValueError(f"x and y must have the same shape, (n,) or (m, n); got {x.shape} and {y.shape}")
     if np.isnan(x).any() or np.isnan(y).any():
@@ -98,9 +131,9 @@ def _pair_counts(
     m, n = x2.shape
     pairs = np.full(m, n * (n - 1) // 2, dtype=np.int64)
     if n <= _PAIRWISE_MAX_N:
-        return (pairs, *_pairwise_counts(x2, y2), single)
-    x_codes, x_size = _row_codes(x2)
-    y_codes, y_size = _row_codes(y2)
+        return (pairs, *_pairwise_counts(x2.astype(np.float64), y2.astype(np.float64)), single)
+    x_codes, x_size = _codes(x2)
+    y_codes, y_size = _codes(y2)
     if min(x_size, y_size) <= _MAX_LEVELS:
         if x_size <= y_size:
             tied_x, tied_y, tied_both, discordant = _level_counts(x_codes, x_size, y_codes)
@@ -109,11 +142,23 @@ def _pair_counts(
         return pairs, tied_x, tied_y, tied_both, discordant, single
     # Sort each row by (x, y): a pair tied in x then has non-decreasing y, so the strict
     # inversions of y in that order are exactly the discordant pairs.
-    order = np.argsort(x_codes * y_size + y_codes, axis=1, kind="stable")
+    order = _order_by(x_codes, x_size, y_codes, y_size)
     discordant = _inversions(np.take_along_axis(y_codes, order, axis=1), y_size)
     ties_x, ties_y = _tied_pairs(x_codes, x_size), _tied_pairs(y_codes, y_size)
     ties_both = _tied_pairs(x_codes * y_size + y_codes, x_size * y_size)
     return pairs, ties_x, ties_y, ties_both, discordant, single
+
+
+def _order_by(major: np.ndarray, major_size: int, minor: np.ndarray, minor_size: int) -> np.ndarray:
+    """Per row, the stable order by (major, minor) codes: ``np.argsort(major * minor_size +
+    minor, kind="stable")``. A stable sort's order is unique, so when both fit in 16 bits it is
+    found as two stable 16-bit sorts (numpy sorts those by radix, ~2x faster than one of int64):
+    by minor, then by major."""
+    if max(major_size, minor_size) > _SMALL_CODES:
+        return np.argsort(major * minor_size + minor, axis=1, kind="stable")
+    by_minor = np.argsort(minor.astype(np.int16), axis=1, kind="stable")
+    major_then = np.take_along_axis(major.astype(np.int16), by_minor, axis=1)
+    return np.take_along_axis(by_minor, np.argsort(major_then, axis=1, kind="stable"), axis=1)
 
 
 def _pairwise_counts(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -185,6 +230,8 @@ def _sorted_ranks(values: np.ndarray) -> np.ndarray:
     from one sort of each row: a tie group spanning sorted positions [start, end] ranks
     (start + end) / 2 + 1."""
     m, n = values.shape
+    if values.dtype == np.int16 and values.min() >= 0 and int(values.max()) < 4 * n:
+        return _counted_ranks(values)
     order = np.argsort(values, axis=1, kind="stable")
     ordered = np.take_along_axis(values, order, axis=1)
     start = _group_starts(ordered)
@@ -194,12 +241,32 @@ def _sorted_ranks(values: np.ndarray) -> np.ndarray:
     return ranks
 
 
+def _counted_ranks(codes: np.ndarray) -> np.ndarray:
+    """``_sorted_ranks`` of small non-negative integer codes without a sort: per row, how many
+    values are below each code (start) and equal to it (last = start + count - 1), counted."""
+    m, n = codes.shape
+    size = int(codes.max()) + 1
+    counts = np.bincount(_row_keys(codes.astype(np.int64), size).ravel(), minlength=m * size).reshape(m, size)
+    start = np.cumsum(counts, axis=1) - counts
+    average = (start + (start + counts - 1)) / 2.0 + 1.0
+    return np.take_along_axis(average, codes.astype(np.intp), axis=1)
+
+
 def _group_starts(ordered: np.ndarray) -> np.ndarray:
     """Per row of sorted values, the position where each value's run of equal values starts."""
     n = ordered.shape[1]
     new = np.ones(ordered.shape, dtype=bool)
     new[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
     return np.maximum.accumulate(np.where(new, np.arange(n), 0), axis=1)
+
+
+def _codes(values: np.ndarray) -> tuple[np.ndarray, int]:
+    """Per row, integer codes with the values' order and ties, and a bound on them: 16-bit
+    ``rank_codes`` as they are (pair counts need order, not dense codes: no sort per row), other
+    values by ``_row_codes``."""
+    if values.dtype == np.int16 and values.min() >= 0:
+        return values.astype(np.int64), int(values.max()) + 1
+    return _row_codes(values)
 
 
 def _row_codes(values: np.ndarray) -> tuple[np.ndarray, int]:
@@ -219,10 +286,10 @@ def _level_counts(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(tied in levels, tied in other, tied in both, discordant) per row when one variable has
     few distinct values (``levels``, codes below ``n_levels``): sort each row by (other, level);
-    an element's discordant partners are the elements before its run of equal ``other`` with a
-    higher level, read from running per-level counts. O(m n (log n + n_levels))."""
+    an element's discordant partners are the elements before it (before its run of equal
+    ``other``) with a higher level, read from running per-level counts. O(m n (log n + n_levels))."""
     m, n = levels.shape
-    order = np.argsort(other * n_levels + levels, axis=1, kind="stable")
+    order = _order_by(other, int(other.max()) + 1 if other.size else 1, levels, n_levels)
     level = np.take_along_axis(levels, order, axis=1)
     value = np.take_along_axis(other, order, axis=1)
     position = np.arange(n)
@@ -232,13 +299,12 @@ def _level_counts(
     counts = np.bincount((np.arange(m)[:, None] * n_levels + levels).ravel(), minlength=m * n_levels)
     tied_levels = (counts * (counts - 1) // 2).reshape(m, n_levels).sum(axis=1)
     discordant = np.zeros(m, dtype=np.int64)
+    # Within a run of equal ``other`` the levels ascend, so an element's earlier elements of a
+    # higher level all lie before its run: the discordant pairs are the level sequence's strict
+    # inversions. Per level, each element of it counts the earlier elements above it.
     for value_level in range(n_levels - 1):
-        # Per row, how many elements at earlier positions have a level above value_level; each
-        # element of that level reads it at the start of its run of equal ``other``.
-        above = level > value_level
-        earlier: np.ndarray = np.cumsum(above, axis=1) - above
-        at_start: np.ndarray = np.take_along_axis(earlier, start, axis=1)
-        discordant += np.where(level == value_level, at_start, 0).sum(axis=1)
+        above = np.cumsum(level > value_level, axis=1, dtype=np.int32)
+        discordant += np.where(level == value_level, above, 0).sum(axis=1)
     return tied_levels, tied_other, tied_both, discordant
 
 
@@ -276,7 +342,7 @@ def spearman_rho(x: np.ndarray | Sequence[float], y: np.ndarray | Sequence[float
         rho = np.full(m, np.nan)
         return float(rho[0]) if single else rho
     if n <= _PAIRWISE_MAX_N:
-        rx, ry = _pairwise_ranks(x2), _pairwise_ranks(y2)
+        rx, ry = _pairwise_ranks(x2.astype(np.float64)), _pairwise_ranks(y2.astype(np.float64))
     else:
         rx, ry = _sorted_ranks(x2), _sorted_ranks(y2)
     rx -= rx.mean(axis=1, keepdims=True)
@@ -285,78 +351,3 @@ def spearman_rho(x: np.ndarray | Sequence[float], y: np.ndarray | Sequence[float
     with np.errstate(divide="ignore", invalid="ignore"):
         rho = np.where(denominator > 0, (rx * ry).sum(axis=1) / denominator, np.nan)
     return float(rho[0]) if single else rho
-
-
-# -- stratified bootstrap --------------------------------------------------------------------
-def bootstrap_interval(
-    statistic: Callable[..., float | np.ndarray],
-    data: Sequence[np.ndarray | Sequence[float]],
-    strata: np.ndarray | Sequence[object] | None = None,
-    *,
-    reps: int = 2000,
-    seed: int | None = 0,
-    confidence: float = 0.95,
-) -> tuple[float, float, float]:
-    """A statistic of paired samples with a stratified-bootstrap percentile interval.
-
-    ``data`` is a sequence of k arrays of n items each, item i of every array belonging together
-    (e.g. episode i's return and its achievements). ``statistic(*arrays)`` receives k arrays of
-    shape (m, n), each row one sample of the items, and returns shape (m,): e.g.
-    ``kendall_tau`` or ``spearman_rho`` as they are, or ``lambda v: v.mean(axis=1)``.
-
-    Resampling is within strata, as rliable's ``StratifiedBootstrap`` resamples runs within each
-    task: ``strata`` (n labels, e.g. each episode's policy) fixes how many items of each stratum
-    every resample holds, and each stratum's items are drawn with replacement from that stratum
-    only, so a resample never has more farmer episodes than the corpus. ``None`` is one stratum
-    (a plain bootstrap). The interval is the percentile interval of ``reps`` resamples (rliable's
-    default method); resamples where the statistic is NaN (e.g. every drawn episode unlocked the
-    same number of achievements) are left out, and the interval is NaN when all are.
-
-    Deterministic for a given ``seed``.
-
-    Args:
-        statistic: k arrays of shape (m, n) -> shape (m,).
-        data: k arrays of n paired items.
-        strata: n stratum labels; None is one stratum.
-        reps: Resamples.
-        seed: The generator's seed (None: fresh randomness).
-        confidence: The interval's level.
-
-    Returns:
-        ``(point, low, high)``: the statistic of the data as given and the interval's bounds.
-
-    Raises:
-        ValueError: Arrays of different lengths, strata of the wrong length, no items,
-            ``reps`` outside 1..``MAX_REPS`` or ``confidence`` outside (0, 1).
-    """
-    arrays = [np.asarray(array) for array in data]
-    if not arrays or any(a.ndim != 1 for a in arrays) or len({len(a) for a in arrays}) != 1:
-        raise ValueError(f"data must be one or more 1-D arrays of equal length; got shapes {[a.shape for a in arrays]}")
-    n = len(arrays[0])
-    if n == 0:
-        raise ValueError("bootstrap_interval needs at least one item")
-    if not 1 <= reps <= MAX_REPS:
-        raise ValueError(f"reps must be from 1 to {MAX_REPS}, got {reps}")
-    if not 0.0 < confidence < 1.0:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
-    labels = np.zeros(n, dtype=np.int64) if strata is None else pd.factorize(pd.Series(list(strata), dtype=object))[0]
-    if len(labels) != n:
-        raise ValueError(f"strata must give one label per item: {len(labels)} labels for {n} items")
-    members = [np.flatnonzero(labels == label) for label in range(int(labels.max()) + 1)]
-    point = float(np.asarray(statistic(*[a[None, :] for a in arrays]))[0])
-    rng = np.random.default_rng(seed)
-    values = np.empty(reps)
-    chunk = max(1, _BOOTSTRAP_CELLS // n)
-    for start in range(0, reps, chunk):
-        m = min(chunk, reps - start)
-        index = np.empty((m, n), dtype=np.int64)
-        for positions in members:
-            # Each resample keeps the stratum's slots and fills them from the stratum only.
-            index[:, positions] = positions[rng.integers(0, len(positions), size=(m, len(positions)))]
-        values[start : start + m] = np.asarray(statistic(*[a[index] for a in arrays]), dtype=np.float64)
-    values = values[~np.isnan(values)]
-    if len(values) == 0:
-        return point, float("nan"), float("nan")
-    tail = (1.0 - confidence) / 2.0
-    low, high = np.quantile(values, [tail, 1.0 - tail])
-    return point, float(low), float(high)

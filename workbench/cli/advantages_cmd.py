@@ -5,11 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-import pandas as pd
-
 from workbench.cli.common import CORPUS_HELP, output_paths, read_config, write_tables
 from workbench.cli.errors import UsageError
-from workbench.data.opening import open_corpus
 
 #: Flags printed per code; the rest are counted.
 FLAGS_PER_CODE = 10
@@ -63,6 +60,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run_advantages(args: argparse.Namespace) -> int:
     """Print the advantages per rollout, the groups and the flags; write ``--out``; exit status 0."""
     from workbench.analysis.learner import learner_view
+    from workbench.data.opening import open_corpus
 
     config = read_config(args.config)
     if args.out is not None:
@@ -83,6 +81,8 @@ def run_advantages(args: argparse.Namespace) -> int:
 
 def report(view, config_name: str) -> str:
     """The text ``workbench advantages`` prints."""
+    import pandas as pd
+
     episodes, groups, flags = view.episodes, view.groups, view.flags
     lines = [
         f"advantages of {config_name} on {len(episodes)} rollout(s) in {len(groups)} group(s) by "

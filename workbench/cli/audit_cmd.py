@@ -8,29 +8,24 @@ import sys
 import threading
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from workbench.analysis.audit import (
+from workbench.analysis.thresholds import (
     AUDIT_SCHEMA,
+    COMPONENT_THRESHOLD,
+    DEAD_ENTRIES,
     DEAD_ENTRY_SCOPES,
-    SECTIONS,
-    Audit,
-    AuditThresholds,
-    audit,
-    empty_audit,
+    DOMINANCE_THRESHOLD,
+    FARMING_EPISODES,
 )
-from workbench.analysis.detector_accuracy import gating, measured, shortfall
-from workbench.analysis.diagnostics import COMPONENT_THRESHOLD, DOMINANCE_THRESHOLD
-from workbench.analysis.diagnostics.loops import evidence_text
 from workbench.cli.common import CORPUS_HELP, read_named_configs
 from workbench.cli.report_cmd import check_report_path, command_line
 from workbench.cli.watch_cmd import add_source_arguments, polls_limit
-from workbench.data.episodes import Corpus
-from workbench.data.importers.producers import weights_ignored_line
-from workbench.data.opening import open_corpus
-from workbench.data.storage import holds_episodes, load_corpus
-from workbench.data.watch import Watcher, WatchReport, open_source
-from workbench.util.processes import signals_set
+
+if TYPE_CHECKING:
+    from workbench.analysis.audit import Audit, AuditThresholds
+    from workbench.data.episodes import Corpus
+    from workbench.data.watch import WatchReport
 
 EXAMPLE = f"""\
 examples:
@@ -94,14 +89,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--farming-episodes",
         type=int,
-        default=AuditThresholds.farming_episodes,
+        default=FARMING_EPISODES,
         metavar="N",
-        help=f"fire farming when at least N episodes farm (default {AuditThresholds.farming_episodes})",
+        help=f"fire farming when at least N episodes farm (default {FARMING_EPISODES})",
     )
     parser.add_argument(
         "--dead-entries",
         choices=DEAD_ENTRY_SCOPES,
-        default=AuditThresholds.dead_entries,
+        default=DEAD_ENTRIES,
         help="written: dead entries the config itself writes (default); all: also the task app's own "
         "table entries and weights of achievements not unlocked here; off: none",
     )
@@ -116,6 +111,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Audit (once, or after every poll with --follow); 0 clean, 1 a flag fired."""
+    from workbench.analysis.audit import AuditThresholds, audit  # the analyses: imported when a command runs
+    from workbench.data.opening import open_corpus
+
     configs = read_named_configs(args.config)
     thresholds = AuditThresholds(
         dominance=args.dominance_threshold,
@@ -135,6 +133,12 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _follow(args: argparse.Namespace, configs: dict[str, Any], thresholds: AuditThresholds) -> int:
+    from workbench.analysis.audit import audit, empty_audit
+    from workbench.data.episodes import Corpus
+    from workbench.data.storage import holds_episodes, load_corpus
+    from workbench.data.watch import Watcher, open_source
+    from workbench.util.processes import signals_set
+
     limit = polls_limit(args)
     source = open_source(args.follow, args.kind)
     into = Path(args.corpus)
@@ -202,6 +206,8 @@ def _with_notes(found: Audit, corpus: Corpus, configs: dict[str, Any]) -> Audit:
     """``found`` with its ``notes`` (JSON) / ``note:`` lines (text): today, that the synth-ai
     which produced some episodes ignored a per_achievement config's weights. Notes never change
     the exit status."""
+    from workbench.data.importers.producers import weights_ignored_line
+
     ignored = weights_ignored_line(
         (corpus.episode_extras(k).metadata for k in range(len(corpus))),
         {name: config.to_dict() for name, config in configs.items()},
@@ -212,6 +218,8 @@ def _with_notes(found: Audit, corpus: Corpus, configs: dict[str, Any]) -> Audit:
 
 
 def _summary_line(found: Audit) -> str:
+    from workbench.analysis.audit import SECTIONS
+
     counts = found.flags.groupby("section").size().to_dict() if not found.flags.empty else {}
     parts = ", ".join(f"{section} {counts.get(section, 0)}" for section in SECTIONS)
     verdict = "clean" if found.clean else "FLAGGED"
@@ -244,6 +252,9 @@ def _print(found: Audit, as_json: bool) -> None:
 
 def _print_evidence(row: Any, config: str) -> None:
     """The lines under a flag or note: its measured precision and what it saw."""
+    from workbench.analysis.detector_accuracy import gating, measured, shortfall
+    from workbench.analysis.diagnostics.loops import evidence_text
+
     seen = measured(row.code, config)
     if seen is not None:
         precision = "never fired there" if seen["precision"] is None else f"precision {seen['precision']:.2f}"

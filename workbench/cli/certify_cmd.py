@@ -5,10 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-import pandas as pd
-
 from workbench.cli.common import CORPUS_HELP, output_paths, read_config, write_tables
-from workbench.data.opening import open_corpus
 
 #: Rows of long tables printed (all rows go to --out).
 PRINT_ROWS = 15
@@ -57,6 +54,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run_certify(args: argparse.Namespace) -> int:
     """Print the certificate; write ``--out``; exit status 0."""
     from workbench.analysis.shaping import certify
+    from workbench.data.opening import open_corpus
 
     config = read_config(args.config)
     if args.out is not None:
@@ -72,6 +70,8 @@ def run_certify(args: argparse.Namespace) -> int:
 
 def report(certificate, config_name: str) -> str:
     """The text ``workbench certify`` prints."""
+    import pandas as pd
+
     components = certificate.components
     shaping = components[components["role"] == "shaping"]
     total = float(certificate.counterpart["return"].sum())

@@ -9,14 +9,15 @@ import argparse
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, ExitStack, contextmanager, nullcontext
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from workbench.cli.errors import UsageError
 from workbench.core.config import RewardConfig
 from workbench.core.named_configs import NAMED_CONFIGS, load_config
 from workbench.util.atomic import atomic_path, write_errors_named
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: What a CORPUS argument may be, for every command's --help.
 CORPUS_HELP = (

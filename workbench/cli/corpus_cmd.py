@@ -5,10 +5,6 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from workbench.data.importers.counts import estimated_counts_line
-from workbench.data.importers.producers import producer_lines
-from workbench.data.storage import add_events_tables, check_corpus, load_corpus
-
 EXAMPLE = """\
 examples:
   workbench corpus info corpora/scripted
@@ -65,6 +61,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run_info(args: argparse.Namespace) -> int:
     """Print a corpus folder's size and episodes, the loops that produced them (and whether one
     ignored the run's weights) and which have estimated counts; exit status 0."""
+    from workbench.data.importers.counts import estimated_counts_line
+    from workbench.data.importers.producers import producer_lines
+    from workbench.data.storage import load_corpus
+
     corpus = load_corpus(args.path)  # a CorpusFormatError is a WorkbenchError: one line, exit 2
     size = sum(f.stat().st_size for f in Path(args.path).rglob("*") if f.is_file())
     print(f"{args.path}: columnar corpus (schema_version 2)")
@@ -85,6 +85,8 @@ def run_info(args: argparse.Namespace) -> int:
 
 def run_events(args: argparse.Namespace) -> int:
     """Write the missing or stale events tables of a corpus folder and say how many; exit status 0."""
+    from workbench.data.storage import add_events_tables
+
     written, current = add_events_tables(args.path, rebuild=args.rebuild)  # WorkbenchErrors: one line, exit 2
     if args.rebuild:
         print(f"{args.path}: {len(written)} events table(s) rebuilt from their decisions")
@@ -96,6 +98,8 @@ def run_events(args: argparse.Namespace) -> int:
 def run_check(args: argparse.Namespace) -> int:
     """Print each part whose derived tables disagree with their source (and why), a note for
     parts without a current events table, and a summary; exit status 1 when any disagrees."""
+    from workbench.data.storage import check_corpus
+
     checks = check_corpus(args.path, deep=args.deep)  # not a corpus folder: a WorkbenchError, exit 2
     how = "events re-derived from the decisions" if args.deep else "as opening checks them; --deep re-derives"
     print(f"{args.path}: {len(checks)} part(s) checked ({how})")

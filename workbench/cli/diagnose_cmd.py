@@ -5,11 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-import pandas as pd
-
 from workbench.cli.common import CORPUS_HELP, output_paths, read_config, write_tables
 from workbench.cli.errors import UsageError
-from workbench.data.opening import open_corpus
 from workbench.util.atomic import atomic_path
 
 #: Rows of long tables printed (all rows go to --out).
@@ -86,6 +83,7 @@ def check_outputs(out: Path | None, figure: Path | None, *, overwrite: bool) -> 
 def run_diagnose(args: argparse.Namespace) -> int:
     """Diagnose a config on a corpus, print the flags and tables, write ``--out`` / ``--figure``; exit status 0."""
     from workbench.analysis.diagnostics import diagnose
+    from workbench.data.opening import open_corpus
 
     config = read_config(args.config)
     check_outputs(args.out, args.figure, overwrite=args.overwrite)
@@ -108,6 +106,8 @@ def run_diagnose(args: argparse.Namespace) -> int:
 
 def report(diagnosis, config_name: str) -> str:
     """The text ``workbench diagnose`` prints: flags with why, then the tables (long ones cut)."""
+    import pandas as pd
+
     by = diagnosis.by
     config = diagnosis.config
     n = len(diagnosis.scores.episodes)

@@ -3,18 +3,11 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
 from workbench.cli.common import add_cluster_argument, cluster_client
 from workbench.cli.errors import UsageError
-from workbench.core.config import RewardConfig
-from workbench.data.importers import ImportResult, import_crafter_recorder, import_rollouts, import_traces
-from workbench.data.importers.pipeline import import_into
-from workbench.data.opening import index_errors_named
-from workbench.data.storage import episode_ids_by_part
-from workbench.data.storage.layout import MARKER
 
 EXAMPLE = """\
 examples:
@@ -37,10 +30,12 @@ examples:
 exit status: 0 everything imported, 1 some input could not be imported, 2 bad usage.
 """
 
-SOURCES: dict[str, tuple[Callable[..., ImportResult], str]] = {
-    "recorder": (import_crafter_recorder, "a folder (or one .npz) written by crafter.Recorder"),
-    "rollouts": (import_rollouts, "task-app rollout responses: a .json, a .jsonl or a folder of them"),
-    "traces": (import_traces, "a synth-ai trace database (task-app serve --trace): its finished sessions"),
+#: Each source (``import_into`` reads it with its importer, imported when the command runs,
+#: not at start-up) and what it is.
+SOURCES: dict[str, str] = {
+    "recorder": "a folder (or one .npz) written by crafter.Recorder",
+    "rollouts": "task-app rollout responses: a .json, a .jsonl or a folder of them",
+    "traces": "a synth-ai trace database (task-app serve --trace): its finished sessions",
 }
 
 
@@ -61,7 +56,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     sources = parser.add_subparsers(dest="source", metavar="SOURCE", required=True)
-    for name, (importer, what) in SOURCES.items():
+    for name, what in SOURCES.items():
         sub = sources.add_parser(
             name,
             help=what,
@@ -97,12 +92,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                 help="the step_rewards config the rollouts ran with (the database does not hold it); "
                 "kept in each episode's metadata",
             )
-        sub.set_defaults(func=partial(run, importer))
+        sub.set_defaults(func=partial(run, name))
 
 
-def run(importer: Callable[..., ImportResult], args: argparse.Namespace) -> int:
-    """Import into ``--out`` (``import_into``: in parts that commit together, on ``--workers``
-    processes or ``--cluster``), print the report; exit status 1 when some input failed."""
+def run(source: str, args: argparse.Namespace) -> int:
+    """Import ``source`` into ``--out`` (``import_into``: in parts that commit together, on
+    ``--workers`` processes or ``--cluster``), print the report; exit status 1 when some input failed."""
+    from workbench.data.importers.pipeline import import_into
+    from workbench.data.opening import index_errors_named
+    from workbench.data.storage import episode_ids_by_part
+    from workbench.data.storage.layout import MARKER
+
     if not Path(args.path).exists():
         raise UsageError(f"{args.path}: no such file or folder")
     if args.cluster and args.workers > 1:
@@ -113,7 +113,7 @@ def run(importer: Callable[..., ImportResult], args: argparse.Namespace) -> int:
             held = {i for ids in episode_ids_by_part(out).values() for i in ids}
     else:
         held = set()
-    options = _trace_options(importer, args, held)
+    options = _trace_options(source, args, held)
     with cluster_client(args.cluster) as client:
         mapper = None
         if client is not None:
@@ -138,11 +138,13 @@ def run(importer: Callable[..., ImportResult], args: argparse.Namespace) -> int:
     return 1 if report.errors else 0
 
 
-def _trace_options(importer: Callable[..., ImportResult], args: argparse.Namespace, held: set[str]) -> dict:
+def _trace_options(source: str, args: argparse.Namespace, held: set[str]) -> dict:
     """The trace import's options: ``--config`` read as a step_rewards table, and the ids the
     corpus already holds (``held``) skipped (importing the same database again adds only new
     sessions), unless ``--overwrite`` asks to read them all again (e.g. with another ``--config``)."""
-    if importer is not import_traces:
+    from workbench.core.config import RewardConfig
+
+    if source != "traces":
         return {}
     config = RewardConfig.from_file(args.config).to_dict() if args.config else None
     return {"config": config, "skip": set() if args.overwrite else held}

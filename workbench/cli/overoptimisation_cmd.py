@@ -5,13 +5,14 @@ from __future__ import annotations
 import argparse
 import io
 from pathlib import Path
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from workbench.cli.common import CORPUS_HELP, output_paths, read_named_configs, write_tables
 from workbench.cli.errors import UsageError
-from workbench.data.opening import open_corpus
 from workbench.util.atomic import atomic_write_bytes
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 TABLES = ("series", "alarms")
 
@@ -65,6 +66,7 @@ def run_overoptimisation(args: argparse.Namespace) -> int:
     """Print each config's alarm; write ``--out`` and ``--plot``; exit 1 when an alarm fired."""
     from workbench.analysis.overoptimisation import overoptimisation_watch
     from workbench.analysis.rankstats import MAX_REPS
+    from workbench.data.opening import open_corpus
 
     if args.window < 1 or args.min_run < 2 or not 1 <= args.reps <= MAX_REPS:
         raise UsageError(f"--window must be >= 1, --min-run >= 2 and --reps from 1 to {MAX_REPS}")

@@ -6,10 +6,8 @@ import argparse
 import shlex
 from pathlib import Path
 
-from workbench.analysis.audit import AuditThresholds
 from workbench.cli.common import CORPUS_HELP, read_named_configs
 from workbench.cli.errors import UsageError
-from workbench.data.opening import open_corpus
 
 #: What a report file may be called.
 REPORT_SUFFIXES = (".html", ".htm")
@@ -81,6 +79,8 @@ def command_line(args: argparse.Namespace) -> str:
 
 def run_report(args: argparse.Namespace) -> int:
     """Write the report; exit status 0."""
+    from workbench.analysis.audit import AuditThresholds
+    from workbench.data.opening import open_corpus
     from workbench.views.report import build_report, write_report  # imports matplotlib: only here
 
     check_report_path(args.out, overwrite=args.overwrite)

@@ -6,11 +6,8 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
-
-from workbench.analysis.alignment import group_comparison, progress_summary
 from workbench.cli.common import (
     CORPUS_HELP,
     NAMED_HELP,
@@ -21,13 +18,10 @@ from workbench.cli.common import (
     write_tables,
 )
 from workbench.cli.errors import UsageError
-from workbench.core.config import RewardConfig
-from workbench.data.episodes import Corpus
-from workbench.data.importers.producers import weights_ignored_line
-from workbench.data.opening import open_corpus
-from workbench.errors import CorpusError
-from workbench.scoring import compare, crafter_score, score
-from workbench.scoring.intervals import return_intervals
+
+if TYPE_CHECKING:
+    from workbench.core.config import RewardConfig
+    from workbench.data.episodes import Corpus
 
 #: The tables ``--out`` writes, each to ``<stem>.<table><suffix>``.
 TABLES = ("episodes", "decisions", "components")
@@ -173,6 +167,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run_score(args: argparse.Namespace) -> int:
     """Print a config's per-episode returns, totals and alignment (and write ``--out``); exit status 0."""
+    import pandas as pd
+
+    from workbench.analysis.alignment import progress_summary
+    from workbench.data.opening import open_corpus
+    from workbench.scoring import crafter_score, score
+
     config = read_config(args.config)
     tables = ("episodes",) if args.cluster else TABLES
     if args.out:
@@ -230,10 +230,20 @@ def run_score(args: argparse.Namespace) -> int:
 
 def run_compare(args: argparse.Namespace) -> int:
     """Print two configs' returns, ranks, groups and largest changes side by side; exit status 0."""
+    import pandas as pd
+
+    from workbench.analysis.alignment import group_comparison, progress_summary
+    from workbench.data.opening import open_corpus
+    from workbench.errors import CorpusError
+    from workbench.scoring import compare
+
     if args.top < 1:
         raise UsageError(f"--top must be at least 1, not {args.top}")
-    if args.distance and not 0.0 <= args.gamma <= 1.0:  # before any table is read
+    if args.distance and args.gamma is not None and not 0.0 <= args.gamma <= 1.0:  # before any table is read
         raise UsageError(f"--gamma must be within [0, 1], not {args.gamma}")
+    for name in ("samples", "seeds"):
+        if getattr(args, name) < 1:
+            raise UsageError(f"--{name} must be at least 1, not {getattr(args, name)}")
     config_a, config_b = read_config(args.config_a), read_config(args.config_b)
     corpus = open_corpus(args.corpus)
     if len(corpus) == 0:  # said as it is, before --by or a --distance is looked at
@@ -261,9 +271,6 @@ def run_compare(args: argparse.Namespace) -> int:
         changes = comparison.largest_changes(args.top)[["component", "total_a", "total_b", "difference"]]
         print(f"\ncomponents that changed most (corpus totals after lambda, top {len(changes)}):")
         print(changes.to_string(index=False, float_format=number))
-    for name in ("samples", "seeds"):
-        if getattr(args, name) < 1:
-            raise UsageError(f"--{name} must be at least 1, not {getattr(args, name)}")
     for kind in args.distance or ():
         print_distance(corpus, config_a, config_b, kind, args)
     return 0
@@ -294,6 +301,10 @@ def print_distance(corpus, config_a: RewardConfig, config_b: RewardConfig, kind:
 def print_intervals(corpus: Corpus, config: RewardConfig, label: str = "") -> None:
     """Under per_achievement, print the interval each episode with estimated counts may have
     as its return (``return_intervals``): its single number is only the lower end."""
+    import pandas as pd
+
+    from workbench.scoring.intervals import return_intervals
+
     if not config.rule.reads_counts:
         return
     intervals = return_intervals(corpus, config)
@@ -309,6 +320,8 @@ def print_intervals(corpus: Corpus, config: RewardConfig, label: str = "") -> No
 
 def print_weights_note(corpus: Corpus, configs: dict[str, RewardConfig]) -> None:
     """Say when a per_achievement config is scored on episodes an indicator-only synth-ai produced."""
+    from workbench.data.importers.producers import weights_ignored_line
+
     line = weights_ignored_line(
         (corpus.episode_extras(k).metadata for k in range(len(corpus))),
         {name: config.to_dict() for name, config in configs.items()},

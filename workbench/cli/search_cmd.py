@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from workbench.cli.common import CORPUS_HELP, NAMED_HELP, add_cluster_argument, cluster_client, read_config
 from workbench.cli.errors import UsageError
-from workbench.data.opening import open_corpus
 from workbench.util.atomic import atomic_path
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 TRIALS_SUFFIXES = (".csv", ".parquet")
 
@@ -170,6 +170,8 @@ def _check_outputs(args: argparse.Namespace) -> None:
 
 def run_search(args: argparse.Namespace) -> int:
     """Search, print the trials' summary and the held-out score, write ``--out`` / ``--export`` / ``--trials-out``; exit status 0."""
+    from workbench.data.opening import open_corpus
+
     _check_outputs(args)
     base = read_config(args.base) if args.base else None
     corpus = open_corpus(args.corpus)
@@ -219,6 +221,7 @@ def _exploitability(args: argparse.Namespace) -> Any:
     """The constraint's scorer: ``--probes`` (or the shipped probe corpus) against ``--honest``
     (or the sample's scripted and random episodes)."""
     from workbench.analysis.exploitability import default_check
+    from workbench.data.opening import open_corpus
     from workbench.data.probe_corpus import load_probes
 
     probes = load_probes(args.probes) if args.probes else None
@@ -227,6 +230,8 @@ def _exploitability(args: argparse.Namespace) -> Any:
 
 def _report(args: argparse.Namespace, corpus: Any, result: Any) -> None:
     """Print the search's summary and write its outputs."""
+    import pandas as pd
+
     split = result.split
     print(
         f"{len(corpus)} episodes: {len(split.fit)} fit, {len(split.held_out)} held out "

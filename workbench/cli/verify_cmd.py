@@ -9,15 +9,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
 from workbench.cli.common import CORPUS_HELP, read_config
 from workbench.cli.errors import UsageError
 from workbench.core.config_io.checks import checked
 from workbench.core.config_io.locate import StepRewardsLocation
-from workbench.data.importers.producers import INDICATOR, WEIGHTS_IGNORED
-from workbench.data.opening import open_corpus
-from workbench.scoring import verify
 from workbench.util import jsonsafe
 
 #: ``verify``'s exit status when it checked no decision at all (never a pass).
@@ -59,6 +54,7 @@ MAX_REQUEST_BYTES = 64 * 2**20
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``workbench verify`` to ``subparsers``."""
+
     parser = subparsers.add_parser(
         "verify",
         help="check imported rollouts: does re-scoring reproduce the rewards the task app logged?",
@@ -126,6 +122,12 @@ def _request_bytes(path: Path) -> bytes:
 def run_verify(args: argparse.Namespace) -> int:
     """Print what verify checked and every decision that differs; exit status 1 when some
     differ, ``NOTHING_CHECKED`` when nothing could be checked."""
+    import pandas as pd
+
+    from workbench.data.importers.producers import INDICATOR, WEIGHTS_IGNORED
+    from workbench.data.opening import open_corpus
+    from workbench.scoring import verify
+
     table, source = None, "given"
     if args.request is not None:
         table, source = request_table(args.request), f"--request {args.request}"

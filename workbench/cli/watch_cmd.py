@@ -5,13 +5,15 @@ from __future__ import annotations
 import argparse
 import sys
 import threading
+from typing import TYPE_CHECKING
 
 from workbench.cli.common import read_named_configs
 from workbench.cli.errors import UsageError
-from workbench.data.episodes import Corpus
-from workbench.data.watch import KINDS, Watcher, WatchReport, open_source
-from workbench.scoring import LiveScores
-from workbench.util.processes import signals_set
+from workbench.data.source_kinds import KINDS
+
+if TYPE_CHECKING:
+    from workbench.data.watch import WatchReport
+    from workbench.scoring import LiveScores
 
 EXAMPLE = """\
 examples:
@@ -98,6 +100,11 @@ def polls_limit(args: argparse.Namespace) -> int | None:
 
 def run(args: argparse.Namespace) -> int:
     """Watch until --once / --max-polls / Ctrl-C; exit 1 when some input could not be read."""
+    from workbench.data.episodes import Corpus  # the watchers and scores: imported when a command runs
+    from workbench.data.watch import Watcher, open_source
+    from workbench.scoring import LiveScores
+    from workbench.util.processes import signals_set
+
     limit = polls_limit(args)
     configs = read_named_configs(args.config)
     source = open_source(args.source, args.kind)

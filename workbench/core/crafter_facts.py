@@ -9,6 +9,7 @@ data (how the Tuner groups achievements, which misspellings mean which achieveme
 from __future__ import annotations
 
 import importlib.util
+import math
 from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
@@ -67,3 +68,21 @@ ACHIEVEMENT_ALIASES: Mapping[str, tuple[str, ...]] = MappingProxyType(
 _grouped = sorted(name for names in ACHIEVEMENT_GROUPS.values() for name in names)
 if _grouped != sorted(ACHIEVEMENTS):  # the naming data must cover Crafter's achievements exactly
     raise ImportError(f"workbench/core/achievement_names.yaml groups {_grouped}, Crafter has {list(ACHIEVEMENTS)}")
+
+
+def daylight(step: int) -> float:
+    """Crafter's daylight after ``step`` steps (crafter.Env._update_time).
+
+    Args:
+        step: Environment steps since the reset.
+
+    Returns:
+        The daylight, 0 (dark) to 1.
+    """
+    progress = (step / 300) % 1 + 0.3
+    return 1 - abs(math.cos(math.pi * progress)) ** 3
+
+
+#: Below this daylight it is night: zombies crowd the dark grass (the scripted player shelters,
+#: and a loop counts "by day" only above it).
+NIGHT_DAYLIGHT = 0.5

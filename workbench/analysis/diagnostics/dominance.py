@@ -7,15 +7,10 @@ import pandas as pd
 
 from workbench.analysis.diagnostics.components import ComponentTotals, EpisodeFacts
 from workbench.analysis.diagnostics.flags import Flag
+from workbench.analysis.thresholds import COMPONENT_THRESHOLD, DOMINANCE_THRESHOLD
 from workbench.core.components import KIND_LABELS, RESOURCE_KINDS, component_label
 
 __all__ = ["COMPONENT_THRESHOLD", "DOMINANCE_THRESHOLD", "dominance"]
-
-#: Default thresholds (``diagnose`` and ``workbench audit`` both take theirs from here): a group
-#: is flagged when resource shaping passes this share of its |reward| ...
-DOMINANCE_THRESHOLD = 0.5
-#: ... or when one component (kind, name) passes this share.
-COMPONENT_THRESHOLD = 0.25
 
 
 def dominance(

@@ -5,9 +5,14 @@ achievement count (reward.md quirk 3). A loop pays when a count keeps rising but
 counts does not gain ground. Two ways, read off the episode's own inventory and counts, in any
 order and at any distance (no list of loops, no lap window):
 
-- **at the cap** (``cap``): a gathering count (``collect_stone``, ``collect_drink``,
+- **at the cap** (``cap``): a gathering count (``collect_drink``, ``collect_sapling``,
   ``eat_cow``, ``make_wood_pickaxe``, ...) rises at a decision where its item does not: the item
-  sits at Crafter's cap of 9, so the count is paid for nothing;
+  sits at Crafter's cap of 9, so the count is paid for nothing. Not the counts of what Crafter
+  collects by removing a block (``DUG``: wood, stone, coal, iron, diamond; a tree turns into
+  grass, a mined block into path): that is also how a player clears its way, and honest players
+  raise those counts at the cap on their way (docs/detector-accuracy.md: up to 20 in 50
+  decisions on other worlds). Water and grass stay where they are: drinking or picking saplings
+  at the cap goes nowhere;
 - **spent and regained** (``regained``): a material (wood, stone, coal, iron, diamond, sapling)
   rises back to a level it had already reached in the episode: it was spent (placed, crafted
   with) and gathered again. The regain pays the item's rise and its gathering count's; the
@@ -31,20 +36,26 @@ from workbench.core.crafter_facts import ACHIEVEMENTS, COLLECT_RULES, INVENTORY_
 from workbench.data.episodes import Corpus
 from workbench.scoring import slot_pay
 
-__all__ = ["CAP_PAIRS", "HANDED_BACK", "MATERIALS", "LoopPay", "episode_loop_pay", "loop_pay"]
+__all__ = ["CAP_PAIRS", "DUG", "HANDED_BACK", "MATERIALS", "LoopPay", "episode_loop_pay", "loop_pay"]
 
 _SLOT = {item: i for i, item in enumerate(INVENTORY_ITEMS)}
 _COUNT = {name: i for i, name in enumerate(ACHIEVEMENTS)}
-#: (gathering count, the item it gathers): the count rises with the item, unless the item is at its cap.
+#: Materials whose collecting removes the block collected from (``leaves`` another material):
+#: digging through them raises their counts, at the cap too.
+DUG: tuple[str, ...] = tuple(
+    item for material, rule in COLLECT_RULES.items() if rule["leaves"] != material for item in rule["receive"]
+)
+#: (gathering count, the item it gathers): the count rises with the item, unless the item is at
+#: its cap; minerals (``DUG``) left out.
 CAP_PAIRS: tuple[tuple[str, str], ...] = (
-    *((f"collect_{item}", item) for rule in COLLECT_RULES.values() for item in rule["receive"]),
+    *((f"collect_{item}", item) for rule in COLLECT_RULES.values() for item in rule["receive"] if item not in DUG),
     ("eat_cow", "food"),
     ("eat_plant", "food"),
     *((f"make_{tool}", tool) for tool in MAKE_RULES),
 )
 #: Materials that are spent and can be gathered again (life counters run down on their own).
 MATERIALS: tuple[str, ...] = tuple(
-    item for _, item in CAP_PAIRS[: len(COLLECT_RULES)] if item not in ("drink", "food", "energy")
+    item for rule in COLLECT_RULES.values() for item in rule["receive"] if item not in ("drink", "food", "energy")
 )
 #: Placements that hand an item back to the world to be gathered again: the spending half of a loop.
 HANDED_BACK: tuple[str, ...] = ("place_stone", "place_plant")

@@ -15,30 +15,37 @@ each with how a lap is counted from the episode's own arrays (never from its pay
 Honest players run every loop now and then (a scripted player places a few stones, drinks when
 it passes water), so a loop is flagged only past ``Loop.allowed`` laps: twice the most any
 honest player ran it on the labelled benchmark's tune split (``benchmarks/bench_detectors.py``
-chooses them there and prints them). ``loop_table`` gives each episode's loops with their decisions and
-pay; ``loop_flags`` the ``farming-loop`` flags with their evidence and a replay link.
+chooses them there and prints them). ``loop_table.loop_table`` gives each episode's loops with
+their decisions and pay (every episode of a batch at once); ``loop_flags`` the ``farming-loop``
+flags with their evidence and a replay link.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from bisect import bisect_right
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
-from crafter import constants
 
 from workbench.analysis.diagnostics.flags import Flag
-from workbench.core.config import RewardConfig
-from workbench.core.crafter_facts import ACHIEVEMENTS, ACTIONS, INVENTORY_ITEMS
+from workbench.core.crafter_facts import (
+    ACHIEVEMENTS,
+    ACTIONS,
+    INVENTORY_ITEMS,
+    INVENTORY_MAX,
+    MAKE_RULES,
+    NIGHT_DAYLIGHT,
+    PLACE_RULES,
+    daylight,
+)
 from workbench.data.episodes import Corpus, Episode
-from workbench.data.policies.navigation import daylight
-from workbench.data.policies.scripted import NIGHT_DAYLIGHT
-from workbench.scoring import slot_pay
+from workbench.data.episodes.columns import DecisionArrays
 from workbench.util.links import replay_query
 
-__all__ = ["LOOPS", "LOOP_CODE", "Loop", "loop_flags", "loop_laps", "loop_table"]
+__all__ = ["LOOPS", "LOOP_CODE", "Loop", "batch_tracks", "cycle_laps", "loop_flags", "loop_laps", "tracks"]
 
 #: The flag code of an episode running a loop past what honest players do.
 LOOP_CODE = "farming-loop"
@@ -98,9 +105,9 @@ def _refill(item: str, counts: tuple[str, ...], allowed: int, by_day: bool = Fal
 LOOPS: tuple[Loop, ...] = (
     _cycle("collect_stone", "place_stone", "stone", 10),
     _cycle("collect_sapling", "place_plant", "sapling", 4),
-    _remake("place_table", constants.place["table"]["uses"], "", 6),
-    _remake("place_furnace", constants.place["furnace"]["uses"], "", 6),
-    *(_remake(f"make_{tool}", recipe["uses"], tool, 2) for tool, recipe in constants.make.items()),
+    _remake("place_table", PLACE_RULES["table"]["uses"], "", 6),
+    _remake("place_furnace", PLACE_RULES["furnace"]["uses"], "", 6),
+    *(_remake(f"make_{tool}", recipe["uses"], tool, 2) for tool, recipe in MAKE_RULES.items()),
     _refill("drink", ("collect_drink",), 4, by_day=True),
     _refill("food", ("eat_cow", "eat_plant"), 2),
     _refill("energy", ("wake_up",), 2, by_day=True, asked="sleep"),
@@ -133,16 +140,21 @@ def tracks(corpus: Corpus) -> Iterator[Track]:
     """Every episode's ``Track`` in corpus order, read from the stacked columns batch by batch
     (an episode in a columnar store is never built)."""
     for _, arrays in corpus.decision_batches():
-        per_row = np.diff(arrays.action_offsets)  # row r holds the actions of the decision leading to it
-        hits = {name: np.concatenate([[0], np.cumsum(arrays.action_ids == ACTIONS.index(name))]) for name in ASKED}
-        for first, n in zip(arrays.row_starts.tolist(), arrays.lengths.tolist()):
-            rows = slice(first, first + n + 1)
-            offsets = arrays.action_offsets[first + 1 : first + n + 2]
-            before = arrays.action_offsets[first : first + n + 1]
-            played = {name: (hit[offsets] - hit[before]) > 0 for name, hit in hits.items()}
-            # stored columns may be unsigned: signed copies, so that a drop differences below 0
-            states = (arrays.inventory[rows].astype(np.int64), arrays.achievement_counts[rows].astype(np.int64))
-            yield Track(*states, per_row[first + 1 : first + n + 1], played)
+        yield from batch_tracks(arrays)
+
+
+def batch_tracks(arrays: DecisionArrays) -> Iterator[Track]:
+    """The ``Track`` of every episode of one batch of stacked columns, in order."""
+    per_row = np.diff(arrays.action_offsets)  # row r holds the actions of the decision leading to it
+    hits = {name: np.concatenate([[0], np.cumsum(arrays.action_ids == ACTIONS.index(name))]) for name in ASKED}
+    for first, n in zip(arrays.row_starts.tolist(), arrays.lengths.tolist()):
+        rows = slice(first, first + n + 1)
+        offsets = arrays.action_offsets[first + 1 : first + n + 2]
+        before = arrays.action_offsets[first : first + n + 1]
+        played = {name: (hit[offsets] - hit[before]) > 0 for name, hit in hits.items()}
+        # stored columns may be unsigned: signed copies, so that a drop differences below 0
+        states = (arrays.inventory[rows].astype(np.int64), arrays.achievement_counts[rows].astype(np.int64))
+        yield Track(*states, per_row[first + 1 : first + n + 1], played)
 
 
 def loop_laps(episode: Episode | Track, loop: Loop) -> np.ndarray:
@@ -160,13 +172,20 @@ def loop_laps(episode: Episode | Track, loop: Loop) -> np.ndarray:
     if loop.kind == REMAKE:
         return np.stack([ends[:-1] + 1, ends[1:]], axis=1).astype(np.int64)
     gather = np.diff(counts[:, ACHIEVEMENTS.index(loop.gather)])
-    gathers = list(np.repeat(np.flatnonzero(gather > 0) + 1, gather[gather > 0]))
+    gathers = np.repeat(np.flatnonzero(gather > 0) + 1, gather[gather > 0]).tolist()
+    return cycle_laps(ends.tolist(), gathers, CYCLE_WINDOW)
+
+
+def cycle_laps(ends: list[int], gathers: list[int], window: int) -> np.ndarray:
+    """A cycle's laps from its spendings ``ends`` and gatherings ``gathers`` (1-based decisions,
+    in order, one entry per unit; ``gathers`` is used up): each spending paired with the latest
+    unpaired gathering at most ``window`` decisions before it. An int array (laps, 2)."""
     laps: list[tuple[int, int]] = []
-    for end in ends:  # pair each spending with the latest unpaired gathering at most CYCLE_WINDOW before it
-        while gathers and gathers[0] < end - CYCLE_WINDOW:
+    for end in ends:
+        while gathers and gathers[0] < end - window:
             gathers.pop(0)
-        at = next((i for i in range(len(gathers) - 1, -1, -1) if gathers[i] <= end), None)
-        if at is not None:
+        at = bisect_right(gathers, end) - 1  # the latest gathering at or before the spending (gathers stay sorted)
+        if at >= 0:
             laps.append((int(gathers.pop(at)), int(end)))
     return np.array(laps, dtype=np.int64).reshape(-1, 2)
 
@@ -175,7 +194,7 @@ def _refills(track: Track, loop: Loop) -> np.ndarray:
     """A refill loop's laps (see ``loop_laps``): the counter left its maximum and was back within
     its ``REFILL_WINDOWS`` window (by day and asked for, as ``loop`` says)."""
     level = track.inventory[:, INVENTORY_ITEMS.index(loop.event)]
-    top = int(constants.items[loop.event]["max"])
+    top = INVENTORY_MAX[loop.event]
     left = np.flatnonzero((level[:-1] == top) & (level[1:] < top)) + 1  # states just below the top
     back = np.flatnonzero(level == top)
     nxt = np.searchsorted(back, left)  # the first state back at the top after leaving it
@@ -190,56 +209,6 @@ def _refills(track: Track, loop: Loop) -> np.ndarray:
     keep = done - left <= REFILL_WINDOWS[loop.event]
     # state i follows decision i: the lap runs from the decision that left the top to the one back
     return np.stack([left[keep], done[keep]], axis=1).astype(np.int64)
-
-
-def _slots(loop: Loop) -> np.ndarray:
-    return np.array(
-        [INVENTORY_ITEMS.index(i) for i in loop.items]
-        + [len(INVENTORY_ITEMS) + ACHIEVEMENTS.index(c) for c in loop.counts],
-        dtype=np.int64,
-    )
-
-
-def loop_table(
-    corpus: Corpus, config: RewardConfig, returns: Sequence[float] | np.ndarray, loops: Sequence[Loop] = LOOPS
-) -> pd.DataFrame:
-    """Per episode and loop it ran at least once: ``episode``, ``policy``, ``loop``, ``kind``,
-    ``laps``, ``allowed``, ``first`` and ``last`` (1-based decisions of its first and last lap),
-    ``paid`` (what the rises of the loop's items and counts paid under ``config`` over those
-    decisions, after lambda; 0 under consistent), ``share`` (paid / |the episode's return|,
-    ``returns`` in corpus order; NaN for a return of 0) and ``flagged``: laps past ``allowed``
-    and the loop paid something. Episodes in corpus order, loops in ``loops`` order."""
-    pays = slot_pay(config)  # what one unit of each slot's rise pays, after lambda
-    rows: list[tuple[Any, ...]] = []
-    policies = corpus.index["policy"].astype(str).tolist() if "policy" in corpus.index.columns else [""] * len(corpus)
-    for k, (episode, track) in enumerate(zip(corpus.ids, tracks(corpus))):
-        gains = np.maximum(np.diff(np.hstack([track.inventory, track.counts]), axis=0), 0)
-        for loop in loops:
-            laps = loop_laps(track, loop)
-            if not len(laps):
-                continue
-            first, last = int(laps[:, 0].min()), int(laps[-1, 1])
-            slots = _slots(loop)
-            paid = float((gains[first - 1 : last][:, slots] @ pays[slots]).sum())
-            share = paid / abs(returns[k]) if returns[k] else np.nan
-            flagged = len(laps) > loop.allowed and paid > 0
-            rows.append(
-                (
-                    episode,
-                    policies[k],
-                    loop.name,
-                    loop.kind,
-                    len(laps),
-                    loop.allowed,
-                    first,
-                    last,
-                    paid,
-                    share,
-                    flagged,
-                )
-            )
-    columns = ["episode", "policy", "loop", "kind", "laps", "allowed", "first", "last", "paid", "share", "flagged"]
-    return pd.DataFrame(rows, columns=columns)
 
 
 def evidence(row: Any) -> dict[str, Any]:

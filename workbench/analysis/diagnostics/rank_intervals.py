@@ -13,8 +13,9 @@ import numpy as np
 import pandas as pd
 
 from workbench.analysis.alignment import misranked_pairs
+from workbench.analysis.bootstrap import bootstrap_intervals
 from workbench.analysis.diagnostics.flags import Flag
-from workbench.analysis.rankstats import bootstrap_interval, kendall_tau, spearman_rho
+from workbench.analysis.rankstats import kendall_tau, rank_codes, spearman_rho
 from workbench.scoring import Scores
 
 __all__ = ["PROGRESS_MEASURES", "STATISTICS", "agreement", "misranked", "progress_measures"]
@@ -55,6 +56,11 @@ def progress_measures(scores: Scores) -> pd.DataFrame:
     )
 
 
+def _against(function: Callable[..., float | np.ndarray], i: int) -> Callable[..., float | np.ndarray]:
+    """``function`` of the returns (the first array) and the i-th progress measure (of the rest)."""
+    return lambda returns, *measures: function(returns, measures[i])
+
+
 def agreement(
     scores: Scores,
     strata: np.ndarray,
@@ -72,16 +78,25 @@ def agreement(
     return is the same for every episode."""
     measures = progress_measures(scores)
     returns = scores.reward_sum
+    # Both statistics read only order and ties: bootstrapped on the values' rank codes (the
+    # same numbers, resamples sorted ~15x faster), every measure and statistic from one draw of
+    # the resamples (each interval exactly its own bootstrap_interval with this seed).
+    coded = {
+        measure: rank_codes(measures[measure].to_numpy()) for measure in progress if not measures[measure].isna().any()
+    }
+    columns = list(coded)
+    statistics = {
+        f"{measure}/{name}": _against(function, i)
+        for i, measure in enumerate(columns)
+        for name, function in STATISTICS.items()
+    }
+    found = bootstrap_intervals(
+        statistics, [rank_codes(returns), *coded.values()], strata, reps=reps, seed=seed, confidence=confidence
+    )
     rows = []
     for measure in progress:
-        values = measures[measure].to_numpy()
-        for statistic, function in STATISTICS.items():
-            if np.isnan(values).any():
-                point = low = high = float("nan")
-            else:
-                point, low, high = bootstrap_interval(
-                    function, [returns, values], strata, reps=reps, seed=seed, confidence=confidence
-                )
+        for statistic in STATISTICS:
+            point, low, high = found.get(f"{measure}/{statistic}", (float("nan"),) * 3)
             rows.append(
                 {
                     "progress": measure,

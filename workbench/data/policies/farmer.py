@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 from crafter import constants
 
+from workbench.core.crafter_facts import daylight
 from workbench.data.policies.base import Policy
 from workbench.data.policies.navigation import (
     DIRECTIONS,
@@ -31,7 +32,6 @@ from workbench.data.policies.navigation import (
     Situation,
     add,
     approach_open,
-    daylight,
 )
 from workbench.data.policies.scripted import ScriptedPolicy, defend, drink, eat, make_first, safe_walls
 from workbench.data.policies.shelter import enclosed

@@ -14,7 +14,6 @@ paths here never enter lava, and turns only ever aim at blocked cells.
 
 from __future__ import annotations
 
-import math
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -43,12 +42,6 @@ ENEMIES = frozenset({"zombie", "skeleton"})
 
 DIRECTIONS: tuple[Cell, ...] = ((-1, 0), (1, 0), (0, -1), (0, 1))
 MOVES: dict[Cell, str] = {(-1, 0): "move_left", (1, 0): "move_right", (0, -1): "move_up", (0, 1): "move_down"}
-
-
-def daylight(step: int) -> float:
-    """Crafter's daylight after ``step`` steps (crafter.Env._update_time)."""
-    progress = (step / 300) % 1 + 0.3
-    return 1 - abs(math.cos(math.pi * progress)) ** 3
 
 
 def add(cell: Cell, direction: Cell, times: int = 1) -> Cell:

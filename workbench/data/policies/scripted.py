@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 from crafter import constants
 
+from workbench.core.crafter_facts import NIGHT_DAYLIGHT, daylight
 from workbench.data.policies.base import Policy, PolicyInput
 from workbench.data.policies.navigation import (
     DIRECTIONS,
@@ -28,7 +29,6 @@ from workbench.data.policies.navigation import (
     Situation,
     add,
     approach_open,
-    daylight,
     shortest_path,
     walk,
 )
@@ -48,7 +48,6 @@ EVENING_LEAD = 80
 #: DUSK_LEAD steps before daylight drops under NIGHT_DAYLIGHT until it is back above, we stay
 #: in a shelter.
 ENERGY_LOW = 3
-NIGHT_DAYLIGHT = 0.5
 DUSK_LEAD = 20
 #: With no shelter in reach, sleep where we stand at this energy: at 0 health drains.
 ENERGY_CRITICAL = 1

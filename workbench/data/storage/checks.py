@@ -1,4 +1,4 @@
-"""Checking a corpus folder's derived tables against their source: ``workbench corpus check``.
+"""A corpus folder's derived tables checked against their source (``corpus check``) and rebuilt from it (``corpus events``).
 
 The derived tables are what a part stores beside its decisions (the source) to open faster or
 to index it: the episodes table's totals (``decisions``, ``steps``, ``env_return``,
@@ -20,8 +20,8 @@ import numpy as np
 from workbench.data.episodes.events import DecisionEvents
 from workbench.data.storage.columnar import live_episodes, read_parts
 from workbench.data.storage.decode import Part
-from workbench.data.storage.events_table import StoredEvents, stored_events
-from workbench.data.storage.layout import open_file, part_file, read_marker, refuse_symlinks
+from workbench.data.storage.events_table import StoredEvents, file_digest, stored_events, write_events
+from workbench.data.storage.layout import open_file, part_file, read_marker, refuse_symlinks, writing
 from workbench.data.storage.stream import part_events
 from workbench.errors import CorpusFormatError, UnsafeCorpusPathError
 
@@ -144,3 +144,30 @@ def _first_difference(found: np.ndarray, expected: np.ndarray) -> int:
     n = min(len(found), len(expected))
     differs = np.flatnonzero((found[:n] != expected[:n]).reshape(n, -1).any(axis=1)) if n else np.zeros(0, np.int64)
     return int(differs[0]) if len(differs) else n
+
+
+def add_events_tables(root: Path, *, rebuild: bool = False) -> tuple[list[str], int]:
+    """Give each committed part of ``root`` without a current events table one (every part, with
+    ``rebuild``), under the lock: parts written before events tables, whose decisions table
+    changed since, made by another ``EVENTS_VERSION`` or damaged. Each is computed by the
+    checked decisions read, as opening would. Returns the parts written and how many were left
+    as they were."""
+    refuse_symlinks(root)
+    read_marker(root)  # never makes a corpus folder of another folder
+    written: list[str] = []
+    with writing(root):
+        parts = read_parts(root, None)
+        for part in parts:
+            if not rebuild and stored_events(root, part, 0).events is not None:
+                continue
+            decisions = part_file(root, "decisions", part.name)
+            digest = file_digest(decisions)  # under the lock: the table read next is this one
+            with open_file(decisions) as handle:
+                events = list(part_events(handle, decisions, root, part, 0))
+            episodes = part.episodes
+            steps = episodes.column("steps").to_numpy().astype(np.int64)  # checked against the actions
+            write_events(
+                part_file(root, "events", part.name), episodes.column("episode").to_pylist(), steps, events, digest
+            )
+            written.append(part.name)
+    return written, len(parts) - len(written)

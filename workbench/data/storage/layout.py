@@ -186,9 +186,15 @@ def writing(root: Path) -> Iterator[None]:
     never committed are leftovers of a crashed write: they are removed on the way in (and even
     then only when the process that named the part is gone, see ``clean_leftovers``).
     ``UnsafeCorpusPathError`` when the lock file is a symlink or not a regular file."""
+    if (root / MARKER).exists() or (root / MARKER).is_symlink():
+        read_marker(root)  # a broken marker is named before anything, the lock file too, is made
     root.mkdir(parents=True, exist_ok=True)
     refuse_symlinks(root)
     _check_lock_file(root / LOCK)
+    if (root / MARKER).exists() or (root / MARKER).is_symlink():
+        # Refused before the lock file is made, so a write that cannot start leaves the folder
+        # exactly as it was (read again under the lock: it may change while we wait).
+        read_marker(root)
     with folder_lock(root), lock_file(root / LOCK):
         refuse_symlinks(root)
         _check_lock_file(root / LOCK)

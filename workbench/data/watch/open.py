@@ -5,19 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from workbench.data.source_kinds import KINDS
 from workbench.data.storage.layout import MARKER
 from workbench.data.watch.folders import CorpusFolder, RecorderFolder, RolloutFolder
 from workbench.data.watch.source import Poll, Source, source_key
 from workbench.data.watch.traces import TraceDatabase
 from workbench.errors import WatchError
-
-#: The kinds of live source, and what each is.
-KINDS = {
-    "rollouts": "a folder task-app rollout responses (.json, .jsonl) keep landing in",
-    "recorder": "a folder crafter.Recorder writes its .npz episode files into",
-    "corpus": "a workbench corpus folder being written (workbench record, workbench.env.RecordEpisodes)",
-    "traces": "a synth-ai trace database (task-app serve --trace-db) a server is writing",
-}
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 #: What ``crafter.Recorder``'s StatsRecorder writes (empty, at once) before any ``.npz``: not a rollout file.

@@ -1,0 +1,79 @@
+"""Start-up: ``workbench --help`` and a light command import no table library and no analysis.
+
+Each command group's parser is built from a light module; the heavy modules (pandas, pyarrow,
+the analyses, storage) are imported inside the command's run function. numpy (~0.05 s) is
+allowed: the core's reward rule (``core.reward_rule``, under ``RewardConfig``) is numpy. Checked
+in a fresh interpreter with ``-X importtime``, which lists every module the process imported.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+from helpers import REPO
+
+#: Libraries no start-up may import (each costs tens to hundreds of milliseconds).
+HEAVY = ("pandas", "pyarrow", "scipy", "numba", "crafter", "matplotlib", "dask", "distributed", "sklearn")
+#: The workbench modules outside the CLI, the core, the utilities and the errors that ``--help``
+#: may import: the light modules holding the defaults and choices its parsers show.
+LIGHT_ELSEWHERE = {
+    "workbench.analysis",
+    "workbench.analysis.thresholds",
+    "workbench.data",
+    "workbench.data.source_kinds",
+}
+
+
+def imported(*argv: str) -> set[str]:
+    """Every module a fresh ``python -X importtime -m workbench ARGV`` imports."""
+    env = {**os.environ, "PYTHONPATH": str(REPO)}  # this checkout's package, wherever the venv points
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "workbench", *argv],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env=env,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = [line for line in done.stderr.splitlines() if line.startswith("import time:")]
+    # "import time: self [us] | cumulative | imported package", the first line being the header.
+    return {line.rsplit("|", 1)[1].strip() for line in lines[1:]}
+
+
+@pytest.mark.parametrize("argv", [("--help",), ("audit", "--help"), ("config", "lint", "configs/consistent.yaml")])
+def test_start_up_imports_no_table_library_and_no_game(argv):
+    modules = imported(*argv)
+    assert "workbench.cli" in modules  # the listing is real: the command line itself is in it
+    heavy = sorted(m for m in modules if m.split(".")[0] in HEAVY)
+    assert not heavy, f"workbench {' '.join(argv)} imports {heavy[:10]}"
+
+
+def test_help_imports_only_the_command_line_core_and_light_modules():
+    ours = {m for m in imported("--help") if m == "workbench" or m.startswith("workbench.")}
+    allowed_packages = ("workbench.cli", "workbench.core", "workbench.util", "workbench.errors")
+    elsewhere = sorted(m for m in ours - {"workbench"} if not m.startswith(allowed_packages))
+    assert set(elsewhere) <= LIGHT_ELSEWHERE, f"--help imports {sorted(set(elsewhere) - LIGHT_ELSEWHERE)}"
+    # Every command group's parser is built: each command module is imported.
+    commands = {p.stem for p in (REPO / "workbench" / "cli").glob("*_cmd.py")}
+    assert {f"workbench.cli.{name}" for name in commands} <= ours
+
+
+def test_the_top_level_names_are_imported_on_first_use():
+    import workbench
+    from workbench.core.config import RewardConfig
+    from workbench.data.storage import load_corpus
+    from workbench.scoring import score
+
+    assert workbench.RewardConfig is RewardConfig
+    assert workbench.load_corpus is load_corpus
+    assert workbench.score is score
+    assert set(workbench.__all__) == {"__version__", *workbench._HOMES}  # each name has its home, once
+    assert set(workbench.__all__) <= set(dir(workbench))
+    assert isinstance(workbench.__version__, str) and workbench.__version__
+    assert all(getattr(workbench, name) is not None for name in workbench.__all__)
+    with pytest.raises(AttributeError, match="no attribute 'nonesuch'"):
+        workbench.nonesuch  # noqa: B018
