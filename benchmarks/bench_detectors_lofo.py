@@ -47,7 +47,8 @@ from workbench.analysis.family_holdout import (
     wilson,
 )
 from workbench.core.config import RewardConfig
-from workbench.data.benchmarks import EXPLOIT, HELD_OUT, TUNE, load_benchmark
+from workbench.data.benchmarks import EXPLOIT, HELD_OUT, TUNE, Benchmark, load_benchmark
+from workbench.data.benchmarks.roster import HELD_OUT_OF_DESIGN
 
 ROOT = os.path.join(os.path.dirname(__file__), "..", "configs")
 TARGET_CONFIGS = ("upstream_shaped", "recommended")
@@ -58,6 +59,13 @@ NOTES = ("repeats-outweigh-credits", "resource-shaping-dominates", "component-do
 #: Episodes whose loop ran at least this many decisions get a recall of their own (a hacker that
 #: died, or whose late loop never began, played honestly).
 LOOPED = 50
+
+
+def designed_on(bench: Benchmark) -> Benchmark:
+    """``bench`` without the families held out of design (``roster.HELD_OUT_OF_DESIGN``: they are
+    measured by ``bench_detectors_held_out.py`` alone, never folded in here)."""
+    keep = ~bench.labels["policy"].isin([e.name for e in HELD_OUT_OF_DESIGN]).to_numpy()
+    return Benchmark(bench.corpus[keep], bench.labels[keep].reset_index(drop=True))
 
 
 def cell(k: int, n: int) -> str:
@@ -81,7 +89,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     began = time.perf_counter()
-    bench = load_benchmark(args.path)
+    bench = designed_on(load_benchmark(args.path))
     labels = bench.labels
     exploit = (labels["label"] == EXPLOIT).to_numpy()
     policy = labels["policy"].to_numpy()
@@ -227,7 +235,7 @@ def fresh_seeds(path: str, shipped: dict[str, float]) -> list[str]:
     """Lines of a table: per policy of the benchmark at ``path`` and target config, how many of
     its episodes the gating detectors flag at the ``shipped`` thresholds (progress-free pay, which
     does not gate, takes its honest rate from that benchmark's own honest episodes)."""
-    bench = load_benchmark(path, rollouts=False)
+    bench = designed_on(load_benchmark(path, rollouts=False))
     policy = bench.labels["policy"].to_numpy()
     honest = (bench.labels["label"] != EXPLOIT).to_numpy()
     lines = [

@@ -66,6 +66,21 @@ def test_the_cli_names_a_malformed_corpus_index(tmp_path, capsys, index):
         assert tree(sample) == before
 
 
+def test_a_save_refused_for_its_marker_leaves_the_folder_as_it_was(tmp_path):
+    # The library's writers, not only the CLI: the marker is read before the lock file is made.
+    from workbench.data.sample import sample_corpus
+    from workbench.data.storage import save_corpus, staged_save
+
+    sample = saved_sample(tmp_path)
+    (sample / "corpus.json").write_bytes(b"\xff\xfe not utf-8")
+    before = tree(sample)
+    with pytest.raises(WorkbenchError, match="corpus.json: not UTF-8"):
+        save_corpus(sample_corpus(), sample, overwrite=True)
+    with pytest.raises(WorkbenchError, match="corpus.json: not UTF-8"), staged_save(sample, overwrite=True):
+        pass
+    assert tree(sample) == before
+
+
 @pytest.mark.parametrize("edit", [{"layout": "rows"}, {"tables": ["decisions"]}, {"episodes": []}, {"extra": 1}])
 def test_a_columnar_marker_holding_anything_else_is_a_named_error(tmp_path, edit):
     from workbench.data.storage import load_corpus

@@ -393,8 +393,11 @@ def test_diagnose_errors(sample):
         diagnose(sample, SHAPED, by="team")
     with pytest.raises(DiagnosisError, match="empty corpus"):
         diagnose(Corpus([]), SHAPED)
-    with pytest.raises(DiagnosisError, match="reps must be at least 1"):
+    # The range is 1 .. MAX_REPS (10**6, one float per replicate): both ends are named.
+    with pytest.raises(DiagnosisError, match=r"reps must be from 1 to 1000000, not 0$"):
         diagnose(sample, SHAPED, reps=0)
+    with pytest.raises(DiagnosisError, match=r"reps must be from 1 to 1000000, not 1000001$"):
+        diagnose(sample, SHAPED, reps=10**6 + 1)
     with pytest.raises(DiagnosisError, match="confidence must be between 0 and 1"):
         diagnose(sample, SHAPED, confidence=1.5)
     with pytest.raises(DiagnosisError, match="choose from"):

@@ -12,7 +12,7 @@ from helpers.hostile import SAMPLE_RECORDER, SAMPLE_ROLLOUTS, cli, tree
 from workbench.data.episodes import Corpus
 from workbench.data.importers import import_crafter_recorder, import_rollouts, import_traces, pipeline
 from workbench.data.importers.pipeline import bounded_map, import_into
-from workbench.data.storage import columnar, episode_ids_by_part, load_corpus, save_corpus
+from workbench.data.storage import episode_ids_by_part, load_corpus, save_corpus, staging
 
 REPO = Path(__file__).resolve().parents[2]
 TASKAPP = REPO / "workbench" / "data" / "shipped" / "sample_imports" / "taskapp"
@@ -92,7 +92,7 @@ def test_a_commit_that_fails_midway_is_undone(rollouts, tmp_path, monkeypatch):
     out = tmp_path / "out"
     save_corpus(import_crafter_recorder(SAMPLE_RECORDER, progress=False).corpus, out)
     before = tree(out)
-    real = columnar.os.rename
+    real = staging.os.rename
     calls = []
 
     def second_rename_fails(source, target):
@@ -102,10 +102,10 @@ def test_a_commit_that_fails_midway_is_undone(rollouts, tmp_path, monkeypatch):
         return real(source, target)
 
     monkeypatch.setattr(pipeline, "TASK_BYTES", 1)
-    monkeypatch.setattr(columnar.os, "rename", second_rename_fails)
+    monkeypatch.setattr(staging.os, "rename", second_rename_fails)
     with pytest.raises(OSError, match="No space left"):
         import_into("rollouts", rollouts, out, progress=False, batch_decisions=1)
-    monkeypatch.setattr(columnar.os, "rename", real)
+    monkeypatch.setattr(staging.os, "rename", real)
     assert len(calls) == 3  # the first part committed, the second failed, the first renamed back
     assert tree(out) == before
 

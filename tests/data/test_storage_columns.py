@@ -83,17 +83,15 @@ def test_the_cli_and_widgets_never_read_frames_they_do_not_show(tmp_path, monkey
 
     from workbench.cli import main
     from workbench.core.config import RewardConfig
-    from workbench.data.storage import columnar
+    from workbench.data.storage import extras
     from workbench.views.widgets import Compare, Replayer, Tuner
 
     sample = sample_corpus()
     big = Corpus.concat([sample] * 5)
     save_corpus(big, tmp_path / "big")
     reads = []
-    original = columnar._FramesLoader.__call__
-    monkeypatch.setattr(
-        columnar._FramesLoader, "__call__", lambda self: reads.append(self.episode_id) or original(self)
-    )
+    original = extras.FramesLoader.__call__
+    monkeypatch.setattr(extras.FramesLoader, "__call__", lambda self: reads.append(self.episode_id) or original(self))
     shaped, recommended = (str(REPO / "configs" / f"{name}.yaml") for name in ("upstream_shaped", "recommended"))
     assert main(["score", "--config", shaped, str(tmp_path / "big")]) == 0
     assert main(["compare", shaped, recommended, str(tmp_path / "big")]) == 0

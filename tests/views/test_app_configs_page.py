@@ -53,3 +53,29 @@ def test_the_list_follows_the_state_and_its_buttons_keep_configs(tmp_path):
     _button(rc, "Open").click()
     assert "nope.yaml" in status.value and "wb-app-error" in status.value
     rc.close()
+
+
+def test_two_tabs_saving_one_kept_config_the_second_is_told_and_the_first_save_stays(tmp_path):
+    from workbench.views.app.workspace import Workspace
+
+    Workspace(tmp_path / "ws").save("shared", RewardConfig(strategy="per_achievement", weights={"collect_wood": 1.0}))
+    tab_a, tab_b = (AppSession(AppOptions(corpus=None, workspace=tmp_path / "ws")) for _ in range(2))
+    (_, rc_a), (_, rc_b) = (
+        solara.render(ConfigsPage(tab_a), handle_error=False),
+        solara.render(ConfigsPage(tab_b), handle_error=False),
+    )
+    tab_a.add_config("wood4", RewardConfig(strategy="per_achievement", weights={"collect_wood": 4.0}), "tuned in A")
+    tab_b.add_config("wood2", RewardConfig(strategy="per_achievement", weights={"collect_wood": 2.0}), "tuned in B")
+    for rc in (rc_a, rc_b):  # each tab saves its own config as "shared", replacing the kept one
+        rc.find(w.Text, description="name").widget.value = "shared"
+        rc.find(w.Checkbox, description="replace if it exists").widget.value = True
+    _button(rc_a, "Save in workspace").click()
+    assert "saved" in _html(rc_a, "wb-app-msg").value
+    _button(rc_b, "Save in workspace").click()  # B loaded 1, A saved 4 since: B is told, A's save stays
+    message = _html(rc_b, "wb-app-msg").value
+    assert "shared.yaml: changed since this tab loaded it" in message and "wb-app-error" in message
+    assert RewardConfig.from_file(tmp_path / "ws" / "shared.yaml").weights["collect_wood"] == 4.0
+    _button(rc_b, "Save in workspace").click()  # asked again: B replaces it, knowingly
+    assert RewardConfig.from_file(tmp_path / "ws" / "shared.yaml").weights["collect_wood"] == 2.0
+    rc_a.close()
+    rc_b.close()

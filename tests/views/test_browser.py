@@ -136,7 +136,7 @@ def _check_layout(page, tuner) -> None:
     # The lint text changes length with the strategy; the controls do not move.
     tuner.locator("select").first.select_option("consistent")
     page.wait_for_function(
-        "(root) => root.innerText.includes('consistent pays 1.0 per decision')",
+        "(root) => root.innerText.includes('consistent pays 1.0 for every decision')",
         arg=tuner.element_handle(),
         timeout=TIMEOUT_MS,
     )
@@ -152,7 +152,7 @@ def _check_layout(page, tuner) -> None:
     )
     tuner.locator("select").first.select_option("per_achievement")
     page.wait_for_function(
-        "(root) => !root.innerText.includes('consistent pays 1.0 per decision')",
+        "(root) => !root.innerText.includes('consistent pays 1.0 for every decision')",
         arg=tuner.element_handle(),
         timeout=TIMEOUT_MS,
     )

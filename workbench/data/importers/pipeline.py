@@ -217,7 +217,7 @@ def _plan(
     running = []
     for file in files:
         try:
-            every = trace_sessions(file)
+            every = trace_sessions(file, skip=skip)
         except BadInput as error:
             collected.errors.append(ImportIssue(str(file), error.location, error.message))
             continue

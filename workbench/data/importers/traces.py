@@ -38,12 +38,14 @@ from workbench.data.importers.trace_db import Locked, NoTraceTables, connect, is
 from workbench.errors import EpisodeError
 
 
-def trace_sessions(db: str | Path, *, timeout: float | None = None) -> list[TraceSession]:
+def trace_sessions(db: str | Path, *, timeout: float | None = None, skip: Collection[str] = ()) -> list[TraceSession]:
     """Every session of the trace database ``db``, oldest first, in one query.
 
     Args:
         db: The SQLite file, opened read-only (``trace_db.connect``).
         timeout: Seconds to wait for a writer's lock (None: ``READ_TIMEOUT_S``).
+        skip: Session ids the caller leaves out: listed with their state, but with no time or
+            metadata read.
 
     Returns:
         Every row of ``session_traces`` by creation time, each with whether it has finished.
@@ -70,6 +72,9 @@ def trace_sessions(db: str | Path, *, timeout: float | None = None) -> list[Trac
             raise BadInput("", f"not a synth-ai trace database ({error})") from None
     sessions = []
     for r in found:
+        if str(r[0]) in skip:  # left out by the caller: its metadata is never read (a follower's
+            sessions.append(TraceSession(str(r[0]), None, {}, bool(r[3])))  # polls stay O(new))
+            continue
         metadata, problem = session_metadata(r[2])
         created = r[1].decode("utf-8", "replace") if isinstance(r[1], bytes) else r[1]
         sessions.append(TraceSession(str(r[0]), created, metadata, bool(r[3]), problem))
@@ -98,8 +103,8 @@ def read_trace_sessions(
         timeout: Seconds to wait for a writer's lock (None: ``READ_TIMEOUT_S``).
 
     Returns:
-        The episodes, one error per bad session (not raised), the running ids and the ids
-        locked past ``timeout``.
+        The episodes, one error per bad session (not raised), the running ids, the ids
+        locked past ``timeout`` and the empty sessions' ids (skipped, said as warnings).
 
     Raises:
         Locked: The listing itself is locked by a writer.
@@ -108,7 +113,7 @@ def read_trace_sessions(
     """
     db = Path(db)
     batch = TraceBatch()
-    every = trace_sessions(db, timeout=timeout)
+    every = trace_sessions(db, timeout=timeout, skip=skip)
     sessions = [s for s in every if s.session_id not in skip]
     batch.skipped = len(every) - len(sessions)
     batch.running = [s.session_id for s in sessions if not s.finished]

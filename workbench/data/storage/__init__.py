@@ -44,8 +44,7 @@ marker (another format or schema version) is a ``CorpusFormatError`` naming it.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator
-from contextlib import contextmanager
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +62,7 @@ from workbench.data.storage.layout import (
     folder_lock,
     writing,
 )
+from workbench.data.storage.staging import StagedSave, staged_save
 from workbench.errors import (
     CorpusFormatError,
     CorpusValueError,
@@ -164,76 +164,6 @@ def save_corpus(corpus: Corpus, root: str | Path, *, overwrite: bool = False, pr
             )
         columnar.append(root, corpus, set(clashes), progress=progress)
     return root
-
-
-class StagedSave:
-    """A save in several parts that commits whole or not at all (``staged_save``): each ``add``
-    writes one part without committing it; leaving the ``with`` block commits them all.
-
-    Args:
-        root: The corpus folder (its writers' lock held by ``staged_save``).
-        overwrite: Replace episodes whose ids ``root`` already holds.
-        held: The ids ``root`` holds (read under the lock).
-        hint: How the error for an id ``root`` holds names the way to replace it.
-    """
-
-    def __init__(self, root: Path, overwrite: bool, held: Collection[str], hint: str = "overwrite=True") -> None:
-        self.root = root
-        self.overwrite = overwrite
-        self.hint = hint
-        self.held = set(held)
-        self.staged: list[Path] = []
-        self.parts: list[str] = []
-
-    def add(self, corpus: Corpus) -> None:
-        """Write ``corpus`` as one more uncommitted part.
-
-        Args:
-            corpus: The episodes (ids unique in the whole save).
-
-        Raises:
-            TargetExistsError: An id ``root`` already holds, without ``overwrite``.
-            EpisodeValueError: A value that cannot be stored (nothing of this part is kept).
-        """
-        clashes = [i for i in corpus.ids if i in self.held]
-        if clashes and not self.overwrite:
-            raise TargetExistsError(
-                f"{self.root}: already holds episode(s) {clashes[:5]}; pass {self.hint} to replace them"
-            )
-        part = columnar.append(self.root, corpus, set(clashes), staged=self.staged)
-        if part is not None:
-            self.parts.append(part)
-
-
-@contextmanager
-def staged_save(root: str | Path, *, overwrite: bool = False, hint: str = "overwrite=True") -> Iterator[StagedSave]:
-    """For the ``with`` block: a save into ``root`` in parts (``StagedSave.add``; each bounds the
-    memory a large import needs to one part's episodes) that commits all of them when the block
-    ends, or none of them if it raises (Ctrl-C included): the folder is then as it was. The
-    writers' lock is held throughout; a crash mid-way leaves only files the next writer removes.
-
-    Args:
-        root: The corpus folder (made if missing).
-        overwrite: Replace episodes whose ids ``root`` already holds.
-        hint: How the error for an id ``root`` holds names the way to replace it.
-
-    Yields:
-        The save.
-
-    Raises:
-        TargetExistsError: From ``add``: an id ``root`` already holds, without ``overwrite``.
-        CorpusFormatError: ``root`` is of another schema version or unsafe.
-        OutputError: ``root`` cannot be written (disk full, no permission).
-    """
-    root = Path(root)
-    with write_errors_named(root, "cannot save the corpus"), writing(root):
-        save = StagedSave(root, overwrite, columnar.stored_ids(root), hint)
-        try:
-            yield save
-            columnar.commit_staged(root, save.staged)
-        except BaseException:
-            columnar.discard_staged(save.staged)
-            raise
 
 
 def save_episode(root: str | Path, episode: Episode, *, overwrite: bool = False) -> Path:

@@ -11,7 +11,6 @@ columns are decoded whole when first asked for.
 
 from __future__ import annotations
 
-import os
 import secrets
 from collections.abc import Collection
 from dataclasses import replace
@@ -31,7 +30,6 @@ from workbench.data.episodes import (
     Corpus,
     DecisionArrays,
     EpisodeExtras,
-    Frames,
     check_values,
     count_dtype,
     index_frame,
@@ -41,10 +39,10 @@ from workbench.data.episodes.events import DecisionEvents, decision_events
 from workbench.data.storage import frames as frame_codec
 from workbench.data.storage.decode import Part, checked, largest_count, read_arrays, read_table
 from workbench.data.storage.events_table import file_digest, write_events
+from workbench.data.storage.extras import PartExtras
 from workbench.data.storage.layout import (
     committed_parts,
     new_part_name,
-    open_file,
     part_file,
     read_marker,
     refuse_symlinks,
@@ -53,7 +51,7 @@ from workbench.data.storage.rows import check_episodes_table, episode_row, parse
 from workbench.data.storage.schema import EPISODE_SCHEMA, Texts, check_schema, decisions_table, episodes_table
 from workbench.data.storage.stream import read_events
 from workbench.errors import CorpusFormatError
-from workbench.util.atomic import atomic_path, fsync_file, fsync_folder
+from workbench.util.atomic import atomic_path, fsync_file
 
 #: Rows per batch written: bounds a write's memory.
 WRITE_BATCH = 1 << 18
@@ -155,30 +153,6 @@ def append(
     return part
 
 
-def commit_staged(root: Path, staged: list[Path]) -> None:
-    """Commit the parts ``append`` staged (under the lock that staged them): each temporary
-    episodes table renamed into place, its part's commit. If a rename fails, those already made
-    are undone (renamed back) before raising, so no staged part stays committed."""
-    pending = [path for path in staged if path.parent.name == "episodes"]
-    done: list[tuple[Path, Path]] = []
-    try:
-        for path in pending:
-            target = path.parent / path.name[1:].rsplit(".", 2)[0]  # ".<part>.parquet.<hex>.tmp"
-            os.rename(path, target)
-            done.append((path, target))
-        fsync_folder(root / "episodes")
-    except BaseException:
-        for path, target in reversed(done):
-            os.rename(target, path)
-        raise
-
-
-def discard_staged(staged: list[Path]) -> None:
-    """Remove every file of parts ``append`` staged (never committed)."""
-    for path in staged:
-        path.unlink(missing_ok=True)
-
-
 def _texts(extras: list[EpisodeExtras]) -> list[Texts] | None:
     if all(e.views is None and e.messages is None and e.calls is None for e in extras):
         return None
@@ -216,7 +190,7 @@ def load(root: Path, only: Collection[str] | None = None) -> Corpus:
     events = read_events(root, parts)
     store = ColumnStore(
         None,
-        _Extras(root, parts).get,
+        PartExtras(root, parts).get,
         load_arrays=partial(_read_arrays, root, parts, rows_seen),
         ids=[i for p in parts for i in p.episodes.column("episode").to_pylist()],
         lengths=np.concatenate([p.episodes.column("decisions").to_numpy() for p in parts]),
@@ -313,78 +287,3 @@ def live_episodes(root: Path, parts: list[Part]) -> tuple[list[int], pd.DataFram
             live.append(k)
         owner[episode_id] = part_names[k]
     return live, index_frame({name: [column[k] for k in live] for name, column in columns.items()})
-
-
-class _Extras:
-    """``EpisodeExtras`` of a loaded store's episodes, read from the parts' tables on demand."""
-
-    def __init__(self, root: Path, parts: list[Part]) -> None:
-        self.root, self.parts = root, parts
-        self._firsts = np.array([p.first_episode for p in parts])
-        self._texts: dict[str, pa.Table] = {}
-        self._calls_column: dict[str, bool] = {}
-
-    def get(self, k: int) -> EpisodeExtras:
-        part = self.parts[int(np.searchsorted(self._firsts, k, side="right")) - 1]
-        row = k - part.first_episode
-        table = part.episodes
-        value = {
-            name: table.column(name)[row].as_py()
-            for name in ("episode", "metadata", "logged", "has_views", "has_messages", "frames_group")
-        }
-        views = messages = calls = None
-        if value["has_views"] or value["has_messages"] or self._has_calls(part):
-            views, messages, calls = self._text(part, row)
-            views = views if value["has_views"] else None
-            messages = messages if value["has_messages"] else None
-        group = value["frames_group"]
-        loader = (
-            None
-            if group is None or group < 0
-            else _FramesLoader(part_file(self.root, "frames", part.name), group, value["episode"])
-        )
-        path = part_file(self.root, "episodes", part.name)
-        metadata = parse_json(value["metadata"], path, row, "metadata")
-        logged = parse_json(value["logged"], path, row, "logged")
-        return EpisodeExtras(value["episode"], metadata or {}, logged, views, messages, loader, calls)
-
-    def _has_calls(self, part: Part) -> bool:
-        """Whether the part's decisions table has a ``calls`` column (parts written before it have none)."""
-        if part.name not in self._calls_column:
-            path = part_file(self.root, "decisions", part.name)
-            with open_file(path) as handle:
-                names = checked(lambda: pq.read_schema(handle).names, path)
-            self._calls_column[part.name] = "calls" in names
-        return self._calls_column[part.name]
-
-    def _text(self, part: Part, row: int) -> tuple[list[str], list[str], list[str] | None]:
-        """Episode ``row`` of ``part``: its views, messages and calls (None when it has no calls)."""
-        path = part_file(self.root, "decisions", part.name)
-        if part.name not in self._texts:
-            columns = ["view", "message"] + (["calls"] if self._has_calls(part) else [])
-            texts = read_table(path, columns=columns)
-            missing = [name for name in ("view", "message") if name not in texts.column_names]
-            if missing:  # the episodes table says the episode has texts: the table must hold them
-                raise CorpusFormatError(
-                    f"{path}: has no {missing[0]!r} column, but {part_file(self.root, 'episodes', part.name)} "
-                    f"row {row} says episode {part.episodes.column('episode')[row].as_py()!r} has texts"
-                )
-            checked(partial(texts.validate, full=True), path)  # valid UTF-8 in every text
-            self._texts[part.name] = texts
-        lengths = part.episodes.column("decisions").to_numpy().astype(np.int64)
-        first = int((lengths[:row] + 1).sum())
-        block = self._texts[part.name].slice(first, int(lengths[row]) + 1)
-        calls = block.column("calls").to_pylist()[1:] if "calls" in block.column_names else []
-        has_calls = bool(calls) and all(isinstance(c, str) for c in calls)
-        return block.column("view").to_pylist(), block.column("message").to_pylist()[1:], calls if has_calls else None
-
-
-class _FramesLoader:
-    """Reads one episode's frames from its part's frames table when called."""
-
-    def __init__(self, path: Path, group: int, episode_id: str) -> None:
-        self.path, self.group, self.episode_id = path, group, episode_id
-
-    def __call__(self) -> Frames:
-        with open_file(self.path) as handle:
-            return frame_codec.read_frames(self.path, handle, self.group, self.episode_id)

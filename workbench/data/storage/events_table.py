@@ -143,7 +143,9 @@ def content_digest(table: pa.Table) -> str:
             digest.update(values.value_lengths().to_numpy(zero_copy_only=False).astype("<i8").tobytes())
             values = values.flatten()
         array = values.to_numpy(zero_copy_only=False)
-        digest.update(np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("<")).data)  # no copy when it is
+        # No copy when it is little-endian and contiguous already; .data: the array's own buffer
+        # (a memoryview, which the hash takes as typed; numpy's stubs give ndarray no Buffer before 3.12).
+        digest.update(np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("<")).data)
     return digest.hexdigest()
 
 

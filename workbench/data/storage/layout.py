@@ -191,6 +191,10 @@ def writing(root: Path) -> Iterator[None]:
     root.mkdir(parents=True, exist_ok=True)
     refuse_symlinks(root)
     _check_lock_file(root / LOCK)
+    if (root / MARKER).exists() or (root / MARKER).is_symlink():
+        # Refused before the lock file is made, so a write that cannot start leaves the folder
+        # exactly as it was (read again under the lock: it may change while we wait).
+        read_marker(root)
     with folder_lock(root), lock_file(root / LOCK):
         refuse_symlinks(root)
         _check_lock_file(root / LOCK)

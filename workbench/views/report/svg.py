@@ -38,8 +38,9 @@ def _number(value: float) -> str:
     return _NUMBER.format(float(value))
 
 
-def _artist_tips(fig: Figure) -> Iterator[tuple[Any, str | list[str]]]:
-    """Each artist worth a tooltip with its text (one text, or one per point)."""
+def _artist_tips(fig: Figure, bars: dict[Any, tuple[str, str]]) -> Iterator[tuple[Any, str | list[str]]]:
+    """Each artist worth a tooltip with its text (one text, or one per point); ``bars``: each
+    bar of a bar container -> its series and orientation (``_bar_series``)."""
     from matplotlib.collections import PathCollection
     from matplotlib.lines import Line2D
     from matplotlib.patches import Rectangle
@@ -57,7 +58,7 @@ def _artist_tips(fig: Figure) -> Iterator[tuple[Any, str | list[str]]]:
             if given is not None:
                 yield artist, given
             elif isinstance(artist, Rectangle) and artist.get_width() and artist.get_height():
-                yield artist, _bar_tip(artist, ticks)
+                yield artist, _bar_tip(artist, ticks, *bars.get(artist, ("", "vertical")))
             elif isinstance(artist, PathCollection) and len(offsets := np.asarray(artist.get_offsets())):
                 name = str(artist.get_label() or "")
                 prefix = f"{name}: " if name and not name.startswith("_") else ""
@@ -66,14 +67,28 @@ def _artist_tips(fig: Figure) -> Iterator[tuple[Any, str | list[str]]]:
                 yield artist, str(artist.get_label())
 
 
-def _bar_tip(bar: Any, ticks: dict[str, dict[float, str]]) -> str:
+def _bar_series(fig: Figure) -> dict[Any, tuple[str, str]]:
+    """Each bar of ``fig``'s bar containers -> its series (the container's legend label, "" for a
+    hidden one) and the container's orientation (kept here, not set on matplotlib's objects)."""
+    from matplotlib.container import BarContainer
+
+    bars: dict[Any, tuple[str, str]] = {}
+    for container in (c for ax in fig.axes for c in ax.containers if isinstance(c, BarContainer)):
+        label = str(container.get_label() or "")
+        series = "" if label.startswith("_") else label
+        orientation = getattr(container, "orientation", "vertical") or "vertical"
+        for bar in container:
+            bars[bar] = (series, orientation)
+    return bars
+
+
+def _bar_tip(bar: Any, ticks: dict[str, dict[float, str]], series: str, orientation: str) -> str:
     """A bar's tooltip: its category (tick label), its series (legend label) and its value."""
-    horizontal = getattr(bar, "_wb_orientation", "vertical") == "horizontal"
+    horizontal = orientation == "horizontal"
     x, y, width, height = bar.get_x(), bar.get_y(), bar.get_width(), bar.get_height()
     start, value = (x, width) if horizontal else (y, height)
     centre = round(y + height / 2, 6) if horizontal else round(x + width / 2, 6)
     category = ticks["y" if horizontal else "x"].get(centre, "")
-    series = getattr(bar, "_wb_series", "")
     span = f" (from {_number(start)} to {_number(start + value)})" if start else ""
     names = " / ".join(part for part in (category, series) if part)
     return f"{names}: {_number(value)}{span}" if names else f"{_number(value)}{span}"
@@ -90,15 +105,9 @@ def figure_svg(fig: Figure, *, title: str) -> str:
         The SVG markup (no XML prolog), scaling to its container's width.
     """
     import matplotlib
-    from matplotlib.container import BarContainer
 
-    for container in (c for ax in fig.axes for c in ax.containers if isinstance(c, BarContainer)):
-        label = str(container.get_label() or "")
-        for bar in container:
-            bar._wb_series = "" if label.startswith("_") else label
-            bar._wb_orientation = getattr(container, "orientation", "vertical") or "vertical"
     tips: dict[str, str | list[str]] = {}
-    for k, (artist, text) in enumerate(_artist_tips(fig)):
+    for k, (artist, text) in enumerate(_artist_tips(fig, _bar_series(fig))):
         artist.set_gid(f"wbtip{k}")
         tips[f"wbtip{k}"] = text
     buffer = io.StringIO()
