@@ -33,10 +33,15 @@ class Frames:
     Attributes:
         images: uint8 (steps + 1, 64, 64, 3): ``images[0]`` the reset frame, ``images[t]`` the one after step t.
         step_decision: ``step_decision[t - 1]`` is the decision (1-based) that step t belongs to.
+        deflated: The images as the source stored them, an ``.npy`` file as a raw deflate
+            stream (a crafter.Recorder ``.npz`` member), when ``images`` were decoded from
+            exactly these bytes (``storage.frames.npy_deflate_frames`` builds such frames):
+            saving keeps them as they are instead of encoding the images again. None otherwise.
     """
 
     images: np.ndarray
     step_decision: np.ndarray
+    deflated: bytes | None = None
 
 
 @dataclass

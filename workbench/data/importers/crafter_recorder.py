@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import struct
+import zipfile
 from collections.abc import Mapping
 from functools import partial
 from pathlib import Path
@@ -23,6 +25,7 @@ from workbench.data.importers.batch import (
     unstorable,
 )
 from workbench.data.importers.values import INT32_MIN, check_array
+from workbench.data.storage.frames import npy_deflate_frames
 from workbench.errors import NPZ_READ_ERRORS, EpisodeError, FrameReadError
 
 #: Arrays every crafter.Recorder episode file holds that the importer needs (``semantic`` and
@@ -144,10 +147,46 @@ def _check_recorder_shapes(file: Path, arrays: Mapping[str, np.ndarray], steps: 
 
 
 def _recorder_frames(file: Path, steps: int) -> Frames:
-    """The ``image`` rows of a Recorder file, read when an episode's frames are first touched."""
+    """The ``image`` rows of a Recorder file, read when an episode's frames are first touched:
+    decoded from the file's deflated ``image.npy`` member, which they keep (saving stores those
+    bytes as they are, ``frames.NPY_DEFLATE``), or read by ``np.load`` when the member is not
+    deflated (``np.savez``) or does not decode that way."""
+    step_decision = np.arange(1, steps + 1, dtype=np.int32)
+    member = _deflated_member(file, "image.npy")
+    if member is not None:
+        try:
+            return npy_deflate_frames(member[0], step_decision, crc=member[1])
+        except ValueError:
+            pass  # np.load below reads it, or names what is wrong
     try:
         with np.load(file, allow_pickle=False) as data:
             images = data["image"]
     except NPZ_READ_ERRORS as error:
         raise FrameReadError(f"{file}: cannot read frames ({type(error).__name__}: {error})") from None
-    return Frames(images=images, step_decision=np.arange(1, steps + 1, dtype=np.int32))
+    return Frames(images=images, step_decision=step_decision)
+
+
+#: A zip local file header: signature, then fixed fields; the name's and the extra field's
+#: lengths are its last two 16-bit fields (APPNOTE.TXT 4.3.7).
+_LOCAL_HEADER = struct.Struct("<4s22xHH")
+
+
+def _deflated_member(file: Path, name: str) -> tuple[bytes, int] | None:
+    """A zip archive member's raw deflate stream and its CRC-32 as the archive stores them
+    (not inflated), or None when the member is missing, not deflated, encrypted, or its
+    bytes cannot be read."""
+    try:
+        with zipfile.ZipFile(file) as archive:
+            info = archive.getinfo(name)
+        if info.compress_type != zipfile.ZIP_DEFLATED or info.flag_bits & 0x1:
+            return None
+        with open(file, "rb") as handle:
+            handle.seek(info.header_offset)
+            signature, name_length, extra_length = _LOCAL_HEADER.unpack(handle.read(_LOCAL_HEADER.size))
+            if signature != b"PK\x03\x04":
+                return None
+            handle.seek(info.header_offset + _LOCAL_HEADER.size + name_length + extra_length)
+            blob = handle.read(info.compress_size)
+    except (OSError, KeyError, zipfile.BadZipFile, struct.error):
+        return None
+    return (blob, info.CRC) if len(blob) == info.compress_size else None
