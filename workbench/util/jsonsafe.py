@@ -39,10 +39,13 @@ def loads(text: str | bytes, *, max_depth: int = MAX_DEPTH) -> Any:
         ValueError: an integer too long for Python's ``int`` limit.
     """
     raw = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else b""
-    value = quick(raw) if isinstance(text, str) else UNSURE
+    # one pass serves both looks at the text: its digits as "0" (``quick``'s long numbers) and
+    # "{" as "[" (the opening brackets counted at once)
+    marked = raw.translate(_MARKED)
+    value = _quick(raw, marked) if isinstance(text, str) else UNSURE
     if value is not UNSURE:
         # No deeper than its opening brackets: most documents need no look at their nesting.
-        few = raw.count(b"[") + raw.count(b"{") <= max_depth
+        few = marked.count(b"[") <= max_depth
         if not few and may_nest_past(value, max_depth) and depth(value, max_depth) > max_depth:
             raise JSONDepthError(f"JSON nested deeper than {max_depth} levels")
         return value
@@ -60,6 +63,8 @@ UNSURE: Any = object()
 #: Every ASCII digit as "0", so that one ``find`` spots a run of 19 digits (2**63 has 19).
 _DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
 _LONG_NUMBER = b"0" * 19
+#: ``_DIGITS_AS_ZERO`` with "{" as "[" too: ``loads`` counts both opening brackets in one pass.
+_MARKED = bytes.maketrans(b"123456789{", b"000000000[")
 
 
 def quick(raw: bytes) -> Any:
@@ -74,7 +79,12 @@ def quick(raw: bytes) -> Any:
     Returns:
         The value, or ``UNSURE``.
     """
-    if raw.translate(_DIGITS_AS_ZERO).find(_LONG_NUMBER) >= 0:
+    return _quick(raw, raw.translate(_DIGITS_AS_ZERO))
+
+
+def _quick(raw: bytes, zeroed: bytes) -> Any:
+    """``quick`` given ``raw`` with its digits as "0" (``zeroed``)."""
+    if zeroed.find(_LONG_NUMBER) >= 0:
         return UNSURE
     try:
         return orjson.loads(raw)
