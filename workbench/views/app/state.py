@@ -1,10 +1,11 @@
-"""The app's state of one browser tab as a frozen value: the corpus open and the session's configs (``AppState``)."""
+"""The app's state of one browser tab as frozen values: the corpus and configs (``AppState``), the Live page (``LiveState``)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
+from typing import Any
 
 from workbench.core.config import RewardConfig
 from workbench.data.episodes import Corpus
@@ -65,3 +66,38 @@ class AppState:
             The new state.
         """
         return replace(self, corpus=corpus, corpus_label=label, opened=self.opened + 1)
+
+
+#: The Live page's count line while nothing is followed.
+NOT_FOLLOWING = "<div class='wb-live-count'>not following</div>"
+
+
+@dataclass(frozen=True)
+class LiveState:
+    """What the Live page of a tab shows, one immutable value (``AppSession.live``): the page is
+    drawn from it, and its background work (the watcher, the redraws) is keyed on it.
+
+    Attributes:
+        run: The followed run (``live_follow.Followed``: its ``LiveScores``, timeline,
+            over-optimisation watch and watcher), kept after following stops; None before.
+        following: Whether the watcher runs (its thread is cancelled when this turns False, the
+            run changes or the tab closes).
+        status: ``(text, level)`` of the page's status line.
+        count: The count line's HTML (how many episodes, the latest, when).
+        problems: ``(file, message)`` of each problem met and not resolved since, oldest first.
+        resolved: How many problems a later whole read of their file resolved.
+        arrivals: How many polls brought episodes: each new value redraws the timeline, the
+            audit and the watch (the latest wins: arrivals meanwhile are drawn by the next round).
+        audit: The audit's HTML ('' until two episodes came).
+        picked: The last pick opened from the page (``Pick``), or None.
+    """
+
+    run: Any = None
+    following: bool = False
+    status: tuple[str, str] = ("", "info")
+    count: str = NOT_FOLLOWING
+    problems: tuple[tuple[str, str], ...] = ()
+    resolved: int = 0
+    arrivals: int = 0
+    audit: str = ""
+    picked: Any = None
