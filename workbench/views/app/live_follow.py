@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import html
 import time
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
@@ -19,7 +19,7 @@ from workbench.data.storage import load_corpus
 from workbench.data.watch import Watcher, WatchReport, open_source, origin_of
 from workbench.errors import WorkbenchError
 from workbench.scoring.incremental import LiveScores
-from workbench.views.app.state import LiveState
+from workbench.views.app.state import Followed, LiveState
 from workbench.views.widgets import OveroptimisationPanel, Timeline
 
 #: How many of the latest episodes the audit diagnoses.
@@ -28,19 +28,6 @@ AUDIT_WINDOW = 20
 MAX_PROBLEMS = 50
 #: The count line once following, before the first episode.
 WAITING = "<div class='wb-live-count'>following: waiting for the first episode ...</div>"
-
-
-@dataclass(frozen=True, eq=False)
-class Followed:
-    """One followed run: its scores under the session's configs (``live``), their views
-    (``timeline``, ``watch``: the over-optimisation watch) and the ``watcher`` appending into
-    ``into`` (closed when following stops)."""
-
-    live: LiveScores
-    timeline: Timeline
-    watch: OveroptimisationPanel
-    watcher: Watcher
-    into: Path
 
 
 def open_run(source: str, target: str, kind: str | None, configs: dict[str, RewardConfig]) -> Followed:
@@ -82,16 +69,19 @@ def reported(state: LiveState, report: WatchReport) -> LiveState:
     Returns:
         The new state (``state`` itself when nothing changed).
     """
+    run = state.run
+    if run is None:
+        return state
     fresh = [(problem.file, str(problem)) for problem in report.problems]
     fresh = [problem for problem in fresh if problem not in state.problems]
-    read = files_read(state.run, report.appended)
+    read = files_read(run, report.appended)
     kept = tuple(problem for problem in state.problems if _resolved(problem[0]) not in read)
     changed = state
     if fresh or len(kept) < len(state.problems):
         resolved = state.resolved + len(state.problems) - len(kept)
         changed = replace(changed, problems=kept + tuple(fresh), resolved=resolved)
     if len(report.appended):
-        changed = replace(changed, count=count_html(state.run.live, report), arrivals=state.arrivals + 1)
+        changed = replace(changed, count=count_html(run.live, report), arrivals=state.arrivals + 1)
     return changed
 
 

@@ -21,11 +21,11 @@ import ipywidgets as w
 import solara
 
 from workbench.core.config import RewardConfig
-from workbench.data.watch import KINDS
+from workbench.data.watch import KINDS, WatchReport
 from workbench.views.app.common import REPLAY, error_text, heading_html, kernel_context_of_session, status_html
-from workbench.views.app.live_follow import Followed, audit_html, count_html, open_run, problems_html, reported
+from workbench.views.app.live_follow import audit_html, count_html, open_run, problems_html, reported
 from workbench.views.app.session import AppSession
-from workbench.views.app.state import LiveState
+from workbench.views.app.state import Followed, LiveState
 from workbench.views.widgets import Pick, Replayer, link
 
 #: Seconds between polls when no file event wakes the watcher.
@@ -120,8 +120,8 @@ def _watching(session: AppSession, run: Followed | None) -> Callable[[threading.
         if run is None:
             return
 
-        def heard(report: object) -> None:
-            update(session, lambda state: reported(state, report) if state.run is run else state)  # type: ignore[arg-type]
+        def heard(report: WatchReport) -> None:
+            update(session, lambda state: reported(state, report) if state.run is run else state)
 
         try:
             run.watcher.run(interval=POLL_SECONDS, stop=cancel, on_report=heard)

@@ -5,10 +5,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING
 
 from workbench.core.config import RewardConfig
 from workbench.data.episodes import Corpus
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from workbench.data.watch import Watcher
+    from workbench.scoring.incremental import LiveScores
+    from workbench.views.widgets import OveroptimisationPanel, Pick, Timeline
 
 
 def _empty() -> Mapping[str, object]:
@@ -72,14 +79,35 @@ class AppState:
 NOT_FOLLOWING = "<div class='wb-live-count'>not following</div>"
 
 
+@dataclass(frozen=True, eq=False)
+class Followed:
+    """One followed run: its scores under the session's configs (``live``), their views
+    (``timeline``, ``watch``: the over-optimisation watch) and the ``watcher`` appending into
+    ``into`` (closed when following stops). Equal only to itself.
+
+    Attributes:
+        live: The run's ``LiveScores``.
+        timeline: Its timeline.
+        watch: Its over-optimisation watch.
+        watcher: The watcher appending its episodes.
+        into: The target corpus folder.
+    """
+
+    live: LiveScores
+    timeline: Timeline
+    watch: OveroptimisationPanel
+    watcher: Watcher
+    into: Path
+
+
 @dataclass(frozen=True)
 class LiveState:
     """What the Live page of a tab shows, one immutable value (``AppSession.live``): the page is
     drawn from it, and its background work (the watcher, the redraws) is keyed on it.
 
     Attributes:
-        run: The followed run (``live_follow.Followed``: its ``LiveScores``, timeline,
-            over-optimisation watch and watcher), kept after following stops; None before.
+        run: The followed run (its ``LiveScores``, timeline, over-optimisation watch and
+            watcher), kept after following stops; None before.
         following: Whether the watcher runs (its thread is cancelled when this turns False, the
             run changes or the tab closes).
         status: ``(text, level)`` of the page's status line.
@@ -92,7 +120,7 @@ class LiveState:
         picked: The last pick opened from the page (``Pick``), or None.
     """
 
-    run: Any = None
+    run: Followed | None = None
     following: bool = False
     status: tuple[str, str] = ("", "info")
     count: str = NOT_FOLLOWING
@@ -100,4 +128,4 @@ class LiveState:
     resolved: int = 0
     arrivals: int = 0
     audit: str = ""
-    picked: Any = None
+    picked: Pick | None = None
