@@ -273,7 +273,7 @@ def test_a_replayer_the_live_page_shows_is_not_taken_over_by_the_sessions(tmp_pa
     box, rc = solara.render(Dashboard(session), handle_error=False)
     try:
         followed = Replayer(session.corpus[:2], session.baseline)
-        session.replayer_view.show(followed)  # what LivePage._open does, before the Replay tab was ever shown
+        session.replayer_view.show(followed)  # what live_page.open_pick does, before the Replay tab was ever shown
         session.show_page(REPLAY)  # a build would start (and take the page) right here
         assert session.replayer_view.shown.value is followed and followed in _widgets(box)
         assert session.replayer is None and not session.building  # nothing built behind it

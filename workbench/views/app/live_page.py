@@ -22,6 +22,7 @@ import solara
 
 from workbench.core.config import RewardConfig
 from workbench.data.watch import KINDS, WatchReport
+from workbench.scoring.incremental import LiveScores
 from workbench.views.app.common import REPLAY, error_text, heading_html, kernel_context_of_session, status_html
 from workbench.views.app.live_follow import audit_html, count_html, open_run, problems_html, reported
 from workbench.views.app.session import AppSession
@@ -64,7 +65,7 @@ def start(session: AppSession, source: str, target: str, kind: str | None = None
     run = open_run(source, target, kind, dict(session.configs))
     context = kernel_context_of_session()  # the views redraw from the page's threads
     run.timeline.context = run.watch.context = lambda: context
-    link(replayer=partial(open_pick, session, run), pickers=(run.timeline, run.watch))
+    link(replayer=partial(open_pick, session, run.live), pickers=(run.timeline, run.watch))
     where = f"following {run.watcher.source.path} into {run.into}"
     update(session, lambda _: LiveState(run, True, (where, "ok"), count_html(run.live, None)))
 
@@ -84,17 +85,17 @@ def stop(session: AppSession) -> None:
     )
 
 
-def open_pick(session: AppSession, run: Followed, pick: Pick, config: RewardConfig) -> None:
+def open_pick(session: AppSession, live: LiveScores, pick: Pick, config: RewardConfig) -> None:
     """Replay a pick of the timeline or the watch on the Replay page (a Replayer on the followed
     corpus, under the picking view's config, at the decision every view opens a pick at).
 
     Args:
         session: The page session.
-        run: The followed run picked in.
+        live: The followed run's scores (its episodes so far, read at the pick).
         pick: The pick.
         config: The picking view's config at the pick.
     """
-    replayer = Replayer(run.live.corpus, config, episode=pick.episode)
+    replayer = Replayer(live.corpus, config, episode=pick.episode)
     replayer.open_pick(pick)
     update(session, lambda state: replace(state, picked=pick))
     session.replayer_view.show(replayer)
