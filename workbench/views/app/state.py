@@ -1,4 +1,4 @@
-"""The app's state of one browser tab as frozen values: the corpus and configs (``AppState``), the Live page (``LiveState``)."""
+"""A browser tab's app state as frozen values: the corpus and configs (``AppState``), the Live page (``LiveState``)."""
 
 from __future__ import annotations
 
