@@ -106,3 +106,23 @@ def test_each_episodes_top_paid_loop_is_the_first_largest_excess_as_idxmax_finds
             continue
         expected = mine.loc[(mine["laps"] - mine["allowed"]).idxmax()]
         assert top[episode].loop == expected["loop"] and top[episode].first == expected["first"]
+
+
+def test_a_stored_episodes_track_reads_each_decisions_own_actions_as_track_of_does(tmp_path):
+    # Row 0 of an episode is the state after reset (no actions); decision j's actions lead to
+    # row j + 1. ``track_of`` reads them from ``episode.actions[j]``, an independent path: the
+    # stored columns' ``played`` must say, decision by decision, what that list says.
+    from workbench.analysis.diagnostics.loops import ASKED, track_of
+
+    corpus = sample_corpus()
+    save_corpus(corpus, tmp_path / "c")
+    stored = load_corpus(tmp_path / "c")
+    asked_any = 0
+    for episode, track in zip(corpus, tracks(stored)):
+        expected = track_of(episode)
+        np.testing.assert_array_equal(track.steps, expected.steps)
+        for name in ASKED:
+            by_hand = np.array([name in actions for actions in episode.actions], dtype=bool)
+            np.testing.assert_array_equal(track.played[name], by_hand)
+            asked_any += int(by_hand.sum())
+    assert asked_any > 0  # the sample's players do sleep: the check compared something

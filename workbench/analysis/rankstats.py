@@ -301,10 +301,13 @@ def _level_counts(
     discordant = np.zeros(m, dtype=np.int64)
     # Within a run of equal ``other`` the levels ascend, so an element's earlier elements of a
     # higher level all lie before its run: the discordant pairs are the level sequence's strict
-    # inversions. Per level, each element of it counts the earlier elements above it.
+    # inversions. Per level, each element of it counts the earlier elements above it (in the
+    # narrowest integers that hold the levels and the counts: these passes are the sort's cost).
+    small = level.astype(np.int8)  # levels below _MAX_LEVELS
+    running = np.int16 if n <= np.iinfo(np.int16).max else np.int64
     for value_level in range(n_levels - 1):
-        above = np.cumsum(level > value_level, axis=1, dtype=np.int32)
-        discordant += np.where(level == value_level, above, 0).sum(axis=1)
+        above = np.cumsum(small > value_level, axis=1, dtype=running)
+        discordant += np.where(small == value_level, above, 0).sum(axis=1, dtype=np.int64)
     return tied_levels, tied_other, tied_both, discordant
 
 

@@ -149,8 +149,10 @@ def batch_tracks(arrays: DecisionArrays) -> Iterator[Track]:
     hits = {name: np.concatenate([[0], np.cumsum(arrays.action_ids == ACTIONS.index(name))]) for name in ASKED}
     for first, n in zip(arrays.row_starts.tolist(), arrays.lengths.tolist()):
         rows = slice(first, first + n + 1)
-        offsets = arrays.action_offsets[first + 1 : first + n + 2]
-        before = arrays.action_offsets[first : first + n + 1]
+        # decision j's actions are row first + j + 1's (row first is the state after reset), as
+        # ``track_of`` reads them from ``episode.actions[j]``
+        offsets = arrays.action_offsets[first + 2 : first + n + 2]
+        before = arrays.action_offsets[first + 1 : first + n + 1]
         played = {name: (hit[offsets] - hit[before]) > 0 for name, hit in hits.items()}
         # stored columns may be unsigned: signed copies, so that a drop differences below 0
         states = (arrays.inventory[rows].astype(np.int64), arrays.achievement_counts[rows].astype(np.int64))
