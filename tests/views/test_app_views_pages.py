@@ -137,7 +137,9 @@ def test_a_view_built_behind_another_page_enters_its_page_when_that_page_comes_t
         until(lambda: session.replayer is not None and "the Replayer is ready" in _lines(box))
         assert session.replayer not in _widgets(box)
         session.show_page(REPLAY)
-        assert session.replayer in _widgets(box)
+        # Polled, as the pages above are: the builder thread's last re-render (its "is ready"
+        # line) may still be running, and the page's own re-render then follows it.
+        until(lambda: session.replayer in _widgets(box))
     finally:
         rc.close()
 
