@@ -137,7 +137,9 @@ def test_a_view_built_behind_another_page_enters_its_page_when_that_page_comes_t
         until(lambda: session.replayer is not None and "the Replayer is ready" in _lines(box))
         assert session.replayer not in _widgets(box)
         session.show_page(REPLAY)
-        assert session.replayer in _widgets(box)
+        # Polled, as the pages above are: the builder thread's last re-render (its "is ready"
+        # line) may still be running, and the page's own re-render then follows it.
+        until(lambda: session.replayer in _widgets(box))
     finally:
         rc.close()
 
@@ -273,7 +275,7 @@ def test_a_replayer_the_live_page_shows_is_not_taken_over_by_the_sessions(tmp_pa
     box, rc = solara.render(Dashboard(session), handle_error=False)
     try:
         followed = Replayer(session.corpus[:2], session.baseline)
-        session.replayer_view.show(followed)  # what LivePage._open does, before the Replay tab was ever shown
+        session.replayer_view.show(followed)  # what live_page.open_pick does, before the Replay tab was ever shown
         session.show_page(REPLAY)  # a build would start (and take the page) right here
         assert session.replayer_view.shown.value is followed and followed in _widgets(box)
         assert session.replayer is None and not session.building  # nothing built behind it

@@ -3,7 +3,8 @@ into it: each new file's episode is painted within 2 s of the file landing (medi
 reported), a half-written file is never read half (written in two parts, synchronised on the
 page showing another file in between), a corrupt file is named in the page's report while the
 watcher goes on, the over-optimisation watch draws under the timeline once 12 episodes came, and
-the page has no console errors. Screenshots at 1280x800 and 1920x1080 go to
+the page has no console errors (a second tab and a reload included; the reloaded tab's watcher
+is cancelled and lets the target go). Screenshots at 1280x800 and 1920x1080 go to
 $WORKBENCH_APP_SCREENSHOTS when set (docs/app-live-*.png)."""
 
 from __future__ import annotations
@@ -168,6 +169,15 @@ def test_live_page_follows_a_folder(tmp_path):
         other.goto(url)
         wait_text(other, tab(other, "Live"), "not following")
         other.close()
+        # Reloaded: a new session, not following; the old tab's watcher is cancelled with its
+        # page (the target is let go) and no console error comes of it.
+        page.reload()
+        page.locator(".wb-app-page-corpus").wait_for(timeout=TIMEOUT_MS)
+        wait_text(page, tab(page, "Live"), "not following")
+        deadline = time.monotonic() + 30
+        while not _free(run, target) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert _free(run, target), "the reloaded tab's watcher still holds the target"
         browser.close()
 
     load = os.getloadavg()[0]
@@ -181,6 +191,18 @@ def test_live_page_follows_a_folder(tmp_path):
     assert errors == [], errors
     # the target corpus holds every episode followed, once
     assert sorted(load_corpus(target).ids) == sorted([*ids, between, half_id, after])
+
+
+def _free(run: Path, target: Path) -> bool:
+    """Whether a watcher can take ``target`` (no page follows into it)."""
+    from workbench.data.watch import Watcher, open_source
+    from workbench.errors import WorkbenchError
+
+    try:
+        Watcher(open_source(run, "rollouts"), target).close()
+    except WorkbenchError:
+        return False
+    return True
 
 
 LAB_CELLS = [

@@ -13,7 +13,7 @@ from workbench.core.config import RewardConfig
 from workbench.data.sample import sample_corpus
 from workbench.scoring import score
 from workbench.scoring.incremental import LiveScores
-from workbench.views.app.live_page import LivePage
+from workbench.views.app.live_page import open_pick
 from workbench.views.app.options import AppOptions
 from workbench.views.app.session import AppSession
 from workbench.views.widgets import Compare, Pick, Replayer, Timeline, Tuner, link
@@ -70,9 +70,7 @@ def test_every_view_opens_a_pick_at_the_same_decision(tmp_path):
     session.open_pick(Pick(episode, source="tuner"), CONFIG)
     until(lambda: session.replayer is not None and session.replayer.episode == episode, "the Replay page")
     until(lambda: session.replayer.decision_at(session.replayer.step) == best, "the pick's decision")
-    live = LivePage(session)
-    live.live = LiveScores(corpus, {"wood": CONFIG})
-    live._open(Pick(episode, source="timeline"), CONFIG)
+    open_pick(session, LiveScores(corpus, {"wood": CONFIG}), Pick(episode, source="timeline"), CONFIG)
     shown = session.replayer_view.shown.peek()
     assert shown is not session.replayer and shown.decision_at(shown.step) == best
     # A pick naming a decision opens there, everywhere (a certificate's loop, a deep link).

@@ -11,11 +11,13 @@ followed while it trains).
   once the browser has drawn the first page, which ``first_paint`` says), ``Dashboard`` (title,
   status line, tabs; a page made when its tab is first shown, kept after); ``session``: one
   browser tab's views and what the pages show as reactive values; ``state``: its corpus and
-  configs, one frozen ``AppState``; ``deep_link``: the URLs that open the Replayer on a pick.
+  configs, one frozen ``AppState``, and the Live page's ``LiveState``; ``deep_link``: the URLs
+  that open the Replayer on a pick.
 - ``views_pages``: the Tune, Replay and Compare pages (``ViewSlot``: a view built by a
   ``solara.lab.task``; ``ViewPage``: its component); ``corpus_page``, ``configs_page``: Solara
-  components drawn from the state; ``live_page``: the Live page (ipywidgets, given the
-  session); ``workspace``: the kept configs and each tab's draft.
+  components drawn from the state; ``live_page``: the Live page, a component drawn from the
+  tab's ``LiveState`` (``live_follow``: its work without a page); ``workspace``: the kept
+  configs and each tab's draft.
 """
 
 # ruff: noqa: E402

@@ -41,11 +41,7 @@ class Status:
             level: error, warning, ok or info.
         """
         self.text, self.level = text, level
-        lines = "<br>".join(html.escape(line) for line in text.splitlines())
-        self.widget.value = (
-            f"<div class='wb-app-msg wb-app-{level}' style='color:{COLORS.get(level, 'black')};"
-            f"white-space:normal;word-break:break-word'>{lines}</div>"
-        )
+        self.widget.value = status_html(text, level)
 
     def error(self, error: BaseException, doing: str) -> None:
         """Show what went wrong while ``doing``: a user's error as its message, anything else as
@@ -55,14 +51,42 @@ class Status:
             error: What was raised.
             doing: What the page was doing, said first.
         """
-        if isinstance(error, USER_ERRORS):
-            log.info("%s: %s", doing, error)
-            self.show(f"{doing}: {error}", "error")
-        else:
-            log.error("%s failed", doing, exc_info=error)
-            self.show(
-                f"{doing}: internal error ({type(error).__name__}: {error}); the server log has the details", "error"
-            )
+        self.show(error_text(error, doing), "error")
+
+
+def status_html(text: str, level: str = "info") -> str:
+    """A status line's HTML: ``text`` (plain text, escaped) coloured for ``level``.
+
+    Args:
+        text: The message.
+        level: error, warning, ok or info.
+
+    Returns:
+        The HTML.
+    """
+    lines = "<br>".join(html.escape(line) for line in text.splitlines())
+    return (
+        f"<div class='wb-app-msg wb-app-{level}' style='color:{COLORS.get(level, 'black')};"
+        f"white-space:normal;word-break:break-word'>{lines}</div>"
+    )
+
+
+def error_text(error: BaseException, doing: str) -> str:
+    """What went wrong while ``doing``, said to the user: a user's error as its message, anything
+    else as an internal error whose traceback is logged.
+
+    Args:
+        error: What was raised.
+        doing: What the page was doing, said first.
+
+    Returns:
+        The message.
+    """
+    if isinstance(error, USER_ERRORS):
+        log.info("%s: %s", doing, error)
+        return f"{doing}: {error}"
+    log.error("%s failed", doing, exc_info=error)
+    return f"{doing}: internal error ({type(error).__name__}: {error}); the server log has the details"
 
 
 def guarded(status: Status, doing: str, action: Callable[[], Any]) -> Callable[..., None]:

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import reacton.ipywidgets as ipyw
 import solara
+from solara.alias import rw as ipyw  # solara's public alias of its ipywidgets elements
 
 from workbench.core.config import RewardConfig
 from workbench.errors import ConfigError, CorpusError, TargetExistsError

@@ -10,8 +10,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import reacton.ipywidgets as ipyw
 import solara
+from solara.alias import rw as ipyw  # solara's public alias of its ipywidgets elements
 
 from workbench.data.episodes import Corpus
 from workbench.data.importers import ImportResult, import_crafter_recorder, import_rollouts, import_traces

@@ -1,289 +1,236 @@
-"""The Live page: follow a run while it trains.
+"""The Live page: follow a run while it trains, a Solara component drawn from the tab's ``LiveState``.
 
 Pick a source (a folder rollout files land in, a synth-ai trace database, a crafter.Recorder
-folder, a corpus being recorded) and a target corpus folder; the follow switch starts a
-background ``Watcher`` that appends each new episode once into the target, scores it under every
-config of the session (``LiveScores``) and redraws the timeline and the over-optimisation watch
-(which marks, on the timeline, where a config's decline began); problems (a corrupt file) are
-named in the page's report while the watcher goes on."""
+folder, a corpus being recorded) and a target corpus folder; "Follow" opens the run
+(``live_follow.open_run``) and the page runs its ``Watcher`` on the app's background path
+(``solara.use_thread``, cancelled when following stops, another run is followed or the tab
+closes): each new episode is appended once into the target and scored under every config of the
+session (``LiveScores``); the timeline, the audit and the over-optimisation watch (which marks,
+on the timeline, where a config's decline began) redraw on threads of the same hook, keyed on
+the state's arrivals; problems (a corrupt file) are named in the page's report while the watcher
+goes on. A pick in the timeline or the watch goes through the shared ``link``."""
 
 from __future__ import annotations
 
-import html
 import threading
-import time
 from collections.abc import Callable
-from pathlib import Path
-from typing import Any
+from dataclasses import replace
+from functools import partial
 
 import ipywidgets as w
-import pandas as pd
+import solara
 
-from workbench.analysis.audit import audit
 from workbench.core.config import RewardConfig
-from workbench.data.episodes import Corpus
-from workbench.data.storage import load_corpus
-from workbench.data.watch import KINDS, Watcher, WatchReport, open_source, origin_of
-from workbench.errors import WorkbenchError
+from workbench.data.watch import KINDS, WatchReport
 from workbench.scoring.incremental import LiveScores
-from workbench.views.app.common import REPLAY, Status, guarded, heading, kernel_context_of_session
+from workbench.views.app.common import REPLAY, error_text, heading_html, kernel_context_of_session, status_html
+from workbench.views.app.live_follow import audit_html, count_html, open_run, problems_html, reported
 from workbench.views.app.session import AppSession
-from workbench.views.widgets import OveroptimisationPanel, Pick, Replayer, Timeline, link
+from workbench.views.app.state import Followed, LiveState
+from workbench.views.widgets import Pick, Replayer, link
 
 #: Seconds between polls when no file event wakes the watcher.
 POLL_SECONDS = 0.5
-#: How many of the latest episodes the audit diagnoses.
-AUDIT_WINDOW = 20
-#: Problems listed in the report (the newest; the count says how many in all).
-MAX_PROBLEMS = 50
+#: The kind dropdown's options: telling from the folder, then each kind.
+KIND_OPTIONS = [("tell from the folder", ""), *((kind, kind) for kind in KINDS)]
 
 
-class LivePage:
-    """The Live page (``widget``) of a session: ``follow`` (the switch) starts and stops watching;
-    ``live`` is the ``LiveScores`` followed, ``timeline`` and ``watch`` (its over-optimisation
-    watch) its views (None until followed);
-    ``problems`` the problems met, newest last."""
+def update(session: AppSession, change: Callable[[LiveState], LiveState]) -> None:
+    """Set the tab's Live state to ``change(state)`` (one change at a time: the watcher and the
+    redraws change it from their threads).
 
-    def __init__(self, session: AppSession) -> None:
-        self.session = session
-        self.status = Status()
-        self.source = w.Text(placeholder="/path/to/run-folder", description="source", layout=w.Layout(width="520px"))
-        self.kind = w.Dropdown(
-            options=[("tell from the folder", "")] + [(k, k) for k in KINDS],
-            description="kind",
-            layout=w.Layout(width="300px"),
-        )
-        self.target = w.Text(placeholder="/path/to/target-corpus", description="into", layout=w.Layout(width="520px"))
-        self.follow = w.ToggleButton(value=False, description="Follow", icon="play", tooltip="start / stop watching")
-        self.follow.add_class("wb-live-follow")
-        self.follow.observe(
-            lambda change: guarded(self.status, "following the source", lambda: self._switched(change["new"]))(),
-            names="value",
-        )
-        self.counter = w.HTML("<div class='wb-live-count'>not following</div>")
-        self.report = w.HTML()
-        self.report.add_class("wb-live-problems")
-        self.audit = w.HTML()
-        self.audit.add_class("wb-live-audit")
-        self.body = w.VBox()
-        note = "watch a run while it trains: each new episode scored under every config of the session"
-        self.widget = w.VBox(
-            [
-                heading("Live", note),
-                w.HBox([self.source, self.kind], layout=w.Layout(flex_flow="row wrap")),
-                w.HBox([self.target, self.follow], layout=w.Layout(flex_flow="row wrap")),
-                self.status.widget,
-                self.counter,
-                self.report,
-                self.audit,
-                self.body,
-            ],
-            layout=w.Layout(width="100%"),
-        )
-        self.widget.add_class("wb-app-page-live")
-        self.live: LiveScores | None = None
-        self.timeline: Timeline | None = None
-        self.watch: OveroptimisationPanel | None = None
-        self.problems: list[str] = []
-        self._problems: list[tuple[str, str]] = []  # (file, message) of each problem shown
-        self._resolved = 0
-        self._watcher: Watcher | None = None
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-        self._redrawers: list[threading.Thread] = []
-        self._due: list[threading.Event] = []  # one per redrawer: set when episodes came
+    Args:
+        session: The page session.
+        change: The new state from the current one.
+    """
+    with session.live_lock:
+        session.live.value = change(session.live.value)
 
-    # -- the switch ---------------------------------------------------------------------------
-    def _switched(self, on: bool) -> None:
-        if on:
-            try:
-                self.start(self.source.value, self.target.value, self.kind.value or None)
-            except Exception:
-                self.follow.value = False
-                raise
-        else:
-            self.stop()
 
-    def start(self, source: str, target: str, kind: str | None = None) -> None:
-        """Follow ``source`` into the corpus folder ``target`` (created when absent): its episodes
-        so far, then each new one as it lands. Raises ``WorkbenchError`` for a bad source or
-        target (nothing starts then).
+def start(session: AppSession, source: str, target: str, kind: str | None = None) -> None:
+    """Follow ``source`` into the corpus folder ``target`` (created when absent): its episodes
+    so far, then each new one as it lands (the page's watcher thread starts on the new state).
+    A run followed before stops first.
 
-        Args:
-            source: The folder (or file) to watch.
-            target: The corpus folder to append into.
-            kind: The source's kind, or None to tell from the folder.
+    Args:
+        session: The page session (its configs score the run).
+        source: The folder (or file) to watch.
+        target: The corpus folder to append into.
+        kind: The source's kind, or None to tell from the folder.
 
-        Raises:
-            WorkbenchError: A bad source or target.
-        """
-        if not source.strip() or not target.strip():
-            raise WorkbenchError("give a source folder to watch and a target corpus folder to append into")
-        self.stop()
-        watched = open_source(Path(source.strip()).expanduser(), kind)
-        into = Path(target.strip()).expanduser()
-        held = load_corpus(into) if (into / "corpus.json").exists() else Corpus()
-        configs = dict(self.session.configs)
-        self.live = LiveScores(held, configs)
-        # The timeline and the audit each redraw in a thread of their own (``_redraw``), so the
-        # watcher never waits for them (the count of a new episode is painted first) and a slow
-        # audit never holds the timeline back.
-        self.timeline = Timeline(self.live, reps=200, follow=False, replay=False)
-        context = kernel_context_of_session()
-        self.timeline.context = lambda: context
-        timeline = self.timeline
-        self.watch = OveroptimisationPanel(self.live, reps=500, follow=False)
-        self.watch.context = lambda: context
-        link(replayer=self._open, pickers=(self.timeline, self.watch))
-        self.watch.observe(lambda change: timeline.mark_declines(change["new"]), names="declines")
-        self._watcher = Watcher(watched, into, on_append=self.live.append)
-        self.problems, self._problems, self._resolved = [], [], 0
-        self.report.value = ""
-        self.body.children = [self.timeline, self.watch]
-        self._stop = threading.Event()
-        self._show_count(None)
-        self._thread = threading.Thread(target=self._run, args=(context,), name="workbench-app: live", daemon=True)
-        self._thread.start()
-        self._due = [threading.Event(), threading.Event(), threading.Event()]
-        self._redrawers = [
-            threading.Thread(
-                target=self._redraw, args=(context, due, work), name=f"workbench-app: live {what}", daemon=True
+    Raises:
+        WorkbenchError: A bad source or target (nothing starts then).
+    """
+    stop(session)
+    run = open_run(source, target, kind, dict(session.configs))
+    context = kernel_context_of_session()  # the views redraw from the page's threads
+    run.timeline.context = run.watch.context = lambda: context
+    link(replayer=partial(open_pick, session, run.live), pickers=(run.timeline, run.watch))
+    where = f"following {run.watcher.source.path} into {run.into}"
+    update(session, lambda _: LiveState(run, True, (where, "ok"), count_html(run.live, None)))
+
+
+def stop(session: AppSession) -> None:
+    """Stop watching (the watcher's thread ends and closes it; the timeline stays as it is);
+    nothing happens when not following.
+
+    Args:
+        session: The page session.
+    """
+    update(
+        session,
+        lambda state: (
+            replace(state, following=False, status=("stopped following", "info")) if state.following else state
+        ),
+    )
+
+
+def open_pick(session: AppSession, live: LiveScores, pick: Pick, config: RewardConfig) -> None:
+    """Replay a pick of the timeline or the watch on the Replay page (a Replayer on the followed
+    corpus, under the picking view's config, at the decision every view opens a pick at).
+
+    Args:
+        session: The page session.
+        live: The followed run's scores (its episodes so far, read at the pick).
+        pick: The pick.
+        config: The picking view's config at the pick.
+    """
+    replayer = Replayer(live.corpus, config, episode=pick.episode)
+    replayer.open_pick(pick)
+    update(session, lambda state: replace(state, picked=pick))
+    session.replayer_view.show(replayer)
+    session.show_page(REPLAY)
+
+
+def _toggle(session: AppSession, source: str, target: str, kind: str) -> None:
+    """The Follow button: start following, or stop; a bad source is a message in the page."""
+    if session.live.value.following:
+        stop(session)
+        return
+    try:
+        start(session, source, target, kind or None)
+    except Exception as error:  # shown in the page, traceback in the server log
+        text = error_text(error, "following the source")
+        update(session, lambda state: replace(state, status=(text, "error")))
+
+
+def _watching(session: AppSession, run: Followed | None) -> Callable[[threading.Event], None]:
+    """The watcher's thread of ``run`` (None: nothing to follow), until its ``cancel`` is set."""
+
+    def watch(cancel: threading.Event) -> None:
+        if run is None:
+            return
+
+        def heard(report: WatchReport) -> None:
+            update(session, lambda state: reported(state, report) if state.run is run else state)
+
+        try:
+            run.watcher.run(interval=POLL_SECONDS, stop=cancel, on_report=heard)
+        except Exception as error:  # shown in the page, traceback in the server log
+            text = error_text(error, "following the source")
+            update(session, lambda state: replace(state, following=False, status=(text, "error")))
+        finally:
+            run.watcher.close()
+
+    return watch
+
+
+def _redrawing(
+    session: AppSession, run: Followed | None, arrivals: int, work: Callable[[Followed], None]
+) -> Callable[[], None]:
+    """One redraw after ``arrivals`` (use_thread runs the latest only: arrivals meanwhile are
+    drawn by the next round, not queued)."""
+
+    def redraw() -> None:
+        if run is None or not arrivals:
+            return
+        try:
+            work(run)
+        except Exception as error:  # shown in the page, traceback in the server log
+            text = error_text(error, "drawing the timeline, the audit and the watch")
+            update(session, lambda state: replace(state, status=(text, "error")))
+
+    return redraw
+
+
+def _draw_timeline(run: Followed) -> None:
+    run.timeline.refresh()
+
+
+def _draw_watch(run: Followed) -> None:
+    run.watch.refresh()
+
+
+def _draw_audit(session: AppSession, run: Followed) -> None:
+    drawn = audit_html(run.live)
+    if drawn:
+        update(session, lambda state: replace(state, audit=drawn) if state.run is run else state)
+
+
+@solara.component
+def LivePage(session: AppSession) -> solara.Element:
+    """The Live page of ``session``, drawn from ``session.live``.
+
+    Args:
+        session: The page session.
+
+    Returns:
+        The page's element.
+    """
+    state = session.live.value
+    source, kind, target = solara.use_reactive(""), solara.use_reactive(""), solara.use_reactive("")
+    run = state.run
+    solara.use_thread(
+        _watching(session, run if state.following else None), [run, state.following], intrusive_cancel=False
+    )
+    # The timeline, the audit and the watch each redraw on a thread of their own, so the watcher
+    # never waits for them (the count of a new episode is painted first) and a slow audit never
+    # holds the timeline back.
+    keys = [run, state.arrivals]
+    solara.use_thread(_redrawing(session, run, state.arrivals, _draw_timeline), keys, intrusive_cancel=False)
+    solara.use_thread(
+        _redrawing(session, run, state.arrivals, partial(_draw_audit, session)), keys, intrusive_cancel=False
+    )
+    solara.use_thread(_redrawing(session, run, state.arrivals, _draw_watch), keys, intrusive_cancel=False)
+    note = "watch a run while it trains: each new episode scored under every config of the session"
+    following = state.following
+    with w.VBox.element(_dom_classes=["wb-app-page-live"], layout=w.Layout.element(width="100%")) as page:
+        w.HTML.element(value=heading_html("Live", note))
+        with w.HBox.element(layout=w.Layout.element(flex_flow="row wrap")):
+            w.Text.element(
+                value=source.value,
+                on_value=source.set,
+                placeholder="/path/to/run-folder",
+                description="source",
+                layout=w.Layout.element(width="520px"),
             )
-            for due, work, what in zip(
-                self._due, (timeline.refresh, self._audit, self.watch.refresh), ("timeline", "audit", "watch")
+            w.Dropdown.element(
+                options=KIND_OPTIONS,
+                value=kind.value,
+                on_value=kind.set,
+                description="kind",
+                layout=w.Layout.element(width="300px"),
             )
-        ]
-        for redrawer in self._redrawers:
-            redrawer.start()
-        self.follow.description, self.follow.icon = "Following", "stop"
-        self.status.show(f"following {watched.path} into {into}", "ok")
-
-    def stop(self) -> None:
-        """Stop watching (the timeline stays as it is); nothing happens when not following."""
-        self._stop.set()
-        for due in self._due:
-            due.set()  # wakes the redrawers to see the stop
-        thread, watcher = self._thread, self._watcher
-        self._thread = self._watcher = None
-        for running in (thread, *self._redrawers):
-            if running is not None and running is not threading.current_thread():
-                running.join(timeout=10)
-        if watcher is not None:
-            watcher.close()
-            self.status.show("stopped following", "info")
-        self.follow.description, self.follow.icon = "Follow", "play"
-
-    def _run(self, context: Any) -> None:
-        assert self._watcher is not None
-        watcher, stop = self._watcher, self._stop
-        with context:
-            try:
-                watcher.run(interval=POLL_SECONDS, stop=stop, on_report=self._reported)
-            except Exception as error:  # shown in the page, traceback in the server log
-                self.status.error(error, "following the source")
-                self.follow.value = False
-
-    # -- what the page shows ------------------------------------------------------------------
-    def _reported(self, report: WatchReport) -> None:
-        """After each poll: new problems (and those a file read since has resolved), the count,
-        and a redraw of the timeline and the audit when episodes came."""
-        fresh = [(problem.file, str(problem)) for problem in report.problems]
-        fresh = [(file, text) for file, text in fresh if (file, text) not in self._problems]
-        read = self._files_read(report.appended)
-        kept = [(file, text) for file, text in self._problems if _resolved(file) not in read]
-        if fresh or len(kept) < len(self._problems):
-            self._resolved += len(self._problems) - len(kept)
-            self._problems = kept + fresh
-            self.problems = [text for _, text in self._problems]
-            self._show_problems()
-        if len(report.appended):
-            self._show_count(report)
-            for due in self._due:
-                due.set()
-
-    def _files_read(self, episodes: Corpus) -> set[Path]:
-        """The source files the ``episodes`` were read from (a file first reported as a problem,
-        e.g. half-written, then read whole, resolves its problem)."""
-        watcher = self._watcher
-        root = watcher.source.path if watcher is not None else Path(".")
-        files = set()
-        for position in range(len(episodes)):
-            origin = origin_of(episodes.episode_extras(position).metadata)
-            if origin is not None:
-                files.add(_resolved(str(root / origin[1].split("|")[0])))
-        return files
-
-    def _show_problems(self) -> None:
-        resolved = f" ({self._resolved} resolved: the file was read whole later)" if self._resolved else ""
-        if not self._problems:
-            self.report.value = f"<div style='color:#555'>no problems{resolved}</div>" if resolved else ""
-            return
-        shown = "".join(f"<li><code>{html.escape(p)}</code></li>" for p in self.problems[-MAX_PROBLEMS:])
-        self.report.value = (
-            f"<div style='color:#B3261E'><b>{len(self.problems)} problem(s)</b>, the watcher goes on{resolved}:"
-            f"<ul style='margin:2px 0'>{shown}</ul></div>"
+        with w.HBox.element(layout=w.Layout.element(flex_flow="row wrap")):
+            w.Text.element(
+                value=target.value,
+                on_value=target.set,
+                placeholder="/path/to/target-corpus",
+                description="into",
+                layout=w.Layout.element(width="520px"),
+            )
+            solara.Button(
+                "Following" if following else "Follow",
+                icon_name="mdi-stop" if following else "mdi-play",
+                on_click=lambda: _toggle(session, source.value, target.value, kind.value),
+                classes=["wb-live-follow", "text-none"],
+                outlined=following,
+            )
+        w.HTML.element(
+            value=status_html(*state.status), _dom_classes=["wb-app-status"], layout=w.Layout.element(min_height="24px")
         )
-
-    def _redraw(self, context: Any, due: threading.Event, work: Callable[[], None]) -> None:
-        """Run ``work`` (redraw the timeline, or the audit) whenever episodes came, the latest
-        state winning (episodes that arrive meanwhile are drawn by the next round, not queued)."""
-        stop = self._stop
-        with context:
-            while True:
-                due.wait()
-                if stop.is_set():
-                    return
-                due.clear()
-                try:
-                    work()
-                except Exception as error:  # shown in the page, traceback in the server log
-                    self.status.error(error, "drawing the timeline, the audit and the watch")
-
-    def _show_count(self, report: WatchReport | None) -> None:
-        live = self.live
-        n = 0 if live is None else len(live)
-        if not n:
-            self.counter.value = "<div class='wb-live-count'>following: waiting for the first episode ...</div>"
-            return
-        latest = live.corpus.ids[-1] if live is not None else ""
-        delay = f"; last file landed &rarr; scored in {max(report.latency):.2f} s" if report and report.latency else ""
-        self.counter.value = (
-            f"<div class='wb-live-count'>following: <b>{n}</b> episodes; latest <code class='wb-live-latest'>"
-            f"{html.escape(latest)}</code> at {time.strftime('%H:%M:%S')}{delay}</div>"
-        )
-
-    def _audit(self) -> None:
-        """``workbench audit``'s checks (farming, dominance, dead entries, estimated counts) on the
-        latest ``AUDIT_WINDOW`` episodes, per config."""
-        live = self.live
-        if live is None or len(live) < 2:
-            return
-        corpus = live.corpus
-        first = max(0, len(corpus) - AUDIT_WINDOW)
-        flags = audit(corpus[first:], live.configs).flags
-        rows = []
-        for name in live.configs:
-            mine = flags[flags["config"] == name]
-            codes = mine["code"].value_counts() if len(mine) else pd.Series(dtype=int)
-            state = ", ".join(f"{html.escape(str(code))} &times;{count}" for code, count in codes.items()) or "clean"
-            colour = "#1B6E20" if state == "clean" else "#B3261E"
-            rows.append(f"<li><b>{html.escape(name)}</b>: <span style='color:{colour}'>{state}</span></li>")
-        self.audit.value = (
-            f"<div style='word-break:break-word'><b>audit</b> of the latest episodes ({first}-{len(corpus) - 1}; "
-            f"workbench audit's checks):<ul style='margin:2px 0'>{''.join(rows)}</ul></div>"
-        )
-
-    def _open(self, pick: Pick, config: RewardConfig) -> None:
-        """Replay a pick of the timeline or the watch on the Replay page (a Replayer on the
-        followed corpus, under the picking view's config, where every view opens a pick)."""
-        if self.live is None:
-            return
-        replayer = Replayer(self.live.corpus, config, episode=pick.episode)
-        replayer.open_pick(pick)
-        self.session.replayer_view.show(replayer)
-        self.session.show_page(REPLAY)
-
-
-def _resolved(file: str) -> Path:
-    """A problem's or an episode's file as one comparable path."""
-    return Path(file).expanduser().resolve()
+        w.HTML.element(value=state.count)
+        w.HTML.element(value=problems_html(state), _dom_classes=["wb-live-problems"])
+        w.HTML.element(value=state.audit, _dom_classes=["wb-live-audit"])
+        w.VBox.element(children=[] if run is None else [run.timeline, run.watch])
+    return page

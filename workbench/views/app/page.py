@@ -11,6 +11,7 @@ import solara
 import solara.toestand
 from solara import v
 
+from workbench.data.episodes import Corpus
 from workbench.views.app import options
 from workbench.views.app.common import COMPARE, CONFIGS, CORPUS, LIVE, REPLAY, TABS, TUNE
 from workbench.views.app.configs_page import ConfigsPage
@@ -33,13 +34,18 @@ CorpusTab = CorpusPage  # a Solara component drawn from the session's state
 ConfigsTab = ConfigsPage  # a Solara component drawn from the session's state
 
 
+def _followed(session: AppSession) -> Corpus | None:
+    """The followed run's episodes so far (None while nothing was followed)."""
+    run = session.live.value.run
+    return run.live.corpus if run is not None else None
+
+
 @solara.component
 def LiveTab(session: AppSession, front: bool) -> solara.Element:
     """The Live page, with the report of the followed run under it."""
-    live = solara.use_memo(lambda: LivePage(session), [])
-    make = solara.use_memo(lambda: partial(live_report, session, lambda: live.live.corpus if live.live else None), [])
+    make = solara.use_memo(lambda: partial(live_report, session, partial(_followed, session)), [])
     with solara.Column(gap="0px", style={"width": "100%"}) as page:
-        solara.Column(children=[live.widget], gap="0px", style={"width": "100%"})
+        LivePage(session)
         ReportDownload(make, "workbench-live-report.html")
     return page
 

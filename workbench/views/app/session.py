@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import logging
+import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -17,7 +18,7 @@ from workbench.errors import CorpusError, WorkbenchError
 from workbench.views.app.common import COMPARE, CORPUS, REPLAY, TUNE, Status
 from workbench.views.app.deep_link import parse_link
 from workbench.views.app.options import AppOptions
-from workbench.views.app.state import AppState
+from workbench.views.app.state import AppState, LiveState
 from workbench.views.app.views_pages import ViewSlot
 from workbench.views.app.workspace import Workspace
 from workbench.views.widgets import Compare, Pick, Replayer, Tuner, link
@@ -60,6 +61,9 @@ class AppSession:
         #: The tab's corpus and configs, one frozen value (``state.AppState``): pages draw from it.
         self.state: solara.Reactive[AppState] = solara.Reactive(AppState())
         self.page = solara.Reactive(CORPUS)
+        #: The Live page's state (``state.LiveState``: the followed run, its status, problems, picks).
+        self.live: solara.Reactive[LiveState] = solara.Reactive(LiveState())
+        self.live_lock = threading.RLock()  # one change of ``live`` at a time (the Live page's threads)
         closed = _tab_closed()
         self.tuner_view = ViewSlot("Tuner", self.status, self._tuner_built, closed)
         self.replayer_view = ViewSlot("Replayer", self.status, closed=closed)
