@@ -265,3 +265,18 @@ def test_the_strategy_check_sees_a_branch():
     assert sorted(set(_strategy_branches(branching))) == [1, 3]
     asking = ast.parse("if config.rule.pays_credits:\n    pass\n")
     assert _strategy_branches(asking) == []
+
+
+def test_the_corpus_storage_is_reached_through_its_package_only():
+    # Storage stays behind one small interface (``workbench.data.storage``'s names): no module
+    # outside it imports one of its modules, lazily or for typing included.
+    graph = grimp.build_graph("workbench", exclude_type_checking_imports=False)
+    inner = {m for m in graph.modules if m.startswith("workbench.data.storage.")}
+    assert inner, "the storage package has no modules: the check would see nothing"
+    reaching_in = sorted(
+        (importer, imported)
+        for imported in inner
+        for importer in graph.find_modules_that_directly_import(imported)
+        if importer != "workbench.data.storage" and not importer.startswith("workbench.data.storage.")
+    )
+    assert not reaching_in, f"modules reaching into the storage package: {reaching_in}"

@@ -100,8 +100,7 @@ def run(source: str, args: argparse.Namespace) -> int:
     ``--workers`` processes or ``--cluster``), print the report; exit status 1 when some input failed."""
     from workbench.data.importers.pipeline import import_into
     from workbench.data.opening import index_errors_named
-    from workbench.data.storage import episode_ids_by_part
-    from workbench.data.storage.layout import MARKER
+    from workbench.data.storage import MARKER, episode_ids_by_part
 
     if not Path(args.path).exists():
         raise UsageError(f"{args.path}: no such file or folder")

@@ -7,8 +7,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from workbench.data.episodes import Corpus
-from workbench.data.storage import load_corpus
-from workbench.data.storage.layout import MARKER
+from workbench.data.storage import MARKER, load_corpus
 from workbench.errors import CorpusFormatError, WorkbenchError
 
 __all__ = ["SAMPLE", "index_errors_named", "open_corpus"]

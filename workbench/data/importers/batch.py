@@ -12,7 +12,7 @@ from workbench.data.episodes import Corpus, Episode, unique_id
 from workbench.data.importers.counts import estimated_counts_line
 from workbench.data.importers.producers import producer_lines
 from workbench.data.importers.toolcalls import NORMALISATIONS
-from workbench.data.storage.rows import check_storable
+from workbench.data.storage import check_storable
 from workbench.errors import EpisodeError, WorkbenchError
 
 #: The longest episode id an importer keeps whole; longer ones are shortened with a hash (a

@@ -25,7 +25,7 @@ from workbench.data.importers.batch import (
     unstorable,
 )
 from workbench.data.importers.values import INT32_MIN, check_array
-from workbench.data.storage.frames import npy_deflate_frames
+from workbench.data.storage import npy_deflate_frames
 from workbench.errors import NPZ_READ_ERRORS, EpisodeError, FrameReadError
 
 #: Arrays every crafter.Recorder episode file holds that the importer needs (``semantic`` and

@@ -40,6 +40,9 @@ columns, checking every value read and keeping only the episodes' events for sco
 status checked against the counts, when first asked for (an ``Episode``, ``decision_arrays``), and
 an episode's frames are read when touched. A ``corpus.json`` that is not exactly this layout's
 marker (another format or schema version) is a ``CorpusFormatError`` naming it.
+
+This package's names are the storage's one interface: no module outside it imports one of its
+modules (``tests/test_architecture.py`` checks it).
 """
 
 from __future__ import annotations
@@ -51,6 +54,7 @@ from typing import Any
 from workbench.data.episodes import INDEX_COLUMNS, Corpus, Episode, register_writer
 from workbench.data.storage import checks, columnar
 from workbench.data.storage.checks import PartCheck, check_parts
+from workbench.data.storage.frames import npy_deflate_frames
 from workbench.data.storage.layout import (
     FORMAT,
     LOCK,
@@ -60,8 +64,10 @@ from workbench.data.storage.layout import (
     clean_leftovers,
     committed_parts,
     folder_lock,
+    part_file,
     writing,
 )
+from workbench.data.storage.rows import check_storable
 from workbench.data.storage.staging import StagedSave, staged_save
 from workbench.errors import (
     CorpusFormatError,
@@ -74,6 +80,10 @@ from workbench.util.atomic import write_errors_named
 
 __all__ = [
     "FORMAT",
+    "MARKER",
+    "check_storable",
+    "npy_deflate_frames",
+    "part_file",
     "add_events_tables",
     "check_corpus",
     "PartCheck",

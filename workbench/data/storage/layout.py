@@ -47,7 +47,19 @@ def new_part_name() -> str:
 
 
 def part_file(root: Path, table: str, part: str) -> Path:
-    """The file of ``table`` for ``part`` (both checked: never a name from elsewhere)."""
+    """The file of ``table`` for ``part`` (both checked: never a name from elsewhere).
+
+    Args:
+        root: The corpus folder.
+        table: One of ``TABLES`` ("decisions", "episodes", "frames", "events").
+        part: A tool-made part name (``part-<time>-<pid>-<random>``).
+
+    Returns:
+        ``root/table/part.parquet``.
+
+    Raises:
+        UnsafeCorpusPathError: ``table`` or ``part`` is not a name the storage makes.
+    """
     if table not in TABLES or not PART_RE.fullmatch(part):
         raise UnsafeCorpusPathError(f"{root}: refusing the file name {table}/{part}.parquet")
     return root / table / f"{part}.parquet"

@@ -165,7 +165,14 @@ def episode_row(index_row: dict[str, Any], extras: EpisodeExtras, group: int, re
 def check_storable(episode: Episode) -> None:
     """``EpisodeValueError`` naming ``episode`` and what cannot be stored (a value outside
     Crafter's ranges, a metadata value of no JSON type, an id that is not UTF-8...); what a save
-    would refuse, found before it, so a batch can leave this episode out and save the rest."""
+    would refuse, found before it, so a batch can leave this episode out and save the rest.
+
+    Args:
+        episode: The episode a save would write.
+
+    Raises:
+        EpisodeValueError: Something in it cannot be stored (named with the episode and column).
+    """
     _utf8(episode.id, f"episode {episode.id!r}", "id")
     extras = EpisodeExtras.of(episode)
     row = episode_row(episode.index_row(), extras, -1, False)

@@ -8,8 +8,7 @@ from typing import Any
 
 from workbench.data.episodes import Corpus, Episode
 from workbench.data.importers import ImportIssue, ImportResult, import_crafter_recorder, import_rollouts
-from workbench.data.storage import committed_parts, load_corpus
-from workbench.data.storage.layout import MARKER, part_file
+from workbench.data.storage import MARKER, committed_parts, load_corpus, part_file
 from workbench.data.watch.settle import FileSettler
 from workbench.data.watch.source import Poll, source_key, with_origin
 from workbench.errors import WorkbenchError

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.data.source_kinds import KINDS
-from workbench.data.storage.layout import MARKER
+from workbench.data.storage import MARKER
 from workbench.data.watch.folders import CorpusFolder, RecorderFolder, RolloutFolder
 from workbench.data.watch.source import Poll, Source, source_key
 from workbench.data.watch.traces import TraceDatabase
