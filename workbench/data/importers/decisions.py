@@ -55,15 +55,18 @@ def model_words(response: Any) -> str:
     """The model's words in one raw response: its message text, then each tool call as ``name(arguments)``, bounded."""
     if isinstance(response, str):
         return response[:MAX_MESSAGE_CHARS]
-    message = dig(response, "choices", 0, "message") if isinstance(response, Mapping) else None
-    if not isinstance(message, Mapping):
+    # dict first: a parsed response's objects are dicts (no ABC check)
+    message = (
+        dig(response, "choices", 0, "message") if type(response) is dict or isinstance(response, Mapping) else None
+    )
+    if type(message) is not dict and not isinstance(message, Mapping):
         return ""
     content = message.get("content")
     if isinstance(content, list):  # content parts
         content = " ".join(str(p.get("text", "")) for p in content if isinstance(p, Mapping))
     lines = [str(content).strip()] if content else []
     for call in message.get("tool_calls") or []:
-        function = call.get("function") if isinstance(call, Mapping) else None
-        if isinstance(function, Mapping):
+        function = call.get("function") if type(call) is dict or isinstance(call, Mapping) else None
+        if type(function) is dict or isinstance(function, Mapping):
             lines.append(f"{function.get('name')}({function.get('arguments')})")
     return "\n".join(lines)[:MAX_MESSAGE_CHARS]

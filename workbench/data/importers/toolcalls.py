@@ -93,7 +93,7 @@ def played_actions(tool_calls: Any, cap: int | None = MAX_ACTIONS) -> PlayedActi
 
 def _call_actions(call: Any, notes: list[str]) -> list[str]:
     """The actions of one call (before the noop and the cut), noting what was normalised."""
-    if not isinstance(call, Mapping):
+    if type(call) is not dict and not isinstance(call, Mapping):  # dict first: no ABC check
         raise RefusedToolCall(f"a tool call must be an object, got {_short(call)}")
     name = call.get("tool") or call.get("tool_name")
     if not name:
@@ -155,10 +155,10 @@ def policy_tool_calls(message_calls: Any) -> list[dict[str, Any]]:
     """
     calls: list[dict[str, Any]] = []
     for call in message_calls if isinstance(message_calls, list) else []:
-        if not isinstance(call, Mapping):
+        if type(call) is not dict and not isinstance(call, Mapping):  # dict first: no ABC check
             continue
         function = call.get("function")
-        if isinstance(function, Mapping):
+        if type(function) is dict or isinstance(function, Mapping):
             calls.append({"tool_name": function.get("name"), "arguments": function.get("arguments")})
         elif "name" in call:
             calls.append({"tool_name": call.get("name"), "arguments": call.get("arguments")})
@@ -173,7 +173,7 @@ def policy_tool_calls(message_calls: Any) -> list[dict[str, Any]]:
                 args = json.loads(args)
             except ValueError:
                 args = {}
-        listed = args.get("actions") if isinstance(args, Mapping) else None
+        listed = args.get("actions") if type(args) is dict or isinstance(args, Mapping) else None
         actions = listed if isinstance(listed, list) else []
         if actions == ["move_right", "do"]:
             actions = ["move_right"]

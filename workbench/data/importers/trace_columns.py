@@ -44,7 +44,7 @@ def json_object(text: Any) -> dict[str, Any]:
         value = jsonsafe.loads(text) if isinstance(text, str) else text
     except ValueError:
         return {}
-    return dict(value) if isinstance(value, Mapping) else {}
+    return dict(value) if type(value) is dict or isinstance(value, Mapping) else {}  # dict first: no ABC check
 
 
 def cais_tool_calls(row: tuple[Any, ...], t: int) -> list[dict[str, Any]]:
@@ -62,12 +62,8 @@ def cais_tool_calls(row: tuple[Any, ...], t: int) -> list[dict[str, Any]]:
         BadInput: ``call_records`` is not JSON or nests too deeply.
     """
     records = json_value(row[2], f"decision {t + 1} cais event call_records")
-    record = records[0] if isinstance(records, list) and records and isinstance(records[0], Mapping) else {}
-    return [
-        {"function": {"name": c.get("name"), "arguments": c.get("arguments_json")}}
-        for c in record.get("output_tool_calls") or []
-        if isinstance(c, Mapping)
-    ]
+    record = _first_record(records)
+    return _openai_calls(record)
 
 
 def cais_model_words(row: tuple[Any, ...] | None) -> str:
@@ -84,20 +80,32 @@ def cais_model_words(row: tuple[Any, ...] | None) -> str:
         BadInput: ``call_records`` is not JSON or nests too deeply.
     """
     records = json_value(row[2], "call_records") if row is not None else None
-    record = records[0] if isinstance(records, list) and records and isinstance(records[0], Mapping) else {}
+    record = _first_record(records)
     text = record.get("output_text")
     try:
         raw = jsonsafe.loads(text) if isinstance(text, str) else None
     except ValueError:
         raw = None
-    if isinstance(raw, Mapping) and isinstance(raw.get("choices"), list):
+    if (type(raw) is dict or isinstance(raw, Mapping)) and isinstance(raw.get("choices"), list):
         return model_words(raw)
     message = {
         "content": text or "",
-        "tool_calls": [
-            {"function": {"name": c.get("name"), "arguments": c.get("arguments_json")}}
-            for c in record.get("output_tool_calls") or []
-            if isinstance(c, Mapping)
-        ],
+        "tool_calls": _openai_calls(record),
     }
     return model_words({"choices": [{"message": message}]})
+
+
+def _first_record(records: Any) -> Mapping[str, Any]:
+    """``call_records[0]`` when it is an object, else {} (dict first: a parsed column's objects
+    are dicts, and an ABC check costs a Python call per decision)."""
+    first = records[0] if isinstance(records, list) and records else None
+    return first if type(first) is dict or isinstance(first, Mapping) else {}
+
+
+def _openai_calls(record: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """A record's ``output_tool_calls`` as ``{"function": {"name", "arguments"}}``, objects only."""
+    return [
+        {"function": {"name": c.get("name"), "arguments": c.get("arguments_json")}}
+        for c in record.get("output_tool_calls") or []
+        if type(c) is dict or isinstance(c, Mapping)
+    ]

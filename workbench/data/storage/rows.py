@@ -70,7 +70,10 @@ def json_text(value: Any, where: str, name: str) -> str:
         text = _ENCODER.encode(value)
     except (TypeError, ValueError, OverflowError, RecursionError):
         return _walked_text(value, where, name)
-    if _SURROGATE_ESCAPE.search(text) or _ODD_KEY.search(text) or jsonsafe.may_nest_past(value, MAX_JSON_DEPTH):
+    # Fewer opening brackets than MAX_JSON_DEPTH (strings' own counted too) prove every value
+    # shallower than the limit: no orjson re-writing of the value to look (a per-episode cost).
+    deep = text.count("[") + text.count("{") >= MAX_JSON_DEPTH and jsonsafe.may_nest_past(value, MAX_JSON_DEPTH)
+    if _SURROGATE_ESCAPE.search(text) or _ODD_KEY.search(text) or deep:
         return _walked_text(value, where, name)
     return text
 
