@@ -30,6 +30,25 @@ _COLLECTED_ITEM = {
 }
 
 
+#: ``MAKE_RULES`` as columns: each tool's inventory item, its make_ achievement, and the items
+#: one make uses (a row per tool).
+_MADE_ITEMS = np.array([_ITEM[tool] for tool in MAKE_RULES], dtype=np.intp)
+_MADE_ACHIEVEMENTS = np.array([_ACHIEVEMENT[f"make_{tool}"] for tool in MAKE_RULES], dtype=np.intp)
+_MAKE_USES = np.zeros((len(MAKE_RULES), len(INVENTORY_ITEMS)), dtype=np.int64)
+for _row, _rule in enumerate(MAKE_RULES.values()):
+    for _item, _amount in _rule["uses"].items():
+        _MAKE_USES[_row, _ITEM[_item]] += int(_amount)
+#: ``PLACE_RULES`` in order: the action, and (material item, amount, place_ achievement).
+_PLACE_ACTIONS = [f"place_{name}" for name in PLACE_RULES]
+_PLACES = [
+    (_ITEM[item], int(amount), _ACHIEVEMENT[f"place_{name}"])
+    for name, rule in PLACE_RULES.items()
+    for ((item, amount),) in [tuple(rule["uses"].items())]
+]
+_COLLECTED_ITEMS = np.array([_ITEM[item] for item in _COLLECTED_ITEM.values()], dtype=np.intp)
+_COLLECTED_ACHIEVEMENTS = np.array([_ACHIEVEMENT[name] for name in _COLLECTED_ITEM], dtype=np.intp)
+
+
 def logged_counts(
     status: np.ndarray, stepwise: Sequence[Mapping[str, Any] | None], start: np.ndarray | None = None
 ) -> tuple[np.ndarray | None, str]:
@@ -96,27 +115,22 @@ def estimated_counts(status: np.ndarray, inventory: np.ndarray, actions: Sequenc
     change (collect a stone, place it) are invisible, so every count is at least the truth's
     lower bound, never more. ``status`` is (n+1, 22) booleans, ``inventory`` (n+1, 16).
     """
-    # The rules applied to every decision at once (each column below is one decision's value
-    # of the per-decision loop this replaced: 18 us a decision, most of a text import's counts).
+    # The rules applied to every decision at once, each a few numpy operations over all the
+    # decisions and items of its kind (one per tool or item took ~14 us a decision on 12-decision
+    # sessions: numpy's per-call cost, not the arithmetic).
     n = len(actions)
     change = inventory[1:].astype(np.int64) - inventory[:-1]  # (n, 16)
-    used = np.zeros((n, len(INVENTORY_ITEMS)), dtype=np.int64)
     rise = np.zeros((n, len(ACHIEVEMENTS)), dtype=np.int64)
-    for tool, rule in MAKE_RULES.items():
-        made = np.maximum(0, change[:, _ITEM[tool]])
-        rise[:, _ACHIEVEMENT[f"make_{tool}"]] = made
-        for item, amount in rule["uses"].items():
-            used[:, _ITEM[item]] += made * int(amount)
-    for placed_name, rule in PLACE_RULES.items():
-        ((item, amount),) = rule["uses"].items()
-        action = f"place_{placed_name}"
-        tries = np.array([sum(a == action for a in decision) for decision in actions], dtype=np.int64)
-        fell = np.maximum(0, -change[:, _ITEM[item]] + used[:, _ITEM[item]])  # beyond what makes used
-        placed = np.minimum(tries, fell // int(amount))
-        rise[:, _ACHIEVEMENT[f"place_{placed_name}"]] = placed
-        used[:, _ITEM[item]] += placed * int(amount)
-    for name, item in _COLLECTED_ITEM.items():
-        rise[:, _ACHIEVEMENT[name]] = np.maximum(0, change[:, _ITEM[item]] + used[:, _ITEM[item]])
+    made = np.maximum(0, change[:, _MADE_ITEMS])  # (n, tools): a tool's rise is that many makes
+    rise[:, _MADE_ACHIEVEMENTS] = made
+    used = made @ _MAKE_USES  # (n, 16): what the makes used (exact: integer arithmetic)
+    tries = np.array([[decision.count(a) for a in _PLACE_ACTIONS] for decision in actions], dtype=np.int64)
+    for k, (item, amount, achievement) in enumerate(_PLACES):  # in order: a later rule sees the
+        fell = np.maximum(0, -change[:, item] + used[:, item])  # earlier ones' use (beyond makes)
+        placed = np.minimum(tries.reshape(n, len(_PLACES))[:, k], fell // amount)
+        rise[:, achievement] = placed
+        used[:, item] += placed * amount
+    rise[:, _COLLECTED_ACHIEVEMENTS] = np.maximum(0, change[:, _COLLECTED_ITEMS] + used[:, _COLLECTED_ITEMS])
     # counts[i] = max(counts[i-1] + rise[i], status[i]) from counts[0] = 0: the rises summed, plus
     # 1 from the first state unlocked while nothing had risen yet (after it, the sum stays one up).
     counts = np.zeros((n + 1, len(ACHIEVEMENTS)), dtype=np.int64)

@@ -160,8 +160,12 @@ def episode_row(index_row: dict[str, Any], extras: EpisodeExtras, group: int, re
             raise EpisodeValueError(f"{where}: {column} is {_show(value)}, not a string")
         _utf8(value, where, column)
     for name in ("views", "messages", "calls"):
-        for i, text in enumerate(getattr(extras, name) or []):
-            _utf8(text, where, f"{name}[{i}]")
+        texts = getattr(extras, name) or []
+        try:  # one encode of them all (a lone surrogate fails it); the loop names the first bad one
+            "".join(texts).encode("utf-8")
+        except (UnicodeEncodeError, TypeError):
+            for i, text in enumerate(texts):
+                _utf8(text, where, f"{name}[{i}]")
     return row
 
 
