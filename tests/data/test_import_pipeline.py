@@ -159,3 +159,23 @@ def test_bounded_map_keeps_order_and_a_window():
         return Done(function(task))
 
     assert list(bounded_map(submit, lambda x: x * x, range(10), 3)) == [x * x for x in range(10)]
+
+
+def test_batch_storable_check_names_exactly_what_each_alone_does() -> None:
+    """``unstorable_all`` checks a task's value ranges at once; with a bad episode among good
+    ones it must report exactly what ``unstorable`` says of each episode alone (the independent
+    computation), so a batch never loses or blames the wrong episode."""
+    from helpers.episodes import make_episode
+
+    from workbench.data.importers.batch import unstorable, unstorable_all
+
+    episodes = [make_episode(f"e{k}", decisions=5, seed=k) for k in range(5)]
+    assert unstorable_all(episodes, "x.db") == [None] * 5  # all storable: the one batch check passes
+    episodes[1].inventory[3, 0] = 12  # outside Crafter's 0..9: a value-range problem
+    episodes[3].metadata["bad"] = {1, 2}  # a set is no JSON value: a per-episode (row) problem
+    alone = [unstorable(e, "x.db") for e in episodes]
+    assert [issue is not None for issue in alone] == [False, True, False, True, False]
+    assert "inventory" in alone[1].message and "metadata" in alone[3].message
+    assert unstorable_all(episodes, "x.db") == alone
+    episodes[1].inventory[3, 0] = 1  # only the row problem left: the batch's value check passes
+    assert unstorable_all(episodes, "x.db") == [None, None, None, alone[3], None]

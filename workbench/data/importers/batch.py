@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from workbench.data.episodes import Corpus, Episode, unique_id
+from workbench.data.episodes import Corpus, DecisionArrays, Episode, check_values, unique_id
 from workbench.data.importers.counts import estimated_counts_line
 from workbench.data.importers.producers import producer_lines
 from workbench.data.importers.toolcalls import NORMALISATIONS
@@ -212,19 +212,20 @@ class Collector:
         return ImportResult(Corpus(self.episodes), self.errors, files, self.warnings, self.normalised)
 
 
-def unstorable(episode: Episode, file: str | None = None) -> ImportIssue | None:
+def unstorable(episode: Episode, file: str | None = None, *, values: bool = True) -> ImportIssue | None:
     """The issue (of ``file``, at the episode's ``metadata["location"]``) when ``episode``
     cannot be stored (what a save would refuse), else None.
 
     Args:
         episode: An imported episode.
         file: The file it came from.
+        values: Check its decisions' value ranges too (False: checked for a batch already).
 
     Returns:
         The issue, or None.
     """
     try:
-        check_storable(episode)
+        check_storable(episode, values=values)
     except EpisodeError as error:
         # Where the counts came from explains most disagreements (estimated from a text
         # inventory that gained an item whose unlock the Achievements line does not show).
@@ -233,6 +234,25 @@ def unstorable(episode: Episode, file: str | None = None) -> ImportIssue | None:
         location = str(episode.metadata.get("location", ""))
         return ImportIssue(file or "", location, f"cannot be stored: {error}{why}")
     return None
+
+
+def unstorable_all(episodes: Sequence[Episode], file: str | None = None) -> list[ImportIssue | None]:
+    """``unstorable`` of each episode, the value ranges checked for all of them at once (numpy's
+    per-call cost paid once, not per episode: most of a short episode's check); when that finds
+    a problem, each episode is checked alone, so the issues are exactly ``unstorable``'s.
+
+    Args:
+        episodes: Imported episodes.
+        file: The file they came from.
+
+    Returns:
+        Per episode, its issue or None.
+    """
+    try:
+        check_values(DecisionArrays.from_episodes(episodes))
+    except Exception:  # noqa: BLE001 - any problem (or none to check): each alone says which
+        return [unstorable(e, file) for e in episodes]
+    return [unstorable(e, file, values=False) for e in episodes]
 
 
 def keep_items(collected: Collector, file: str, items: Sequence[Episode | ImportIssue]) -> None:

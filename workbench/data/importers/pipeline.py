@@ -34,7 +34,7 @@ from workbench.data.importers.batch import (
     batch_files,
     keep_items,
     report_text,
-    unstorable,
+    unstorable_all,
 )
 from workbench.data.importers.crafter_recorder import recorder_file_items
 from workbench.data.importers.producers import producer_for_version
@@ -244,7 +244,8 @@ def _read_task(task: tuple[Any, ...]) -> list[tuple[str, list[Episode | ImportIs
     sessions, config = task[3:]
     db = files[0]
     batch = read_sessions(Path(db), sessions, config=config, producer=told)
-    items: list[Episode | ImportIssue] = [unstorable(e, db) or e for e in batch.episodes]
+    checked = unstorable_all(batch.episodes, db)
+    items: list[Episode | ImportIssue] = [issue or e for e, issue in zip(batch.episodes, checked, strict=True)]
     items += batch.errors
     items += [
         ImportIssue(db, f"session {sid}", "locked by another process: import again later") for sid in batch.locked

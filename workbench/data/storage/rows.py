@@ -169,13 +169,15 @@ def episode_row(index_row: dict[str, Any], extras: EpisodeExtras, group: int, re
     return row
 
 
-def check_storable(episode: Episode) -> None:
+def check_storable(episode: Episode, *, values: bool = True) -> None:
     """``EpisodeValueError`` naming ``episode`` and what cannot be stored (a value outside
     Crafter's ranges, a metadata value of no JSON type, an id that is not UTF-8...); what a save
     would refuse, found before it, so a batch can leave this episode out and save the rest.
 
     Args:
         episode: The episode a save would write.
+        values: Check its decisions' value ranges too (``check_values``); False when the caller
+            has checked them already, for a batch of episodes at once.
 
     Raises:
         EpisodeValueError: Something in it cannot be stored (named with the episode and column).
@@ -185,7 +187,8 @@ def check_storable(episode: Episode) -> None:
     row = episode_row(episode.index_row(), extras, -1, False)
     if row["counts"] not in COUNT_SOURCES:
         raise EpisodeValueError(f"episode {episode.id!r}: counts is {row['counts']!r}, expected one of {COUNT_SOURCES}")
-    check_values(DecisionArrays.from_episodes([episode]))
+    if values:
+        check_values(DecisionArrays.from_episodes([episode]))
 
 
 # -- reading ----------------------------------------------------------------------------------
