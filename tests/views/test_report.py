@@ -9,13 +9,17 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
+from helpers import REPO
 from helpers.report_inputs import HOSTILE, configs, hostile_configs, hostile_corpus
 from matplotlib.figure import Figure
 
+from workbench.core.config import RewardConfig
 from workbench.data.episodes import Corpus
+from workbench.data.policies.probes import PROBES
 from workbench.data.sample import sample_corpus, sample_path, search_corpus
 from workbench.data.storage import load_corpus
 from workbench.views.plots import tip
+from workbench.views.plots.exploitability import probe_pay
 from workbench.views.plots.returns import ESTIMATORS, advantages
 from workbench.views.report import build_report, corpus_digest, gather, render
 from workbench.views.report.filmstrip import strip_decisions
@@ -114,7 +118,7 @@ def test_the_digest_is_the_episodes_not_the_storage(tmp_path) -> None:
 
 def test_the_sample_page_holds_every_section(sample_data) -> None:
     document = render(sample_data)
-    for anchor in ("corpus", "configs", "returns", "audit", "shaping", "provenance"):
+    for anchor in ("corpus", "configs", "returns", "audit", "shaping", "exploitability", "provenance"):
         assert f'<section id="{anchor}">' in document and f'href="#{anchor}"' in document
     assert 'id="watch"' not in document  # not a live corpus
     # the sample's facts, counted by hand from its index: 10 episodes, 4 scripted, 3 farmer, 3 random
@@ -160,3 +164,73 @@ def test_many_rollouts_are_thinned_in_the_advantages_figure() -> None:
     drawn = [len(c.get_offsets()) for c in fig.axes[0].collections]
     assert drawn == [400, 400, 400, 400]
     assert "400 of 1000 rollouts" in fig.axes[0].get_title()
+
+
+def _section(document: str, anchor: str) -> str:
+    start = document.index(f'<section id="{anchor}">')
+    return document[start : document.index("</section>", start)]
+
+
+def test_no_probe_is_above_honest_play_under_consistent() -> None:
+    # By the definition (analysis.exploitability, spec reward.md's "consistent"): consistent pays
+    # 1.0 * lambda on a decision that unlocks an achievement for the first time and 0 otherwise
+    # (step_beta 0, no resource shaping). A progress-free decision unlocks nothing, so every
+    # probe's sustained progress-free pay is 0, honest play's too; 0 / 0 is a ratio of 0 (an
+    # unpaid probe) and nothing is above.
+    consistent = RewardConfig.from_file(REPO / "configs" / "consistent.yaml")
+    data = gather(sample_corpus(), {"consistent": consistent}, corpus_name="sample", command="x")
+    found = data.parts[0].exploitability
+    assert not isinstance(found, str)
+    assert sorted(found.probes["probe"]) == sorted(PROBES)  # one row per shipped probe
+    assert found.honest_sustained == 0.0
+    assert (found.probes["sustained"].fillna(0.0) == 0.0).all() and (found.probes["ratio"].fillna(0.0) == 0.0).all()
+    assert not found.probes["above"].any()
+    document = render(data)
+    assert 'href="#exploitability"' in document
+    section = _section(document, "exploitability")
+    assert f"Under consistent, 0 of {len(PROBES)} probe loop(s) pay more than honest play" in section
+    assert "No probe loop is paid anything without progress" in section
+    assert "never with the achievement weights" in section
+    assert section.count('class="figure"') == 1
+    # one table row per probe, each saying "below"
+    assert section.count("<td>below</td>") == len(PROBES) and "<td>above</td>" not in section
+
+
+def test_the_sentence_agrees_with_the_table_under_a_shaped_config(sample_data) -> None:
+    section = _section(render(sample_data), "exploitability")
+    for part in sample_data.parts:
+        probes = part.exploitability.probes
+        above = int(probes["above"].sum())
+        assert f"Under {part.name}, {above} of {len(PROBES)} probe loop(s)" in section
+        # worst first: the sustained pay never rises down the table
+        sustained = probes["sustained"].dropna().to_numpy()
+        assert (np.diff(sustained) <= 0).all()
+        assert f"The worst is {probes['probe'].iloc[0]} " in section
+    # an above/below cell per probe and config; a figure per config
+    assert section.count("<td>above</td>") + section.count("<td>below</td>") == len(PROBES) * len(sample_data.parts)
+    assert section.count('class="figure"') == len(sample_data.parts)
+
+
+def test_the_probe_figure_says_each_pay_on_hover() -> None:
+    # two probes by hand: "a" paid 3.0 per 100 against honest 1.5 (x2, above), "b" paid 1.0 (x0.67)
+    probes = pd.DataFrame(
+        {
+            "probe": ["a", "b"],
+            "loop": ["loop a", "loop b"],
+            "sustained": [3.0, 1.0],
+            "ratio": [2.0, 1.0 / 1.5],
+            "above": [True, False],
+            "episode": ["ea", "eb"],
+            "decision": [10, 20],
+        }
+    )
+    fig = probe_pay(probes, 1.5)
+    ax = fig.axes[0]
+    widths = sorted(round(p.get_width(), 6) for p in ax.patches if p.get_height() == pytest.approx(0.7))
+    assert widths == [1.0, 3.0]
+    legend = {t.get_text() for t in ax.get_legend().get_texts()}
+    assert legend == {"above honest play", "not above", "honest play (1.5)"}
+    titles = re.findall(r"<title>(.*?)</title>", figure_svg(fig, title="probes"))
+    assert any(t.startswith("a (loop a): 3 per 100") and "x2 honest play" in t for t in titles)
+    assert any(t.startswith("b (loop b): 1 per 100") and "x0.667 honest play" in t for t in titles)
+    assert any(t.startswith("honest play: 1.5 per 100") for t in titles)

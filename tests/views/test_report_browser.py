@@ -89,8 +89,9 @@ def _shot(page, name: str, selector: str | None = None, full: bool = False) -> N
 def test_the_report_opens_offline_with_every_figure_drawn(browser, pages, width: int, height: int) -> None:
     context, page, seen = _open(browser, pages["sample"], width, height)
     figures = page.evaluate(FIGURES_JS)
-    # group returns, rank changes, one comparison, a component share per config, advantages per config
-    assert len(figures) == 7, figures
+    # group returns, rank changes, one comparison, and per config a component share, advantages and
+    # the probes' exploitability: 3 + 3 * 2
+    assert len(figures) == 9, figures
     for figure in figures:
         assert 300 <= figure["width"] <= width and figure["height"] > 100, figure
         assert figure["shapes"] > 10 and figure["titles"] > 1, figure
@@ -105,6 +106,7 @@ def test_the_report_opens_offline_with_every_figure_drawn(browser, pages, width:
         _shot(page, "report-returns-1280.png", "#returns")
         _shot(page, "report-audit-1280.png", "#audit")
         _shot(page, "report-shaping-1280.png", "#shaping")
+        _shot(page, "report-exploitability-1280.png", "#exploitability")
     page.reload()
     page.wait_for_load_state("load")
     second = context.new_page()  # a second tab of the same file
@@ -141,6 +143,7 @@ def test_the_report_prints_to_pdf(browser, pages, tmp_path: Path) -> None:
     page.emulate_media(media="print")
     assert page.locator("nav.toc").is_hidden()  # the contents are for the screen
     _shot(page, "report-print-1280.png", "#audit")
+    _shot(page, "report-print-exploitability-1280.png", "#exploitability")
     pdf = tmp_path / "report.pdf"
     page.pdf(path=str(pdf), format="A4", print_background=True)
     data = pdf.read_bytes()

@@ -3,7 +3,8 @@
 The page holds the corpus, each config with its lint findings, the returns with bootstrap
 intervals, rank changes and the components that changed most, the audit's flags and notes with
 evidence and filmstrips, the shaping certificate, reward distances, the advantages a GRPO learner
-sees, the over-optimisation watch of a live corpus, and how it was made. Figures are the
+sees, what probe loops earn under each config without progress against honest play
+(exploitability), the over-optimisation watch of a live corpus, and how it was made. Figures are the
 workbench's own matplotlib figures (``workbench.views.plots``) inlined as SVG with hover values,
 frames as PNG data; the one script sorts tables. It opens offline in any browser and prints to PDF.
 """
@@ -18,6 +19,7 @@ from workbench.core.config import RewardConfig
 from workbench.data.episodes import Corpus
 from workbench.util.atomic import atomic_write_bytes, write_errors_named
 from workbench.views.report.contents import ReportData, corpus_digest, gather
+from workbench.views.report.exploitability import exploitability_section
 from workbench.views.report.findings import audit_section, shaping_section, verdict, watch_section
 from workbench.views.report.markup import page
 from workbench.views.report.sections import configs_section, corpus_section, provenance_section, returns_section
@@ -40,6 +42,7 @@ def render(data: ReportData) -> str:
         ("returns", "Returns", returns_section(data)),
         ("audit", "Audit", audit_section(data)),
         ("shaping", "Shaping, distances and advantages", shaping_section(data)),
+        ("exploitability", "Exploitability", exploitability_section(data)),
     ]
     if data.live:
         sections.append(("watch", "Over-optimisation watch", watch_section(data)))

@@ -18,6 +18,7 @@ import pandas as pd
 from workbench import __version__
 from workbench.analysis.audit import Audit, AuditThresholds, audit
 from workbench.analysis.distances import DISTANCES, Distance, reward_distance
+from workbench.analysis.exploitability import Exploitability, default_check, honest_episodes
 from workbench.analysis.learner import LearnerView, learner_view
 from workbench.analysis.overoptimisation import OveroptimisationWatch, overoptimisation_watch
 from workbench.analysis.rankstats import bootstrap_interval
@@ -48,6 +49,8 @@ class ConfigPart:
         intervals: Corpus position -> (low, high) return of each episode whose counts are estimated.
         certificate: Its shaping certificate, or the reason there is none.
         learner: The advantages a GRPO learner sees, or the reason there are none.
+        exploitability: What the shipped probe loops earn under it without progress against honest
+            play (``analysis.exploitability``), or the reason it cannot be computed.
     """
 
     name: str
@@ -57,6 +60,7 @@ class ConfigPart:
     intervals: dict[int, tuple[float, float]]
     certificate: Certificate | str
     learner: LearnerView | str
+    exploitability: Exploitability | str
 
 
 @dataclass(frozen=True)
@@ -165,11 +169,29 @@ def _group_returns(corpus: Corpus, parts: list[ConfigPart], by: str, seed: int) 
     return pd.DataFrame(rows, columns=["config", "group", "episodes", "mean", "low", "high"])
 
 
+def honest_play(corpus: Corpus) -> tuple[Corpus | None, str]:
+    """Honest play for the exploitability section, as the Tuner's section takes it, and its words.
+
+    Args:
+        corpus: The report's corpus.
+
+    Returns:
+        Its scripted and random episodes (None when it has none: the sample's stand in) and
+        where they come from, in words.
+    """
+    honest = honest_episodes(corpus)
+    if honest is None:
+        return None, "the shipped sample corpus' scripted and random episodes (this corpus has none)"
+    return honest, "this corpus' scripted and random episodes"
+
+
 def _config_parts(
     corpus: Corpus, prepared: PreparedCorpus, configs: Mapping[str, RewardConfig], by: str
 ) -> list[ConfigPart]:
-    """Each config's scores, lint findings, return intervals, certificate and learner's view."""
+    """Each config's scores, lint findings, return intervals, certificate, learner's view and exploitability."""
     upper = UpperReturns(corpus)
+    # the probe and honest corpora prepared once, every config scored on them (~20 ms each)
+    check = _attempt(lambda: default_check(honest_play(corpus)[0]))
     parts = []
     for name, config in configs.items():
         scores = score(prepared, config)
@@ -182,6 +204,7 @@ def _config_parts(
                 intervals=upper.intervals(config, scores.reward_sum),
                 certificate=_attempt(lambda c=config: certify(corpus, c, by=by)),
                 learner=_attempt(lambda c=config: learner_view(corpus, c)),
+                exploitability=check if isinstance(check, str) else _attempt(lambda c=config: check.of(c)),
             )
         )
     return parts
