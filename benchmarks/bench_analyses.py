@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/bench_analyses.py                        # builds ~1M decisions in a temp folder
     .venv/bin/python benchmarks/bench_analyses.py --corpus /tmp/c1m      # reuse (or build once into) a folder
     .venv/bin/python benchmarks/bench_analyses.py --decisions 100000 --repeats 3
-    .venv/bin/python benchmarks/bench_analyses.py --corpus /tmp/c1m --baseline /work/main   # before/after
+    .venv/bin/python benchmarks/bench_analyses.py --corpus /tmp/c1m --baseline ../main-checkout   # before/after: another checkout, e.g. a git worktree of main
 
 The corpus repeats the sample corpus's real recorded episodes (scripted, farmer, random) under new
 ids (``bench_corpus.repeated_corpus``), saved with ``save_corpus`` (events tables included).

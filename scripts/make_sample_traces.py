@@ -4,7 +4,7 @@ made by the real task-app server, which tutorial 05 and docs/importing-rollouts.
 Usage, from the repository root (serves synth-ai 0.2.14's task app from its cached venv, the one
 the ``taskapp`` tests build, with the tests' stand-in model answering its policy)::
 
-    PYTHONPATH=$PWD /work/main/.venv/bin/python scripts/make_sample_traces.py --overwrite
+    PYTHONPATH=$PWD .venv/bin/python scripts/make_sample_traces.py --overwrite
 
 It runs the two loosely answered cases of ``tests/taskapp/cases.py`` (tool calls named after
 actions with JSON-string arguments, empty lists, unknown names, integer ids, more than 20

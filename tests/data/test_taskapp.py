@@ -12,7 +12,7 @@ server's own log says it played. The server traces into a SQLite database; the s
 from it must hold the same states, actions, calls and messages, with counts labelled estimated.
 
 Skipped only when the venv is not built yet and the package index cannot be reached.
-Run: ``PYTHONPATH=$PWD /work/main/.venv/bin/python -m pytest tests/data/test_taskapp.py -m taskapp -q``
+Run: ``PYTHONPATH=$PWD .venv/bin/python -m pytest tests/data/test_taskapp.py -m taskapp -q``
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Used by ``tests/test_taskapp.py`` and, as a script, to (re)make ``workbench/data/shipped/sample_imports/taskapp``:
 
-    PYTHONPATH=tests /work/main/.venv/bin/python -m taskapp.produce OUT_DIR [--decisions N]
+    PYTHONPATH=tests .venv/bin/python -m taskapp.produce OUT_DIR [--decisions N]
     PYTHONPATH=tests .venv/bin/python -m taskapp.produce OUT_DIR --version 0.2.24 --decisions 12  # traced into OUT_DIR/trace
 """
 

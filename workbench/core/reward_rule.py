@@ -1,6 +1,6 @@
 """The reward rules, as data read in one place: what each strategy and each producer pays.
 
-Three rules pay Crafter decisions (docs/reward.md; ``/work/shared/spec/reward.md``):
+Three rules pay Crafter decisions (docs/reward.md):
 
 - ``CONSISTENT_RULE``: the task app's ``consistent`` strategy, 1.0 for a decision that unlocks
   anything however many names (quirk 6); weights, k-limits and resource tables unread.
