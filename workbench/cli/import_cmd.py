@@ -50,7 +50,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``workbench import recorder|rollouts`` to ``subparsers``."""
     parser = subparsers.add_parser(
         "import",
-        help="import episodes recorded elsewhere (crafter.Recorder files, task-app rollouts)",
+        help="import episodes recorded elsewhere (crafter.Recorder files, task-app rollouts, synth-ai trace databases)",
         description="Import episodes recorded elsewhere into a workbench corpus folder.",
         epilog=EXAMPLE,
         formatter_class=argparse.RawDescriptionHelpFormatter,
