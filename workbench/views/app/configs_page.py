@@ -279,39 +279,67 @@ def FileSections(selected: str | None, actions: ConfigActions) -> Any:
         The element.
     """
     typed, set_typed = solara.use_state((selected, selected or ""))  # the name box, for one selection
-    name = typed[1] if typed[0] == selected else (selected or "")
     open_box, set_open_box = solara.use_state("")
     save_box, set_save_box = solara.use_state("")
     toml_box, set_toml_box = solara.use_state("")
     overwrite, set_overwrite = solara.use_state(False)
     status = actions.status
+    # What each control holds now. A click can arrive right behind the typing it follows, before
+    # the render that typing asked for: a button reads these, never the values of its own render.
+    held: dict[str, Any] = {
+        "typed": typed,
+        "open": open_box,
+        "save": save_box,
+        "toml": toml_box,
+        "overwrite": overwrite,
+    }
+    now = solara.use_ref(held)
+
+    def holding(key: str, setter: Callable[[Any], None]) -> Callable[[Any], None]:
+        def on_value(value: Any) -> None:
+            now.current[key] = value
+            setter(value)
+
+        return on_value
+
+    def name_now() -> str:
+        held = now.current["typed"]
+        return held[1] if held[0] == selected else (selected or "")
 
     def replacing(action: Callable[[], None]) -> Callable[[], None]:
         def run() -> None:
             action()
-            set_overwrite(False)  # a replace is asked for one save
+            holding("overwrite", set_overwrite)(False)  # a replace is asked for one save
 
         return run
+
+    name = name_now()
 
     with ipyw.VBox() as sections:
         ipyw.HTML(value=SECTION.format("Open from a file"))
         with ipyw.HBox():
-            _box(open_box, set_open_box, "a config YAML or a synth-ai training TOML", "file", WIDE)
-            _button(status, "Open", "opening the config", lambda: actions.open_file(open_box), icon="folder-open")
+            _box(open_box, holding("open", set_open_box), "a config YAML or a synth-ai training TOML", "file", WIDE)
+            open_file = lambda: actions.open_file(now.current["open"])  # noqa: E731 - the button's action
+            _button(status, "Open", "opening the config", open_file, icon="folder-open")
         ipyw.HTML(value=SECTION.format("Save the selected config"))
         with ipyw.HBox():
-            _box(name, lambda text: set_typed((selected, text)), "name", "name", "300px")
-            ipyw.Checkbox(value=overwrite, on_value=set_overwrite, description="replace if it exists", indent=False)
-            keep = replacing(lambda: actions.keep(selected, name, overwrite))
+            _box(name, lambda text: holding("typed", set_typed)((selected, text)), "name", "name", "300px")
+            ipyw.Checkbox(
+                value=overwrite,
+                on_value=holding("overwrite", set_overwrite),
+                description="replace if it exists",
+                indent=False,
+            )
+            keep = replacing(lambda: actions.keep(selected, name_now(), now.current["overwrite"]))
             _button(status, "Save in workspace", "saving the config", keep, icon="save", layout={"width": "180px"})
         with ipyw.HBox():
-            _box(save_box, set_save_box, "/path/to/config.yaml", "save as", WIDE)
-            save = replacing(lambda: actions.save_as(selected, save_box, overwrite))
+            _box(save_box, holding("save", set_save_box), "/path/to/config.yaml", "save as", WIDE)
+            save = replacing(lambda: actions.save_as(selected, now.current["save"], now.current["overwrite"]))
             _button(status, "Save as file", "saving the config", save, icon="save")
         ipyw.HTML(value=SECTION.format("Export its step_rewards into a training TOML"))
         with ipyw.HBox():
-            _box(toml_box, set_toml_box, "an existing training TOML", "TOML", WIDE)
-            export = lambda: actions.export(selected, toml_box)  # noqa: E731 - the button's action
+            _box(toml_box, holding("toml", set_toml_box), "an existing training TOML", "TOML", WIDE)
+            export = lambda: actions.export(selected, now.current["toml"])  # noqa: E731 - the button's action
             _button(
                 status, "Export into TOML", "exporting the config", export, icon="upload", layout={"width": "180px"}
             )
