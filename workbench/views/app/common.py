@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 import ipywidgets as w
+import solara
 import solara.lab
 
 from workbench.errors import WorkbenchError
@@ -229,3 +230,29 @@ def heading_html(text: str, note: str = "") -> str:
 
 TABS = ("Corpus", "Tune", "Replay", "Compare", "Configs", "Live")
 CORPUS, TUNE, REPLAY, COMPARE, CONFIGS, LIVE = range(len(TABS))
+
+
+def use_held(**initial: Any) -> tuple[dict[str, Any], Callable[[str, Callable[[Any], None]], Callable[[Any], None]]]:
+    """What a component's controls hold now, for its buttons (a Solara hook: call it in a component).
+
+    A click can arrive right behind the typing it follows, before the render that typing asked
+    for: a button that used the values of the render it was made in would act on the old text.
+    The held values are updated by the controls' handlers as each value arrives.
+
+    Args:
+        **initial: Each control's value at the first render, by a key of the caller's choosing.
+
+    Returns:
+        The held values (one dict for the component's life, updated in place) and
+        ``holding(key, setter)``: a handler that records a value under ``key``, then passes it on.
+    """
+    now = solara.use_ref(dict(initial))
+
+    def holding(key: str, setter: Callable[[Any], None]) -> Callable[[Any], None]:
+        def on_value(value: Any) -> None:
+            now.current[key] = value
+            setter(value)
+
+        return on_value
+
+    return now.current, holding

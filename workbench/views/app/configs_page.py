@@ -16,7 +16,7 @@ from solara.alias import rw as ipyw  # solara's public alias of its ipywidgets e
 
 from workbench.core.config import RewardConfig
 from workbench.errors import ConfigError, CorpusError, TargetExistsError
-from workbench.views.app.common import COMPARE, Status, guarded, heading_html
+from workbench.views.app.common import COMPARE, Status, guarded, heading_html, use_held
 from workbench.views.app.session import AppSession
 from workbench.views.app.state import AppState
 
@@ -284,27 +284,11 @@ def FileSections(selected: str | None, actions: ConfigActions) -> Any:
     toml_box, set_toml_box = solara.use_state("")
     overwrite, set_overwrite = solara.use_state(False)
     status = actions.status
-    # What each control holds now. A click can arrive right behind the typing it follows, before
-    # the render that typing asked for: a button reads these, never the values of its own render.
-    held: dict[str, Any] = {
-        "typed": typed,
-        "open": open_box,
-        "save": save_box,
-        "toml": toml_box,
-        "overwrite": overwrite,
-    }
-    now = solara.use_ref(held)
-
-    def holding(key: str, setter: Callable[[Any], None]) -> Callable[[Any], None]:
-        def on_value(value: Any) -> None:
-            now.current[key] = value
-            setter(value)
-
-        return on_value
+    held, holding = use_held(typed=typed, open=open_box, save=save_box, toml=toml_box, overwrite=overwrite)
 
     def name_now() -> str:
-        held = now.current["typed"]
-        return held[1] if held[0] == selected else (selected or "")
+        now = held["typed"]
+        return now[1] if now[0] == selected else (selected or "")
 
     def replacing(action: Callable[[], None]) -> Callable[[], None]:
         def run() -> None:
@@ -319,7 +303,7 @@ def FileSections(selected: str | None, actions: ConfigActions) -> Any:
         ipyw.HTML(value=SECTION.format("Open from a file"))
         with ipyw.HBox():
             _box(open_box, holding("open", set_open_box), "a config YAML or a synth-ai training TOML", "file", WIDE)
-            open_file = lambda: actions.open_file(now.current["open"])  # noqa: E731 - the button's action
+            open_file = lambda: actions.open_file(held["open"])  # noqa: E731 - the button's action
             _button(status, "Open", "opening the config", open_file, icon="folder-open")
         ipyw.HTML(value=SECTION.format("Save the selected config"))
         with ipyw.HBox():
@@ -330,16 +314,16 @@ def FileSections(selected: str | None, actions: ConfigActions) -> Any:
                 description="replace if it exists",
                 indent=False,
             )
-            keep = replacing(lambda: actions.keep(selected, name_now(), now.current["overwrite"]))
+            keep = replacing(lambda: actions.keep(selected, name_now(), held["overwrite"]))
             _button(status, "Save in workspace", "saving the config", keep, icon="save", layout={"width": "180px"})
         with ipyw.HBox():
             _box(save_box, holding("save", set_save_box), "/path/to/config.yaml", "save as", WIDE)
-            save = replacing(lambda: actions.save_as(selected, now.current["save"], now.current["overwrite"]))
+            save = replacing(lambda: actions.save_as(selected, held["save"], held["overwrite"]))
             _button(status, "Save as file", "saving the config", save, icon="save")
         ipyw.HTML(value=SECTION.format("Export its step_rewards into a training TOML"))
         with ipyw.HBox():
             _box(toml_box, holding("toml", set_toml_box), "an existing training TOML", "TOML", WIDE)
-            export = lambda: actions.export(selected, now.current["toml"])  # noqa: E731 - the button's action
+            export = lambda: actions.export(selected, held["toml"])  # noqa: E731 - the button's action
             _button(
                 status, "Export into TOML", "exporting the config", export, icon="upload", layout={"width": "180px"}
             )

@@ -18,7 +18,7 @@ from workbench.data.importers import ImportResult, import_crafter_recorder, impo
 from workbench.data.policies import BUILTIN_POLICIES
 from workbench.data.recording import RecordReport, record
 from workbench.errors import RecordingError
-from workbench.views.app.common import Background, Status, guarded, heading_html, in_background
+from workbench.views.app.common import Background, Status, guarded, heading_html, in_background, use_held
 from workbench.views.app.session import AppSession
 from workbench.views.widgets.common import counts_note, producers_note
 
@@ -241,11 +241,13 @@ def OpenSection(work: CorpusWork) -> Any:
         The element.
     """
     folder, set_folder = solara.use_state("")
+    held, holding = use_held(folder=folder)
     with ipyw.VBox() as section:
         ipyw.HTML(value=SECTION.format("Open"))
         with ipyw.HBox():
-            _box(folder, set_folder, "/path/to/corpus-folder", "folder")
-            _button(work, "Open folder", "opening the folder", lambda: work.open_spec(folder), icon="folder-open")
+            _box(folder, holding("folder", set_folder), "/path/to/corpus-folder", "folder")
+            open_folder = lambda: work.open_spec(held["folder"])  # noqa: E731 - the button's action
+            _button(work, "Open folder", "opening the folder", open_folder, icon="folder-open")
         sample = lambda: work.open_spec("sample")  # noqa: E731 - the button's action
         _button(work, "Open the sample", "opening the sample", sample, icon="archive", layout={"width": "180px"})
     return section
@@ -263,14 +265,19 @@ def ImportSection(work: CorpusWork) -> Any:
     """
     kind, set_kind = solara.use_state(next(iter(IMPORTERS)))
     source, set_source = solara.use_state("")
+    held, holding = use_held(kind=kind, source=source)
     with ipyw.VBox() as section:
         ipyw.HTML(value=SECTION.format("Import runs recorded elsewhere"))
         ipyw.Dropdown(
-            options=list(IMPORTERS), value=kind, on_value=set_kind, description="kind", layout={"width": "360px"}
+            options=list(IMPORTERS),
+            value=kind,
+            on_value=holding("kind", set_kind),
+            description="kind",
+            layout={"width": "360px"},
         )
         with ipyw.HBox():
-            _box(source, set_source, "a folder or file of runs", "path")
-            start = lambda: work.start_import(kind, source)  # noqa: E731 - the button's action
+            _box(source, holding("source", set_source), "a folder or file of runs", "path")
+            start = lambda: work.start_import(held["kind"], held["source"])  # noqa: E731 - the button's action
             _button(work, "Import", "importing", start, icon="download", disabled=work.importing.value)
         _progress(work.import_progress.value, "import", "files")
     return section
@@ -290,15 +297,21 @@ def RecordSection(work: CorpusWork) -> Any:
     episodes, set_episodes = solara.use_state(3)
     max_steps, set_max_steps = solara.use_state(300)
     out, set_out = solara.use_state("")
+    held, holding = use_held(policy=policy, episodes=episodes, max_steps=max_steps, out=out)
     with ipyw.VBox() as section:
         ipyw.HTML(value=SECTION.format("Record a few episodes"))
         with ipyw.HBox():
-            ipyw.Dropdown(options=list(BUILTIN_POLICIES), value=policy, on_value=set_policy, description="policy")
+            ipyw.Dropdown(
+                options=list(BUILTIN_POLICIES),
+                value=policy,
+                on_value=holding("policy", set_policy),
+                description="policy",
+            )
             ipyw.BoundedIntText(
                 value=episodes,
                 min=1,
                 max=1000,
-                on_value=set_episodes,
+                on_value=holding("episodes", set_episodes),
                 description="episodes",
                 layout={"width": "200px"},
             )
@@ -306,13 +319,15 @@ def RecordSection(work: CorpusWork) -> Any:
                 value=max_steps,
                 min=1,
                 max=10000,
-                on_value=set_max_steps,
+                on_value=holding("max_steps", set_max_steps),
                 description="max steps",
                 layout={"width": "200px"},
             )
         with ipyw.HBox():
-            _box(out, set_out, "new folder for the recorded corpus", "into")
-            start = lambda: work.start_record(policy, int(episodes), int(max_steps), out)  # noqa: E731
+            _box(out, holding("out", set_out), "new folder for the recorded corpus", "into")
+            start = lambda: work.start_record(  # noqa: E731 - the button's action
+                held["policy"], int(held["episodes"]), int(held["max_steps"]), held["out"]
+            )
             _button(work, "Record", "recording", start, icon="circle", disabled=work.recording.value)
         _progress(work.record_progress.value, "record", "episodes")
     return section
