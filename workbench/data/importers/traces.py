@@ -30,6 +30,7 @@ from workbench.data.importers.trace_batch import TraceBatch, TraceSession, repor
 from workbench.data.importers.trace_columns import (
     cais_model_words,
     cais_tool_calls,
+    call_records,
     json_object,
     json_value,
     session_metadata,
@@ -258,16 +259,20 @@ def _session_episode(
         "assistant message",
         required=False,
     )
-    llm = _per_turn(
-        turns,
-        rows(
+    # call_records as UTF-8 bytes when TEXT (the ~10 KB a decision is parsed from bytes: no
+    # decode to str and encode back), its value as stored when not (``call_records``).
+    connection.text_factory = bytes
+    try:
+        found = rows(
             connection,
-            "SELECT id, timestep_id, call_records FROM events WHERE session_id = ? AND +event_type = 'cais' ORDER BY id",
+            "SELECT id, timestep_id, CASE WHEN typeof(call_records) = 'text' THEN call_records END, "
+            "CASE WHEN typeof(call_records) <> 'text' THEN call_records END FROM events "
+            "WHERE session_id = ? AND +event_type = 'cais' ORDER BY id",
             sid,
-        ),
-        "LLM call event",
-        required=False,
-    )
+        )
+    finally:
+        connection.text_factory = str
+    llm = _per_turn(turns, found, "LLM call event", required=False)
     n = len(environment)
     if n == 0:
         raise trace_outcomes.EmptySession("", trace_outcomes.EMPTY)
@@ -278,7 +283,7 @@ def _session_episode(
         raise BadInput("", f"decision(s) {missing[:5]} have no {what} (rows lost while tracing?)")
     # Each decision's call_records parsed once (the tool calls and the model's words both read it).
     llm = {
-        t: (row[0], row[1], json_value(row[2], f"decision {t + 1} cais event call_records"))
+        t: (row[0], row[1], call_records(row[2], row[3], f"decision {t + 1} cais event call_records"))
         for t, row in llm.items()
         if t < n
     }
