@@ -170,7 +170,9 @@ def within_depth(value: Any, max_depth: int) -> bool:
     Returns:
         True when ``value`` nests at most ``max_depth`` deep.
     """
-    chains = _CHAINS.__dict__.setdefault("by_depth", {})
+    chains = getattr(_CHAINS, "by_depth", None)
+    if chains is None:
+        chains = _CHAINS.by_depth = {}
     found = chains.get(max_depth)
     if found is None:
         found = chains[max_depth] = _chain(_write_limit() - max_depth)

@@ -64,11 +64,8 @@ def call_records(text: bytes | None, other: Any, where: str) -> Any:
         value = jsonsafe.loads_unsure_integers(text)
     except jsonsafe.JSONDepthError as error:
         raise BadInput("", f"{where}: {error}") from None
-    if value is not jsonsafe.UNSURE:
-        first = value[0] if type(value) is list and value else None
-        kept = [first.get("output_text"), first.get("output_tool_calls")] if type(first) is dict else first
-        if not jsonsafe.holds_float(kept) and type(value) is not float:
-            return value
+    if value is not jsonsafe.UNSURE and type(value) is not float and not jsonsafe.holds_float(_kept(value)):
+        return value
     try:
         decoded = text.decode("utf-8")
     except UnicodeDecodeError as error:
@@ -131,6 +128,22 @@ def cais_model_words(row: tuple[Any, ...] | None) -> str:
         "tool_calls": _openai_calls(record),
     }
     return model_words({"choices": [{"message": message}]})
+
+
+def _kept(records: Any) -> list[Any]:
+    """What ``cais_tool_calls`` and ``cais_model_words`` read of a parsed ``call_records``: the
+    first record's ``output_text``, and its ``output_tool_calls`` when not a list (iterated: a
+    float and an int fail differently), else each call's ``name`` and ``arguments_json``."""
+    record = _first_record(records)
+    calls = record.get("output_tool_calls")
+    kept = [record.get("output_text")]
+    if type(calls) is not list:
+        kept.append(calls)
+        return kept
+    for call in calls:
+        if type(call) is dict or isinstance(call, Mapping):
+            kept += (call.get("name"), call.get("arguments_json"))
+    return kept
 
 
 def _first_record(records: Any) -> Mapping[str, Any]:
