@@ -1,4 +1,4 @@
-"""The trace import's fast paths give what their general paths give: the depth limit by orjson's write limit, call_records read as bytes without the long-number look."""
+"""The trace import's fast paths give what their general paths give: the depth limit by orjson's write limit, call_records read as bytes without the long-number look, a task's counts at once."""
 
 from __future__ import annotations
 
@@ -10,8 +10,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from workbench.core.crafter_facts import ACHIEVEMENTS, ACTIONS, INVENTORY_ITEMS
 from workbench.data.importers import import_traces
 from workbench.data.importers.batch import BadInput
+from workbench.data.importers.counts import estimated_counts, estimated_counts_each
 from workbench.data.importers.trace_columns import cais_model_words, cais_tool_calls, call_records, json_value
 from workbench.util import jsonsafe
 
@@ -153,3 +155,29 @@ def test_a_session_whose_call_records_are_not_utf8_is_one_error_naming_it(tmp_pa
     assert len(result.corpus) == len(clean.corpus) - 1  # only that session is lost
     (error,) = [e for e in result.errors if e.location == f"session {first[1]}"]
     assert "cais event call_records is not UTF-8 text (byte 2)" in error.message
+
+
+def _random_episode(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, list[list[str]]]:
+    """A random episode's (status, inventory, actions): small inventories that rise and fall
+    (placements and makes among the actions), unlocks that stay unlocked."""
+    n = int(rng.integers(1, 15))
+    inventory = np.cumsum(rng.integers(-2, 3, size=(n + 1, len(INVENTORY_ITEMS))), axis=0).clip(0, 9)
+    status = np.maximum.accumulate(rng.random((n + 1, len(ACHIEVEMENTS))) < 0.1, axis=0)
+    actions = [list(rng.choice(ACTIONS, size=int(rng.integers(1, 5)))) for _ in range(n)]
+    return status, inventory, actions
+
+
+def test_counts_of_a_task_at_once_are_each_episodes_own():
+    rng = np.random.default_rng(5)
+    for _ in range(200):
+        episodes = [_random_episode(rng) for _ in range(int(rng.integers(1, 8)))]
+        each = estimated_counts_each(
+            np.concatenate([e[0] for e in episodes]),
+            np.concatenate([e[1] for e in episodes]),
+            [a for e in episodes for a in e[2]],
+            [len(e[2]) for e in episodes],
+        )
+        assert len(each) == len(episodes)
+        for counts, (status, inventory, actions) in zip(each, episodes, strict=True):
+            assert np.array_equal(counts, estimated_counts(status, inventory, actions))
+            assert counts.dtype == np.int64
