@@ -1,4 +1,4 @@
-"""The trace import's fast paths give what their general paths give: the depth limit by orjson's write limit, call_records read as bytes without the long-number look, a task's counts at once."""
+"""The trace import's fast paths give what their general paths give: the depth limit by orjson's write limit, call_records read as bytes for what is kept of it, a task's counts at once."""
 
 from __future__ import annotations
 
@@ -58,6 +58,15 @@ def test_within_depth_uses_orjsons_own_limit():
         jsonsafe.orjson.dumps(_nested(limit + 1, 1))  # ... and refuses one more
 
 
+def _read(value):
+    """What the import reads of a parsed call_records (the tool calls and the model's words), or
+    the error it meets (a tool-call list that is a number fails as it iterates)."""
+    try:
+        return cais_tool_calls((1, 1, value), 0), cais_model_words((1, 1, value))
+    except Exception as error:  # noqa: BLE001 - the same error either way is what is checked
+        return f"{type(error).__name__}: {error}"
+
+
 def _same_or_same_error(text: bytes, where: str = "decision 1 cais event call_records"):
     """call_records' value (or problem) and json_value's (the general path) on ``text``."""
     try:
@@ -71,20 +80,44 @@ def _same_or_same_error(text: bytes, where: str = "decision 1 cais event call_re
     return fast, general
 
 
+def _reduced(general):
+    """The general value cut to what call_records keeps, by hand: the first record's
+    output_text and output_tool_calls, those it has (any other value as it is)."""
+    if type(general) is list and all(type(r) is dict for r in general):
+        return [{k: general[0][k] for k in ("output_text", "output_tool_calls") if k in general[0]}] if general else []
+    return general
+
+
 def _real_records() -> list[bytes]:
     with sqlite3.connect(REAL_DB) as connection:
         found = connection.execute("SELECT call_records FROM events WHERE event_type = 'cais' ORDER BY id").fetchall()
     return [row[0].encode("utf-8") for row in found]
 
 
+def _brackets_in_strings(levels: int) -> bytes:
+    """A record whose request nests ``levels`` deep below it, each level an object with a string
+    full of brackets (the brackets counted far outnumber the levels)."""
+    inner = b"1"
+    for _ in range(levels):
+        inner = b'{"s": "' + b"[{" * 40 + b'", "v": ' + inner + b"}"
+    return b'[{"request_params": ' + inner + b', "output_text": "hi"}]'
+
+
 @pytest.mark.parametrize(
     "text",
     [
         b'[{"output_text": "", "output_tool_calls": [{"name": "interact_many", "arguments_json": "{}"}]}]',
-        # an integer past 64 bits where the import keeps it: json's int, not orjson's float
+        # an integer past 64 bits where the import keeps it: json's int exactly
         b'[{"output_tool_calls": [{"name": 18446744073709551616, "arguments_json": "{}"}]}]',
         b'[{"output_text": -9223372036854775809}]',
         b'[{"output_text": 2.5, "output_tool_calls": [{"name": "a", "arguments_json": 1e300}]}]',
+        b'[{"output_text": 1e999}]',  # json: inf
+        b'[{"output_tool_calls": 3}]',  # iterated: a TypeError either way
+        b'[{"output_text": "a", "output_text": "b"}, {"output_text": "c"}]',  # a key's last value, as json
+        b'[{"output_text": "\\ud83d\\ude00 \\u00e9"}]',
+        '[{"output_text": "é"}]'.encode(),
+        b'[{"output_text": "\\ud800"}]',  # a lone surrogate: json reads it
+        b'[{"metadata": "x"}, 7]',  # not every record an object
         b"18446744073709551616",
         b"1.5",
         b'"a string"',
@@ -93,39 +126,83 @@ def _real_records() -> list[bytes]:
         b"NaN",
         b'[{"output_text": Infinity}]',
         b"[1,]",
-        b'["\\ud800"]',
+        b'[{"a": [1,]}]',
+        b'[{"a": 01}]',
+        b'[{"a": "\\x"}]',
+        b'[{"a": "\\ud800"}]',
         b"not json",
         b"[" * 64 + b"]" * 64,  # as deep as allowed
         b"[" * 65 + b"]" * 65,  # one past
         b'[{"request_params": ' + b'{"a": ' * 70 + b"1" + b"}" * 70 + b"}]",  # deep where nothing is kept
+        b'[{"request_params": ' + b'{"a": ' * 62 + b"1" + b"}" * 62 + b"}]",  # 64 levels in all
+        b'[{"request_params": ' + b'{"a": ' * 63 + b"1" + b"}" * 63 + b"}]",  # 65
+        b'[{"x": 1}, {"request_params": ' + b"[" * 63 + b"]" * 63 + b"}]",  # 65, in the second record
+        _brackets_in_strings(62),  # 64 levels, thousands of brackets in strings
+        _brackets_in_strings(63),  # 65
         b"[" * 2000 + b"]" * 2000,  # past orjson's own limit (1,024 when it parses)
+        b'[{"request_params": ' + b"[" * 5000 + b"]" * 5000 + b"}]",  # past msgspec's (Python's recursion)
     ],
 )
-def test_call_records_is_json_values_value_and_problem(text):
+def test_call_records_keeps_what_json_value_gives_with_its_problems(text):
     fast, general = _same_or_same_error(text)
-    assert fast == general or (fast != fast and general != general)
+    assert fast == _reduced(general) or fast == general or (fast != fast and general != general)
     assert type(fast) is type(general)
+    if not (isinstance(general, str) and general.startswith("error")):
+        assert _read(fast) == _read(general)
 
 
-def test_call_records_of_the_real_database_are_json_values():
+def test_call_records_of_the_real_database_keep_what_json_value_gives():
     texts = _real_records()
     assert texts  # the fixture's cais events, each ~10 KB
     for text in texts:
         fast, general = _same_or_same_error(text)
-        assert fast == general
+        assert fast == _reduced(general)
+        assert list(fast[0]) == ["output_text", "output_tool_calls"]  # the real server writes both
+        assert _read(fast) == _read(general)
 
 
-def test_an_unkept_long_integer_leaves_what_is_kept_as_json_reads_it():
-    # orjson reads the seed as a float (its value differs), but the import keeps only the
-    # first record's output_text and output_tool_calls: the calls and the words are json's.
+def _random_record(rng: random.Random, levels: int) -> dict:
+    """A call record with random fields, its request nested ``2 * levels`` below it, strings
+    with brackets at each level."""
+    request: object = _random_value(rng, 3)
+    for _ in range(levels):
+        request = {"messages": [request, "[{[{"], "n": 1}
+    return {"request_params": request, "output_text": rng.choice(["hi", "[{", ""]), "usage": _random_value(rng, 4)}
+
+
+def test_call_records_depth_limit_is_json_values_on_random_records():
+    rng = random.Random(7)
+    deep = shallow = 0
+    for _ in range(300):
+        records = [_random_record(rng, rng.randint(0, 34)) for _ in range(rng.randint(1, 3))]
+        text = json.dumps(records).encode()
+        levels = jsonsafe.depth(records, 10_000)  # the walk over the parsed value
+        fast, general = _same_or_same_error(text)
+        if levels > 64:
+            deep += 1
+            assert fast == general == "error: decision 1 cais event call_records: JSON nested deeper than 64 levels"
+        else:
+            shallow += 1
+            assert fast == _reduced(general)
+    assert deep > 50 and shallow > 50  # both sides of the limit were tried
+
+
+def test_only_what_is_kept_is_built():
+    # the request (its long seed too) and the second record are checked, never built: the
+    # first record's output_text and output_tool_calls are, as json reads them
     text = (
         b'[{"request_params": {"seed": 18446744073709551617}, "output_text": "hi", '
-        b'"output_tool_calls": [{"name": "interact_many", "arguments_json": "{\\"actions\\": [\\"do\\"]}"}]}]'
+        b'"output_tool_calls": [{"name": "interact_many", "arguments_json": "{\\"actions\\": [\\"do\\"]}"}]}, '
+        b'{"output_text": "later"}]'
     )
     fast = call_records(text, None, "here")
-    general = json.loads(text)
-    assert isinstance(fast[0]["request_params"]["seed"], float)  # the fast path's own value ...
-    row_fast, row_general = (1, 1, fast), (1, 1, general)
+    assert fast == [
+        {
+            "output_text": "hi",
+            "output_tool_calls": [{"name": "interact_many", "arguments_json": '{"actions": ["do"]}'}],
+        }
+    ]
+    row_fast, row_general = (1, 1, fast), (1, 1, json.loads(text))
     assert (
         cais_tool_calls(row_fast, 0)
         == cais_tool_calls(row_general, 0)

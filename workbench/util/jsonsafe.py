@@ -19,7 +19,6 @@ __all__ = [
     "JSONDepthError",
     "holds_float",
     "loads",
-    "loads_unsure_integers",
     "may_nest_past",
     "quick",
     "within_depth",
@@ -108,34 +107,9 @@ def _quick(raw: bytes, zeroed: bytes) -> Any:
 _INDENTED = orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY
 
 
-def loads_unsure_integers(raw: bytes, *, max_depth: int = MAX_DEPTH) -> Any:
-    """``loads(raw)`` for a caller that keeps none of the document's numbers, or checks the ones it
-    keeps (``holds_float``): orjson's value without the look for integers past 64 bits (orjson
-    reads them as floats; every other value is ``json.loads``'s), so no pass over the text before
-    the parse; ``UNSURE`` when orjson refuses ``raw`` (then the caller asks ``loads``).
-
-    Args:
-        raw: UTF-8 JSON text.
-        max_depth: The deepest nesting accepted.
-
-    Returns:
-        The value (an integer past 64 bits possibly a float), or ``UNSURE``.
-
-    Raises:
-        JSONDepthError: It nests deeper than ``max_depth`` (as ``loads`` says it).
-    """
-    try:
-        value = orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        return UNSURE
-    if not within_depth(value, max_depth):
-        raise JSONDepthError(f"JSON nested deeper than {max_depth} levels")
-    return value
-
-
 def holds_float(value: Any) -> bool:
-    """Whether ``value`` is, or holds at any depth, a float (where an integer past 64 bits read by
-    ``loads_unsure_integers`` would be; a parsed value nests at most ``MAX_DEPTH``).
+    """Whether ``value`` is, or holds at any depth, a float (a caller that parsed it another way
+    than ``json`` reads such a value by ``json``; a parsed value nests at most ``MAX_DEPTH``).
 
     Args:
         value: A parsed JSON value.

@@ -7,7 +7,7 @@ from typing import Any
 
 from workbench.data.importers.batch import BadInput
 from workbench.data.importers.decisions import model_words
-from workbench.util import jsonsafe
+from workbench.util import jsonfields, jsonsafe
 
 
 def session_metadata(raw: Any) -> tuple[dict[str, Any], str | None]:
@@ -39,13 +39,14 @@ def json_value(text: Any, where: str) -> Any:
 
 
 def call_records(text: bytes | None, other: Any, where: str) -> Any:
-    """A ``cais`` event's ``call_records`` column parsed: ``json_value``'s value and problems, at
-    less cost. The column is read as UTF-8 bytes (``text``; no decode to ``str`` and encode back)
-    and parsed by orjson with the depth limit, without the look for integers past 64 bits that
-    costs a pass over its ~10 KB: what the import keeps of it (``call_records[0]``'s
-    ``output_text`` and ``output_tool_calls``) holds no number when it holds no float (orjson
-    reads such an integer as a float). Anything else (orjson refuses the text, a kept float, not
-    UTF-8) is read by ``json_value``, exactly as before.
+    """A ``cais`` event's ``call_records`` column as the import reads it: what it keeps of it
+    (``[{"output_text": ..., "output_tool_calls": ...}]``, the first record's fields it has), with
+    ``json_value``'s problems, at a fraction of the cost. The column is read as UTF-8 bytes
+    (``text``; no decode to ``str`` and encode back) and all of it checked as ``json_value``
+    checks it, but only the two fields are built (``jsonfields.first_fields``); when one holds a
+    float, or that read cannot tell (not an array of objects, not UTF-8, NaN...), it is read by
+    ``json_value`` whole, exactly as before. ``cais_tool_calls`` and ``cais_model_words`` read
+    the same from either.
 
     Args:
         text: The column's bytes when it is TEXT (None when it is not).
@@ -53,7 +54,7 @@ def call_records(text: bytes | None, other: Any, where: str) -> Any:
         where: What to name in a problem.
 
     Returns:
-        The parsed value (``other`` when the column is not TEXT).
+        What is kept of the parsed value (``other`` when the column is not TEXT).
 
     Raises:
         BadInput: The column is not UTF-8 text, not JSON, or nests too deeply (naming ``where``).
@@ -61,16 +62,21 @@ def call_records(text: bytes | None, other: Any, where: str) -> Any:
     if text is None:
         return other
     try:
-        value = jsonsafe.loads_unsure_integers(text)
+        value = jsonfields.first_fields(text, _KEPT_FIELDS)
     except jsonsafe.JSONDepthError as error:
         raise BadInput("", f"{where}: {error}") from None
-    if value is not jsonsafe.UNSURE and type(value) is not float and not jsonsafe.holds_float(_kept(value)):
+    # a float parsed by msgspec might differ in its last bit from json's: those read by json
+    if value is not jsonsafe.UNSURE and not jsonsafe.holds_float(_kept(value)):
         return value
     try:
         decoded = text.decode("utf-8")
     except UnicodeDecodeError as error:
         raise BadInput("", f"{where} is not UTF-8 text (byte {error.start})") from None
     return json_value(decoded, where)
+
+
+#: What the import reads of a ``call_records``' first record (``cais_tool_calls``, ``cais_model_words``).
+_KEPT_FIELDS = ("output_text", "output_tool_calls")
 
 
 def json_object(text: Any) -> dict[str, Any]:
