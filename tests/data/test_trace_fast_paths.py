@@ -11,9 +11,10 @@ import numpy as np
 import pytest
 
 from workbench.core.crafter_facts import ACHIEVEMENTS, ACTIONS, INVENTORY_ITEMS
-from workbench.data.importers import import_traces
+from workbench.data.importers import import_traces, read_trace_sessions
 from workbench.data.importers.batch import BadInput
 from workbench.data.importers.counts import estimated_counts, estimated_counts_each
+from workbench.data.importers.trace_build import _narrowed
 from workbench.data.importers.trace_columns import cais_model_words, cais_tool_calls, call_records, json_value
 from workbench.util import jsonsafe
 
@@ -258,3 +259,30 @@ def test_counts_of_a_task_at_once_are_each_episodes_own():
         for counts, (status, inventory, actions) in zip(each, episodes, strict=True):
             assert np.array_equal(counts, estimated_counts(status, inventory, actions))
             assert counts.dtype == np.int64
+
+
+def test_a_tasks_arrays_narrowed_only_when_every_value_fits():
+    fits = np.array([[0, 5], [2**31 - 1, -(2**31)]], dtype=np.int64)  # int32's own bounds
+    narrowed = _narrowed(fits)
+    assert narrowed.dtype == np.int32 and np.array_equal(narrowed, fits)
+    for past in (2**31, -(2**31) - 1):  # one past either bound: kept, for the episode to name it
+        wide = np.array([[0, past]], dtype=np.int64)
+        assert _narrowed(wide) is wide
+
+
+def test_a_tasks_episodes_are_each_sessions_own():
+    # the real database's sessions read at once, each episode equal to the one its session makes alone
+    batch = read_trace_sessions(REAL_DB)
+    assert batch.episodes and not batch.errors
+    alone = {
+        e.id: e
+        for e in (
+            read_trace_sessions(REAL_DB, skip={o.id for o in batch.episodes if o.id != e.id}).episodes[0]
+            for e in batch.episodes
+        )
+    }
+    for episode in batch.episodes:
+        other = alone[episode.id]
+        for name in ("inventory", "achievement_counts", "achievement_status", "player_pos", "env_reward"):
+            assert np.array_equal(getattr(episode, name), getattr(other, name))
+        assert episode.inventory.dtype == np.int32 and episode.achievement_counts.dtype == np.int32

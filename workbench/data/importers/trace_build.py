@@ -147,11 +147,25 @@ def episodes_of(parts: list[SessionParts]) -> list[Episode | Exception]:
     try:
         inventory, status, positions = state_arrays([s for p in parts for s in p.states])
         counts = estimated_counts_each(status, inventory, [a for p in parts for a in p.actions], lengths)
+        counts_all = _narrowed(np.concatenate(counts))
         bounds = np.cumsum([n + 1 for n in lengths])[:-1]
-        arrays = list(zip(*(np.split(a, bounds) for a in (inventory, status, positions)), counts, strict=True))
+        stacked = (_narrowed(inventory), status, positions, counts_all)
+        arrays = list(zip(*(np.split(a, bounds) for a in stacked), strict=True))
     except Exception:  # noqa: BLE001 - then each session alone, so only a bad one fails
         return [_alone(p) for p in parts]
     return [_episode(p, *a) for p, a in zip(parts, arrays, strict=True)]
+
+
+def _narrowed(array: np.ndarray) -> np.ndarray:
+    """A task's integer array as int32 when every value fits, as ``Episode`` stores it (its
+    check of an int64 array, ~11 us an array, then has nothing left to do); else as it is, for
+    the episode to name the value that does not fit."""
+    if array.size and (array.min() < _INT32.min or array.max() > _INT32.max):
+        return array
+    return array.astype(np.int32)
+
+
+_INT32 = np.iinfo(np.int32)
 
 
 def _alone(parts: SessionParts) -> Episode | Exception:
