@@ -1,14 +1,15 @@
-"""Leave-one-family-out measurement of the loop detectors: per-episode scores, thresholds tuned without a family, Wilson intervals.
+"""Leave-one-family-out measurement of the loop detectors: per-episode scores, thresholds set on honest play, Wilson intervals.
 
-``episode_scores`` gives, per episode under one config, the statistic of every gating farming
-detector: ``farming-loop`` (laps past the shipped allowances of ``loops.LOOPS``) and the three
-signs of ``loop_signs`` (count-at-cap, spent-and-regained, progress-free-pay against honest
-play's rate measured on the given honest episodes). ``sign_thresholds`` sets each sign's
-threshold to ``margin`` times the most any honest tune episode reached (and at least
-``MIN_UNITS`` for the unit counts); ``choose_margin`` picks the largest margin on a grid that
-still catches ``target`` of the exploit episodes it may see (the held-out family never among
-them). ``wilson`` is the Wilson score interval for a binomial proportion (Wilson 1927; Brown,
-Cai & DasGupta 2001 recommend it over the normal interval for small n and p near 0 or 1).
+``episode_table`` gives, per episode under one config, what every farming detector reads:
+``loop_signs.sign_table`` (the multi-scale scan of loop units, the progress-free pay) and
+``farming-loop``'s laps past the shipped allowances of ``loops.LOOPS``. ``unit_thresholds``
+sets each (kind, scale) threshold of the scan to ``MARGIN`` times the most any honest tune
+episode reached there, and at least ``MIN_UNITS``: the rule ``farming-loop``'s allowances follow
+(twice the most an honest tune episode ran, at least 2). The thresholds come from honest play
+alone, so no exploit family, held out or not, takes part in setting them. ``episode_scores``
+turns a table into each detector's statistic; ``flagged_by`` into flags. ``wilson`` is the
+Wilson score interval for a binomial proportion (Wilson 1927; Brown, Cai & DasGupta 2001
+recommend it over the normal interval for small n and p near 0 or 1).
 ``benchmarks/bench_detectors_lofo.py`` runs the folds and prints the table of
 docs/detector-accuracy.md.
 """
@@ -20,10 +21,13 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from workbench.analysis.diagnostics.loop_scan import KINDS
 from workbench.analysis.diagnostics.loop_signs import (
     CAP_CODE,
+    PROGRESS_FREE_CODE,
     REGAINED_CODE,
-    SIGN_CODES,
+    SignTable,
+    SignThresholds,
     sign_statistics,
     sign_table,
 )
@@ -35,108 +39,146 @@ from workbench.data.episodes import Corpus
 from workbench.errors import DiagnosisError
 from workbench.scoring import score, slot_pay
 
-__all__ = ["GATE", "MARGINS", "MIN_UNITS", "choose_margin", "episode_scores", "flagged_by", "sign_thresholds", "wilson"]
+__all__ = [
+    "GATE",
+    "MARGIN",
+    "MIN_UNITS",
+    "episode_scores",
+    "episode_table",
+    "flagged_by",
+    "kinds_fired",
+    "progress_free_threshold",
+    "unit_thresholds",
+    "wilson",
+]
 
-#: The margins ``choose_margin`` tries: how many times the honest tune maximum a sign may reach.
-MARGINS = (1.0, 1.25, 1.5, 2.0, 2.5, 3.0)
-#: The fewest units a unit-counting sign is ever allowed: a couple is not yet a loop.
+#: How many times the most an honest tune episode reached a (kind, scale) threshold allows
+#: (``farming-loop``'s allowances use the same: ``detector_accuracy.ALLOWANCE_MARGIN``).
+MARGIN = 2.0
+#: The fewest units a (kind, scale) is ever allowed: a couple is not yet a loop.
 MIN_UNITS = 2.0
 #: The detectors that together decide whether an episode farms (progress-free pay is reported
 #: beside them: honest play's own rate varies too much for it to gate; docs/detector-accuracy.md).
 GATE = (LOOP_CODE, CAP_CODE, REGAINED_CODE)
 
 
-def episode_scores(corpus: Corpus, config: RewardConfig, honest: np.ndarray) -> pd.DataFrame:
-    """Per episode (corpus order, index the ids) every gating farming detector's statistic:
-    ``farming-loop`` laps past the allowance of the most-passed paid loop (0 when none), and
-    ``loop_signs.sign_statistics`` with honest play's progress-free rate taken on ``honest``.
+def episode_table(corpus: Corpus, config: RewardConfig) -> tuple[SignTable, np.ndarray]:
+    """What the farming detectors read of each episode under ``config``.
 
     Args:
         corpus: The episodes (at least one).
         config: The config to score under.
-        honest: (episodes,) bool, the honest episodes the reference rate is taken on.
 
     Returns:
-        (episodes, 4) float, columns ``farming-loop`` then ``SIGN_CODES``; ``reference`` in
-        ``attrs`` (honest play's progress-free pay per 100 decisions).
+        ``sign_table``'s result, and (E,) float: per episode (corpus order) ``farming-loop``'s
+        laps past the allowance of its most-passed paid loop (0 when none passed).
 
     Raises:
         DiagnosisError: The corpus is empty.
     """
     if len(corpus) == 0:
-        raise DiagnosisError("episode_scores: the corpus has no episodes")
+        raise DiagnosisError("episode_table: the corpus has no episodes")
     scores = score(corpus, config)
     table = sign_table(corpus, scores.reward, scores.prepared.n_first, slot_pay(config), scores.reward_sum)
-    honest = np.asarray(honest, dtype=bool)
-    reference = reference_rate(
-        table["progress_free_paid"].to_numpy()[honest], table["progress_free_decisions"].to_numpy()[honest]
-    )
-    stats = sign_statistics(table, reference)
     loops = loop_table(corpus, config, scores.reward_sum, LOOPS)
     paid = loops[loops["paid"] > 0]
     excess = (paid["laps"] - paid["allowed"]).clip(lower=0).groupby(paid["episode"]).max()
-    stats.insert(0, LOOP_CODE, excess.reindex(stats.index).fillna(0).to_numpy(dtype=float))
+    return table, excess.reindex(list(corpus.ids)).fillna(0).to_numpy(dtype=float)
+
+
+def unit_thresholds(peaks: np.ndarray, margin: float = MARGIN, floor: float = MIN_UNITS) -> np.ndarray:
+    """Each (kind, scale) threshold of the scan: ``margin`` times the most any of ``peaks``'
+    episodes reached there, and at least ``floor``.
+
+    Args:
+        peaks: (E, len(KINDS), scales) the scan peaks of honest tune episodes.
+        margin: How many times the honest maximum.
+        floor: The least threshold.
+
+    Returns:
+        (len(KINDS), scales) float.
+    """
+    peaks = np.asarray(peaks, dtype=float)
+    top = peaks.max(axis=0) if len(peaks) else np.zeros(peaks.shape[1:])
+    return np.maximum(margin * top, floor)
+
+
+def progress_free_threshold(ratios: np.ndarray, margin: float = MARGIN) -> float:
+    """``progress-free-pay``'s threshold: ``margin`` times the most an honest tune episode's
+    sustained progress-free pay reached over honest play's rate, and at least 1 (that rate).
+
+    Args:
+        ratios: (E,) honest tune episodes' ``progress-free-pay`` statistics.
+        margin: How many times the honest maximum.
+
+    Returns:
+        The threshold.
+    """
+    ratios = np.asarray(ratios, dtype=float)
+    return max(margin * float(ratios.max()) if len(ratios) else 0.0, 1.0)
+
+
+def episode_scores(
+    table: SignTable, farming: np.ndarray, units: np.ndarray, honest: np.ndarray | None = None
+) -> pd.DataFrame:
+    """Per episode every farming detector's statistic: ``farming-loop`` laps past its
+    allowance, then ``loop_signs.sign_statistics`` (the unit scans' peak-to-threshold ratio,
+    progress-free pay over honest play's rate taken on ``honest``).
+
+    Args:
+        table: ``episode_table``'s sign table.
+        farming: ``episode_table``'s laps past the allowances.
+        units: The scan's thresholds (``unit_thresholds``).
+        honest: (E,) bool, the honest episodes honest play's progress-free rate is taken on
+            (None: no rate, progress-free pay 0).
+
+    Returns:
+        (episodes, 4) float, columns ``farming-loop`` then ``SIGN_CODES``; ``reference`` in
+        ``attrs`` (honest play's progress-free pay per 100 decisions).
+    """
+    frame = table.episodes
+    reference = float("nan")
+    if honest is not None:
+        honest = np.asarray(honest, dtype=bool)
+        reference = reference_rate(
+            frame["progress_free_paid"].to_numpy()[honest], frame["progress_free_decisions"].to_numpy()[honest]
+        )
+    stats = sign_statistics(table, SignThresholds(units, float("inf"), reference))
+    stats.insert(0, LOOP_CODE, np.asarray(farming, dtype=float))
     stats.attrs["reference"] = reference
     return stats
 
 
-def sign_thresholds(honest_stats: pd.DataFrame, margin: float) -> dict[str, float]:
-    """Each sign's threshold (flag when above): ``margin`` times the most an honest episode
-    reached, at least ``MIN_UNITS`` for the unit counts and 1 (honest play's rate) for
-    progress-free pay; ``farming-loop`` stays at 0 (its allowances are in ``LOOPS``).
-
-    Args:
-        honest_stats: ``episode_scores`` rows of honest tune episodes (any configs stacked).
-        margin: How many times the honest maximum.
-
-    Returns:
-        Code -> threshold, ``farming-loop`` first then ``SIGN_CODES``.
-    """
-    out = {LOOP_CODE: 0.0}
-    for code in SIGN_CODES:
-        top = float(honest_stats[code].max()) if len(honest_stats) else 0.0
-        floor = MIN_UNITS if code in (CAP_CODE, REGAINED_CODE) else 1.0
-        out[code] = max(margin * top, floor)
-    return out
-
-
-def flagged_by(stats: pd.DataFrame, thresholds: dict[str, float], gate: Sequence[str] = GATE) -> pd.DataFrame:
+def flagged_by(stats: pd.DataFrame, progress_free: float, gate: Sequence[str] = GATE) -> pd.DataFrame:
     """Per episode and detector whether it fires, and ``any``: whether one of ``gate`` does.
 
     Args:
         stats: ``episode_scores`` rows.
-        thresholds: Code -> threshold (``sign_thresholds``).
+        progress_free: ``progress-free-pay``'s threshold (the others fire above 0, 1, 1).
         gate: The detectors ``any`` joins.
 
     Returns:
-        Bool frame, the codes of ``thresholds`` then ``any``.
+        Bool frame: ``farming-loop``, ``SIGN_CODES``, then ``any``.
     """
-    fired = pd.DataFrame({code: stats[code].to_numpy() > t for code, t in thresholds.items()}, index=stats.index)
+    limits = {LOOP_CODE: 0.0, CAP_CODE: 1.0, REGAINED_CODE: 1.0, PROGRESS_FREE_CODE: progress_free}
+    fired = pd.DataFrame({code: stats[code].to_numpy() > limits[code] for code in limits}, index=stats.index)
     fired["any"] = fired[list(gate)].any(axis=1)
     return fired
 
 
-def choose_margin(
-    honest_stats: pd.DataFrame, exploit_stats: pd.DataFrame, target: float, margins: Sequence[float] = MARGINS
-) -> float:
-    """The largest margin whose thresholds (``sign_thresholds`` on ``honest_stats``) flag at
-    least ``target`` of ``exploit_stats`` with any detector; the smallest margin when none does.
+def kinds_fired(table: SignTable, units: np.ndarray) -> list[str]:
+    """Per episode the kinds whose peak passed a threshold at some scale (paid or not), joined by
+    ", " ("" when none): what a benchmark table says fired on an episode.
 
     Args:
-        honest_stats: ``episode_scores`` rows of honest tune episodes.
-        exploit_stats: ``episode_scores`` rows of the exploit episodes tuning may see.
-        target: The recall to keep (0..1).
-        margins: The margins to try.
+        table: ``episode_table``'s sign table.
+        units: The scan's thresholds.
 
     Returns:
-        The margin.
+        One string per episode.
     """
-    best = min(margins)
-    for margin in sorted(margins):
-        recall = flagged_by(exploit_stats, sign_thresholds(honest_stats, margin))["any"].mean()
-        if recall >= target:
-            best = margin
-    return best
+    over = (table.scan.peak > units[None]).any(axis=2) & (table.unit_pay != 0)[None, :]
+    return [", ".join(KINDS[k].name for k in np.flatnonzero(row)) for row in over]
 
 
 def wilson(successes: int, trials: int, z: float = 1.959964) -> tuple[float, float]:
