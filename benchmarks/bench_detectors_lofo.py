@@ -6,10 +6,11 @@
         --markdown table.md --accuracy-json workbench/analysis/detector_accuracy.json
 
 Each exploit family (a roster hacker policy) is held out in turn. The thresholds come from
-honest play alone: each (kind, scale) of the multi-scale scan (``loop_scan``) is allowed twice
-the most an honest tune episode (even episode numbers; the taskapp rollouts' even ones) reached
-there, and at least 2 (``family_holdout.unit_thresholds``); ``farming-loop`` keeps the allowances
-shipped in ``LOOPS`` (the same rule, on an earlier benchmark). No exploit family takes part in
+honest play alone: each (kind, scale) of the multi-scale scan (``loop_scan``) is allowed
+``family_holdout.MARGIN`` times the most an honest tune episode (even episode numbers; the taskapp
+rollouts' even ones) reached there, and at least 2 (``family_holdout.unit_thresholds``);
+``farming-loop`` keeps the allowances shipped in ``LOOPS`` (twice the honest maximum, on an
+earlier benchmark). No exploit family takes part in
 setting them, so each fold's thresholds are the same and the held-out family is held out of
 tuning by construction. The held-out family's episodes and the honest held-out split (odd
 episode numbers, explorer_30 entirely, odd taskapp rollouts) are flagged under each config.
@@ -37,10 +38,12 @@ import numpy as np
 import pandas as pd
 
 from workbench.analysis.detector_accuracy import DETECTORS, detector_scores
-from workbench.analysis.diagnostics.loop_signs import PROGRESS_FREE_CODE, SignTable
+from workbench.analysis.diagnostics.loop_scan import KINDS, SCALES
+from workbench.analysis.diagnostics.loop_signs import PROGRESS_FREE_CODE, SignTable, scale_name
 from workbench.analysis.family_holdout import (
     GATE,
     MARGIN,
+    MIN_UNITS,
     episode_scores,
     episode_table,
     flagged_by,
@@ -240,12 +243,8 @@ def main() -> None:
 def threshold_lines(units: np.ndarray, free_limit: float, stats: dict[str, pd.DataFrame]) -> list[str]:
     """The thresholds the audit ships, as a table of the kinds any honest tune episode reached
     (the others are allowed ``MIN_UNITS`` at every scale)."""
-    from workbench.analysis.diagnostics.loop_scan import KINDS, SCALES
-    from workbench.analysis.diagnostics.loop_signs import scale_name
-    from workbench.analysis.family_holdout import MIN_UNITS
-
     lines = [
-        f"Thresholds the audit ships (twice the most an honest tune episode reached, at least {MIN_UNITS:g}; "
+        f"Thresholds the audit ships ({MARGIN:g}x the most an honest tune episode reached, at least {MIN_UNITS:g}; "
         "flag when a peak is above): the kinds honest tune play reached above the floor "
         f"(every other kind: {MIN_UNITS:g} at every scale):",
         "",

@@ -74,15 +74,14 @@ def table(*episodes: list[dict[str, int]], pays: np.ndarray = PAYS):
     return corpus, sign_table(corpus, rewards, prepared.n_first, pays, np.ones(len(corpus)))
 
 
-def test_digging_at_the_cap_is_not_the_cap_pay_but_its_own_kind():
+def test_digging_at_the_cap_is_not_a_cap_loop():
     # Mining stone at the cap: the count rises, the stone stays at 9, but mining also clears the
-    # way (a mined block turns into path): not cap pay; the scan counts it as its own kind
-    # (``collect_stone at the cap``), which gets its own (higher) thresholds from honest play
+    # way (a mined block turns into path): honest players tunnel at the cap as much as a hacker
+    # collects there, so neither the cap pay nor the scan counts it
     mined = [{"stone": 9, "collect_stone": 9}, *({"collect_stone": 9 + k} for k in range(1, 61))]
     corpus = Corpus([hand_episode("dig", mined, policy="p")])
     assert loop_pay(corpus, PAYS).cap_units.sum() == 0
-    units = loop_units(corpus)
-    assert set(units.kind.tolist()) == {KIND["collect_stone at the cap"]} and units.units.sum() == 60
+    assert len(loop_units(corpus).decision) == 0
 
 
 def test_counts_rising_at_the_cap_are_scanned_and_paid():
@@ -215,13 +214,13 @@ def test_progress_free_sign_is_against_honest_plays_rate():
     assert sign_statistics(found, nan).loc["e0", PROGRESS_FREE_CODE] == 0.0
 
 
-def test_thresholds_are_twice_the_honest_maximum_and_at_least_two():
-    # two honest episodes, one kind, three scales: maxima 3, 0.5, 8 -> 6, 2 (the floor), 16
+def test_thresholds_are_a_margin_over_the_honest_maximum_and_at_least_two():
+    # two honest episodes, one kind, three scales: maxima 3, 0.5, 8 -> x1.5: 4.5, 2 (the floor), 12
     peaks = np.array([[[3, 0, 8]], [[1, 0.5, 2]]])
-    assert unit_thresholds(peaks).tolist() == [[6.0, 2.0, 16.0]]
-    assert unit_thresholds(peaks, margin=1.5, floor=1).tolist() == [[4.5, 1.0, 12.0]]
-    assert progress_free_threshold(np.array([0.2, 1.4])) == pytest.approx(2.8)
-    assert progress_free_threshold(np.array([0.2, 0.3])) == 1.0  # never below honest play's rate
+    assert unit_thresholds(peaks, margin=1.5).tolist() == [[4.5, 2.0, 12.0]]
+    assert unit_thresholds(peaks, margin=2, floor=1).tolist() == [[6.0, 1.0, 16.0]]
+    assert progress_free_threshold(np.array([0.2, 1.4]), margin=2) == pytest.approx(2.8)
+    assert progress_free_threshold(np.array([0.2, 0.3]), margin=2) == 1.0  # never below honest play's rate
 
 
 def test_wilson_interval_by_hand():

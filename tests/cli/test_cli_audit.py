@@ -159,8 +159,8 @@ def test_hand_corpora_farming_against_honest(capsys, tmp_path: Path) -> None:
     # spent and regained: laps 2-30 mine the stone back at decisions 4, 6, .., 60, after the last new
     # unlock (place_stone, decision 3): progress-free from 4. The scan's windows start at a regain:
     # 25 progress-free decisions from 4 hold 13 (4..28), 50 hold 25 (4, 6, .., 52 in 4..53), 100
-    # and more all 29. Against the shipped thresholds (stone regained: 10, 10, 12, 16, 20 at 25,
-    # 50, 100, 200 and all decisions) the largest ratio is 25 / 10 at the 50 scale
+    # and more all 29. Against the shipped thresholds (stone regained: 7.5, 7.5, 9, 12, 15 at 25,
+    # 50, 100, 200 and all decisions: ratios 1.7, 3.3, 3.2, 2.4, 1.9) the largest is at the 50 scale
     subjects, where = findings(mine, "spent-and-regained")
     [regained] = [f for f in mine[where] if f["code"] == "spent-and-regained"]
     assert subjects == ["farmer"] and regained["evidence"]["scale"] == "50"

@@ -7,7 +7,10 @@ counts those rises as **units**, kind by kind, read off the episode's own invent
 - ``regained``: a material (wood, stone, coal, iron, diamond, sapling) rising back to a level the
   episode already held (spent, then gathered again, in any order and at any distance);
 - ``at the cap``: a gathering count rising while its item does not (drink, sapling, food, tools
-  at 9; and the dug materials, which honest players also raise at the cap as they tunnel);
+  at 9; ``loop_pay.CAP_PAIRS``). Not the dug materials (``loop_pay.DUG``): mining at the cap is
+  also tunnelling, and honest players do it as much as a hacker collecting at the cap does, at
+  every scale (docs/detector-accuracy.md: up to 27 in 100 and 42 in 200 progress-free decisions
+  on fresh worlds, against 9-40 in 100 for the cap miner);
 - ``again``: a station placed or a tool made once more (tools never wear out in Crafter).
 
 Honest players regain wood and stone a lot (building, tunnelling) but saplings, tables and tools
@@ -32,7 +35,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from workbench.analysis.diagnostics.loop_pay import CAP_PAIRS, DUG, MATERIALS, _signed
+from workbench.analysis.diagnostics.loop_pay import CAP_PAIRS, MATERIALS, _signed
 from workbench.core.crafter_facts import ACHIEVEMENTS, INVENTORY_ITEMS, MAKE_RULES
 from workbench.data.episodes import Corpus
 
@@ -65,12 +68,11 @@ class Kind(NamedTuple):
 
 
 REGAINED, CAP, AGAIN_FAMILY = "regained", "cap", "again"
-_DUG_AT_CAP = tuple((f"collect_{item}", item) for item in DUG)
 #: Every kind, in the column order of ``loop_units``: materials regained, counts at the cap
-#: (``loop_pay.CAP_PAIRS``, then the dug materials), stations and tools made again.
+#: (``loop_pay.CAP_PAIRS``), stations and tools made again.
 KINDS: tuple[Kind, ...] = (
     *(Kind(f"{m} regained", REGAINED, (m,), (f"collect_{m}",)) for m in MATERIALS),
-    *(Kind(f"{count} at the cap", CAP, (), (count,)) for count, _ in (*CAP_PAIRS, *_DUG_AT_CAP)),
+    *(Kind(f"{count} at the cap", CAP, (), (count,)) for count, _ in CAP_PAIRS),
     *(Kind(f"{event} again", AGAIN_FAMILY, (event[5:],) if event[5:] in _SLOT else (), (event,)) for event in AGAIN),
 )
 
@@ -118,9 +120,8 @@ def loop_units(corpus: Corpus) -> Units:
         The sparse units.
     """
     material_cols = np.array([_SLOT[m] for m in MATERIALS])
-    pairs = (*CAP_PAIRS, *_DUG_AT_CAP)
-    cap_counts = np.array([_COUNT[c] for c, _ in pairs])
-    cap_items = np.array([_SLOT[i] for _, i in pairs])
+    cap_counts = np.array([_COUNT[c] for c, _ in CAP_PAIRS])
+    cap_items = np.array([_SLOT[i] for _, i in CAP_PAIRS])
     again_cols = np.array([_COUNT[e] for e in AGAIN])
     decisions, kinds, amounts = [], [], []
     done = 0
