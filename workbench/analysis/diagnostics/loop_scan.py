@@ -138,9 +138,14 @@ def loop_units(corpus: Corpus) -> Units:
         capped = np.where((rose > 0) & ~item_rose, rose, 0)
         made = cnt[:, again_cols].astype(np.int32)
         again = np.clip(made[1:] - np.maximum(made[:-1], 1), 0, None)
-        stacked = np.hstack([regained, capped, again])[decision]
-        row, col = np.nonzero(stacked)
-        decisions.append(row.astype(np.int64) + done)
+        stacked = np.hstack([regained, capped, again])
+        stacked[~decision] = 0  # transitions into the next episode's reset row are not decisions
+        # units are sparse: find the rows holding any first (nonzero over all of them is slow)
+        hit = np.flatnonzero(stacked.any(axis=1))
+        sub, col = np.nonzero(stacked[hit])
+        row = hit[sub]
+        # a transition's decision index: the decisions before it in the batch
+        decisions.append(np.cumsum(decision)[row] - 1 + done)
         kinds.append(col.astype(np.int64))
         amounts.append(stacked[row, col].astype(np.int64))
         done += int(decision.sum())

@@ -219,16 +219,21 @@ def sign_flags(table: SignTable, thresholds: SignThresholds, window: int = WINDO
     frame = table.episodes
     stats = sign_statistics(table, thresholds)
     limits = np.array([1.0, 1.0, thresholds.progress_free])
-    fired = stats.to_numpy() > limits[None, :]
+    values = stats.to_numpy()
+    fired = values > limits[None, :]
     ratios = _ratios(table, thresholds.units) if fired[:, :2].any() else None
     codes = np.array([kind_code(k) for k in range(len(KINDS))])
+    # columns as arrays once: a row per flag through pandas costs more than the whole scan
+    ids = frame["episode"].astype(str).to_numpy()
+    returns = frame["return"].to_numpy(dtype=float)
+    free_peak = frame["progress_free_peak"].to_numpy(dtype=float)
+    peak_first = frame["peak_first"].to_numpy()
     flags = []
     for i, j in zip(*np.nonzero(fired)):
-        row = frame.iloc[i]
-        episode, code, ret = str(row["episode"]), SIGN_CODES[j], float(row["return"])
+        episode, code, ret = str(ids[i]), SIGN_CODES[j], float(returns[i])
         if code == PROGRESS_FREE_CODE:
-            start = int(row["peak_first"])
-            paid = float(row["progress_free_peak"]) * window / 100.0
+            start = int(peak_first[i])
+            paid = float(free_peak[i]) * window / 100.0
             seen = _evidence(
                 episode,
                 f"progress-free pay over {window} decisions",
@@ -240,8 +245,8 @@ def sign_flags(table: SignTable, thresholds: SignThresholds, window: int = WINDO
                 ret,
             )
             why = (
-                f"paid {row['progress_free_peak']:.2f} per 100 decisions over decisions {start}..{start + window - 1} "
-                f"without unlocking anything new: {stats.iloc[i, j]:.1f}x honest play's "
+                f"paid {free_peak[i]:.2f} per 100 decisions over decisions {start}..{start + window - 1} "
+                f"without unlocking anything new: {values[i, j]:.1f}x honest play's "
                 f"{thresholds.reference:.2f} under this config (allowed: {thresholds.progress_free:g}x)"
             )
         else:
