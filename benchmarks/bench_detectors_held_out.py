@@ -4,14 +4,13 @@
     .venv/bin/python benchmarks/bench_detectors_held_out.py --path corpora/blind-s12 --markdown table.md
 
 The detectors (``family_holdout.GATE``: ``farming-loop`` past the allowances of ``loops.LOOPS``,
-``count-at-cap`` and ``spent-and-regained``, the multi-scale scans) fire at the thresholds the
+``count-at-cap`` and ``spent-and-regained``, the multi-scale scans, and ``progress-free-pay``) fire at the thresholds the
 audit ships (``sign_gates.shipped_signs``, from ``detector_accuracy.json``): nothing is chosen
 here. The families are the corpus's exploit policies held out of design: those of
 ``roster.HELD_OUT_OF_DESIGN`` and any this checkout's ``ROSTER`` does not know (their labels come
 from the corpus's own metadata, ``benchmark_label``). Honest episodes: all the corpus's honest
 ones, reported also apart for the honest players the design never saw. Per family and config:
-recall (any gating detector, and each detector alone, with ``progress-free-pay`` beside them: it
-does not gate), honest flagged, precision (the family's true positives against those false
+recall (any gating detector, and each detector alone), honest flagged, precision (the family's true positives against those false
 positives), each with a 95% Wilson interval (``family_holdout.wilson``). Pay: what the family's
 loop decisions (its ``loop_spans``) earn per 100 of them, against honest play's progress-free
 pay per 100 progress-free decisions (``progress_free.reference_rate``) and honest play's pay per
@@ -41,7 +40,7 @@ from workbench.scoring import score
 
 ROOT = os.path.join(os.path.dirname(__file__), "..", "configs")
 CONFIGS = ("upstream_shaped", "recommended")
-CODES = (*GATE, PROGRESS_FREE_CODE)
+CODES = GATE
 #: The gating detectors whose flags fail an audit today (the others are notes: ``detector_accuracy.gating``).
 AUDIT = tuple(code for code in GATE if gating(code))
 
@@ -93,7 +92,7 @@ def main() -> None:
         config = RewardConfig.from_file(os.path.join(ROOT, f"{name}.yaml"))
         signs = shipped_signs(config)
         signs_seen, farming = episode_table(bench.corpus, config)
-        stats = episode_scores(signs_seen, farming, signs.units, honest)
+        stats = episode_scores(signs_seen, farming, signs.units, reference=signs.reference)
         fired = flagged_by(stats, signs.progress_free).reset_index(drop=True)
         kinds = kinds_fired(signs_seen, signs.units)
         for who in pd.unique(policy):

@@ -52,7 +52,7 @@ from workbench.analysis.family_holdout import (
     unit_thresholds,
     wilson,
 )
-from workbench.analysis.sign_gates import signs_document
+from workbench.analysis.sign_gates import honest_reference, signs_document
 from workbench.core.config import RewardConfig
 from workbench.data.benchmarks import EXPLOIT, HELD_OUT, TUNE, Benchmark, load_benchmark
 from workbench.data.benchmarks.roster import HELD_OUT_OF_DESIGN
@@ -131,7 +131,6 @@ def main() -> None:
             fired = flagged_by(stats[name], free_limit)
             for code, limit in thresholds.items():
                 fired[code] = stats[name][code].to_numpy() > limit
-            fired["any + progress-free-pay"] = fired["any"] | fired[PROGRESS_FREE_CODE]
             on_family, on_honest = fired[policy == family], fired[honest_held]
             ran = looped[policy == family]
             if name == TARGET_CONFIGS[0]:
@@ -176,7 +175,7 @@ def main() -> None:
         tp, n, fp, h, tp_ran, n_ran = (int(any_row[c].sum()) for c in ("tp", "n", "fp", "h", "tp_ran", "n_ran"))
         fired = ", ".join(
             f"{code} {int(rows[rows['code'] == code]['tp'].sum())}"
-            for code in (*GATE, PROGRESS_FREE_CODE)
+            for code in GATE
             if rows[rows["code"] == code]["tp"].sum()
         )
         kinds = pd.Series([k for row in fired_kinds[family] for k in row.split(", ")]).value_counts()
@@ -188,8 +187,8 @@ def main() -> None:
     text += [
         "",
         "All folds, per config and detector (recall: each family's episodes when held out; honest flagged: "
-        "the honest held-out split under each fold's thresholds, all folds; precision: true positives against "
-        "one pass over the honest held-out split, the folds' mean false positives):",
+        "the honest held-out split, one pass (the thresholds come from honest play: the same in every fold); "
+        "precision: true positives against that pass's false positives):",
         "",
         "| config | detector | recall | honest flagged | precision |",
         "|---|---|---|---|---|",
@@ -198,22 +197,23 @@ def main() -> None:
     pooled: dict[str, Any] = {}
     folds = len(families)
     shipped = {code: 1.0 for code in GATE} | {"farming-loop": 0.0, PROGRESS_FREE_CODE: free_limit}
-    for code in [*GATE, PROGRESS_FREE_CODE, "any", "any + progress-free-pay", *NOTES]:
+    for code in [*GATE, "any", *NOTES]:
         threshold = shipped.get(code, DETECTORS.get(code, 0.0))
         for name in ALL_CONFIGS:
             rows = table[(table["config"] == name) & (table["code"] == code)]
             tp, n, fp, h = (int(rows[c].sum()) for c in ("tp", "n", "fp", "h"))
             if name in TARGET_CONFIGS:
-                text.append(f"| {name} | {code} | {cell(tp, n)} | {cell(fp, h)} | {_precision(tp, fp, folds)} |")
+                once = cell(round(fp / folds), h // folds)
+                text.append(f"| {name} | {code} | {cell(tp, n)} | {once} | {_precision(tp, fp, folds)} |")
             measured.setdefault(name, {})[code] = _row(tp, n, fp, h, folds, threshold)
         rows = table[(table["config"] != "consistent") & (table["code"] == code)]
         tp, n, fp, h = (int(rows[c].sum()) for c in ("tp", "n", "fp", "h"))
         pooled[code] = _row(tp, n, fp, h, folds, threshold)
-        if code in ("any", "any + progress-free-pay"):
+        if code == "any":
             rows = table[table["config"].isin(TARGET_CONFIGS) & (table["code"] == code)]
             tp, n, fp, h = (int(rows[c].sum()) for c in ("tp", "n", "fp", "h"))
             text.append(
-                f"| {' + '.join(TARGET_CONFIGS)} | **{code}** | {cell(tp, n)} | {cell(fp, h)} | "
+                f"| {' + '.join(TARGET_CONFIGS)} | **{code}** | {cell(tp, n)} | {cell(round(fp / folds), h // folds)} | "
                 f"{_precision(tp, fp, folds)} |"
             )
     text += ["", *threshold_lines(units, free_limit, stats)]
@@ -226,8 +226,7 @@ def main() -> None:
             handle.write(out)
     if args.accuracy_json:
         for config_rows in measured.values():
-            for code in ("any", "any + progress-free-pay"):
-                config_rows.pop(code, None)
+            config_rows.pop("any", None)
         pooled = {code: row for code, row in pooled.items() if not code.startswith("any")}
         document = {
             "benchmark": f"{args.path}: leave-one-family-out, {len(families)} families, honest held-out split",
@@ -265,8 +264,8 @@ def threshold_lines(units: np.ndarray, free_limit: float, stats: dict[str, pd.Da
 
 def fresh_seeds(path: str, units: np.ndarray, free_limit: float) -> list[str]:
     """Lines of a table: per policy of the benchmark at ``path`` and target config, how many of
-    its episodes the gating detectors flag at the thresholds ``units`` (progress-free pay, which
-    does not gate, takes its honest rate from that benchmark's own honest episodes)."""
+    its episodes the gating detectors flag at the thresholds ``units`` (progress-free pay against
+    honest play's rate as the audit takes it: ``sign_gates.honest_reference``)."""
     bench = designed_on(load_benchmark(path, rollouts=False))
     policy = bench.labels["policy"].to_numpy()
     honest = (bench.labels["label"] != EXPLOIT).to_numpy()
@@ -279,7 +278,10 @@ def fresh_seeds(path: str, units: np.ndarray, free_limit: float) -> list[str]:
     flags = {}
     for name in TARGET_CONFIGS:
         config = RewardConfig.from_file(os.path.join(ROOT, f"{name}.yaml"))
-        flags[name] = flagged_by(episode_scores(*episode_table(bench.corpus, config), units, honest), free_limit)
+        reference = honest_reference(config)
+        flags[name] = flagged_by(
+            episode_scores(*episode_table(bench.corpus, config), units, reference=reference), free_limit
+        )
     for who in pd.unique(policy):
         mine = policy == who
         cells = []

@@ -61,9 +61,10 @@ __all__ = [
 MARGIN = 1.5
 #: The fewest units a (kind, scale) is ever allowed: a couple is not yet a loop.
 MIN_UNITS = 2.0
-#: The detectors that together decide whether an episode farms (progress-free pay is reported
-#: beside them: honest play's own rate varies too much for it to gate; docs/detector-accuracy.md).
-GATE = (LOOP_CODE, CAP_CODE, REGAINED_CODE)
+#: The farming detectors that may gate, together: whether an episode farms. (Progress-free pay,
+#: a note in v1 at 2.5x honest play's rate, joins at 1.5x the honest tune maximum: it flagged no
+#: honest episode on the held-out split or the fresh seeds; docs/detector-accuracy.md.)
+GATE = (LOOP_CODE, CAP_CODE, REGAINED_CODE, PROGRESS_FREE_CODE)
 
 
 def episode_table(corpus: Corpus, config: RewardConfig) -> tuple[SignTable, np.ndarray]:
@@ -123,30 +124,36 @@ def progress_free_threshold(ratios: np.ndarray, margin: float = MARGIN) -> float
 
 
 def episode_scores(
-    table: SignTable, farming: np.ndarray, units: np.ndarray, honest: np.ndarray | None = None
+    table: SignTable,
+    farming: np.ndarray,
+    units: np.ndarray,
+    honest: np.ndarray | None = None,
+    reference: float | None = None,
 ) -> pd.DataFrame:
     """Per episode every farming detector's statistic: ``farming-loop`` laps past its
     allowance, then ``loop_signs.sign_statistics`` (the unit scans' peak-to-threshold ratio,
-    progress-free pay over honest play's rate taken on ``honest``).
+    progress-free pay over honest play's rate).
 
     Args:
         table: ``episode_table``'s sign table.
         farming: ``episode_table``'s laps past the allowances.
         units: The scan's thresholds (``unit_thresholds``).
-        honest: (E,) bool, the honest episodes honest play's progress-free rate is taken on
-            (None: no rate, progress-free pay 0).
+        honest: (E,) bool, the honest episodes honest play's progress-free rate is taken on.
+        reference: Honest play's progress-free rate itself (as the audit takes it:
+            ``sign_gates.honest_reference``); it wins over ``honest``. With neither, no rate and
+            progress-free pay 0.
 
     Returns:
-        (episodes, 4) float, columns ``farming-loop`` then ``SIGN_CODES``; ``reference`` in
-        ``attrs`` (honest play's progress-free pay per 100 decisions).
+        (episodes, 1 + len(SIGN_CODES)) float, columns ``farming-loop`` then ``SIGN_CODES``;
+        ``reference`` in ``attrs`` (honest play's progress-free pay per 100 decisions).
     """
     frame = table.episodes
-    reference = float("nan")
-    if honest is not None:
-        honest = np.asarray(honest, dtype=bool)
-        reference = reference_rate(
-            frame["progress_free_paid"].to_numpy()[honest], frame["progress_free_decisions"].to_numpy()[honest]
-        )
+    if reference is None:
+        reference = float("nan")
+        if honest is not None:
+            honest = np.asarray(honest, dtype=bool)
+            paid, decisions = frame["progress_free_paid"].to_numpy(), frame["progress_free_decisions"].to_numpy()
+            reference = reference_rate(paid[honest], decisions[honest])
     stats = sign_statistics(table, SignThresholds(units, float("inf"), reference))
     stats.insert(0, LOOP_CODE, np.asarray(farming, dtype=float))
     stats.attrs["reference"] = reference

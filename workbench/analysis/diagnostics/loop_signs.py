@@ -247,7 +247,7 @@ def sign_flags(table: SignTable, thresholds: SignThresholds, window: int = WINDO
             why = (
                 f"paid {free_peak[i]:.2f} per 100 decisions over decisions {start}..{start + window - 1} "
                 f"without unlocking anything new: {values[i, j]:.1f}x honest play's "
-                f"{thresholds.reference:.2f} under this config (allowed: {thresholds.progress_free:g}x)"
+                f"{thresholds.reference:.2f} under this config (allowed: {thresholds.progress_free:.3g}x)"
             )
         else:
             assert ratios is not None
