@@ -148,7 +148,7 @@ def main() -> None:
     table, pay = pd.DataFrame(rows), pd.DataFrame(pays)
     text = [
         f"Held-out-of-design families on {args.path} ({datetime.date.today()}): "
-        f"{int(exploit.sum())} exploit episodes of {len(families)} families, {int(honest.sum())} honest episodes "
+        f"{int(np.isin(policy, families).sum())} exploit episodes of {len(families)} families, {int(honest.sum())} honest episodes "
         f"({', '.join(honest_names)}; {int(new_honest.sum())} of them by honest players the design never saw); "
         "shipped thresholds: farming-loop past LOOPS' allowances, the scans' (kind, scale) thresholds of "
         f"detector_accuracy.json, {PROGRESS_FREE_CODE} > {signs.progress_free:.3g}x honest. "
