@@ -28,7 +28,8 @@ import numpy as np
 import pandas as pd
 
 from workbench.analysis.detector_accuracy import gating
-from workbench.analysis.diagnostics.loop_signs import PROGRESS_FREE_CODE
+from workbench.analysis.diagnostics.loop_scan import SCALES
+from workbench.analysis.diagnostics.loop_signs import PROGRESS_FREE_CODE, scale_name
 from workbench.analysis.diagnostics.loops import LOOP_CODE
 from workbench.analysis.diagnostics.progress_free import progress_free_pay, reference_rate
 from workbench.analysis.family_holdout import GATE, episode_scores, episode_table, flagged_by, kinds_fired, wilson
@@ -92,8 +93,8 @@ def main() -> None:
         config = RewardConfig.from_file(os.path.join(ROOT, f"{name}.yaml"))
         signs = shipped_signs(config)
         signs_seen, farming = episode_table(bench.corpus, config)
-        stats = episode_scores(signs_seen, farming, signs.units, reference=signs.reference)
-        fired = flagged_by(stats, signs.progress_free).reset_index(drop=True)
+        stats = episode_scores(signs_seen, farming, signs.units, signs.progress_free, reference=signs.reference)
+        fired = flagged_by(stats).reset_index(drop=True)
         kinds = kinds_fired(signs_seen, signs.units)
         for who in pd.unique(policy):
             mine = policy == who
@@ -151,7 +152,11 @@ def main() -> None:
         f"{int(np.isin(policy, families).sum())} exploit episodes of {len(families)} families, {int(honest.sum())} honest episodes "
         f"({', '.join(honest_names)}; {int(new_honest.sum())} of them by honest players the design never saw); "
         "shipped thresholds: farming-loop past LOOPS' allowances, the scans' (kind, scale) thresholds of "
-        f"detector_accuracy.json, {PROGRESS_FREE_CODE} > {signs.progress_free:.3g}x honest. "
+        f"detector_accuracy.json, {PROGRESS_FREE_CODE} past "
+        + "/".join(f"{t:.3g}" for t in signs.pay_limits(len(SCALES)))
+        + "x honest at the scales "
+        + "/".join(scale_name(s) for s in SCALES)
+        + ". "
         f"Load {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}; measured in {time.perf_counter() - began:.0f} s.",
         "",
         "Episode-configs of "

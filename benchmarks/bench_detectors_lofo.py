@@ -39,7 +39,7 @@ import pandas as pd
 
 from workbench.analysis.detector_accuracy import DETECTORS, detector_scores
 from workbench.analysis.diagnostics.loop_scan import KINDS, SCALES
-from workbench.analysis.diagnostics.loop_signs import PROGRESS_FREE_CODE, SignTable, scale_name
+from workbench.analysis.diagnostics.loop_signs import SignTable, scale_name
 from workbench.analysis.family_holdout import (
     GATE,
     MARGIN,
@@ -47,8 +47,10 @@ from workbench.analysis.family_holdout import (
     episode_scores,
     episode_table,
     flagged_by,
+    honest_rate,
     kinds_fired,
-    progress_free_threshold,
+    pay_over_honest,
+    progress_free_thresholds,
     unit_thresholds,
     wilson,
 )
@@ -109,17 +111,19 @@ def main() -> None:
         tables[name] = episode_table(bench.corpus, config)
     # The scan's peaks do not depend on the config (what it pays decides only which kinds count).
     units = unit_thresholds(tables[TARGET_CONFIGS[0]][0].scan.peak[honest_tune])
+    # progress-free pay's thresholds: per scale, from the honest tune episodes under the target configs
+    references = {name: honest_rate(tables[name][0], honest_tune) for name in ALL_CONFIGS}
+    free_limit = progress_free_thresholds(
+        np.concatenate([pay_over_honest(tables[name][0], references[name])[honest_tune] for name in TARGET_CONFIGS])
+    )
     stats: dict[str, pd.DataFrame] = {}
     for name in ALL_CONFIGS:
         config = RewardConfig.from_file(os.path.join(ROOT, f"{name}.yaml"))
-        found = episode_scores(*tables[name], units, honest_tune)
+        found = episode_scores(*tables[name], units, free_limit, reference=references[name])
         fixed = detector_scores(bench.corpus, config)
         for code in NOTES:
             found[code] = fixed[code].to_numpy()
         stats[name] = found.reset_index(drop=True)
-    free_limit = progress_free_threshold(
-        np.concatenate([stats[name][PROGRESS_FREE_CODE].to_numpy()[honest_tune] for name in TARGET_CONFIGS])
-    )
     thresholds = {code: DETECTORS[code] for code in NOTES}
 
     # Per fold: the thresholds (from honest play only: the same in every fold); flags on the
@@ -128,7 +132,7 @@ def main() -> None:
     fired_kinds: dict[str, list[str]] = {}
     for family in families:
         for name in ALL_CONFIGS:
-            fired = flagged_by(stats[name], free_limit)
+            fired = flagged_by(stats[name])
             for code, limit in thresholds.items():
                 fired[code] = stats[name][code].to_numpy() > limit
             on_family, on_honest = fired[policy == family], fired[honest_held]
@@ -196,7 +200,7 @@ def main() -> None:
     measured: dict[str, dict[str, Any]] = {}
     pooled: dict[str, Any] = {}
     folds = len(families)
-    shipped = {code: 1.0 for code in GATE} | {"farming-loop": 0.0, PROGRESS_FREE_CODE: free_limit}
+    shipped = {code: 1.0 for code in GATE} | {"farming-loop": 0.0}
     for code in [*GATE, "any", *NOTES]:
         threshold = shipped.get(code, DETECTORS.get(code, 0.0))
         for name in ALL_CONFIGS:
@@ -239,7 +243,7 @@ def main() -> None:
             handle.write("\n")
 
 
-def threshold_lines(units: np.ndarray, free_limit: float, stats: dict[str, pd.DataFrame]) -> list[str]:
+def threshold_lines(units: np.ndarray, free_limit: np.ndarray, stats: dict[str, pd.DataFrame]) -> list[str]:
     """The thresholds the audit ships, as a table of the kinds any honest tune episode reached
     (the others are allowed ``MIN_UNITS`` at every scale)."""
     lines = [
@@ -255,14 +259,18 @@ def threshold_lines(units: np.ndarray, free_limit: float, stats: dict[str, pd.Da
             lines.append(f"| {kind.name} | " + " | ".join(f"{t:g}" for t in row) + " |")
     lines += [
         "",
-        f"progress-free-pay > {free_limit:.3g}x honest play's progress-free pay per 100 decisions: "
+        "progress-free-pay, in multiples of honest play's progress-free pay per 100 decisions ("
         + ", ".join(f"{name} {stats[name].attrs['reference']:.2f}" for name in ALL_CONFIGS)
-        + ".",
+        + "), flag when a peak is above:",
+        "",
+        "| scale | " + " | ".join(scale_name(s) for s in SCALES) + " |",
+        "|---|" + "---|" * len(SCALES),
+        "| progress-free-pay | " + " | ".join(f"{t:.3g}" for t in free_limit) + " |",
     ]
     return lines
 
 
-def fresh_seeds(path: str, units: np.ndarray, free_limit: float) -> list[str]:
+def fresh_seeds(path: str, units: np.ndarray, free_limit: np.ndarray) -> list[str]:
     """Lines of a table: per policy of the benchmark at ``path`` and target config, how many of
     its episodes the gating detectors flag at the thresholds ``units`` (progress-free pay against
     honest play's rate as the audit takes it: ``sign_gates.honest_reference``)."""
@@ -280,7 +288,7 @@ def fresh_seeds(path: str, units: np.ndarray, free_limit: float) -> list[str]:
         config = RewardConfig.from_file(os.path.join(ROOT, f"{name}.yaml"))
         reference = honest_reference(config)
         flags[name] = flagged_by(
-            episode_scores(*episode_table(bench.corpus, config), units, reference=reference), free_limit
+            episode_scores(*episode_table(bench.corpus, config), units, free_limit, reference=reference)
         )
     for who in pd.unique(policy):
         mine = policy == who

@@ -20,7 +20,7 @@ from workbench.analysis.diagnostics.loop_signs import (
     sign_statistics,
     sign_table,
 )
-from workbench.analysis.family_holdout import progress_free_threshold, unit_thresholds, wilson
+from workbench.analysis.family_holdout import progress_free_thresholds, unit_thresholds, wilson
 from workbench.core.config import RewardConfig
 from workbench.core.crafter_facts import ACHIEVEMENTS, INVENTORY_ITEMS
 from workbench.data.episodes import Corpus
@@ -206,12 +206,38 @@ def test_flags_say_what_fired_where_and_paying_what():
 
 def test_progress_free_sign_is_against_honest_plays_rate():
     _, found = table(capped())
-    found.episodes.loc[0, "progress_free_peak"] = 3.0  # per 100 decisions
+    found.pay.peak[0] = [3.0, np.nan, np.nan, np.nan, np.nan]  # per 100 decisions, at scale 25 only
     units = np.full((len(KINDS), len(SCALES)), np.inf)
-    stats = sign_statistics(found, SignThresholds(units, 3.0, reference=1.2))
-    assert stats.loc["e0", PROGRESS_FREE_CODE] == pytest.approx(2.5)  # 3.0 / 1.2
-    nan = SignThresholds(units, 3.0, reference=float("nan"))
+    stats = sign_statistics(found, SignThresholds(units, 2.0, reference=1.2))
+    assert stats.loc["e0", PROGRESS_FREE_CODE] == pytest.approx(1.25)  # 3.0 / 1.2 = 2.5x honest, over 2
+    nan = SignThresholds(units, 2.0, reference=float("nan"))
     assert sign_statistics(found, nan).loc["e0", PROGRESS_FREE_CODE] == 0.0
+
+
+def test_progress_free_pay_fires_at_the_scale_furthest_past_its_threshold():
+    # capped(300): decision 1 is the episode's only new unlock, decisions 2..300 one quiet
+    # stretch (299 progress-free decisions). Pay: 1 at 0-based 10..19 (a burst), 0.1 at 100..299.
+    corpus = Corpus([hand_episode("e0", capped(300), policy="p")])
+    prepared = prepare(corpus)
+    assert np.flatnonzero(prepared.n_first).tolist() == [0]
+    rewards = np.zeros(300)
+    rewards[10:20], rewards[100:300] = 1.0, 0.1
+    found = sign_table(corpus, rewards, prepared.n_first, PAYS, [30.0])
+    # peaks per 100 (as in test_progress_free.py): 40 at 25, 20 at 50, 11 at 100, 10.5 at 200,
+    # 30 / 299 x 100 = 10.03 over all of them. Against honest play's 1.0 and per-scale thresholds
+    # 50, 30, 10, 10, 5: ratios .8, .67, 1.1, 1.05, 2.007: the whole scale fires
+    units = np.full((len(KINDS), len(SCALES)), np.inf)
+    thresholds = SignThresholds(units, np.array([50.0, 30.0, 10.0, 10.0, 5.0]), reference=1.0)
+    assert sign_statistics(found, thresholds).loc["e0", PROGRESS_FREE_CODE] == pytest.approx(3000 / 299 / 5)
+    [flag] = sign_flags(found, thresholds)
+    seen = flag.evidence
+    assert (flag.code, seen["scale"], seen["decisions"], seen["laps"]) == (PROGRESS_FREE_CODE, "whole", [2, 300], 299)
+    assert seen["paid"] == pytest.approx(30.0) and seen["share"] == pytest.approx(1.0)
+    # with the whole scale allowed 20x, the 100 scale (1.1) is the furthest past: decisions 11..110
+    thresholds = SignThresholds(units, np.array([50.0, 30.0, 10.0, 10.0, 20.0]), reference=1.0)
+    [flag] = sign_flags(found, thresholds)
+    assert (flag.evidence["scale"], flag.evidence["decisions"]) == ("100", [11, 110])
+    assert flag.evidence["paid"] == pytest.approx(11.0)
 
 
 def test_thresholds_are_a_margin_over_the_honest_maximum_and_at_least_two():
@@ -219,8 +245,9 @@ def test_thresholds_are_a_margin_over_the_honest_maximum_and_at_least_two():
     peaks = np.array([[[3, 0, 8]], [[1, 0.5, 2]]])
     assert unit_thresholds(peaks, margin=1.5).tolist() == [[4.5, 2.0, 12.0]]
     assert unit_thresholds(peaks, margin=2, floor=1).tolist() == [[6.0, 1.0, 16.0]]
-    assert progress_free_threshold(np.array([0.2, 1.4]), margin=2) == pytest.approx(2.8)
-    assert progress_free_threshold(np.array([0.2, 0.3]), margin=2) == 1.0  # never below honest play's rate
+    # progress-free pay per scale: two honest episodes, two scales, maxima 0.4 and 1.4 -> x2: 0.8,
+    # raised to 1 (never below honest play's rate), and 2.8
+    assert progress_free_thresholds(np.array([[0.2, 1.4], [0.4, 0.3]]), margin=2) == pytest.approx([1.0, 2.8])
 
 
 def test_wilson_interval_by_hand():

@@ -48,7 +48,9 @@ __all__ = [
     "episode_table",
     "flagged_by",
     "kinds_fired",
-    "progress_free_threshold",
+    "honest_rate",
+    "pay_over_honest",
+    "progress_free_thresholds",
     "unit_thresholds",
     "wilson",
 ]
@@ -108,70 +110,102 @@ def unit_thresholds(peaks: np.ndarray, margin: float = MARGIN, floor: float = MI
     return np.maximum(margin * top, floor)
 
 
-def progress_free_threshold(ratios: np.ndarray, margin: float = MARGIN) -> float:
-    """``progress-free-pay``'s threshold: ``margin`` times the most an honest tune episode's
-    sustained progress-free pay reached over honest play's rate, and at least 1 (that rate).
+def honest_rate(table: SignTable, honest: np.ndarray) -> float:
+    """Honest play's progress-free pay per 100 progress-free decisions: the ``honest`` episodes
+    of ``table``, pooled (``progress_free.reference_rate``).
 
     Args:
-        ratios: (E,) honest tune episodes' ``progress-free-pay`` statistics.
+        table: ``episode_table``'s sign table.
+        honest: (E,) bool, the honest episodes.
+
+    Returns:
+        The rate (NaN when none has a progress-free decision).
+    """
+    honest = np.asarray(honest, dtype=bool)
+    frame = table.episodes
+    paid, decisions = frame["progress_free_paid"].to_numpy(), frame["progress_free_decisions"].to_numpy()
+    return reference_rate(paid[honest], decisions[honest])
+
+
+def pay_over_honest(table: SignTable, reference: float) -> np.ndarray:
+    """Per episode and scale, the progress-free pay scan's peak over honest play's rate.
+
+    Args:
+        table: ``episode_table``'s sign table.
+        reference: Honest play's rate (``honest_rate``).
+
+    Returns:
+        (E, scales) float, 0 where no window fits or the rate is unknown.
+    """
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = table.pay.peak / reference if reference > 0 else np.zeros_like(table.pay.peak)
+    return np.nan_to_num(ratio, nan=0.0, posinf=0.0)
+
+
+def progress_free_thresholds(ratios: np.ndarray, margin: float = MARGIN) -> np.ndarray:
+    """``progress-free-pay``'s threshold at each scale: ``margin`` times the most an honest
+    tune episode's progress-free pay reached there over honest play's rate, and at least 1 (that
+    rate).
+
+    Args:
+        ratios: (E, scales) honest tune episodes' ``pay_over_honest``.
         margin: How many times the honest maximum.
 
     Returns:
-        The threshold.
+        (scales,) float.
     """
     ratios = np.asarray(ratios, dtype=float)
-    return max(margin * float(ratios.max()) if len(ratios) else 0.0, 1.0)
+    top = ratios.max(axis=0) if len(ratios) else np.zeros(ratios.shape[1:])
+    return np.maximum(margin * top, 1.0)
 
 
 def episode_scores(
     table: SignTable,
     farming: np.ndarray,
     units: np.ndarray,
+    pay_limits: np.ndarray | float,
     honest: np.ndarray | None = None,
     reference: float | None = None,
 ) -> pd.DataFrame:
     """Per episode every farming detector's statistic: ``farming-loop`` laps past its
-    allowance, then ``loop_signs.sign_statistics`` (the unit scans' peak-to-threshold ratio,
-    progress-free pay over honest play's rate).
+    allowance, then ``loop_signs.sign_statistics`` (the scans' peak-to-threshold ratios: units,
+    and progress-free pay over honest play's rate).
 
     Args:
         table: ``episode_table``'s sign table.
         farming: ``episode_table``'s laps past the allowances.
         units: The scan's thresholds (``unit_thresholds``).
+        pay_limits: Progress-free pay's thresholds per scale (``progress_free_thresholds``),
+            in multiples of honest play's rate.
         honest: (E,) bool, the honest episodes honest play's progress-free rate is taken on.
         reference: Honest play's progress-free rate itself (as the audit takes it:
             ``sign_gates.honest_reference``); it wins over ``honest``. With neither, no rate and
             progress-free pay 0.
 
     Returns:
-        (episodes, 1 + len(SIGN_CODES)) float, columns ``farming-loop`` then ``SIGN_CODES``;
-        ``reference`` in ``attrs`` (honest play's progress-free pay per 100 decisions).
+        (episodes, 1 + len(SIGN_CODES)) float, columns ``farming-loop`` then ``SIGN_CODES``
+        (each sign fires above 1); ``reference`` in ``attrs`` (honest play's progress-free pay
+        per 100 decisions).
     """
-    frame = table.episodes
     if reference is None:
-        reference = float("nan")
-        if honest is not None:
-            honest = np.asarray(honest, dtype=bool)
-            paid, decisions = frame["progress_free_paid"].to_numpy(), frame["progress_free_decisions"].to_numpy()
-            reference = reference_rate(paid[honest], decisions[honest])
-    stats = sign_statistics(table, SignThresholds(units, float("inf"), reference))
+        reference = honest_rate(table, honest) if honest is not None else float("nan")
+    stats = sign_statistics(table, SignThresholds(units, pay_limits, reference))
     stats.insert(0, LOOP_CODE, np.asarray(farming, dtype=float))
     stats.attrs["reference"] = reference
     return stats
 
 
-def flagged_by(stats: pd.DataFrame, progress_free: float, gate: Sequence[str] = GATE) -> pd.DataFrame:
+def flagged_by(stats: pd.DataFrame, gate: Sequence[str] = GATE) -> pd.DataFrame:
     """Per episode and detector whether it fires, and ``any``: whether one of ``gate`` does.
 
     Args:
-        stats: ``episode_scores`` rows.
-        progress_free: ``progress-free-pay``'s threshold (the others fire above 0, 1, 1).
+        stats: ``episode_scores`` rows (``farming-loop`` fires above 0, the signs above 1).
         gate: The detectors ``any`` joins.
 
     Returns:
         Bool frame: ``farming-loop``, ``SIGN_CODES``, then ``any``.
     """
-    limits = {LOOP_CODE: 0.0, CAP_CODE: 1.0, REGAINED_CODE: 1.0, PROGRESS_FREE_CODE: progress_free}
+    limits = {LOOP_CODE: 0.0, CAP_CODE: 1.0, REGAINED_CODE: 1.0, PROGRESS_FREE_CODE: 1.0}
     fired = pd.DataFrame({code: stats[code].to_numpy() > limits[code] for code in limits}, index=stats.index)
     fired["any"] = fired[list(gate)].any(axis=1)
     return fired

@@ -2,7 +2,8 @@
 
 ``detector_accuracy.json`` (written by ``benchmarks/bench_detectors_lofo.py``) carries under
 ``signs`` the threshold of each (kind, scale) of the multi-scale scan (``units``: per kind of
-``loop_scan.KINDS`` one threshold per scale of ``scales``) and ``progress-free-pay``'s, set on
+``loop_scan.KINDS`` one threshold per scale of ``scales``) and ``progress-free-pay``'s (one per
+scale, in multiples of honest play's rate), set on
 the labelled benchmark's honest tune episodes as ``family_holdout`` sets them. The progress-free
 sign compares an episode with honest play under the *same* config: ``honest_reference`` scores
 the shipped benchmark's honest episodes under the config and takes their pooled progress-free
@@ -29,7 +30,7 @@ from workbench.scoring import prepare, score
 __all__ = ["UNMEASURED", "honest_reference", "shipped_signs", "signs_document"]
 
 #: The thresholds when nothing was measured: the signs never fire.
-UNMEASURED = SignThresholds(np.full((len(KINDS), len(SCALES)), np.inf), float("inf"))
+UNMEASURED = SignThresholds(np.full((len(KINDS), len(SCALES)), np.inf), np.full(len(SCALES), np.inf))
 
 
 @cache
@@ -62,12 +63,12 @@ def honest_reference(config: RewardConfig) -> float:
     return reference_rate(found.paid, found.decisions)
 
 
-def signs_document(units: np.ndarray, progress_free: float, margin: float) -> dict[str, object]:
+def signs_document(units: np.ndarray, progress_free: np.ndarray, margin: float) -> dict[str, object]:
     """The ``signs`` entry of ``detector_accuracy.json`` for these thresholds.
 
     Args:
         units: (len(KINDS), len(SCALES)) the scan's thresholds.
-        progress_free: ``progress-free-pay``'s threshold.
+        progress_free: (len(SCALES),) ``progress-free-pay``'s thresholds.
         margin: The margin over honest play they were set with.
 
     Returns:
@@ -76,7 +77,7 @@ def signs_document(units: np.ndarray, progress_free: float, margin: float) -> di
     return {
         "scales": [scale_name(s) for s in SCALES],
         "units": {kind.name: [float(t) for t in row] for kind, row in zip(KINDS, units, strict=True)},
-        PROGRESS_FREE_CODE: float(progress_free),
+        PROGRESS_FREE_CODE: [float(t) for t in np.asarray(progress_free, dtype=float)],
         "margin": float(margin),
     }
 
@@ -88,7 +89,8 @@ def _measured_signs() -> SignThresholds:
     if [scale_name(s) for s in SCALES] != signs.get("scales"):
         return UNMEASURED  # measured for other scales (or not at all): the signs do not fire
     units = np.array([signs["units"].get(kind.name, [np.inf] * len(SCALES)) for kind in KINDS], dtype=float)
-    return SignThresholds(units, float(signs.get(PROGRESS_FREE_CODE, np.inf)))
+    free = np.asarray(signs.get(PROGRESS_FREE_CODE, np.inf), dtype=float)
+    return SignThresholds(units, np.broadcast_to(free, (len(SCALES),)).copy())
 
 
 def shipped_signs(config: RewardConfig) -> SignThresholds:
@@ -101,5 +103,6 @@ def shipped_signs(config: RewardConfig) -> SignThresholds:
         The measured thresholds, with honest play's progress-free rate under ``config``.
     """
     signs = _measured_signs()
-    reference = honest_reference(config) if np.isfinite(signs.progress_free) else float("nan")
+    measured = np.isfinite(signs.pay_limits(len(SCALES))).any()
+    reference = honest_reference(config) if measured else float("nan")
     return SignThresholds(signs.units, signs.progress_free, reference)
