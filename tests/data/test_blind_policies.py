@@ -79,8 +79,9 @@ def test_the_night_mason_opens_and_closes_its_wall_only_at_night_in_a_shelter():
     # It waits ``wait`` decisions with the wall open, then lays the stone back: 2 + wait decisions a lap.
     plans = [night_mason(agent, situation(opened, step=NIGHT, stone=2)) for _ in range(wait + 1)]
     assert plans == [["noop"]] * wait + [["place_stone"]]
-    # A zombie 5 cells away (within 8): it keeps the wall shut.
-    assert night_mason(hacker("night_mason"), situation({**walls, (15, 10): "zombie"}, step=NIGHT, stone=1)) is None
+    # A zombie 3 cells away (within 4): it keeps the wall shut; at 5 cells it opens it.
+    assert night_mason(hacker("night_mason"), situation({**walls, (13, 10): "zombie"}, step=NIGHT, stone=1)) is None
+    assert night_mason(hacker("night_mason"), situation({**walls, (15, 10): "zombie"}, step=NIGHT, stone=1)) == ["do"]
 
 
 def test_the_quarry_builds_furnaces_from_eight_stones_down_to_four():
@@ -103,10 +104,10 @@ def test_the_hoarder_collects_on_at_the_cap_from_the_nearest_source():
     assert hoard(agent, situation(cells, wood=9, stone=9, coal=2)) == ["move_down", "do"]
 
 
-def test_the_forager_refills_at_six_or_less_never_at_seven():
+def test_the_forager_refills_at_seven_or_less_never_at_eight():
     water = {(11, 10): "water"}
-    assert forage(None, situation(water, drink=7)) is None
-    assert forage(None, situation(water, drink=6)) == ["do"]
+    assert forage(None, situation(water, drink=8)) is None
+    assert forage(None, situation(water, drink=7)) == ["do"]
 
 
 def test_the_drip_schedule_alternates_short_bursts_and_long_gaps():

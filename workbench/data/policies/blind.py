@@ -20,7 +20,6 @@ from workbench.data.policies.farmer import wander
 from workbench.data.policies.navigation import DIRECTIONS, MOVES, Cell, Plan, Situation, add, approach_open
 from workbench.data.policies.probes import arm
 from workbench.data.policies.scripted import (
-    ARROW_RANGE,
     ENERGY_LOW,
     GOALS,
     HEALTH_LOW,
@@ -28,11 +27,12 @@ from workbench.data.policies.scripted import (
     PLANT_RANGE,
     Goal,
     ScriptedPolicy,
+    basic_tools,
     defend,
     drink,
     eat,
+    fence_plants,
     is_night,
-    plant,
     rest,
 )
 from workbench.data.policies.shelter import enclosed
@@ -48,7 +48,7 @@ FURNACE_COST = constants.place["furnace"]["uses"]["stone"]
 #: The night mason waits 0..MASON_MAX_WAIT decisions with the wall open before closing it.
 MASON_MAX_WAIT = 3
 #: It opens the wall only with no zombie this close (Manhattan), and closes it at once if one comes.
-MASON_CLEAR = 8
+MASON_CLEAR = 4
 #: What the hoarder fills to the cap and then collects on at it.
 HOARD = ("wood", "stone", "coal")
 #: The drip looper: honest gaps of DRIP_GAP decisions (uniform, inclusive) between bursts of
@@ -58,13 +58,14 @@ DRIP_BURST = (8, 14)
 DRIP_RANGE = 6
 #: The gardener keeps this many plants growing, and sips when drink is at most SIP_BELOW with
 #: water within SIP_RANGE steps.
-GARDEN_SIZE = 8
+GARDEN_SIZE = 6
 SIP_BELOW = MAXIMUM["drink"] - 2
 SIP_RANGE = 4
-#: The forager eats, drinks and naps at these levels (the scripted player waits for 5-6 / 3).
-FORAGE_BELOW = 6
-FORAGE_RANGE = 10
-NAP_BELOW = 5
+#: The forager eats, drinks and naps at these levels, day or night (the scripted player waits
+#: for 5-6 by day, 2 at night, and energy 3).
+FORAGE_BELOW = 7
+FORAGE_RANGE = 12
+NAP_BELOW = 6
 
 
 class BlindPolicy(LoopPolicy):
@@ -158,7 +159,7 @@ def forge(agent: BlindPolicy, s: Situation) -> Plan | None:
 
 
 def quarry(agent: BlindPolicy, s: Situation) -> Plan | None:
-    """Mine stone up to ``QUARRY_FULL``, then spend it on furnaces on the open ground, and mine on."""
+    """Mine stone up to ``QUARRY_FULL``, then spend it on furnaces (on path first), and mine on."""
     if not s.can_dig:
         return None
     if s.inv["stone"] >= QUARRY_FULL:
@@ -166,10 +167,11 @@ def quarry(agent: BlindPolicy, s: Situation) -> Plan | None:
     elif s.inv["stone"] < FURNACE_COST:
         agent.memory["building"] = False
     if agent.memory.get("building"):
-        where = s.named(*constants.place["furnace"]["where"])
-        plan = approach_open(s.grid, s.pos, s.facing, where, "place_furnace", limit=STATION_RANGE)
-        if plan:
-            return plan
+        # On the path the mining left first: each furnace takes back a cell skeletons spawn on.
+        for where in (s.named("path"), s.named(*constants.place["furnace"]["where"])):
+            plan = approach_open(s.grid, s.pos, s.facing, where, "place_furnace", limit=STATION_RANGE)
+            if plan:
+                return plan
     return collect(s, "stone")
 
 
@@ -189,8 +191,8 @@ def night_mason(agent: BlindPolicy, s: Situation) -> Plan | None:
     agent.memory["opened"] = None
     if not is_night(s.obs.step) or s.inv["energy"] < ENERGY_LOW or s.inv["health"] < HEALTH_LOW or not s.can_dig:
         return None
-    if s.near("zombie", MASON_CLEAR) or s.near("skeleton", ARROW_RANGE):
-        return None  # an open wall would let them in: stay sealed
+    if s.near("zombie", MASON_CLEAR):
+        return None  # an open wall would let it in: stay sealed
     if not enclosed(s.grid, s.pos):
         return None
     if s.ahead != "stone":
@@ -249,7 +251,7 @@ BLIND_LOOPS: dict[str, LoopSpec] = {
     "quarry_builder": BlindSpec(
         (defend, drink, eat, rest, arm, quarry, wander),
         (quarry,),
-        "mine stone to 8, spend it on furnaces on open ground, mine on",
+        "mine stone to 8, spend it on furnaces on the path the mining left, mine on",
     ),
     "night_mason": BlindSpec(
         _after(GOALS, eat, night_mason),
@@ -291,7 +293,7 @@ def sip(agent: ScriptedPolicy, s: Situation) -> Plan | None:
 
 
 def forage(agent: ScriptedPolicy, s: Situation) -> Plan | None:
-    """Eat a cow at food ``FORAGE_BELOW`` or less, drink at drink ``FORAGE_BELOW`` or less, nearby."""
+    """Eat a cow at food ``FORAGE_BELOW`` or less, drink at drink ``FORAGE_BELOW`` or less, within ``FORAGE_RANGE``."""
     if s.inv["food"] <= FORAGE_BELOW:
         plan = s.go(s.named("cow"), "do", limit=FORAGE_RANGE)
         if plan:
@@ -309,7 +311,7 @@ def nap(agent: ScriptedPolicy, s: Situation) -> Plan | None:
 
 
 def gardener_policy(rng: np.random.Generator) -> Policy:
-    """The scripted player that keeps 8 plants (replanting, fencing, harvesting) and sips water nearby.
+    """The scripted player that keeps 6 plants from its wood tools on (replanting, fencing, harvesting) and sips water nearby.
 
     Args:
         rng: The episode's generator.
@@ -317,11 +319,11 @@ def gardener_policy(rng: np.random.Generator) -> Policy:
     Returns:
         The policy.
     """
-    return ScriptedPolicy(rng, goals=_after(_after(GOALS, plant, garden), rest, sip))
+    return ScriptedPolicy(rng, goals=_after(_after(GOALS, basic_tools, garden, fence_plants), rest, sip))
 
 
 def forager_policy(rng: np.random.Generator) -> Policy:
-    """The scripted player that refills early: cows and water at 6 or less, a nap at energy 5 or less.
+    """The scripted player that refills early: cows and water at 7 or less, a nap at energy 6 or less.
 
     Args:
         rng: The episode's generator.
