@@ -12,6 +12,7 @@ from workbench.data.policies.blind import (
     BLIND_HONEST,
     BLIND_LOOPS,
     BlindPolicy,
+    drip,
     fill_lake,
     forage,
     hoard,
@@ -112,13 +113,27 @@ def test_the_forager_refills_at_seven_or_less_never_at_eight():
 
 def test_the_drip_schedule_alternates_short_bursts_and_long_gaps():
     agent = hacker("drip_looper", seed=5)
-    on = [agent.exploiting(d) for d in range(6000)]
+    on = [agent.in_burst(d, ready=True) for d in range(6000)]
     edges = np.flatnonzero(np.diff(np.r_[0, on, 0]))
     bursts, gaps = edges[1::2] - edges[::2], edges[2::2] - edges[1:-1:2]
     bursts = bursts[:-1] if on[-1] else bursts  # the last burst may be cut off at decision 6000
     assert bursts.min() >= 8 and bursts.max() <= 14 and gaps.min() >= 20 and gaps.max() <= 60
     # Mean burst 11, mean gap 40: a duty cycle of 11 / 51 = 0.22.
     assert 0.17 < np.mean(on) < 0.27
+    # A due burst waits for a target: none starts while not ready, the next ready decision starts one.
+    waiting = hacker("drip_looper", seed=5)
+    assert not any(waiting.in_burst(d, ready=False) for d in range(100))
+    assert waiting.in_burst(100, ready=True) and waiting.in_burst(107, ready=False)  # 8 decisions at least
+
+
+def test_the_drip_looper_mines_and_lays_back_only_in_a_burst():
+    agent = hacker("drip_looper", seed=5)
+    rock = {(11, 10): "stone"}
+    assert drip(agent, situation(rock)) is None  # decision 0: the first burst is due at 20 or later
+    agent.looping.extend([False] * 60)  # 60 decisions later a burst is due (gaps are 60 at most)
+    assert drip(agent, situation(rock, stone=0)) == ["do"]
+    agent.looping.append(True)
+    assert drip(agent, situation({(11, 10): "path"}, stone=1)) == ["place_stone"]
 
 
 def test_the_blind_families_and_players_are_registered_held_out_and_labelled():

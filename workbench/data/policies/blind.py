@@ -69,51 +69,46 @@ NAP_BELOW = 6
 
 
 class BlindPolicy(LoopPolicy):
-    """A ``LoopPolicy`` with a scratch memory for its loop goals and, optionally, a drip schedule.
-
-    With ``drip`` the loop's goals are played only in bursts of ``DRIP_BURST`` decisions, each
-    after an honest gap of ``DRIP_GAP`` decisions, both drawn from the episode's generator.
+    """A ``LoopPolicy`` with a scratch memory for its loop goals and a drip schedule (``in_burst``).
 
     Args:
         rng: The episode's generator.
         goals: The goals in priority order.
         loop: Those of them that are the loop.
-        drip: Play the loop's goals only in irregular bursts.
     """
 
-    def __init__(self, rng: np.random.Generator, goals: tuple[Goal, ...], loop: tuple[Goal, ...], drip: bool) -> None:
+    def __init__(self, rng: np.random.Generator, goals: tuple[Goal, ...], loop: tuple[Goal, ...]) -> None:
         super().__init__(rng, goals, loop)
         self.memory: dict[str, Any] = {}
-        self.drip = drip
         self.burst_end = 0
         self.next_burst = int(rng.integers(DRIP_GAP[0], DRIP_GAP[1] + 1))
 
-    def exploiting(self, decision: int) -> bool:
-        """Whether decision ``decision`` (0-based) is played with the loop's goals.
+    def in_burst(self, decision: int, ready: bool) -> bool:
+        """Whether decision ``decision`` (0-based) falls in a drip burst, starting one if it is due and ``ready``.
+
+        A burst lasts ``DRIP_BURST`` decisions and the next is due ``DRIP_GAP`` decisions after it
+        ends (both uniform, drawn from the episode's generator); a due burst waits until the
+        caller is ``ready`` (has a target in reach).
 
         Args:
-            decision: The decision's index in the episode.
+            decision: The decision's index in the episode (calls come in increasing order).
+            ready: Whether a burst could start now.
 
         Returns:
-            Always True without ``drip``; with it, whether the decision falls in a burst.
+            Whether the decision is played by the burst.
         """
-        if not self.drip:
+        if decision < self.burst_end:
             return True
-        if decision >= self.next_burst:
-            self.burst_end = decision + int(self.rng.integers(DRIP_BURST[0], DRIP_BURST[1] + 1))
-            self.next_burst = self.burst_end + int(self.rng.integers(DRIP_GAP[0], DRIP_GAP[1] + 1))
-        return decision < self.burst_end
+        if decision < self.next_burst or not ready:
+            return False
+        self.burst_end = decision + int(self.rng.integers(DRIP_BURST[0], DRIP_BURST[1] + 1))
+        self.next_burst = self.burst_end + int(self.rng.integers(DRIP_GAP[0], DRIP_GAP[1] + 1))
+        return True
 
 
 @dataclass(frozen=True)
 class BlindSpec(LoopSpec):
-    """A ``LoopSpec`` whose policy is a ``BlindPolicy``.
-
-    Attributes:
-        drip: Run the loop only in irregular short bursts (``BlindPolicy``).
-    """
-
-    drip: bool = False
+    """A ``LoopSpec`` whose policy is a ``BlindPolicy`` (its goals get a scratch memory)."""
 
     def build(self, rng: np.random.Generator) -> Policy:
         """A fresh ``BlindPolicy`` for one episode.
@@ -124,7 +119,7 @@ class BlindSpec(LoopSpec):
         Returns:
             The policy.
         """
-        return BlindPolicy(rng, self.goals, self.loop, self.drip)
+        return BlindPolicy(rng, self.goals, self.loop)
 
 
 def fill_lake(agent: BlindPolicy, s: Situation) -> Plan | None:
@@ -204,18 +199,18 @@ def night_mason(agent: BlindPolicy, s: Situation) -> Plan | None:
 
 
 def drip(agent: BlindPolicy, s: Situation) -> Plan | None:
-    """A burst's target nearby: mine the stone ahead and lay it back, else drink, else chop."""
+    """In a burst (``BlindPolicy.in_burst``), with a target nearby: mine the stone ahead and lay
+    it back, else drink, else chop; a due burst waits for a target within ``DRIP_RANGE``."""
     ahead = add(s.pos, s.facing)
-    if ahead == agent.memory.get("mined") and s.inv["stone"]:
-        agent.memory["mined"] = None
-        return ["place_stone"] if s.grid[ahead] in constants.place["stone"]["where"] else None
-    if s.can_dig:
-        plan = s.go(s.named("stone"), "do", limit=DRIP_RANGE)
-        if plan == ["do"]:
-            agent.memory["mined"] = ahead
-        if plan:
-            return plan
-    return s.go(s.named("water"), "do", limit=DRIP_RANGE) or s.go(s.named("tree"), "do", limit=DRIP_RANGE)
+    if ahead == agent.memory.get("mined") and s.inv["stone"] and s.grid[ahead] in constants.place["stone"]["where"]:
+        plan: Plan | None = ["place_stone"]
+    else:
+        plan = s.go(s.named("stone"), "do", limit=DRIP_RANGE) if s.can_dig else None
+        plan = plan or s.go(s.named("water"), "do", limit=DRIP_RANGE) or s.go(s.named("tree"), "do", limit=DRIP_RANGE)
+    if not agent.in_burst(len(agent.looping), plan is not None):
+        return None
+    agent.memory["mined"] = ahead if plan == ["do"] and s.ahead == "stone" else None
+    return plan
 
 
 def hoard(agent: BlindPolicy, s: Situation) -> Plan | None:
@@ -267,7 +262,6 @@ BLIND_LOOPS: dict[str, LoopSpec] = {
         _after(GOALS, rest, drip),
         (drip,),
         "honest play with a 8-14 decision burst of stone mine/place, drinking or chopping every 20-60",
-        drip=True,
     ),
 }
 
