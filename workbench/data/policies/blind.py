@@ -108,7 +108,16 @@ class BlindPolicy(LoopPolicy):
 
 @dataclass(frozen=True)
 class BlindSpec(LoopSpec):
-    """A ``LoopSpec`` whose policy is a ``BlindPolicy`` (its goals get a scratch memory)."""
+    """A ``LoopSpec`` whose policy is a ``BlindPolicy`` (its goals get a scratch memory).
+
+    Attributes:
+        goals: The goals in priority order.
+        loop: The goals that are the exploit (their decisions are the ``loop_spans``).
+        loop_text: What the loop repeats, one line (the episodes' ``loop`` label).
+        start: Unused: the blind families loop from the first decision they can.
+        period: Unused: the drip looper schedules its own bursts (``BlindPolicy.in_burst``).
+        off: Unused, as ``period``.
+    """
 
     def build(self, rng: np.random.Generator) -> Policy:
         """A fresh ``BlindPolicy`` for one episode.
