@@ -20,7 +20,7 @@ from workbench.analysis.diagnostics.loop_signs import (
     sign_statistics,
     sign_table,
 )
-from workbench.analysis.family_holdout import progress_free_thresholds, unit_thresholds, wilson
+from workbench.analysis.family_holdout import pay_over_honest, progress_free_thresholds, unit_thresholds, wilson
 from workbench.core.config import RewardConfig
 from workbench.core.crafter_facts import ACHIEVEMENTS, INVENTORY_ITEMS
 from workbench.data.episodes import Corpus
@@ -248,6 +248,14 @@ def test_thresholds_are_a_margin_over_the_honest_maximum_and_at_least_two():
     # progress-free pay per scale: two honest episodes, two scales, maxima 0.4 and 1.4 -> x2: 0.8,
     # raised to 1 (never below honest play's rate), and 2.8
     assert progress_free_thresholds(np.array([[0.2, 1.4], [0.4, 0.3]]), margin=2) == pytest.approx([1.0, 2.8])
+
+
+def test_pay_over_honest_is_each_scales_peak_over_honest_plays_rate():
+    _, found = table(capped())
+    found.pay.peak[0] = [3.0, np.nan, 1.2, 0.0, 6.0]  # per 100 decisions; NaN: no window fits
+    # over honest play's 1.2 per 100: 2.5, 0 (no window), 1, 0, 5
+    assert pay_over_honest(found, 1.2)[0].tolist() == pytest.approx([2.5, 0.0, 1.0, 0.0, 5.0])
+    assert pay_over_honest(found, float("nan"))[0].tolist() == [0.0] * 5  # honest rate unknown
 
 
 def test_wilson_interval_by_hand():
