@@ -4,8 +4,7 @@ Per episode under one config, from what makes a loop pay rather than from the sh
 loop (``loop_scan``, ``loop_pay`` and ``progress_free``):
 
 - ``count-at-cap``: a gathering count rising while its item sits at its cap (``loop_scan``'s
-  ``cap`` kinds: drink, saplings, food, tools; the dug materials too, against their own, higher
-  thresholds);
+  ``cap`` kinds: drink, saplings, food, tools; not the dug materials, ``loop_pay.DUG``);
 - ``spent-and-regained``: a material gathered back to a level the episode already held, or a
   station or tool made again (``loop_scan``'s ``regained`` and ``again`` kinds);
 - ``progress-free-pay``: the most paid by consecutive decisions with no new unlock (per 100
