@@ -286,3 +286,45 @@ def test_a_tasks_episodes_are_each_sessions_own():
         for name in ("inventory", "achievement_counts", "achievement_status", "player_pos", "env_reward"):
             assert np.array_equal(getattr(episode, name), getattr(other, name))
         assert episode.inventory.dtype == np.int32 and episode.achievement_counts.dtype == np.int32
+
+
+@pytest.mark.parametrize(
+    ("column", "value", "expected"),
+    [
+        # the second decision's state says a health that is no integer
+        (
+            "system_state_before",
+            {"text": "Step: 1/100\nHealth: x\nInventory: empty\nAchievements: none\n"},
+            "decision 2.system_state_before: Health: 'x' is not an integer in 0..2147483647",
+        ),
+        (
+            "system_state_before",
+            ["not", "an object"],
+            "decision 2.system_state_before: neither a raw observation (with 'inventory') nor a text observation "
+            "(with 'text')",
+        ),
+        (
+            "system_state_after",
+            {"inventory": {"wood": -1}},
+            "decision 2.system_state_after: inventory.wood: -1 is outside 0..2147483647",
+        ),
+    ],
+)
+def test_a_bad_state_is_named_by_its_decision_and_column(tmp_path, column, value, expected):
+    db = tmp_path / "synth_ai.db"
+    with sqlite3.connect(REAL_DB) as source, sqlite3.connect(db) as target:
+        source.backup(target)
+        # the second decision of the first session: its environment event (and the copy of it)
+        sid, turn = target.execute(
+            "SELECT t.session_id, t.id FROM session_timesteps t WHERE t.turn_number = 1 ORDER BY t.id LIMIT 1"
+        ).fetchone()
+        target.execute(
+            f"UPDATE events SET {column} = ? WHERE timestep_id = ? AND event_type = 'environment'",
+            (json.dumps(value), turn),
+        )
+        if column == "system_state_after":  # made the session's last decision: its later rows gone
+            target.execute("DELETE FROM events WHERE session_id = ? AND timestep_id > ?", (sid, turn))
+            target.execute("DELETE FROM session_timesteps WHERE session_id = ? AND id > ?", (sid, turn))
+    result = import_traces(db, progress=False)
+    (error,) = [e for e in result.errors if e.location == f"session {sid}"]
+    assert error.message == expected

@@ -20,7 +20,7 @@ from workbench.data.episodes import Episode
 from workbench.data.importers.batch import BadInput
 from workbench.data.importers.counts import estimated_counts, estimated_counts_each
 from workbench.data.importers.decisions import calls_text, decision_actions
-from workbench.data.importers.observations import Observed, observation
+from workbench.data.importers.observations import Observed, observation, text_observation
 from workbench.data.importers.producers import Producer, weights_ignored
 from workbench.data.importers.rollout_episode import check_step_order, normalised_decisions, state_arrays, views_of
 from workbench.data.importers.trace_batch import TraceSession
@@ -81,12 +81,24 @@ def session_parts(
         BadInput: A state, the step order or a decision's tool calls is wrong (naming it).
     """
     n = len(environment)
-    states: list[Observed] = [
-        observation(json_object(environment[t][3]), f"decision {t + 1}.system_state_before") for t in range(n)
-    ]
-    states.append(observation(json_object(environment[n - 1][4]), f"decision {n}.system_state_after"))
+    # Each location is spelt out only for an error (a decision's f-strings are ~1% of an import).
+    states: list[Observed] = []
+    for t in range(n):
+        try:
+            states.append(_state(json_object(environment[t][3])))
+        except BadInput as error:
+            raise BadInput(f"decision {t + 1}.system_state_before", error.message) from None
+    try:
+        states.append(_state(json_object(environment[n - 1][4])))
+    except BadInput as error:
+        raise BadInput(f"decision {n}.system_state_after", error.message) from None
     check_step_order(states, [f"decision {t + 1}.system_state_before" for t in range(n)])
-    played = [decision_actions(c, f"decision {t + 1} tool calls", producer.action_cap) for t, c in enumerate(calls)]
+    played = []
+    for t, c in enumerate(calls):
+        try:
+            played.append(decision_actions(c, "", producer.action_cap))
+        except BadInput as error:
+            raise BadInput(f"decision {t + 1} tool calls", error.message) from None
     metadata: dict[str, Any] = {
         "source": "trace",
         "file": db.name,
@@ -125,6 +137,14 @@ def session_parts(
         messages=messages,
         calls=texts,
     )
+
+
+def _state(obs: Any) -> Observed:
+    """``observation(obs, "")``, a server's ``{"text": ...}`` state read without the ABC checks
+    of the general dispatch (a dict whose ``inventory`` is absent is no raw observation)."""
+    if type(obs) is dict and obs.get("inventory") is None and type(obs.get("text")) is str:
+        return text_observation(obs["text"], "")
+    return observation(obs, "")
 
 
 def episodes_of(parts: list[SessionParts]) -> list[Episode | Exception]:
