@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -33,11 +33,13 @@ class StagedSave:
         self.staged: list[Path] = []
         self.parts: list[str] = []
 
-    def add(self, corpus: Corpus) -> None:
+    def add(self, corpus: Corpus, logged_texts: Sequence[str | None] | None = None) -> None:
         """Write ``corpus`` as one more uncommitted part.
 
         Args:
             corpus: The episodes (ids unique in the whole save).
+            logged_texts: Per episode, the ``logged`` text ``check_storable`` made for it
+                unchanged (not encoded again; None: made here).
 
         Raises:
             TargetExistsError: An id ``root`` already holds, without ``overwrite``.
@@ -48,7 +50,7 @@ class StagedSave:
             raise TargetExistsError(
                 f"{self.root}: already holds episode(s) {clashes[:5]}; pass {self.hint} to replace them"
             )
-        part = columnar.append(self.root, corpus, set(clashes), staged=self.staged)
+        part = columnar.append(self.root, corpus, set(clashes), staged=self.staged, logged_texts=logged_texts)
         if part is not None:
             self.parts.append(part)
 
