@@ -277,13 +277,13 @@ def _task_items(task: tuple[Any, ...]) -> list[FileItems]:
     db = files[0]
     batch = read_sessions(Path(db), sessions, config=config, producer=told)
     checked, logged = storable_texts(batch.episodes, db)
-    items: list[Episode | ImportIssue] = [issue or e for e, issue in zip(batch.episodes, checked, strict=True)]
+    rows: list[Episode | ImportIssue] = [issue or e for e, issue in zip(batch.episodes, checked, strict=True)]
     kept = [text for text, issue in zip(logged, checked) if issue is None]
-    items += batch.errors
-    items += [
+    rows += batch.errors
+    rows += [
         ImportIssue(db, f"session {sid}", "locked by another process: import again later") for sid in batch.locked
     ]
-    return [(db, items, trace_outcomes.session_warnings(db, batch.empty, batch.episodes), kept)]
+    return [(db, rows, trace_outcomes.session_warnings(db, batch.empty, batch.episodes), kept)]
 
 
 @contextmanager
