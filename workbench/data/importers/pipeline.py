@@ -280,9 +280,7 @@ def _task_items(task: tuple[Any, ...]) -> list[FileItems]:
     rows: list[Episode | ImportIssue] = [issue or e for e, issue in zip(batch.episodes, checked, strict=True)]
     kept = [text for text, issue in zip(logged, checked) if issue is None]
     rows += batch.errors
-    rows += [
-        ImportIssue(db, f"session {sid}", "locked by another process: import again later") for sid in batch.locked
-    ]
+    rows += [ImportIssue(db, f"session {sid}", "locked by another process: import again later") for sid in batch.locked]
     return [(db, rows, trace_outcomes.session_warnings(db, batch.empty, batch.episodes), kept)]
 
 
