@@ -71,7 +71,7 @@ def logged_counts(
     first = None  # decision 1's counts when it follows another episode's end
     for i, logged in enumerate(stepwise, start=1):
         deltas = logged.get("achievement_count_deltas") or {}  # type: ignore[union-attr]
-        if not isinstance(deltas, Mapping):
+        if type(deltas) is not dict and not isinstance(deltas, Mapping):  # dict first: no ABC check
             return None, f"decision {i}: achievement_count_deltas is not an object"
         row = rises[i - 1]
         for name, delta in deltas.items():
@@ -147,7 +147,7 @@ def inventory_disagreements(inventory: np.ndarray, stepwise: Sequence[Mapping[st
     """Decisions (1-based) whose logged ``inventory_deltas`` differ from the rises the
     observations show; only decisions with a per_achievement log are checked."""
     bad: list[int] = []
-    checked = [i for i, logged in enumerate(stepwise, start=1) if isinstance(logged, Mapping) and logs_rises(logged)]
+    checked = [i for i, logged in enumerate(stepwise, start=1) if logs_rises(logged)]  # a Mapping, then
     if not checked:
         return bad
     change = (inventory[1:].astype(np.int64) - inventory[:-1]).tolist()  # every decision's at once
@@ -156,7 +156,8 @@ def inventory_disagreements(inventory: np.ndarray, stepwise: Sequence[Mapping[st
         seen = {INVENTORY_ITEMS[k]: d for k, d in enumerate(change[i - 1]) if d > 0}
         deltas = logged.get("inventory_deltas") or {}  # type: ignore[union-attr]
         try:
-            logged_rises = {str(k): int(v) for k, v in deltas.items()} if isinstance(deltas, Mapping) else None
+            is_object = type(deltas) is dict or isinstance(deltas, Mapping)
+            logged_rises = {str(k): int(v) for k, v in deltas.items()} if is_object else None
         except (TypeError, ValueError, OverflowError):
             logged_rises = None
         if logged_rises != seen:

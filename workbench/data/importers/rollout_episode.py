@@ -198,7 +198,9 @@ class _Places(Sequence[str]):
 def _reward(value: Any, path: str, i: int) -> float:
     """A step's reward as a finite float (absent or null: 0.0); ``BadInput`` at the step otherwise."""
     if type(value) is float and math.isfinite(value):
-        return value  # the usual case, without the general check's calls
+        return value  # the usual cases, without the general check's calls
+    if type(value) is int and -(2**53) <= value <= 2**53:
+        return float(value)  # exact
     return finite(value if value is not None else 0.0, f"{path}.steps[{i}]", "reward")
 
 
@@ -348,7 +350,7 @@ def _logged(
     for info in infos:
         meta = as_mapping(info.get("meta"))
         decision_rewards.append(
-            meta.get("decision_rewards") if isinstance(meta.get("decision_rewards"), Mapping) else None
+            rewards if type(rewards := meta.get("decision_rewards")) is dict or isinstance(rewards, Mapping) else None
         )
     return {
         "config": context.config,

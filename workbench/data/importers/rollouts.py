@@ -187,7 +187,7 @@ def _trajectory_episodes(context: RolloutContext, t: int, path: str, trajectory:
                 f"has no executed steps (the rollout ended at once: {ended}); an episode needs at least one decision",
             )
     for i, step in enumerate(steps):
-        if not isinstance(step, Mapping):
+        if type(step) is not dict and not isinstance(step, Mapping):  # dict first: no ABC check
             raise BadInput(f"{path}.steps[{i}]", "expected a step object")
     ends = [i for i, step in enumerate(steps) if step_done(step, f"{path}.steps[{i}]")]
     bounds = [0] + [i + 1 for i in ends if i + 1 < len(steps)] + [len(steps)]
