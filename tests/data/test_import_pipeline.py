@@ -203,7 +203,8 @@ def test_checked_items_give_the_texts_a_save_would_make_and_a_save_stores_them(t
     assert texts == [json_text(e.logged, "", "logged") if e.logged is not None else None for e in kept]
 
     with staging.staged_save(tmp_path / "given") as save:
-        save.add(Corpus(kept), texts)
+        save.hand_logged_texts(texts)
+        save.add(Corpus(kept))
     with staging.staged_save(tmp_path / "made") as save:
         save.add(Corpus(kept))
     given, made = (pq.read_table(next((tmp_path / name / "episodes").glob("*.parquet"))) for name in ("given", "made"))
@@ -211,5 +212,6 @@ def test_checked_items_give_the_texts_a_save_would_make_and_a_save_stores_them(t
     assert given.column("logged").to_pylist() == texts
 
     with pytest.raises(ValueError, match="2 texts for 3 episodes"), staging.staged_save(tmp_path / "short") as save:
-        save.add(Corpus(kept), texts[:2])
+        save.hand_logged_texts(texts[:2])
+        save.add(Corpus(kept))
     assert not list((tmp_path / "short").glob("episodes/*.parquet"))  # nothing committed

@@ -189,7 +189,8 @@ def _write(save: Any, collected: Collector, report: ImportReport, texts: list[st
     if not collected.episodes:
         return
     corpus = Corpus(collected.episodes)
-    save.add(corpus, texts)
+    save.hand_logged_texts(texts)
+    save.add(corpus)
     report.episodes += len(corpus)
     report.decisions += corpus.n_decisions
     report.ids += list(corpus.ids)
