@@ -23,6 +23,7 @@ from workbench.data.importers.decisions import calls_text, decision_actions
 from workbench.data.importers.observations import Observed, observation, text_observation
 from workbench.data.importers.producers import Producer, weights_ignored
 from workbench.data.importers.rollout_episode import check_step_order, normalised_decisions, state_arrays, views_of
+from workbench.data.importers.toolcalls import PlayedActions
 from workbench.data.importers.trace_batch import TraceSession
 from workbench.data.importers.trace_columns import cais_model_words, json_object
 from workbench.errors import EpisodeError
@@ -81,24 +82,9 @@ def session_parts(
         BadInput: A state, the step order or a decision's tool calls is wrong (naming it).
     """
     n = len(environment)
-    # Each location is spelt out only for an error (a decision's f-strings are ~1% of an import).
-    states: list[Observed] = []
-    for t in range(n):
-        try:
-            states.append(_state(json_object(environment[t][3])))
-        except BadInput as error:
-            raise BadInput(f"decision {t + 1}.system_state_before", error.message) from None
-    try:
-        states.append(_state(json_object(environment[n - 1][4])))
-    except BadInput as error:
-        raise BadInput(f"decision {n}.system_state_after", error.message) from None
+    states = _states(environment)
     check_step_order(states, [f"decision {t + 1}.system_state_before" for t in range(n)])
-    played = []
-    for t, c in enumerate(calls):
-        try:
-            played.append(decision_actions(c, "", producer.action_cap))
-        except BadInput as error:
-            raise BadInput(f"decision {t + 1} tool calls", error.message) from None
+    played = _played(calls, producer)
     metadata: dict[str, Any] = {
         "source": "trace",
         "file": db.name,
@@ -137,6 +123,35 @@ def session_parts(
         messages=messages,
         calls=texts,
     )
+
+
+def _states(environment: dict[int, tuple[Any, ...]]) -> list[Observed]:
+    """Each decision's state before it, then the state after the last (``BadInput`` naming the
+    decision's column; a location is spelt out only for an error: a decision's f-strings are ~1%
+    of an import)."""
+    n = len(environment)
+    states: list[Observed] = []
+    for t in range(n):
+        try:
+            states.append(_state(json_object(environment[t][3])))
+        except BadInput as error:
+            raise BadInput(f"decision {t + 1}.system_state_before", error.message) from None
+    try:
+        states.append(_state(json_object(environment[n - 1][4])))
+    except BadInput as error:
+        raise BadInput(f"decision {n}.system_state_after", error.message) from None
+    return states
+
+
+def _played(calls: list[Any], producer: Producer) -> list[PlayedActions]:
+    """The actions each decision's tool calls play (``BadInput`` naming the decision)."""
+    played = []
+    for t, c in enumerate(calls):
+        try:
+            played.append(decision_actions(c, "", producer.action_cap))
+        except BadInput as error:
+            raise BadInput(f"decision {t + 1} tool calls", error.message) from None
+    return played
 
 
 def _state(obs: Any) -> Observed:
