@@ -77,3 +77,15 @@ def test_the_top_level_names_are_imported_on_first_use():
     assert all(getattr(workbench, name) is not None for name in workbench.__all__)
     with pytest.raises(AttributeError, match="no attribute 'nonesuch'"):
         workbench.nonesuch  # noqa: B018
+
+
+def test_opening_a_corpus_imports_no_writer_importer_or_progress_bar():
+    # `corpus info` opens a corpus (numpy, pandas and pyarrow: its floor) and reads two
+    # importer helpers; it writes nothing and imports nothing: no progress bar (tqdm, which
+    # imports asyncio), no TOML writer (tomlkit), no importer's reader (sqlite3 for traces).
+    modules = imported("corpus", "info", "workbench/data/shipped/sample")
+    assert {"pandas", "pyarrow", "workbench.data.storage"} <= modules  # the listing is real
+    unneeded = ("tqdm", "tomlkit", "sqlite3", "asyncio")
+    assert not sorted(m for m in modules if m.split(".")[0] in unneeded)
+    importers = {"rollouts", "traces", "crafter_recorder", "batch", "toolcalls"}
+    assert not {f"workbench.data.importers.{name}" for name in importers} & modules
