@@ -202,22 +202,22 @@ def discordant_pairs(x: np.ndarray | Sequence[float], y: np.ndarray | Sequence[f
 def kendall_tau(x: np.ndarray | Sequence[float], y: np.ndarray | Sequence[float]) -> float | np.ndarray:
     """Kendall's tau-b between ``x`` and ``y``, ties handled (as ``scipy.stats.kendalltau``).
 
-        tau-b = (concordant - discordant) / sqrt((P - ties_x) (P - ties_y)) over the P = n(n-1)/2
-        pairs, where a pair tied in x or y is neither. Shapes: ``x`` and ``y`` both (n,), giving a
-        float, or both (m, n), giving an (m,) array (row r of x against row r of y: e.g. bootstrap
-        resamples). NaN where x or y is constant (no order to agree with) or n < 2. O(n log^2 n)
-        per row, so thousands of episodes are cheap. (A bootstrap reads its resamples' counts of the
-        episodes instead: ``rankcounts.kendall_tau_weighted``, the same floats without a sort each.)
+    tau-b = (concordant - discordant) / sqrt((P - ties_x) (P - ties_y)) over the P = n(n-1)/2
+    pairs, where a pair tied in x or y is neither. Shapes: ``x`` and ``y`` both (n,), giving a
+    float, or both (m, n), giving an (m,) array (row r of x against row r of y: e.g. bootstrap
+    resamples). NaN where x or y is constant (no order to agree with) or n < 2. O(n log^2 n)
+    per row, so thousands of episodes are cheap. (A bootstrap reads its resamples' counts of the
+    episodes instead: ``rankcounts.kendall_tau_weighted``, the same floats without a sort each.)
 
-        Args:
-            x: (n,) or (m, n) values.
-            y: Values of the same shape.
+    Args:
+        x: (n,) or (m, n) values.
+        y: Values of the same shape.
 
-        Returns:
-            A float for (n,) inputs, an (m,) array for (m, n).
+    Returns:
+        A float for (n,) inputs, an (m,) array for (m, n).
 
-        Raises:
-            ValueError: Mismatched shapes or NaN values.
+    Raises:
+        ValueError: Mismatched shapes or NaN values.
     """
     *counts, single = _pair_counts(x, y)
     tau = tau_b(*counts)
