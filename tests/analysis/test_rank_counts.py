@@ -50,9 +50,12 @@ def test_counts_give_exactly_the_statistics_of_the_resampled_arrays(n, levels):
         assert np.array_equal(weighted(weights, y, x), plain(y[index], x[index]), equal_nan=True)
 
 
-def test_weighted_bootstraps_equal_plain_ones():
+@pytest.mark.parametrize("repeated", [False, True])  # every item distinct, or many items equal in every array
+def test_weighted_bootstraps_equal_plain_ones(repeated):
     rng = np.random.default_rng(11)
     returns, achievements, other = rng.normal(size=400), rng.integers(0, 9, 400), rng.integers(0, 120, 400)
+    if repeated:  # 20 distinct episodes, each 20 times (the bootstrap counts each once, weighted)
+        returns, achievements, other = (np.repeat(a[:20], 20) for a in (returns, achievements, other))
     strata = rng.integers(0, 3, 400)
     found = bootstrap_intervals(
         {

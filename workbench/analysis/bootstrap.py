@@ -26,10 +26,12 @@ _BOOTSTRAP_CELLS = 1 << 22
 @dataclass(frozen=True)
 class Weighted:
     """A statistic that reads a resample as the items weighted by how often it drew each:
-    ``function(weights, *data)``, ``weights`` (m, n) counts (each row summing to n), ``data`` the
-    k arrays as given, returning (m,). It must equal the statistic of the resampled arrays
-    (e.g. ``rankcounts.kendall_tau_weighted``, exactly ``kendall_tau`` of the resample): the
-    bootstrap then neither gathers the resampled arrays nor hands a sort per resample on.
+    ``function(weights, *data)``, ``weights`` (m, u) counts (each row summing to n), ``data`` the
+    k arrays' u distinct items (items equal in every array are one, their counts summed: u = n
+    when no two are), returning (m,). It must equal the statistic of the resampled arrays, so
+    depend on the weighted items only (e.g. ``rankcounts.kendall_tau_weighted``, exactly
+    ``kendall_tau`` of the resample): the bootstrap then neither gathers the resampled arrays
+    nor hands a sort per resample on.
 
     Attributes:
         function: ``(weights, *data) -> (m,)``.
@@ -133,6 +135,7 @@ def bootstrap_intervals(
     }
     weighted = any(isinstance(f, Weighted) for f in statistics.values())
     gathered = not all(isinstance(f, Weighted) for f in statistics.values())
+    item, distinct = _distinct_items(arrays) if weighted else (np.arange(n), arrays)
     rng = np.random.default_rng(seed)
     values = {name: np.empty(reps) for name in statistics}
     chunk = max(1, _BOOTSTRAP_CELLS // n)
@@ -144,10 +147,10 @@ def bootstrap_intervals(
             index[:, positions] = positions[rng.integers(0, len(positions), size=(m, len(positions)))]
         resampled = [a[index] for a in arrays] if gathered else []
         # how many times each resample drew each item (a row of index holds n draws)
-        counts = _draw_counts(index, n) if weighted else np.zeros((m, 0), np.int64)
+        counts = _draw_counts(item[index], len(distinct[0])) if weighted else np.zeros((m, 0), np.int64)
         for name, statistic in statistics.items():
             values[name][start : start + m] = np.asarray(
-                _evaluate(statistic, counts, resampled, arrays), dtype=np.float64
+                _evaluate(statistic, counts, resampled, distinct), dtype=np.float64
             )
     tail = (1.0 - confidence) / 2.0
     found = {}
@@ -179,3 +182,20 @@ def _draw_counts(index: np.ndarray, n: int) -> np.ndarray:
     m = len(index)
     slots = index + (np.arange(m, dtype=np.int64) * n)[:, None]
     return np.bincount(slots.ravel(), minlength=m * n).reshape(m, n)
+
+
+def _distinct_items(arrays: Sequence[np.ndarray]) -> tuple[np.ndarray, list[np.ndarray]]:
+    """Each item's position among the distinct items (equal in every array), and the arrays of
+    the distinct items; the items themselves when no two are equal."""
+    order = np.lexsort(arrays[::-1])  # by the first array, then the next, ...
+    new = np.ones(len(order), dtype=bool)
+    for array in arrays:
+        ordered = array[order]
+        new[1:] &= ordered[1:] == ordered[:-1]
+    new[1:] = ~new[1:]  # a new item where any array differs from the previous item
+    if new.all():
+        return np.arange(len(order)), list(arrays)
+    item = np.empty(len(order), dtype=np.int64)
+    item[order] = np.cumsum(new) - 1
+    firsts = order[new]
+    return item, [array[firsts] for array in arrays]
