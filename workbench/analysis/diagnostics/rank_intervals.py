@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from workbench.analysis.alignment import misranked_pairs
+from workbench.analysis.alignment import misranked_positions, misranked_table
 from workbench.analysis.bootstrap import Weighted, bootstrap_intervals
 from workbench.analysis.diagnostics.flags import Flag
 from workbench.analysis.rankcounts import kendall_tau_weighted, spearman_rho_weighted
@@ -122,9 +122,16 @@ def agreement(
 def misranked(scores: Scores, groups: pd.Series, by: str) -> pd.DataFrame:
     """``alignment.misranked_pairs`` with each episode's group (``<by>_paid_more``,
     ``<by>_progressed_more``) after the ids; worst first."""
-    pairs = misranked_pairs(scores)
-    pairs.insert(1, f"{by}_paid_more", pairs["paid_more"].map(groups).to_numpy())
-    pairs.insert(3, f"{by}_progressed_more", pairs["progressed_more"].map(groups).to_numpy())
+    progressed, paid = misranked_positions(scores)
+    pairs = misranked_table(scores, progressed, paid)
+    if groups.index.equals(pd.Index(scores.episodes["episode"])):  # by position: no lookup per pair
+        labels = groups.to_numpy()
+        paid_group, progressed_group = labels[paid], labels[progressed]
+    else:
+        paid_group = pairs["paid_more"].map(groups).to_numpy()
+        progressed_group = pairs["progressed_more"].map(groups).to_numpy()
+    pairs.insert(1, f"{by}_paid_more", paid_group)
+    pairs.insert(3, f"{by}_progressed_more", progressed_group)
     return pairs
 
 
