@@ -54,6 +54,7 @@ def loop_table(
     and the loop paid something. Episodes in corpus order, loops in ``loops`` order."""
     pays = slot_pay(config)  # what one unit of each slot's rise pays, after lambda
     slots = [_slots(loop) for loop in loops]
+    slot_pays = [pays[loop_slots] for loop_slots in slots]
     policies = corpus.index["policy"].astype(str).tolist() if "policy" in corpus.index.columns else [""] * len(corpus)
     ids = corpus.ids
     rows: list[tuple[Any, ...]] = []
@@ -66,7 +67,7 @@ def loop_table(
         for k, j in zip(*np.nonzero(laps)):  # episode-major, loops in order: the table's order
             episode = offset + int(k)
             lo, hi = int(first[k, j]), int(last[k, j])
-            paid = float((batch.gains(int(k), lo, hi, slots[j]) @ pays[slots[j]]).sum())
+            paid = float((batch.gains(int(k), lo, hi, slots[j]) @ slot_pays[j]).sum())
             share = paid / abs(returns[episode]) if returns[episode] else np.nan
             flagged = int(laps[k, j]) > loops[j].allowed and paid > 0
             row = (ids[episode], policies[episode], loops[j].name, loops[j].kind, int(laps[k, j]), loops[j].allowed)
@@ -121,8 +122,12 @@ class _Batch:
         values of ``np.maximum(np.diff(states), 0)[first - 1 : last][:, slots]`` of its own states
         (integers; ``loop_table`` pays them as float64, as it did the int64 rises)."""
         start = int(self.starts[k]) + first - 1
-        rows = slice(start, max(int(self.starts[k]) + last, start))
-        return np.column_stack([self.rises(int(slot))[rows] for slot in slots])
+        stop = max(int(self.starts[k]) + last, start)
+        columns = [self.rises(slot) for slot in slots.tolist()]
+        stacked = np.empty((stop - start, len(columns)), dtype=columns[0].dtype if columns else np.int64)
+        for j, column in enumerate(columns):
+            stacked[:, j] = column[start:stop]
+        return stacked
 
     def laps(self, loop: Loop) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Per episode of the batch: ``loop``'s laps, the first decision of its first lap (the
