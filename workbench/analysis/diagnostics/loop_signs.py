@@ -233,14 +233,10 @@ def sign_flags(
     stats = sign_statistics(table, thresholds.reference)
     limits = {CAP_CODE: thresholds.cap_units, REGAINED_CODE: thresholds.regained_units}
     limits[PROGRESS_FREE_CODE] = thresholds.progress_free
-    values = stats.to_numpy()
-    fired = values > np.array([limits[c] for c in SIGN_CODES])[None, :]
+    fired = stats.to_numpy() > np.array([limits[c] for c in SIGN_CODES])[None, :]
     flags = []
-    fired_at = np.nonzero(fired)
-    # the fired rows as plain dicts, read once (a pandas row per flag took most of this function)
-    rows = dict(zip(np.unique(fired_at[0]).tolist(), table.iloc[np.unique(fired_at[0])].to_dict("records")))
-    for i, j in zip(*fired_at):
-        row = rows[int(i)]
+    for i, j in zip(*np.nonzero(fired)):
+        row = table.iloc[i]
         episode, code = str(row["episode"]), SIGN_CODES[j]
         if code == PROGRESS_FREE_CODE:
             start = int(row["peak_first"])
@@ -250,7 +246,7 @@ def sign_flags(
             )
             why = (
                 f"paid {row['progress_free_peak']:.2f} per 100 decisions over decisions {start}..{start + window - 1} "
-                f"without unlocking anything new: {values[i, j]:.1f}x honest play's "
+                f"without unlocking anything new: {stats.iloc[i, j]:.1f}x honest play's "
                 f"{thresholds.reference:.2f} under this config (allowed: {limits[code]:g}x)"
             )
         else:
