@@ -3,7 +3,7 @@
 JupyterLab in Debian's chromium (Playwright), the sample corpus. A weight slider (as the Tuner's)
 sets ``panel.config`` on each move, the way ``traitlets.dlink((tuner, "config"), (panel,
 "config"))`` will; timed from the key press on the slider to the next paint after the panel's
-figure changed (``bench_browser.MEASURE_JS``), medians over ``--repeat`` moves. The reference,
+figure changed (``browser_js.MEASURE_JS``), medians over ``--repeat`` moves. The reference,
 in the same run, is the floor any widget pays: a slider echoing its value into a label. Also
 the estimator switch (a select in the panel) and the kernel's own time per recompute
 (``panel.last_update_ms``), and the load. ``--shots DIR`` saves screenshots at 1280x800 (file
@@ -22,7 +22,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from bench_browser import MEASURE_JS  # noqa: E402
+from browser_js import MEASURE_JS  # noqa: E402
 from helpers.browser_lab import lab_server, launch, open_notebook, output, run_all, write_notebook  # noqa: E402
 
 from workbench.views.widgets.advantages import ESTIMATOR_LABELS as LABELS  # noqa: E402
@@ -34,7 +34,7 @@ BOUNDED_JS = f"""async (args) => {{ const measure = {MEASURE_JS};
 
 
 def median_ms(page, target, action, args, repeat: int, gap_ms: int = 250) -> list[float]:
-    """Times of ``repeat`` actions (``bench_browser.MEASURE_JS``), each bounded to 5 s; raises
+    """Times of ``repeat`` actions (``browser_js.MEASURE_JS``), each bounded to 5 s; raises
     when one painted nothing within that."""
     times = []
     for i in range(repeat):

@@ -12,17 +12,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench_browser import MEASURE_JS  # a module of that script: it runs from benchmarks/
-from helpers.browser_app import tab  # tests/helpers: on the path once bench_browser is imported
+from browser_js import TIMED_JS  # puts tests/ on the path for the browser helpers
+from helpers.browser_app import tab
 from helpers.browser_lab import TIMEOUT_MS, free_port, launch
 
 REPO = Path(__file__).resolve().parents[1]
 
-#: MEASURE_JS that gives up after 15 s (-1): a lost event must not hang the run.
-TIMED_JS = MEASURE_JS.replace(
-    "return await done; }", "return await Promise.race([done, new Promise(r => setTimeout(() => r(-1), 15000))]); }"
-)
-assert TIMED_JS != MEASURE_JS
 TIMEOUTS: list[str] = []
 
 

@@ -30,29 +30,14 @@ import argparse
 import os
 import re
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-# The browser helpers are test code (tests/helpers), not part of the package.
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from helpers.browser_lab import lab_server, launch, open_notebook, output, run_all, write_notebook  # noqa: E402
+from browser_js import MEASURE_JS  # puts tests/ on the path for the browser helpers
+from helpers.browser_lab import lab_server, launch, open_notebook, output, run_all, write_notebook
 
 REPO = Path(__file__).resolve().parents[1]
-
-#: Times from a JS-side input event to the next paint after the target's DOM changed.
-MEASURE_JS = """async ([target, action, arg]) => {
-  const t0 = performance.now();
-  const done = new Promise(res => { const obs = new MutationObserver(() => { obs.disconnect();
-     requestAnimationFrame(() => setTimeout(() => res(performance.now() - t0), 0)); });
-     obs.observe(target, {subtree: true, childList: true, attributes: true, characterData: true}); });
-  if (action === 'key') {
-    arg.dispatchEvent(new KeyboardEvent('keydown', {key: 'ArrowRight', code: 'ArrowRight', keyCode: 39, bubbles: true}));
-  } else {
-    const [select, value] = arg; select.value = value; select.dispatchEvent(new Event('change', {bubbles: true}));
-  }
-  return await done; }"""
 
 
 def cells(copies: int) -> list[str]:

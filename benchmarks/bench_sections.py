@@ -3,7 +3,7 @@
 JupyterLab at 1920x1080, the sample corpus under ``upstream_shaped``. Each action is an arrow key
 on the Tuner's ``collect_stone`` weight (alternately right and left, so the weight stays in
 range), timed from the key event to the next paint after the watched figure's DOM changed
-(``bench_browser.MEASURE_JS``, bounded to 5 s: a move that repaints nothing fails the run):
+(``browser_js.MEASURE_JS``, bounded to 5 s: a move that repaints nothing fails the run):
 
 1. the reference, a slider echoing its value into a label (the floor any widget pays);
 2. the Tuner's returns figure, both sections closed (the Tuner's own budget, <= 150 ms);
@@ -27,7 +27,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench_browser import MEASURE_JS  # a module of that script: it runs from benchmarks/
+from browser_js import MEASURE_JS  # puts tests/ on the path for the browser helpers
 from helpers.browser_lab import TIMEOUT_MS, lab_server, launch, open_notebook, output, run_all, write_notebook
 
 REPO = Path(__file__).resolve().parents[1]

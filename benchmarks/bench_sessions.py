@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from bench_app import TIMED_JS  # a module of bench_browser: it puts tests/ on the path
+from browser_js import TIMED_JS  # puts tests/ on the path for the browser helpers
 from helpers.browser_app import (
     app_server,
     follow_run,

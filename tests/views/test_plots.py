@@ -110,3 +110,53 @@ def test_uuid_policies_and_long_names_never_overlap_or_leave_the_figure():
                 overlap_x = min(p.x1, q.x1) - max(p.x0, q.x0)
                 overlap_y = min(p.y1, q.y1) - max(p.y0, q.y0)
                 assert not (overlap_x > 1 and overlap_y > 1), (a, b)
+
+
+def test_dollar_signs_in_names_are_drawn_as_written():
+    """A policy called ``cost $5 vs $8`` keeps its dollars: matplotlib would otherwise read the
+    text between them as mathtext and draw an italic ``5 vs`` with no dollar signs."""
+    import copy
+
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from workbench.data.episodes import Corpus
+
+    name = "cost $5 vs $8"
+    corpus = sample_corpus()
+    episodes = []
+    for episode_id in corpus.ids:
+        episode = copy.copy(corpus[episode_id])
+        episode.metadata = {**episode.metadata, "policy": name}
+        episodes.append(episode)
+    renamed = Corpus(episodes)
+    scores = score(renamed, RewardConfig.from_file(REPO / "configs" / "upstream_shaped.yaml"))
+    figure = plots.return_vs_achievements(scores, renamed)
+    canvas = FigureCanvasAgg(figure)
+    canvas.draw()
+    (shown,) = figure.axes[0].get_legend().get_texts()
+    drawn = shown.get_window_extent(canvas.get_renderer()).width
+    # The same characters drawn literally in the same font on a figure of their own: as wide.
+    # As mathtext ("5 vs" in italics, no dollars) the legend text would be about a third narrower.
+    reference = Figure(dpi=figure.dpi)
+    plain = reference.text(0, 0, name, fontproperties=shown.get_fontproperties(), parse_math=False)
+    reference_canvas = FigureCanvasAgg(reference)
+    reference_canvas.draw()
+    assert drawn == pytest.approx(plain.get_window_extent(reference_canvas.get_renderer()).width, rel=0.01)
+
+
+def test_every_figure_function_draws_text_literally():
+    """Each public figure function of the plots package goes through ``literal_text``."""
+    import inspect
+
+    from workbench.views.plots import diagnostics, exploitability, overoptimisation, returns, search
+
+    checked = []
+    for module in (plots, diagnostics, exploitability, overoptimisation, returns, search):
+        for name, function in inspect.getmembers(module, inspect.isfunction):
+            if function.__module__ != module.__name__ or name.startswith("_"):
+                continue
+            if inspect.signature(function).return_annotation == "Figure":
+                assert hasattr(function, "__wrapped__"), f"{module.__name__}.{name} reads $ as mathtext"
+                checked.append(name)
+    # 6 in the package itself, 1 diagnostics, 1 exploitability, 1 over-optimisation, 3 returns, 2 search
+    assert len(checked) == 14, checked

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from workbench.data.policies import Policy, PolicyInput
+from workbench.data.policies.blind import BLIND_HONEST, BLIND_LOOPS
 from workbench.data.policies.busy import builder_policy, miner_policy, thirsty_policy
 from workbench.data.policies.exploits import LOOPS, LoopSpec
 from workbench.data.policies.explorers import Explorer
@@ -17,7 +18,17 @@ from workbench.data.policies.random_policy import random_policy
 from workbench.data.policies.scripted import scripted_policy
 from workbench.errors import RecordingError
 
-__all__ = ["EXPLOIT", "HELD_OUT_OF_DESIGN", "HONEST", "ROSTER", "BenchmarkPolicy", "Entry", "entry", "split_of"]
+__all__ = [
+    "EXPLOIT",
+    "HELD_OUT_OF_DESIGN",
+    "HONEST",
+    "HONEST_HELD_OUT",
+    "ROSTER",
+    "BenchmarkPolicy",
+    "Entry",
+    "entry",
+    "split_of",
+]
 
 EXPLOIT, HONEST = "exploit", "honest"
 #: The split thresholds are chosen on; the other one ("held_out") is only reported on.
@@ -84,16 +95,21 @@ ROSTER: tuple[Entry, ...] = (
 #: out of its folds; ``benchmarks/bench_detectors_held_out.py`` measures the frozen detectors on them.
 HELD_OUT_OF_DESIGN: tuple[Entry, ...] = tuple(
     _exploit(name, held_out=True, loops=HELD_OUT_LOOPS) for name in HELD_OUT_LOOPS
+) + tuple(_exploit(name, held_out=True, loops=BLIND_LOOPS) for name in BLIND_LOOPS)
+#: Honest players written with the blind families (``blind.BLIND_HONEST``), also held out of
+#: design; like ``HELD_OUT_OF_DESIGN``, recorded only when named with ``--policies``.
+HONEST_HELD_OUT: tuple[Entry, ...] = tuple(
+    Entry(name, HONEST, "", factory, held_out=True) for name, factory in BLIND_HONEST.items()
 )
 
 
 def entry(name: str) -> Entry:
-    """The roster entry called ``name`` (``ROSTER`` or ``HELD_OUT_OF_DESIGN``); ``RecordingError``
-    naming the known ones otherwise."""
-    for candidate in (*ROSTER, *HELD_OUT_OF_DESIGN):
+    """The roster entry called ``name`` (``ROSTER``, ``HELD_OUT_OF_DESIGN`` or ``HONEST_HELD_OUT``);
+    ``RecordingError`` naming the known ones otherwise."""
+    for candidate in (*ROSTER, *HELD_OUT_OF_DESIGN, *HONEST_HELD_OUT):
         if candidate.name == name:
             return candidate
-    known = ", ".join(e.name for e in (*ROSTER, *HELD_OUT_OF_DESIGN))
+    known = ", ".join(e.name for e in (*ROSTER, *HELD_OUT_OF_DESIGN, *HONEST_HELD_OUT))
     raise RecordingError(f"no benchmark policy {name!r}; known: {known}")
 
 

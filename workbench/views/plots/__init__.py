@@ -13,8 +13,9 @@ from workbench.util.extras import require_extra
 
 require_extra("lab", "the figures (workbench.views.plots)", "matplotlib")
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+import functools
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, ParamSpec
 
 import numpy as np
 import pandas as pd
@@ -26,6 +27,8 @@ from workbench.util.labels import short_label
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
+
+_Args = ParamSpec("_Args")
 
 #: Okabe & Ito (2008), distinguishable with the common colour-vision deficiencies.
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
@@ -51,6 +54,32 @@ def tip(artist, texts: str | Sequence[str]) -> None:
     setattr(artist, TIPS_ATTRIBUTE, texts if isinstance(texts, str) else [str(t) for t in texts])
 
 
+def literal_text(build: Callable[_Args, Figure]) -> Callable[_Args, Figure]:
+    """Make a figure function draw every text as written.
+
+    Matplotlib reads text between two ``$`` as mathtext, so a run called ``cost $5 vs $8`` would
+    lose its dollars and turn italic. Names come from users (policies, runs, configs, episode
+    ids), and no figure here writes mathtext itself, so each text is drawn literally.
+
+    Args:
+        build: A function returning a ``Figure``.
+
+    Returns:
+        The same function, drawing ``$`` as a dollar sign in every text it creates.
+    """
+
+    @functools.wraps(build)
+    def build_literal(*args: _Args.args, **kwargs: _Args.kwargs) -> Figure:
+        import matplotlib
+
+        # A text reads the parameter when it is made: titles, labels, legends and named ticks
+        # are all made here (ticks added when drawing later carry numbers only).
+        with matplotlib.rc_context({"text.parse_math": False}):
+            return build(*args, **kwargs)
+
+    return build_literal
+
+
 def _figure(size: tuple[float, float] = WIDE, ncols: int = 1) -> tuple[Figure, np.ndarray]:
     # Figure() rather than plt.figure(): returned figures are not kept alive by pyplot's
     # registry, so a notebook that draws hundreds of them does not leak. Imported here: the
@@ -69,6 +98,7 @@ def _episode_rows(table: pd.DataFrame, episode: str) -> pd.DataFrame:
     return rows
 
 
+@literal_text
 def decision_components(scores, episode: str) -> Figure:
     """Per-decision reward (after lambda) of one episode, stacked by component kind.
 
@@ -157,6 +187,7 @@ def _unlock_names(scores, episode: str) -> dict[int, list[str]]:
     return rows.groupby("decision")["name"].apply(list).to_dict()
 
 
+@literal_text
 def cumulative_return(scores, episode: str, *, cursor: int | None = None) -> Figure:
     """Cumulative shaped return against Crafter's own return and achievements unlocked.
 
@@ -201,6 +232,7 @@ def cumulative_return(scores, episode: str, *, cursor: int | None = None) -> Fig
     return fig
 
 
+@literal_text
 def achievement_timeline(episode: Episode) -> Figure:
     """When each achievement was first unlocked in an episode (decision on x, name on y).
 
@@ -229,6 +261,7 @@ def achievement_timeline(episode: Episode) -> Figure:
     return fig
 
 
+@literal_text
 def compare_configs(
     comparison, *, labels: Sequence[str] = ("A", "B"), top: int = 12, corpus: Corpus | None = None, by: str = "policy"
 ) -> Figure:
@@ -293,6 +326,7 @@ def _return_tips(rows: pd.DataFrame, labels: Sequence[str]) -> list[str]:
     ]
 
 
+@literal_text
 def component_share(scores, *, by: str | None = "policy", corpus: Corpus | None = None) -> Figure:
     """Share of the total (absolute) shaped reward by component kind across a corpus.
 
@@ -329,6 +363,7 @@ def component_share(scores, *, by: str | None = "policy", corpus: Corpus | None 
     return fig
 
 
+@literal_text
 def return_vs_achievements(scores, corpus: Corpus, *, by: str = "policy") -> Figure:
     """Shaped return against achievements unlocked per episode: does the shaping pay for progress?
 

@@ -10,7 +10,7 @@ from matplotlib.figure import Figure
 
 from workbench.core.components import KIND_LABELS
 from workbench.util.labels import short_label
-from workbench.views.plots import KIND_COLORS, LABEL_CHARS, PALETTE
+from workbench.views.plots import KIND_COLORS, LABEL_CHARS, PALETTE, literal_text
 
 __all__ = ["diagnosis_figure"]
 
@@ -24,6 +24,7 @@ FARMING_PARTS = (
 FLAGGED_COLOR = PALETTE[5]
 
 
+@literal_text
 def diagnosis_figure(diagnosis, *, max_episodes: int = 30, max_flags: int = 12) -> Figure:
     """Farming, dominance, alignment (scatter and intervals), weight sensitivity and the flags
     of ``diagnosis`` on one 16 x 10 inch page. Shows at most ``max_episodes`` episodes in the

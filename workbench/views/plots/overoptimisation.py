@@ -9,7 +9,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from workbench.util.labels import short_label
-from workbench.views.plots import LABEL_CHARS, PALETTE, WIDE
+from workbench.views.plots import LABEL_CHARS, PALETTE, WIDE, literal_text
 
 __all__ = ["overoptimisation"]
 
@@ -20,6 +20,7 @@ def _rolling(values: pd.Series, window: int) -> np.ndarray:
     return values.rolling(window, center=True, min_periods=1).mean().to_numpy()
 
 
+@literal_text
 def overoptimisation(watch, *, window: int = 9) -> Figure:
     """Gold (achievements unlocked per episode, left axis) and each config's proxy (shaped return,
     right axis) over the run, as points with a centred rolling mean of ``window`` episodes; for

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from workbench.util.labels import short_label
-from workbench.views.plots import LABEL_CHARS, PALETTE, _figure, tip
+from workbench.views.plots import LABEL_CHARS, PALETTE, _figure, literal_text, tip
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -25,6 +25,7 @@ MAX_ROLLOUTS = 400
 ESTIMATORS = ("grpo", "dr_grpo", "rloo", "gdpo")
 
 
+@literal_text
 def group_returns(table: pd.DataFrame, *, by: str = "policy", confidence: float = 0.95) -> Figure:
     """Mean shaped return per group under each config, with its bootstrap interval.
 
@@ -65,6 +66,7 @@ def group_returns(table: pd.DataFrame, *, by: str = "policy", confidence: float 
     return fig
 
 
+@literal_text
 def rank_changes(ranks: pd.DataFrame, groups: pd.Series, *, by: str = "policy") -> Figure:
     """Each episode's rank (1 = highest shaped return) under each config, one line per episode.
 
@@ -98,6 +100,7 @@ def rank_changes(ranks: pd.DataFrame, groups: pd.Series, *, by: str = "policy") 
     return fig
 
 
+@literal_text
 def advantages(episodes: pd.DataFrame) -> Figure:
     """The advantage each rollout gets under each estimator, against its shaped return.
 

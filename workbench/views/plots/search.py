@@ -9,7 +9,7 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from workbench.views.plots import PALETTE, WIDE
+from workbench.views.plots import PALETTE, WIDE, literal_text
 
 __all__ = ["search_importance", "search_trials"]
 
@@ -20,6 +20,7 @@ def _figure(size: tuple[float, float] = WIDE) -> tuple[Figure, Axes]:
     return fig, fig.subplots()
 
 
+@literal_text
 def search_trials(result) -> Figure:
     """Each trial's cross-validated objective (dots, coloured by strategy) and the best so far
     (line), with the best config's held-out score and its interval as a band at the right.
@@ -58,6 +59,7 @@ def search_trials(result) -> Figure:
     return fig
 
 
+@literal_text
 def search_importance(result, *, top: int = 22) -> Figure:
     """Per achievement of the found config, on the fit episodes (in-sample): its share of the
     shaped return (left) and the agreement lost when its weight alone is set to 0 (right), with

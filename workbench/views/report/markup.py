@@ -26,7 +26,7 @@ body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu San
 h1 { font-size: 24px; margin: 8px 0 4px; } h2 { font-size: 19px; margin: 28px 0 8px; border-bottom: 1px solid var(--rule); }
 h3 { font-size: 15px; margin: 18px 0 6px; } p, li { max-width: 90ch; } .muted { color: var(--muted); }
 nav.toc { display: flex; flex-wrap: wrap; gap: 4px 14px; font-size: 13px; margin: 6px 0 12px; }
-a { color: #0b57d0; } code { font-size: 12.5px; background: #f3f3f6; padding: 0 3px; border-radius: 3px; word-break: break-all; }
+a { color: #0b57d0; } code { font-size: 12.5px; background: #f3f3f6; padding: 0 3px; border-radius: 3px; overflow-wrap: anywhere; }
 table { border-collapse: collapse; margin: 6px 0 12px; font-size: 12.5px; max-width: 100%; }
 .scroll { overflow-x: auto; max-width: 100%; }
 th, td { border-bottom: 1px solid var(--rule); padding: 3px 8px; text-align: left; vertical-align: top; }
