@@ -195,9 +195,11 @@ def load(root: Path, only: Collection[str] | None = None) -> Corpus:
     if not parts:  # a folder whose only writes failed their checks: an empty corpus
         return Corpus()
     events = read_events(root, parts)
+    extras = PartExtras(root, parts)
     store = ColumnStore(
         None,
-        PartExtras(root, parts).get,
+        extras.get,
+        metadata=extras.metadata,
         load_arrays=partial(_read_arrays, root, parts, rows_seen),
         ids=[i for p in parts for i in p.episodes.column("episode").to_pylist()],
         lengths=np.concatenate([p.episodes.column("decisions").to_numpy() for p in parts]),
