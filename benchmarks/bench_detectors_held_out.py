@@ -1,22 +1,20 @@
-"""The frozen loop detectors on exploit families written after their design: a held-out-of-design test.
+"""The frozen loop detectors on exploit families and honest players written after their design: a held-out-of-design test.
 
-    # the corpus the docs' table is measured on (3 held-out hackers, 8 honest players, 8 each):
-    .venv/bin/python -m workbench benchmark make --out corpora/held-out --episodes 8 --max-steps 500 \\
-        --seed 11 --workers 2 --policies spread_sapling_looper table_rebuilder night_drinker \\
-        random scripted explorer_10 explorer_60 explorer_30 thirsty miner builder
-    .venv/bin/python benchmarks/bench_detectors_held_out.py --path corpora/held-out --markdown table.md
+    # a corpus recorded by `workbench benchmark make` holding families the detectors' design never saw
+    .venv/bin/python benchmarks/bench_detectors_held_out.py --path corpora/blind-s12 --markdown table.md
 
 The detectors (``family_holdout.GATE``: ``farming-loop`` past the allowances of ``loops.LOOPS``,
-``count-at-cap`` and ``spent-and-regained``) fire at the thresholds the audit ships
-(``sign_gates.shipped_signs``, from ``detector_accuracy.json``): nothing is chosen here. The
-families (``roster.HELD_OUT_OF_DESIGN``, ``held_out.HELD_OUT_LOOPS``) were written after those
-detectors and thresholds were frozen. Per family and config: recall (any gating detector, and
-each detector alone, with ``progress-free-pay`` beside them: it does not gate), honest flagged
-(the fresh honest episodes of the same corpus), precision (the family's true positives against
-those false positives), each with a 95% Wilson interval (``family_holdout.wilson``). Pay: what
-the family's loop decisions (its ``loop_spans``) earn per 100 of them, against honest play's
-progress-free pay per 100 progress-free decisions (``progress_free.reference_rate``) and honest
-play's pay per 100 decisions overall, under each config. Prints the load (``os.getloadavg``).
+``count-at-cap`` and ``spent-and-regained``, the multi-scale scans, and ``progress-free-pay``) fire at the thresholds the
+audit ships (``sign_gates.shipped_signs``, from ``detector_accuracy.json``): nothing is chosen
+here. The families are the corpus's exploit policies held out of design: those of
+``roster.HELD_OUT_OF_DESIGN`` and any this checkout's ``ROSTER`` does not know (their labels come
+from the corpus's own metadata, ``benchmark_label``). Honest episodes: all the corpus's honest
+ones, reported also apart for the honest players the design never saw. Per family and config:
+recall (any gating detector, and each detector alone), honest flagged, precision (the family's true positives against those false
+positives), each with a 95% Wilson interval (``family_holdout.wilson``). Pay: what the family's
+loop decisions (its ``loop_spans``) earn per 100 of them, against honest play's progress-free
+pay per 100 progress-free decisions (``progress_free.reference_rate``) and honest play's pay per
+100 decisions overall, under each config. Prints the load (``os.getloadavg``).
 """
 
 from __future__ import annotations
@@ -30,19 +28,20 @@ import numpy as np
 import pandas as pd
 
 from workbench.analysis.detector_accuracy import gating
-from workbench.analysis.diagnostics.loop_signs import CAP_CODE, PROGRESS_FREE_CODE, REGAINED_CODE
+from workbench.analysis.diagnostics.loop_scan import SCALES
+from workbench.analysis.diagnostics.loop_signs import PROGRESS_FREE_CODE, scale_name
 from workbench.analysis.diagnostics.loops import LOOP_CODE
 from workbench.analysis.diagnostics.progress_free import progress_free_pay, reference_rate
-from workbench.analysis.family_holdout import GATE, episode_scores, flagged_by, wilson
+from workbench.analysis.family_holdout import GATE, episode_scores, episode_table, flagged_by, kinds_fired, wilson
 from workbench.analysis.sign_gates import shipped_signs
 from workbench.core.config import RewardConfig
 from workbench.data.benchmarks import EXPLOIT, load_benchmark
-from workbench.data.benchmarks.roster import HELD_OUT_OF_DESIGN
+from workbench.data.benchmarks.roster import HELD_OUT_OF_DESIGN, ROSTER
 from workbench.scoring import score
 
 ROOT = os.path.join(os.path.dirname(__file__), "..", "configs")
 CONFIGS = ("upstream_shaped", "recommended")
-CODES = (*GATE, PROGRESS_FREE_CODE)
+CODES = GATE
 #: The gating detectors whose flags fail an audit today (the others are notes: ``detector_accuracy.gating``).
 AUDIT = tuple(code for code in GATE if gating(code))
 
@@ -80,26 +79,40 @@ def main() -> None:
     labels = bench.labels
     policy = labels["policy"].to_numpy()
     exploit = (labels["label"] == EXPLOIT).to_numpy()
-    held = {e.name for e in HELD_OUT_OF_DESIGN}
-    families = [name for name in pd.unique(policy[exploit]) if name in held]
+    designed = {e.name for e in ROSTER} - {e.name for e in HELD_OUT_OF_DESIGN}
+    families = [name for name in pd.unique(policy[exploit]) if name not in designed]
     honest = ~exploit
     honest_names = sorted(set(policy[honest]))
+    new_honest = honest & ~np.isin(policy, list(designed))
     inside = loop_mask(labels)
     decision_policy = np.repeat(policy, labels["decisions"].to_numpy(dtype=np.int64))
     decision_honest = np.repeat(honest, labels["decisions"].to_numpy(dtype=np.int64))
 
-    rows, pays = [], []
+    rows, pays, per_policy = [], [], []
     for name in CONFIGS:
         config = RewardConfig.from_file(os.path.join(ROOT, f"{name}.yaml"))
         signs = shipped_signs(config)
-        thresholds = {
-            LOOP_CODE: 0.0,
-            CAP_CODE: signs.cap_units,
-            REGAINED_CODE: signs.regained_units,
-            PROGRESS_FREE_CODE: signs.progress_free,
-        }
-        stats = episode_scores(bench.corpus, config, honest)
-        fired = flagged_by(stats, thresholds).reset_index(drop=True)
+        signs_seen, farming = episode_table(bench.corpus, config)
+        stats = episode_scores(signs_seen, farming, signs.units, signs.progress_free, reference=signs.reference)
+        fired = flagged_by(stats).reset_index(drop=True)
+        kinds = kinds_fired(signs_seen, signs.units)
+        for who in pd.unique(policy):
+            mine = policy == who
+            seen = pd.Series(
+                [k for i in np.flatnonzero(mine & fired["any"].to_numpy()) for k in kinds[i].split(", ") if k]
+            )
+            looped = int((fired[LOOP_CODE].to_numpy() & mine).sum())
+            what = ", ".join(f"{k} {v}" for k, v in seen.value_counts().items())
+            per_policy.append(
+                {
+                    "policy": who,
+                    "label": "exploit" if exploit[mine][0] else "honest",
+                    "config": name,
+                    "flagged": int((fired["any"].to_numpy() & mine).sum()),
+                    "n": int(mine.sum()),
+                    "what": ", ".join(filter(None, [what, f"farming-loop {looped}" if looped else ""])),
+                }
+            )
         fired["audit"] = fired[list(AUDIT)].any(axis=1) if AUDIT else False
         scores = score(bench.corpus, config)
         free = progress_free_pay(scores.reward, scores.prepared.n_first, scores.prepared.lengths)
@@ -129,15 +142,21 @@ def main() -> None:
                         "n": int(mine.sum()),
                         "fp": int(fired[code].to_numpy()[honest].sum()),
                         "h": int(honest.sum()),
+                        "fp_new": int(fired[code].to_numpy()[new_honest].sum()),
+                        "h_new": int(new_honest.sum()),
                     }
                 )
     table, pay = pd.DataFrame(rows), pd.DataFrame(pays)
     text = [
         f"Held-out-of-design families on {args.path} ({datetime.date.today()}): "
-        f"{int(exploit.sum())} exploit episodes of {len(families)} families, {int(honest.sum())} honest episodes "
-        f"({', '.join(honest_names)}); shipped thresholds: farming-loop past LOOPS' allowances, "
-        f"{CAP_CODE} > {thresholds[CAP_CODE]:g}, {REGAINED_CODE} > {thresholds[REGAINED_CODE]:g}, "
-        f"{PROGRESS_FREE_CODE} > {thresholds[PROGRESS_FREE_CODE]:.3g}x honest. "
+        f"{int(np.isin(policy, families).sum())} exploit episodes of {len(families)} families, {int(honest.sum())} honest episodes "
+        f"({', '.join(honest_names)}; {int(new_honest.sum())} of them by honest players the design never saw); "
+        "shipped thresholds: farming-loop past LOOPS' allowances, the scans' (kind, scale) thresholds of "
+        f"detector_accuracy.json, {PROGRESS_FREE_CODE} past "
+        + "/".join(f"{t:.3g}" for t in signs.pay_limits(len(SCALES)))
+        + "x honest at the scales "
+        + "/".join(scale_name(s) for s in SCALES)
+        + ". "
         f"Load {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}; measured in {time.perf_counter() - began:.0f} s.",
         "",
         "Episode-configs of "
@@ -146,34 +165,52 @@ def main() -> None:
         + ", ".join(GATE)
         + "; audit fails = flagged by one that fails an audit today ("
         + (", ".join(AUDIT) or "none")
-        + "; the others are notes):",
+        + "; the others are notes); honest flagged: all the corpus's honest episodes, then those of the "
+        "honest players the design never saw:",
         "",
-        "| family | recall (any) | honest flagged | precision | recall (audit fails) | honest flagged (audit fails) | "
-        + " | ".join(f"recall {code}" for code in CODES)
-        + " |",
-        "|---|---|---|---|---|---|" + "---|" * len(CODES),
+        "| family | recall (any) | honest flagged | new honest players flagged | precision | recall (audit fails) | "
+        "honest flagged (audit fails) | " + " | ".join(f"recall {code}" for code in CODES) + " |",
+        "|---|---|---|---|---|---|---|" + "---|" * len(CODES),
     ]
-    honest_fp = table[table["family"] == families[0]].groupby("code")[["fp", "h"]].sum() if families else None
+    honest_fp = (
+        table[table["family"] == families[0]].groupby("code")[["fp", "h", "fp_new", "h_new"]].sum()
+        if families
+        else None
+    )
     for family in families:
         rows_f = table[table["family"] == family].groupby("code")[["tp", "n"]].sum()
         tp, n = int(rows_f.loc["any", "tp"]), int(rows_f.loc["any", "n"])
         fp, h = int(honest_fp.loc["any", "fp"]), int(honest_fp.loc["any", "h"])  # type: ignore[union-attr]
+        new = cell(int(honest_fp.loc["any", "fp_new"]), int(honest_fp.loc["any", "h_new"]))  # type: ignore[union-attr]
         per = " | ".join(cell(int(rows_f.loc[c, "tp"]), int(rows_f.loc[c, "n"])) for c in CODES)
         audit = cell(int(rows_f.loc["audit", "tp"]), n) + " | " + cell(int(honest_fp.loc["audit", "fp"]), h)  # type: ignore[union-attr]
-        text.append(f"| {family} | {cell(tp, n)} | {cell(fp, h)} | {cell(tp, tp + fp)} | {audit} | {per} |")
+        text.append(f"| {family} | {cell(tp, n)} | {cell(fp, h)} | {new} | {cell(tp, tp + fp)} | {audit} | {per} |")
     if families:
         pooled = table[table["code"] == "any"]
         tp, n = int(pooled["tp"].sum()), int(pooled["n"].sum())
         fp, h = int(honest_fp.loc["any", "fp"]), int(honest_fp.loc["any", "h"])  # type: ignore[union-attr]
+        new = cell(int(honest_fp.loc["any", "fp_new"]), int(honest_fp.loc["any", "h_new"]))  # type: ignore[union-attr]
         audit = (
             cell(int(table[table["code"] == "audit"]["tp"].sum()), n)
             + " | "
-            + cell(int(honest_fp.loc["audit", "fp"]), h)
-        )  # type: ignore[union-attr]
+            + cell(int(honest_fp.loc["audit", "fp"]), h)  # type: ignore[union-attr]
+        )
         text.append(
-            f"| **all held-out families** | {cell(tp, n)} | {cell(fp, h)} | {cell(tp, tp + fp)} | {audit} |"
+            f"| **all held-out families** | {cell(tp, n)} | {cell(fp, h)} | {new} | {cell(tp, tp + fp)} | {audit} |"
             + " |" * len(CODES)
         )
+    text += [
+        "",
+        "Per policy (every episode of the corpus), flagged by any gating detector, and what fired "
+        "(kinds past a threshold at some scale, farming-loop):",
+        "",
+        "| policy | label | " + " | ".join(CONFIGS) + " |",
+        "|---|---|" + "---|" * len(CONFIGS),
+    ]
+    by_policy = pd.DataFrame(per_policy)
+    for who, rows_p in by_policy.groupby("policy", sort=False):
+        cells = [f"{r.flagged}/{r.n}" + (f" ({r.what})" if r.what else "") for r in rows_p.itertuples()]
+        text.append(f"| {who} | {rows_p['label'].iloc[0]} | " + " | ".join(cells) + " |")
     text += [
         "",
         "Per config:",

@@ -5,24 +5,25 @@
     .venv/bin/python benchmarks/bench_detectors_lofo.py --path corpora/bench-lofo \\
         --markdown table.md --accuracy-json workbench/analysis/detector_accuracy.json
 
-Each exploit family (a roster hacker policy) is held out in turn. Tuning sees the honest tune
-split (even episode numbers; the taskapp rollouts' even ones) and every other family's episodes:
-each sign's threshold is a margin times the most an honest tune episode reached
-(``family_holdout.sign_thresholds``), the margin the largest on ``MARGINS`` that still catches 95%
-of the other families' episodes (``choose_margin``); ``farming-loop`` keeps the allowances shipped
-in ``LOOPS``. The held-out family's episodes and the honest held-out split (odd episode numbers,
-explorer_30 entirely, odd taskapp rollouts) are then flagged with those thresholds under each
-config. Per family and config: recall on its episodes, honest false-positive rate, precision
-(its true positives against the honest false positives of that fold), each with a 95% Wilson
-score interval (Wilson 1927; Brown, Cai & DasGupta 2001). "episode-configs" pools the configs.
+Each exploit family (a roster hacker policy) is held out in turn. The thresholds come from
+honest play alone: each (kind, scale) of the multi-scale scan (``loop_scan``) is allowed
+``family_holdout.MARGIN`` times the most an honest tune episode (even episode numbers; the taskapp
+rollouts' even ones) reached there, and at least 2 (``family_holdout.unit_thresholds``);
+``farming-loop`` keeps the allowances shipped in ``LOOPS`` (twice the honest maximum, on an
+earlier benchmark). No exploit family takes part in
+setting them, so each fold's thresholds are the same and the held-out family is held out of
+tuning by construction. The held-out family's episodes and the honest held-out split (odd
+episode numbers, explorer_30 entirely, odd taskapp rollouts) are flagged under each config.
+Per family and config: recall on its episodes, honest false-positive rate, precision (its true
+positives against the honest false positives), each with a 95% Wilson score interval (Wilson
+1927; Brown, Cai & DasGupta 2001). "episode-configs" pools the configs.
 
 ``--fresh DIR`` also flags every episode of another benchmark folder (other seeds: other worlds)
 at the thresholds the audit ships, per policy and config.
 
 The fixed-threshold notes (repeats-outweigh-credits, resource-shaping-dominates,
 component-dominates) are measured the same way for ``--accuracy-json`` (their thresholds do
-not depend on the fold). The json also carries the thresholds the audit ships: chosen the same
-way with no family held out.
+not depend on the fold). The json also carries the thresholds the audit ships (``signs``).
 """
 
 from __future__ import annotations
@@ -37,15 +38,23 @@ import numpy as np
 import pandas as pd
 
 from workbench.analysis.detector_accuracy import DETECTORS, detector_scores
-from workbench.analysis.diagnostics.loop_signs import PROGRESS_FREE_CODE, SIGN_CODES
+from workbench.analysis.diagnostics.loop_scan import KINDS, SCALES
+from workbench.analysis.diagnostics.loop_signs import SignTable, scale_name
 from workbench.analysis.family_holdout import (
     GATE,
-    choose_margin,
+    MARGIN,
+    MIN_UNITS,
     episode_scores,
+    episode_table,
     flagged_by,
-    sign_thresholds,
+    honest_rate,
+    kinds_fired,
+    pay_over_honest,
+    progress_free_thresholds,
+    unit_thresholds,
     wilson,
 )
+from workbench.analysis.sign_gates import honest_reference, signs_document
 from workbench.core.config import RewardConfig
 from workbench.data.benchmarks import EXPLOIT, HELD_OUT, TUNE, Benchmark, load_benchmark
 from workbench.data.benchmarks.roster import HELD_OUT_OF_DESIGN
@@ -53,8 +62,6 @@ from workbench.data.benchmarks.roster import HELD_OUT_OF_DESIGN
 ROOT = os.path.join(os.path.dirname(__file__), "..", "configs")
 TARGET_CONFIGS = ("upstream_shaped", "recommended")
 ALL_CONFIGS = ("upstream_shaped", "recommended", "upstream_complex", "consistent")
-#: The recall the margin must keep on the families tuning sees.
-TUNE_RECALL = 0.95
 NOTES = ("repeats-outweigh-credits", "resource-shaping-dominates", "component-dominates")
 #: Episodes whose loop ran at least this many decisions get a recall of their own (a hacker that
 #: died, or whose late loop never began, played honestly).
@@ -89,6 +96,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     began = time.perf_counter()
+    load = os.getloadavg()
     bench = designed_on(load_benchmark(args.path))
     labels = bench.labels
     exploit = (labels["label"] == EXPLOIT).to_numpy()
@@ -97,38 +105,47 @@ def main() -> None:
     honest_held = ~exploit & (labels["split"] == HELD_OUT).to_numpy()
     families = list(pd.unique(policy[exploit]))
     looped = labels["loop_decisions"].to_numpy() >= LOOPED
+    tables: dict[str, tuple[SignTable, np.ndarray]] = {}
+    for name in ALL_CONFIGS:
+        config = RewardConfig.from_file(os.path.join(ROOT, f"{name}.yaml"))
+        tables[name] = episode_table(bench.corpus, config)
+    # The scan's peaks do not depend on the config (what it pays decides only which kinds count).
+    units = unit_thresholds(tables[TARGET_CONFIGS[0]][0].scan.peak[honest_tune])
+    # progress-free pay's thresholds: per scale, from the honest tune episodes under the target configs
+    references = {name: honest_rate(tables[name][0], honest_tune) for name in ALL_CONFIGS}
+    free_limit = progress_free_thresholds(
+        np.concatenate([pay_over_honest(tables[name][0], references[name])[honest_tune] for name in TARGET_CONFIGS])
+    )
     stats: dict[str, pd.DataFrame] = {}
     for name in ALL_CONFIGS:
         config = RewardConfig.from_file(os.path.join(ROOT, f"{name}.yaml"))
-        found = episode_scores(bench.corpus, config, honest_tune)
+        found = episode_scores(*tables[name], units, free_limit, reference=references[name])
         fixed = detector_scores(bench.corpus, config)
         for code in NOTES:
             found[code] = fixed[code].to_numpy()
         stats[name] = found.reset_index(drop=True)
+    thresholds = {code: DETECTORS[code] for code in NOTES}
 
-    def tune_rows(keep: np.ndarray) -> pd.DataFrame:
-        return pd.concat([stats[name][keep] for name in TARGET_CONFIGS])
-
-    # Per fold: thresholds without the family; flags on it and on the honest held-out split.
+    # Per fold: the thresholds (from honest play only: the same in every fold); flags on the
+    # held-out family and on the honest held-out split.
     counts: list[dict[str, Any]] = []
+    fired_kinds: dict[str, list[str]] = {}
     for family in families:
-        seen = exploit & (policy != family)
-        margin = choose_margin(tune_rows(honest_tune), tune_rows(seen), TUNE_RECALL)
-        thresholds = sign_thresholds(tune_rows(honest_tune), margin)
-        thresholds.update({code: DETECTORS[code] for code in NOTES})
         for name in ALL_CONFIGS:
-            on_family = flagged_by(stats[name][policy == family], thresholds)
-            on_honest = flagged_by(stats[name][honest_held], thresholds)
-            for flags in (on_family, on_honest):
-                flags["any + progress-free-pay"] = flags["any"] | flags[PROGRESS_FREE_CODE]
+            fired = flagged_by(stats[name])
+            for code, limit in thresholds.items():
+                fired[code] = stats[name][code].to_numpy() > limit
+            on_family, on_honest = fired[policy == family], fired[honest_held]
             ran = looped[policy == family]
+            if name == TARGET_CONFIGS[0]:
+                kinds = np.array(kinds_fired(tables[name][0], units), dtype=object)[policy == family]
+                fired_kinds[family] = [k for k in kinds if k]
             for code in on_family.columns:
                 counts.append(
                     {
                         "family": family,
                         "config": name,
                         "code": code,
-                        "margin": margin,
                         "tp": int(on_family[code].sum()),
                         "n": len(on_family),
                         "tp_ran": int(on_family[code].to_numpy()[ran].sum()),
@@ -138,13 +155,12 @@ def main() -> None:
                     }
                 )
     table = pd.DataFrame(counts)
-    margin_all = choose_margin(tune_rows(honest_tune), tune_rows(exploit), TUNE_RECALL)
-    shipped = sign_thresholds(tune_rows(honest_tune), margin_all)
     elapsed = time.perf_counter() - began
     text = [
         f"Benchmark {args.path}: {int(exploit.sum())} exploit episodes of {len(families)} families, "
         f"{int(honest_tune.sum())} honest tune and {int(honest_held.sum())} honest held-out episodes "
-        f"({', '.join(sorted(set(policy[~exploit])))}). Measured in {elapsed:.0f} s.",
+        f"({', '.join(sorted(set(policy[~exploit])))}). Measured in {elapsed:.0f} s, load average "
+        f"{load[0]:.1f} {load[1]:.1f} {load[2]:.1f}.",
         "",
         "Held-out family, the gating detectors together (flagged by any of "
         + ", ".join(GATE)
@@ -152,8 +168,8 @@ def main() -> None:
         + " and ".join(TARGET_CONFIGS)
         + ":",
         "",
-        f"| held-out family | margin | recall | recall, loop ran >= {LOOPED} decisions | honest flagged | precision "
-        "| fired on the family |",
+        f"| held-out family | recall | recall, loop ran >= {LOOPED} decisions | honest flagged | precision "
+        "| fired on the family | kinds past their threshold (episodes) |",
         "|---|---|---|---|---|---|---|",
     ]
     target = table[table["config"].isin(TARGET_CONFIGS)]
@@ -163,18 +179,20 @@ def main() -> None:
         tp, n, fp, h, tp_ran, n_ran = (int(any_row[c].sum()) for c in ("tp", "n", "fp", "h", "tp_ran", "n_ran"))
         fired = ", ".join(
             f"{code} {int(rows[rows['code'] == code]['tp'].sum())}"
-            for code in (*GATE, PROGRESS_FREE_CODE)
+            for code in GATE
             if rows[rows["code"] == code]["tp"].sum()
         )
+        kinds = pd.Series([k for row in fired_kinds[family] for k in row.split(", ")]).value_counts()
+        top = ", ".join(f"{k} {v}" for k, v in kinds.head(3).items())
         text.append(
-            f"| {family} | {any_row['margin'].iloc[0]:g} | {cell(tp, n)} | {cell(tp_ran, n_ran)} | {cell(fp, h)} | "
-            f"{cell(tp, tp + fp)} | {fired or '-'} |"
+            f"| {family} | {cell(tp, n)} | {cell(tp_ran, n_ran)} | {cell(fp, h)} | "
+            f"{cell(tp, tp + fp)} | {fired or '-'} | {top or '-'} |"
         )
     text += [
         "",
         "All folds, per config and detector (recall: each family's episodes when held out; honest flagged: "
-        "the honest held-out split under each fold's thresholds, all folds; precision: true positives against "
-        "one pass over the honest held-out split, the folds' mean false positives):",
+        "the honest held-out split, one pass (the thresholds come from honest play: the same in every fold); "
+        "precision: true positives against that pass's false positives):",
         "",
         "| config | detector | recall | honest flagged | precision |",
         "|---|---|---|---|---|",
@@ -182,34 +200,29 @@ def main() -> None:
     measured: dict[str, dict[str, Any]] = {}
     pooled: dict[str, Any] = {}
     folds = len(families)
-    for code in [*GATE, PROGRESS_FREE_CODE, "any", "any + progress-free-pay", *NOTES]:
+    shipped = {code: 1.0 for code in GATE} | {"farming-loop": 0.0}
+    for code in [*GATE, "any", *NOTES]:
         threshold = shipped.get(code, DETECTORS.get(code, 0.0))
         for name in ALL_CONFIGS:
             rows = table[(table["config"] == name) & (table["code"] == code)]
             tp, n, fp, h = (int(rows[c].sum()) for c in ("tp", "n", "fp", "h"))
             if name in TARGET_CONFIGS:
-                text.append(f"| {name} | {code} | {cell(tp, n)} | {cell(fp, h)} | {_precision(tp, fp, folds)} |")
+                once = cell(round(fp / folds), h // folds)
+                text.append(f"| {name} | {code} | {cell(tp, n)} | {once} | {_precision(tp, fp, folds)} |")
             measured.setdefault(name, {})[code] = _row(tp, n, fp, h, folds, threshold)
         rows = table[(table["config"] != "consistent") & (table["code"] == code)]
         tp, n, fp, h = (int(rows[c].sum()) for c in ("tp", "n", "fp", "h"))
         pooled[code] = _row(tp, n, fp, h, folds, threshold)
-        if code in ("any", "any + progress-free-pay"):
+        if code == "any":
             rows = table[table["config"].isin(TARGET_CONFIGS) & (table["code"] == code)]
             tp, n, fp, h = (int(rows[c].sum()) for c in ("tp", "n", "fp", "h"))
             text.append(
-                f"| {' + '.join(TARGET_CONFIGS)} | **{code}** | {cell(tp, n)} | {cell(fp, h)} | "
+                f"| {' + '.join(TARGET_CONFIGS)} | **{code}** | {cell(tp, n)} | {cell(round(fp / folds), h // folds)} | "
                 f"{_precision(tp, fp, folds)} |"
             )
-    text += [
-        "",
-        f"Thresholds the audit ships (no family held out, margin {margin_all:g}): "
-        + ", ".join(f"{code} > {shipped[code]:.3g}" for code in SIGN_CODES)
-        + "; honest play's progress-free pay per 100 decisions: "
-        + ", ".join(f"{name} {stats[name].attrs['reference']:.2f}" for name in ALL_CONFIGS)
-        + ".",
-    ]
+    text += ["", *threshold_lines(units, free_limit, stats)]
     if args.fresh:
-        text += ["", *fresh_seeds(args.fresh, shipped)]
+        text += ["", *fresh_seeds(args.fresh, units, free_limit)]
     out = "\n".join(text) + "\n"
     print(out)
     if args.markdown:
@@ -217,12 +230,11 @@ def main() -> None:
             handle.write(out)
     if args.accuracy_json:
         for config_rows in measured.values():
-            for code in ("any", "any + progress-free-pay"):
-                config_rows.pop(code, None)
+            config_rows.pop("any", None)
         pooled = {code: row for code, row in pooled.items() if not code.startswith("any")}
         document = {
             "benchmark": f"{args.path}: leave-one-family-out, {len(families)} families, honest held-out split",
-            "signs": {**{code: shipped[code] for code in SIGN_CODES}, "margin": margin_all},
+            "signs": signs_document(units, free_limit, MARGIN),
             "configs": measured,
             "pooled": pooled,
         }
@@ -231,10 +243,37 @@ def main() -> None:
             handle.write("\n")
 
 
-def fresh_seeds(path: str, shipped: dict[str, float]) -> list[str]:
+def threshold_lines(units: np.ndarray, free_limit: np.ndarray, stats: dict[str, pd.DataFrame]) -> list[str]:
+    """The thresholds the audit ships, as a table of the kinds any honest tune episode reached
+    (the others are allowed ``MIN_UNITS`` at every scale)."""
+    lines = [
+        f"Thresholds the audit ships ({MARGIN:g}x the most an honest tune episode reached, at least {MIN_UNITS:g}; "
+        "flag when a peak is above): the kinds honest tune play reached above the floor "
+        f"(every other kind: {MIN_UNITS:g} at every scale):",
+        "",
+        "| kind | " + " | ".join(scale_name(s) for s in SCALES) + " |",
+        "|---|" + "---|" * len(SCALES),
+    ]
+    for kind, row in zip(KINDS, units, strict=True):
+        if (row > MIN_UNITS).any():
+            lines.append(f"| {kind.name} | " + " | ".join(f"{t:g}" for t in row) + " |")
+    lines += [
+        "",
+        "progress-free-pay, in multiples of honest play's progress-free pay per 100 decisions ("
+        + ", ".join(f"{name} {stats[name].attrs['reference']:.2f}" for name in ALL_CONFIGS)
+        + "), flag when a peak is above:",
+        "",
+        "| scale | " + " | ".join(scale_name(s) for s in SCALES) + " |",
+        "|---|" + "---|" * len(SCALES),
+        "| progress-free-pay | " + " | ".join(f"{t:.3g}" for t in free_limit) + " |",
+    ]
+    return lines
+
+
+def fresh_seeds(path: str, units: np.ndarray, free_limit: np.ndarray) -> list[str]:
     """Lines of a table: per policy of the benchmark at ``path`` and target config, how many of
-    its episodes the gating detectors flag at the ``shipped`` thresholds (progress-free pay, which
-    does not gate, takes its honest rate from that benchmark's own honest episodes)."""
+    its episodes the gating detectors flag at the thresholds ``units`` (progress-free pay against
+    honest play's rate as the audit takes it: ``sign_gates.honest_reference``)."""
     bench = designed_on(load_benchmark(path, rollouts=False))
     policy = bench.labels["policy"].to_numpy()
     honest = (bench.labels["label"] != EXPLOIT).to_numpy()
@@ -247,7 +286,10 @@ def fresh_seeds(path: str, shipped: dict[str, float]) -> list[str]:
     flags = {}
     for name in TARGET_CONFIGS:
         config = RewardConfig.from_file(os.path.join(ROOT, f"{name}.yaml"))
-        flags[name] = flagged_by(episode_scores(bench.corpus, config, honest), shipped)
+        reference = honest_reference(config)
+        flags[name] = flagged_by(
+            episode_scores(*episode_table(bench.corpus, config), units, free_limit, reference=reference)
+        )
     for who in pd.unique(policy):
         mine = policy == who
         cells = []
@@ -257,6 +299,9 @@ def fresh_seeds(path: str, shipped: dict[str, float]) -> list[str]:
             cells.append(f"{int(fired['any'].sum())}/{int(mine.sum())}" + (f" ({which})" if which else ""))
         label = "honest" if honest[mine][0] else "exploit"
         lines.append(f"| {who} | {label} | " + " | ".join(cells) + " |")
+    for name in TARGET_CONFIGS:
+        fp, h = int(flags[name]["any"].to_numpy()[honest].sum()), int(honest.sum())
+        lines.append(f"\n{name}: honest flagged {cell(fp, h)}.")
     return lines
 
 

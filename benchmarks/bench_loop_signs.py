@@ -7,9 +7,9 @@ The corpus is the shipped labelled benchmark (``load_benchmark``) concatenated w
 ``--decisions`` and saved to a temporary folder (a columnar store, as ``workbench audit`` reads
 one). Each step is timed ``--repeats`` times on the prepared corpus (wall and this
 process's CPU, medians): ``loop_table.loop_table`` (``farming-loop``'s lap
-counting, the audit's other farming detector: reference), ``loop_pay.loop_pay`` and
-``loop_signs.sign_table`` (the three signs: loop pay, progress-free pay and their peak
-windows). Prints the ratios to the references and the load average before and after.
+counting, the audit's other farming detector: reference), ``loop_pay.loop_pay``,
+``loop_scan.loop_units`` with ``loop_scan.scan`` (the multi-scale scan of loop units) and
+``loop_signs.sign_table`` (all of the signs: loop pay, the scan, progress-free pay). Prints the ratios to the references and the load average before and after.
 """
 
 from __future__ import annotations
@@ -22,8 +22,10 @@ import time
 from collections.abc import Callable
 
 from workbench.analysis.diagnostics.loop_pay import loop_pay
+from workbench.analysis.diagnostics.loop_scan import loop_units, scan
 from workbench.analysis.diagnostics.loop_signs import sign_table
 from workbench.analysis.diagnostics.loop_table import loop_table
+from workbench.analysis.diagnostics.progress_free import progress_free_mask
 from workbench.core.config import RewardConfig
 from workbench.data.benchmarks import load_benchmark
 from workbench.data.episodes import Corpus
@@ -64,10 +66,14 @@ def run(corpus: Corpus, repeats: int) -> None:
     pays = slot_pay(CONFIG)
     scores = score(corpus, CONFIG)
     load = os.getloadavg()[0]
+    lengths = scores.prepared.lengths
     steps = {
         "farming-loop: loop_table (reference)": lambda: loop_table(corpus, CONFIG, scores.reward_sum),
         "loop_pay": lambda: loop_pay(corpus, pays),
-        "sign_table (all three signs)": lambda: sign_table(
+        "loop_units + scan (5 scales)": lambda: scan(
+            loop_units(corpus), progress_free_mask(scores.prepared.n_first, scores.prepared.lengths), lengths
+        ),
+        "sign_table (all the signs)": lambda: sign_table(
             corpus, scores.reward, scores.prepared.n_first, pays, scores.reward_sum
         ),
     }

@@ -117,6 +117,23 @@ def test_a_counter_refilled_at_once_is_a_loop_and_one_refilled_late_is_not():
     assert row.paid == pytest.approx(12 * 0.13)
 
 
+def meals(times: int, wait: int) -> list[dict[str, int]]:
+    """Food falls from 9 to 8 and a cow brings it back to 9 ``wait`` decisions later, ``times`` times."""
+    changes: list[dict[str, int]] = []
+    for meal in range(1, times + 1):
+        changes += [{"food": 8}] + [{}] * (wait - 1) + [{"food": 9, "eat_cow": meal}]
+    return changes
+
+
+def test_food_back_within_a_hunger_period_is_a_loop_and_eating_when_two_below_is_not():
+    food = LOOP["food refilled"]
+    # a point of food lasts 26 decisions awake (Crafter's hunger passes 25): a player back at 9
+    # 28 decisions after leaving it ate at 8 (window 30); one that waits for 7 is back 26 + the
+    # walk to a cow later, 35 here: no lap
+    assert len(loop_laps(hand_episode("eater", meals(4, wait=28), policy="hacker"), food)) == 4
+    assert len(loop_laps(hand_episode("thirsty", meals(4, wait=35), policy="honest"), food)) == 0
+
+
 def sleeper(start: int, asks: bool, laps: int = 8) -> Episode:
     """``start`` decisions of noop at full energy, then ``laps`` laps of 15 decisions: 5 at full
     energy (asking to sleep, or not), the fifth of which energy drops in, then 10 asleep,

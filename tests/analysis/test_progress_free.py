@@ -8,6 +8,7 @@ import pytest
 from workbench.analysis.diagnostics.progress_free import (
     progress_free_mask,
     progress_free_pay,
+    progress_free_scan,
     reference_rate,
     stretch_ids,
 )
@@ -77,3 +78,37 @@ def test_mismatched_arrays_are_refused():
         progress_free_pay(REWARDS[:-1], NEW, LENGTHS)
     with pytest.raises(DiagnosisError, match="window"):
         progress_free_pay(REWARDS, NEW, LENGTHS, window=0)
+
+
+def burst_then_steady() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Episode A (300 decisions): decision 1 (0-based 0) unlocks, the other 299 are one quiet
+    stretch; 0-based 10..19 pay 1 each (a burst), 100..299 pay 0.1 each (steady). Episode B (60
+    decisions): decision 1 unlocks, 1..59 pay 0.5 each (59 progress-free decisions)."""
+    rewards = np.zeros(360)
+    rewards[10:20] = 1.0
+    rewards[100:300] = 0.1
+    rewards[301:360] = 0.5
+    new = np.zeros(360, dtype=np.int64)
+    new[[0, 300]] = 1
+    return rewards, new, np.array([300, 60])
+
+
+def test_pay_scan_at_each_scale_by_hand():
+    rewards, new, lengths = burst_then_steady()
+    found = progress_free_scan(rewards, new, lengths, (25, 50, 100, 200, 0))
+    # A, windows of progress-free decisions (0-based 1..299):
+    #   25: the burst alone, 10 -> 40 per 100; the first such window starts at 0-based 1 (decision 2)
+    #   50: the burst, 10 (a window holding it ends by 59, before the steady pay) -> 20, from decision 2
+    #   100: from 0-based 10: the burst and 100..109, 10 + 1 = 11 -> 11 (from 9: 10.9), decision 11
+    #   200: from 0-based 10: 10 + 110 x 0.1 = 21 -> 10.5 (the steady 100..299 alone: 20 -> 10)
+    #   whole: 10 + 200 x 0.1 = 30 over 299 decisions -> 10.033 per 100, decisions 2..300
+    assert found.peak[0] == pytest.approx([40.0, 20.0, 11.0, 10.5, 3000 / 299])
+    assert found.first[0].tolist() == [2, 2, 11, 11, 2]
+    assert found.last[0].tolist() == [26, 51, 110, 210, 300]
+    assert found.decisions[0].tolist() == [25, 50, 100, 200, 299]
+    # B: 59 progress-free decisions at 0.5: 50 per 100 at 25 and 50; no window of 100 or 200, and
+    # too few for a sustained whole rate (fewer than WINDOW = 100)
+    assert found.peak[1, :2] == pytest.approx([50.0, 50.0]) and np.isnan(found.peak[1, 2:]).all()
+    assert found.first[1].tolist() == [2, 2, 0, 0, 0] and found.decisions[1].tolist() == [25, 50, 0, 0, 0]
+    # all progress-free decisions and their pay: A 299 paying 30, B 59 paying 59 x 0.5 = 29.5
+    assert found.free_decisions.tolist() == [299, 59] and found.free_paid == pytest.approx([30.0, 29.5])

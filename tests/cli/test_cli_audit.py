@@ -121,7 +121,10 @@ def test_the_sample_farmers_are_caught_by_their_loops(capsys, farmers: Path, sam
     assert out.count("evidence: place_stone/collect_stone x") + out.count(
         "evidence: place_plant/collect_sapling x"
     ) >= len(farmer_ids)
-    assert out.count("evidence: materials spent and regained (most: stone) x") == len(farmer_ids)
+    # each farmer's spent-and-regained flag names the kind past its threshold the most: its stones
+    # or its saplings
+    regained = out.count("evidence: stone regained x") + out.count("evidence: sapling regained x")
+    assert regained == len(farmer_ids) and out.count("evidence: stone regained x") >= 1
     assert "measured on the benchmark (upstream_shaped): precision" in out
 
 
@@ -154,10 +157,14 @@ def test_hand_corpora_farming_against_honest(capsys, tmp_path: Path) -> None:
     # 30 laps, from decision 2 (the first mining; decision 1 chops wood) to 61 (the last placing)
     assert (loop["evidence"]["laps"], loop["evidence"]["decisions"]) == (30, [2, 61])
     # spent and regained: laps 2-30 mine the stone back at decisions 4, 6, .., 60, after the last new
-    # unlock (place_stone, decision 3); decisions 3..52 hold the most, 4..52 even: 25
+    # unlock (place_stone, decision 3): progress-free from 4. The scan's windows start at a regain:
+    # 25 progress-free decisions from 4 hold 13 (4..28), 50 hold 25 (4, 6, .., 52 in 4..53), 100
+    # and more all 29. Against the shipped thresholds (stone regained: 7.5, 7.5, 9, 12, 15 at 25,
+    # 50, 100, 200 and all decisions: ratios 1.7, 3.3, 3.2, 2.4, 1.9) the largest is at the 50 scale
     subjects, where = findings(mine, "spent-and-regained")
     [regained] = [f for f in mine[where] if f["code"] == "spent-and-regained"]
-    assert subjects == ["farmer"] and (regained["evidence"]["laps"], regained["evidence"]["decisions"]) == (25, [3, 52])
+    assert subjects == ["farmer"] and regained["evidence"]["scale"] == "50"
+    assert (regained["evidence"]["laps"], regained["evidence"]["decisions"]) == (25, [4, 53])
 
 
 def test_estimated_counts_under_count_shaping_only(capsys, tmp_path: Path) -> None:

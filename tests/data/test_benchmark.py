@@ -17,6 +17,7 @@ from workbench.data.benchmarks import (
 )
 from workbench.data.benchmarks.roster import split_of
 from workbench.data.policies.exploits import LOOPS, loop_spans
+from workbench.data.policies.held_out import HELD_OUT_LOOPS
 from workbench.errors import CorpusError, RecordingError
 
 #: An action each hacker's loop cannot run without (read off its goals in exploits.py and
@@ -39,6 +40,9 @@ LOOP_ACTIONS: dict[str, str | tuple[str, ...]] = {
     # its loop starts at decision 250: a 400-step episode may end while it still walks to grass
     "late_batch_looper": ("do", "place_plant", "place_stone", "move_left", "move_right", "move_up", "move_down"),
     "rotating_looper": "do",
+    "spread_sapling_looper": "place_plant",
+    "table_rebuilder": "place_table",
+    "night_drinker": "do",
 }
 
 
@@ -56,7 +60,7 @@ def test_loop_spans_join_consecutive_loop_decisions():
 def test_the_roster_has_eight_or_more_hackers_and_honest_players_of_several_kinds():
     hackers = {e.name for e in ROSTER if e.label == EXPLOIT}
     honest = {e.name for e in ROSTER if e.label == HONEST}
-    assert len(hackers) >= 8 and hackers == set(LOOPS) == set(LOOP_ACTIONS)
+    assert len(hackers) >= 8 and hackers == set(LOOPS) | set(HELD_OUT_LOOPS) == set(LOOP_ACTIONS)
     assert {"random", "scripted"} <= honest and sum(name.startswith("explorer") for name in honest) >= 3
     assert all(e.loop for e in ROSTER if e.label == EXPLOIT) and not any(e.loop for e in ROSTER if e.label == HONEST)
 
@@ -124,6 +128,14 @@ def test_the_same_seed_makes_the_same_episodes(tmp_path):
     # The random player's actions come from its seeded generator alone.
     assert a.corpus["random-s0-00000"].actions == b.corpus["random-s0-00000"].actions
     assert list(a.labels["label"]) == [HONEST, EXPLOIT]
+
+
+def test_benchmark_make_help_counts_the_roster(capsys):
+    with pytest.raises(SystemExit):
+        main(["benchmark", "make", "--help"])
+    hackers = sum(e.label == EXPLOIT for e in ROSTER)
+    honest = sum(e.label == HONEST for e in ROSTER)
+    assert f"({hackers} reward hackers, {honest} honest players)" in " ".join(capsys.readouterr().out.split())
 
 
 @pytest.mark.crafter

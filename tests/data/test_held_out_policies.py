@@ -1,4 +1,4 @@
-"""The hackers held out of design (``policies.held_out``) run their loops in real Crafter.
+"""The hackers first held out of design (``policies.held_out``) run their loops in real Crafter.
 
 Each assertion is read off the game's own inventory and achievement counts step by step, with
 Crafter's rules (``crafter.constants``: a table costs 2 wood, an item stops at 9), never from a
@@ -53,11 +53,12 @@ def rises(trace: list[dict], name: str) -> list[int]:
     return [t["step"] for t in trace if t["after"][1][name] > t["before"][1][name]]
 
 
-def test_held_out_families_are_labelled_apart_from_the_design_roster():
-    assert {e.name for e in HELD_OUT_OF_DESIGN} == set(HELD_OUT_LOOPS) | set(BLIND_LOOPS)  # blind: test_blind_policies
+def test_the_former_held_out_families_are_in_the_design_roster():
     names = set(HELD_OUT_LOOPS)
-    assert not names & {e.name for e in ROSTER}  # never folded into the leave-one-family-out design
-    assert all(entry(name).label == "exploit" and entry(name).held_out for name in names)
+    # seen by the v2 detectors' design: folded into the leave-one-family-out roster; the families
+    # held out of design are the blind ones alone (test_blind_policies)
+    assert names <= {e.name for e in ROSTER} and {e.name for e in HELD_OUT_OF_DESIGN} == set(BLIND_LOOPS)
+    assert all(entry(name).label == "exploit" and not entry(name).held_out for name in names)
     # `workbench record --policy workbench.data.policies.held_out:NAME_policy` finds each one
     for name in names:
         policy = resolve_policy(f"workbench.data.policies.held_out:{name}_policy")(np.random.default_rng(0))

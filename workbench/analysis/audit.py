@@ -5,9 +5,10 @@ Four checks per config, built on the diagnostics (same computations, same defaul
 - **farming** (``farming-loop``): an episode ran a loop the config pays for (stone mined and
   placed back, a counter refilled whenever allowed, the same tool made again:
   ``diagnostics.loops``) more often than honest players do; the loop signs, which list no loop
-  (``diagnostics.loop_signs``): ``count-at-cap`` (gathering counts paid while their item sits
-  at its cap), ``spent-and-regained`` (materials spent and gathered back, in any order and at
-  any distance), ``progress-free-pay`` (sustained pay with no new unlock against honest play's
+  (``diagnostics.loop_signs``, multi-scale scans of repeats per kind with thresholds set on
+  honest play): ``count-at-cap`` (gathering counts paid while their item sits at its cap),
+  ``spent-and-regained`` (materials spent and gathered back, stations and tools made again, in
+  any order and at any distance), ``progress-free-pay`` (sustained pay with no new unlock against honest play's
   rate under the same config); (``repeats-outweigh-credits``): an episode whose loops (its
   repeats at the cap and of materials regained) paid more than its achievement credits. Each fires when at least
   ``farming_episodes`` episodes do.
@@ -305,7 +306,7 @@ def config_flags(corpus: Corpus, config: RewardConfig, thresholds: AuditThreshol
     loops = loop_table(corpus, config, facts.returns)
     looping = loop_flags(loops)
     signs_seen = sign_table(corpus, scores.reward, scores.prepared.n_first, slot_pay(config), facts.returns)
-    loop_paid = (signs_seen["cap_paid"] + signs_seen["regained_paid"]).to_numpy()
+    loop_paid = (signs_seen.episodes["cap_paid"] + signs_seen.episodes["regained_paid"]).to_numpy()
     _, farming = farming_episodes(totals, facts, farming_events(totals, facts), loop_paid)
     top = _top_paid_loops(loops)
     farming = [_with_loop(flag, top) for flag in farming]

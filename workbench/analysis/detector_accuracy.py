@@ -103,7 +103,7 @@ def detector_scores(corpus: Corpus, config: RewardConfig, loops: Sequence[Loop] 
     scores = score(corpus, config)
     facts = episode_facts(scores, corpus, "unit")
     totals = component_totals(scores)
-    signs = sign_table(corpus, scores.reward, scores.prepared.n_first, slot_pay(config), facts.returns)
+    signs = sign_table(corpus, scores.reward, scores.prepared.n_first, slot_pay(config), facts.returns).episodes
     table, _ = farming_episodes(
         totals, facts, farming_events(totals, facts), (signs["cap_paid"] + signs["regained_paid"]).to_numpy()
     )

@@ -1,10 +1,13 @@
 """The thresholds the audit's loop signs fire at: measured on the benchmark, and honest play's progress-free rate under the config.
 
 ``detector_accuracy.json`` (written by ``benchmarks/bench_detectors_lofo.py``) carries under
-``signs`` each sign's threshold, chosen on the labelled benchmark as ``family_holdout`` chooses
-them with no family held out. The progress-free sign compares an episode with honest play
-under the *same* config: ``honest_reference`` scores the shipped benchmark's honest episodes
-under the config and takes their pooled progress-free pay per 100 decisions.
+``signs`` the threshold of each (kind, scale) of the multi-scale scan (``units``: per kind of
+``loop_scan.KINDS`` one threshold per scale of ``scales``) and ``progress-free-pay``'s (one per
+scale, in multiples of honest play's rate), set on
+the labelled benchmark's honest tune episodes as ``family_holdout`` sets them. The progress-free
+sign compares an episode with honest play under the *same* config: ``honest_reference`` scores
+the shipped benchmark's honest episodes under the config and takes their pooled progress-free
+pay per 100 decisions.
 """
 
 from __future__ import annotations
@@ -15,7 +18,8 @@ from functools import cache
 import numpy as np
 
 from workbench.analysis.detector_accuracy import MEASURED_PATH
-from workbench.analysis.diagnostics.loop_signs import CAP_CODE, PROGRESS_FREE_CODE, REGAINED_CODE, SignThresholds
+from workbench.analysis.diagnostics.loop_scan import KINDS, SCALES
+from workbench.analysis.diagnostics.loop_signs import PROGRESS_FREE_CODE, SignThresholds, scale_name
 from workbench.analysis.diagnostics.progress_free import progress_free_pay, reference_rate
 from workbench.core.config import RewardConfig
 from workbench.data.benchmarks import HONEST, load_benchmark
@@ -23,10 +27,10 @@ from workbench.data.episodes import Corpus
 from workbench.errors import CorpusError
 from workbench.scoring import prepare, score
 
-__all__ = ["UNMEASURED", "honest_reference", "shipped_signs"]
+__all__ = ["UNMEASURED", "honest_reference", "shipped_signs", "signs_document"]
 
 #: The thresholds when nothing was measured: the signs never fire.
-UNMEASURED = {CAP_CODE: float("inf"), REGAINED_CODE: float("inf"), PROGRESS_FREE_CODE: float("inf")}
+UNMEASURED = SignThresholds(np.full((len(KINDS), len(SCALES)), np.inf), np.full(len(SCALES), np.inf))
 
 
 @cache
@@ -59,10 +63,34 @@ def honest_reference(config: RewardConfig) -> float:
     return reference_rate(found.paid, found.decisions)
 
 
+def signs_document(units: np.ndarray, progress_free: np.ndarray, margin: float) -> dict[str, object]:
+    """The ``signs`` entry of ``detector_accuracy.json`` for these thresholds.
+
+    Args:
+        units: (len(KINDS), len(SCALES)) the scan's thresholds.
+        progress_free: (len(SCALES),) ``progress-free-pay``'s thresholds.
+        margin: The margin over honest play they were set with.
+
+    Returns:
+        A json-ready mapping (``shipped_signs`` reads it back).
+    """
+    return {
+        "scales": [scale_name(s) for s in SCALES],
+        "units": {kind.name: [float(t) for t in row] for kind, row in zip(KINDS, units, strict=True)},
+        PROGRESS_FREE_CODE: [float(t) for t in np.asarray(progress_free, dtype=float)],
+        "margin": float(margin),
+    }
+
+
 @cache
-def _measured_signs() -> dict[str, float]:
+def _measured_signs() -> SignThresholds:
     table = json.loads(MEASURED_PATH.read_text()) if MEASURED_PATH.exists() else {}
-    return {code: float(table.get("signs", {}).get(code, UNMEASURED[code])) for code in UNMEASURED}
+    signs = table.get("signs", {})
+    if [scale_name(s) for s in SCALES] != signs.get("scales"):
+        return UNMEASURED  # measured for other scales (or not at all): the signs do not fire
+    units = np.array([signs["units"].get(kind.name, [np.inf] * len(SCALES)) for kind in KINDS], dtype=float)
+    free = np.asarray(signs.get(PROGRESS_FREE_CODE, np.inf), dtype=float)
+    return SignThresholds(units, np.broadcast_to(free, (len(SCALES),)).copy())
 
 
 def shipped_signs(config: RewardConfig) -> SignThresholds:
@@ -75,5 +103,6 @@ def shipped_signs(config: RewardConfig) -> SignThresholds:
         The measured thresholds, with honest play's progress-free rate under ``config``.
     """
     signs = _measured_signs()
-    reference = honest_reference(config) if np.isfinite(signs[PROGRESS_FREE_CODE]) else float("nan")
-    return SignThresholds(signs[CAP_CODE], signs[REGAINED_CODE], signs[PROGRESS_FREE_CODE], reference)
+    measured = np.isfinite(signs.pay_limits(len(SCALES))).any()
+    reference = honest_reference(config) if measured else float("nan")
+    return SignThresholds(signs.units, signs.progress_free, reference)

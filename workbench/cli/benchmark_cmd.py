@@ -12,7 +12,7 @@ example:
   workbench benchmark make --out corpora/benchmark --episodes 20 --max-steps 600 --workers 2
   workbench benchmark make --out corpora/benchmark --episodes 200 --cluster local:2
 
-  Every roster policy (10 reward hackers, 5 honest players) plays the same --episodes worlds of
+  Every roster policy (19 reward hackers, 8 honest players) plays the same --episodes worlds of
   corpus seed --seed; each episode carries its label and the decision spans where its loop ran
   (metadata benchmark_label, loop, loop_spans). The same command plays the same worlds with
   the same policy seeds (Crafter itself is not reproducible step for step, so later steps may

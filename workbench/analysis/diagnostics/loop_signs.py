@@ -1,96 +1,132 @@
-"""Signs of a paying loop that list no loop: pay at the cap, pay for what was spent and regained, progress-free pay.
+"""Signs of a paying loop that list no loop: repeats per kind scanned at several scales, and progress-free pay.
 
-Three per-episode statistics under one config, each from what makes a loop pay rather than
-from the shape of a known loop (``loop_pay`` and ``progress_free``):
+Per episode under one config, from what makes a loop pay rather than from the shape of a known
+loop (``loop_scan``, ``loop_pay`` and ``progress_free``):
 
-- ``count-at-cap``: the most gathering-count rises, in ``LOOP_WINDOW`` consecutive decisions,
-  at progress-free decisions (``progress_free``) where their item sat at its cap (did not rise);
-- ``spent-and-regained``: the most material units, in ``LOOP_WINDOW`` consecutive decisions,
-  gathered back at progress-free decisions to a level the episode had already held (spent and
-  regained, in any order and at any distance);
-- ``progress-free-pay``: the most paid by ``WINDOW`` consecutive decisions with no new unlock
-  (per 100 decisions), against honest play's rate under the same config.
+- ``count-at-cap``: a gathering count rising while its item sits at its cap (``loop_scan``'s
+  ``cap`` kinds: drink, saplings, food, tools; not the dug materials, ``loop_pay.DUG``);
+- ``spent-and-regained``: a material gathered back to a level the episode already held, or a
+  station or tool made again (``loop_scan``'s ``regained`` and ``again`` kinds);
+- ``progress-free-pay``: the most paid by consecutive decisions with no new unlock (per 100
+  decisions) against honest play's rate under the same config, scanned at the same scales
+  (``progress_free.progress_free_scan``: windows of 25, 50, 100 and 200 progress-free
+  decisions of one stretch, and the rate over all of them), each scale with its own threshold.
 
-An episode is flagged when a statistic passes its ``SignThresholds`` entry and the loop paid
-something. ``sign_table`` gives the statistics with the decisions where each fired;
-``sign_flags`` the flags, each with the ``loops.evidence`` fields (episode, what fired, units,
-decisions, pay, replay link).
+All three are multi-scale scans (``loop_scan.SCALES``: windows of 25, 50, 100 and 200
+progress-free decisions and all of them): each (kind, scale) has its own threshold
+(``SignThresholds.units``, set on honest play), so a burst shows at a short scale and a loop
+spread out or begun late at a long one. A sign's statistic is the largest ratio of a peak to its
+threshold over the kinds it covers that the config pays and the scales (for progress-free pay:
+its peak over honest play's rate, over the scale's threshold): the episode is flagged when it is
+above 1. ``sign_table`` gives the per-episode table and the scan; ``sign_flags`` the
+flags, each naming the kind, the scale and the window that fired, with ``loops.evidence``'s
+fields (episode, what fired, units, decisions, pay, replay link).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
 
 from workbench.analysis.diagnostics.flags import Flag
-from workbench.analysis.diagnostics.loop_pay import MATERIALS, loop_pay
-from workbench.analysis.diagnostics.progress_free import WINDOW, best_windows, progress_free_mask, progress_free_pay
+from workbench.analysis.diagnostics.loop_pay import loop_pay
+from workbench.analysis.diagnostics.loop_scan import CAP, KINDS, SCALES, WHOLE, Scan, loop_units, scan, unit_pay
+from workbench.analysis.diagnostics.progress_free import (
+    WINDOW,
+    PayScan,
+    ProgressFree,
+    progress_free_mask,
+    progress_free_pay,
+    progress_free_scan,
+)
 from workbench.data.episodes import Corpus
 from workbench.util.links import replay_query
 
 __all__ = [
     "CAP_CODE",
-    "LOOP_WINDOW",
     "PROGRESS_FREE_CODE",
     "REGAINED_CODE",
     "SIGN_CODES",
+    "UNIT_CODES",
+    "SignTable",
     "SignThresholds",
+    "kind_code",
+    "scale_name",
     "sign_flags",
+    "sign_statistics",
     "sign_table",
 ]
 
 CAP_CODE, REGAINED_CODE, PROGRESS_FREE_CODE = "count-at-cap", "spent-and-regained", "progress-free-pay"
-#: The decisions the cap and regain peaks are counted over: a batched lap (gather 5, walk, spend
-#: 5) fits several times; honest play's regains (wood for the next tool) are spread out.
-LOOP_WINDOW = 50
 #: The flag codes this module raises, in report order.
 SIGN_CODES = (CAP_CODE, REGAINED_CODE, PROGRESS_FREE_CODE)
+#: The codes of the multi-scale unit scans.
+UNIT_CODES = (CAP_CODE, REGAINED_CODE)
+
+
+def kind_code(kind: int) -> str:
+    """The sign code reporting ``KINDS[kind]``: ``count-at-cap`` for counts at the cap, else
+    ``spent-and-regained`` (materials regained, stations and tools made again)."""
+    return CAP_CODE if KINDS[kind].family == CAP else REGAINED_CODE
+
+
+def scale_name(scale: int) -> str:
+    """A scale as the flags and ``detector_accuracy.json`` name it: its length, or "whole"."""
+    return "whole" if scale == WHOLE else str(scale)
 
 
 @dataclass(frozen=True)
 class SignThresholds:
-    """When each sign fires (statistic > threshold, and the loop paid something).
+    """When each sign fires.
 
     Attributes:
-        cap_units: Count rises at the cap an episode may have.
-        regained_units: Material units an episode may regain.
+        units: (len(KINDS), len(SCALES)) the units each kind may reach at each scale (a peak
+            above it fires; ``inf``: never).
         progress_free: How many times honest play's progress-free rate (``reference``) an
-            episode's sustained progress-free pay may reach.
+            episode's progress-free pay may reach at each scale of ``SCALES`` ((len(SCALES),),
+            or one number for every scale).
         reference: Honest play's progress-free pay per 100 decisions under the config (NaN:
             unknown, and ``progress-free-pay`` does not fire).
     """
 
-    cap_units: float
-    regained_units: float
-    progress_free: float
+    units: np.ndarray
+    progress_free: np.ndarray | float
     reference: float = float("nan")
 
+    def pay_limits(self, scales: int) -> np.ndarray:
+        """``progress_free`` as one threshold per scale.
 
-def _span(mask: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per episode the first and last 1-based decision where ``mask`` holds (0, 0 where never)."""
-    local = np.arange(1, len(mask) + 1) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-    episode = np.repeat(np.arange(len(lengths)), lengths)
-    hits = np.flatnonzero(mask)
-    first = np.zeros(len(lengths), dtype=np.int64)
-    last = np.zeros(len(lengths), dtype=np.int64)
-    # hits are in corpus order: the last write per episode is its last hit, reversed its first
-    last[episode[hits]] = local[hits]
-    first[episode[hits[::-1]]] = local[hits[::-1]]
-    return first, last
+        Args:
+            scales: How many scales.
+
+        Returns:
+            (scales,) float.
+        """
+        return np.broadcast_to(np.asarray(self.progress_free, dtype=float), (scales,)).copy()
 
 
-def _window_paid(pay: np.ndarray, at: np.ndarray, lengths: np.ndarray, window: int) -> np.ndarray:
-    """Per episode, what ``pay`` (per decision) sums to over its window of ``window`` decisions
-    starting at ``at`` (1-based; 0: no window, 0 paid)."""
-    total = np.concatenate([[0.0], np.cumsum(pay)])
-    starts = np.cumsum(lengths) - lengths
-    first = starts + np.maximum(at, 1) - 1
-    last = np.minimum(first + window, starts + lengths)
-    return np.where(at > 0, total[last] - total[first], 0.0)
+class SignTable(NamedTuple):
+    """The signs' per-episode facts under one config.
+
+    Attributes:
+        episodes: One row per episode (corpus order): ``episode``, ``policy``, ``cap_paid``
+            and ``regained_paid`` (what the config paid the episode's counts at the cap and
+            materials regained, all decisions: ``loop_pay``), the progress-free pay columns
+            (``progress_free_decisions``, ``progress_free_paid``, ``progress_free_rate``,
+            ``progress_free_peak`` per 100 decisions, ``peak_first``) and ``return``.
+        scan: The multi-scale scan of the episodes' loop units (``loop_scan.scan``).
+        unit_pay: (len(KINDS),) what the config pays one unit of each kind.
+        pay: The multi-scale scan of progress-free pay (``progress_free.progress_free_scan``).
+    """
+
+    episodes: pd.DataFrame
+    scan: Scan
+    unit_pay: np.ndarray
+    pay: PayScan
 
 
 def sign_table(
@@ -100,9 +136,9 @@ def sign_table(
     pays: np.ndarray,
     returns: Sequence[float] | np.ndarray,
     window: int = WINDOW,
-    loop_window: int = LOOP_WINDOW,
-) -> pd.DataFrame:
-    """Per episode (corpus order) the three statistics and where they fired.
+    scales: tuple[int, ...] = SCALES,
+) -> SignTable:
+    """Per episode the signs' facts (see ``SignTable``).
 
     Args:
         corpus: The episodes.
@@ -111,55 +147,34 @@ def sign_table(
         pays: (38,) what one unit of each slot's rise pays (zeros when no resource shaping).
         returns: (E,) each episode's return.
         window: The decisions the progress-free pay peak is counted over.
-        loop_window: The decisions the cap and regain peaks are counted over.
+        scales: The scan's window lengths (``loop_scan.SCALES``).
 
     Returns:
-        Columns ``episode``, ``policy``; ``cap_units`` and ``cap_paid`` (the episode's count
-        rises at the cap and their pay), ``cap_peak`` (the most at progress-free decisions of
-        ``loop_window`` consecutive ones, 0 when the episode is shorter), ``cap_at`` (where that window starts, 1-based; 0 if none),
-        ``cap_window_paid`` (what those progress-free decisions paid for it),
-        ``cap_first`` and ``cap_last`` (the first and last decision with such a rise); the
-        same for ``regained_*``; ``item`` (the material regained most), ``progress_free_rate``,
-        ``progress_free_peak`` (per 100 decisions), ``peak_first`` (where its window starts),
-        ``return``.
+        The table, the scan, each kind's unit pay and the progress-free pay scan.
     """
     lengths = corpus.index["decisions"].to_numpy(dtype=np.int64)
     episode = np.repeat(np.arange(len(lengths)), lengths)
     found = loop_pay(corpus, pays)
-    free = progress_free_pay(rewards, new_unlocks, lengths, window=window)
-    cap_first, cap_last = _span(found.cap > 0, lengths)
-    regained_first, regained_last = _span(found.regained > 0, lengths)
-    # rises while the episode makes progress are how honest play restocks: only progress-free ones count
+    # units while the episode makes progress are how honest play restocks: only progress-free ones count
     quiet = progress_free_mask(new_unlocks, lengths)
-    cap_peak, cap_at = best_windows(np.where(quiet, found.cap_units, 0).astype(float), episode, lengths, loop_window)
-    regained_peak, regained_at = best_windows(
-        np.where(quiet, found.regained_units, 0).astype(float), episode, lengths, loop_window
-    )
-    top = np.argmax(found.by_item, axis=1) if len(lengths) else np.zeros(0, np.int64)
+    scanned = scan(loop_units(corpus), quiet, lengths, scales)
+    pay_scan = progress_free_scan(rewards, new_unlocks, lengths, scales, mask=quiet)
+    if window in scales:  # the scan has the peak already: no second pass over the decisions
+        at = scales.index(window)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            rate = np.where(pay_scan.free_decisions > 0, 100.0 * pay_scan.free_paid / pay_scan.free_decisions, np.nan)
+        free = ProgressFree(
+            pay_scan.free_decisions, pay_scan.free_paid, rate, pay_scan.peak[:, at], pay_scan.first[:, at]
+        )
+    else:
+        free = progress_free_pay(rewards, new_unlocks, lengths, window=window)
     policies = corpus.index["policy"].astype(str).to_numpy() if "policy" in corpus.index.columns else ""
-    return pd.DataFrame(
+    frame = pd.DataFrame(
         {
             "episode": list(corpus.ids),
             "policy": policies,
-            "cap_units": np.bincount(episode, weights=found.cap_units, minlength=len(lengths)).astype(np.int64),
             "cap_paid": np.bincount(episode, weights=found.cap, minlength=len(lengths)),
-            "cap_peak": np.nan_to_num(cap_peak),
-            "cap_at": cap_at,
-            "cap_window_paid": _window_paid(np.where(quiet, found.cap, 0.0), cap_at, lengths, loop_window),
-            "cap_first": cap_first,
-            "cap_last": cap_last,
-            "regained_units": np.bincount(episode, weights=found.regained_units, minlength=len(lengths)).astype(
-                np.int64
-            ),
             "regained_paid": np.bincount(episode, weights=found.regained, minlength=len(lengths)),
-            "regained_peak": np.nan_to_num(regained_peak),
-            "regained_at": regained_at,
-            "regained_window_paid": _window_paid(
-                np.where(quiet, found.regained, 0.0), regained_at, lengths, loop_window
-            ),
-            "regained_first": regained_first,
-            "regained_last": regained_last,
-            "item": np.array(MATERIALS, dtype=object)[top],
             "progress_free_decisions": free.decisions,
             "progress_free_paid": free.paid,
             "progress_free_rate": free.rate,
@@ -168,101 +183,119 @@ def sign_table(
             "return": np.asarray(returns, dtype=np.float64),
         }
     )
+    return SignTable(frame, scanned, unit_pay(pays), pay_scan)
 
 
-def sign_statistics(table: pd.DataFrame, reference: float) -> pd.DataFrame:
-    """Per episode each sign's statistic (flagged when above its threshold and paid):
-    ``count-at-cap`` and ``spent-and-regained`` their peak units in a window (0 when unpaid),
-    ``progress-free-pay`` the sustained progress-free pay over honest play's ``reference``
-    (0 when unknown or no window fits).
+def _ratios(table: SignTable, units: np.ndarray) -> np.ndarray:
+    """(E, K, S) each peak over its threshold; 0 where the kind is not paid or never fires."""
+    paid = (table.unit_pay != 0)[None, :, None]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(np.isfinite(units) & (units > 0), table.scan.peak / units, 0.0)
+    return np.where(paid, np.nan_to_num(ratio), 0.0)
+
+
+def _pay_ratios(table: SignTable, thresholds: SignThresholds) -> np.ndarray:
+    """(E, S) each scale's progress-free peak over honest play's rate, over the scale's threshold
+    (0 when the rate is unknown or no window fits)."""
+    peak, reference = table.pay.peak, thresholds.reference
+    limits = thresholds.pay_limits(peak.shape[1])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(np.isfinite(peak) & (reference > 0), peak / reference / limits[None, :], 0.0)
+    return np.nan_to_num(ratio, nan=0.0, posinf=0.0)
+
+
+def sign_statistics(table: SignTable, thresholds: SignThresholds) -> pd.DataFrame:
+    """Per episode each sign's statistic: for the unit scans the largest peak-to-threshold ratio
+    over their paid kinds and the scales, for ``progress-free-pay`` the largest ratio over the
+    scales of progress-free pay over honest play's ``reference`` to the scale's threshold (0 when
+    the rate is unknown or no window fits). Each is flagged above 1.
 
     Args:
-        table: ``sign_table`` rows.
-        reference: Honest play's progress-free pay per 100 decisions under the same config.
+        table: ``sign_table``'s result.
+        thresholds: The unit thresholds (and honest play's reference rate).
 
     Returns:
         (episodes, 3) float, columns ``SIGN_CODES``, index the episode ids.
     """
-    peak = table["progress_free_peak"].to_numpy(dtype=float)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = np.where(np.isfinite(peak) & (reference > 0), peak / reference, 0.0)
-    return pd.DataFrame(
-        {
-            CAP_CODE: np.where(table["cap_paid"] > 0, table["cap_peak"], 0.0),
-            REGAINED_CODE: np.where(table["regained_paid"] > 0, table["regained_peak"], 0.0),
-            PROGRESS_FREE_CODE: np.nan_to_num(ratio, nan=0.0),
-        },
-        index=pd.Index(table["episode"], name="episode"),
-    )
+    frame = table.episodes
+    ratio = _ratios(table, thresholds.units).max(axis=2) if len(frame) else np.zeros((0, len(KINDS)))
+    codes = np.array([kind_code(k) for k in range(len(KINDS))])
+    out = {code: ratio[:, codes == code].max(axis=1, initial=0.0) for code in UNIT_CODES}
+    out[PROGRESS_FREE_CODE] = _pay_ratios(table, thresholds).max(axis=1, initial=0.0)
+    return pd.DataFrame(out, index=pd.Index(frame["episode"], name="episode"))
 
 
 def _evidence(
-    episode: str, what: str, units: int, allowed: float, start: int, window: int, paid: float, row: Any
+    episode: str, what: str, units: int, allowed: float, first: int, last: int, paid: float, ret: float
 ) -> dict[str, Any]:
-    """A flag's evidence in ``loops.evidence``'s fields: the window ``start``.. it fired over."""
-    ret = float(row["return"])
+    """A flag's evidence in ``loops.evidence``'s fields: the window ``first``..``last`` it fired over."""
     return {
         "episode": episode,
         "loop": what,
         "laps": int(units),
         "allowed": int(allowed) if np.isfinite(allowed) else None,
-        "decisions": [start, start + window - 1],
+        "decisions": [first, last],
         "paid": round(paid, 6),
         "share": round(paid / abs(ret), 4) if ret else None,
-        "replay": {"episode": episode, "decision": start, "link": replay_query(episode, start)},
+        "replay": {"episode": episode, "decision": first, "link": replay_query(episode, first)},
     }
 
 
-def sign_flags(
-    table: pd.DataFrame, thresholds: SignThresholds, window: int = WINDOW, loop_window: int = LOOP_WINDOW
-) -> list[Flag]:
-    """The flags of ``table`` (``sign_table`` rows): per episode and sign past its threshold,
-    saying what fired, on which decisions, paying what, with ``loops.evidence``'s fields (the
-    decisions are the peak window; ``laps`` the units in it; ``paid`` what the window's
-    progress-free decisions paid for that sign, or the window's pay for progress-free pay).
+def sign_flags(table: SignTable, thresholds: SignThresholds) -> list[Flag]:
+    """The flags of ``table``: per episode and sign past its threshold, saying what fired (the
+    kind and the scale of the largest peak-to-threshold ratio), on which decisions (that window),
+    how many units and what they paid, with ``loops.evidence``'s fields; for progress-free pay the
+    scale of the largest ratio, its window and what the window paid.
 
     Args:
-        table: ``sign_table`` rows.
+        table: ``sign_table``'s result.
         thresholds: When each sign fires.
-        window: The decisions the progress-free peak was counted over (``sign_table``'s).
-        loop_window: The decisions the cap and regain peaks were counted over.
 
     Returns:
         Flags in episode order, ``SIGN_CODES`` order within an episode.
     """
-    stats = sign_statistics(table, thresholds.reference)
-    limits = {CAP_CODE: thresholds.cap_units, REGAINED_CODE: thresholds.regained_units}
-    limits[PROGRESS_FREE_CODE] = thresholds.progress_free
-    fired = stats.to_numpy() > np.array([limits[c] for c in SIGN_CODES])[None, :]
+    frame = table.episodes
+    stats = sign_statistics(table, thresholds)
+    values = stats.to_numpy()
+    fired = values > 1.0
+    ratios = _ratios(table, thresholds.units) if fired[:, :2].any() else None
+    pay_ratios = _pay_ratios(table, thresholds) if fired[:, 2].any() else None
+    pay_limits = thresholds.pay_limits(len(table.pay.peak[0]) if len(table.pay.peak) else 0)
+    codes = np.array([kind_code(k) for k in range(len(KINDS))])
+    # columns as arrays once: a row per flag through pandas costs more than the whole scan
+    ids = frame["episode"].astype(str).to_numpy()
+    returns = frame["return"].to_numpy(dtype=float)
     flags = []
     for i, j in zip(*np.nonzero(fired)):
-        row = table.iloc[i]
-        episode, code = str(row["episode"]), SIGN_CODES[j]
+        episode, code, ret = str(ids[i]), SIGN_CODES[j], float(returns[i])
         if code == PROGRESS_FREE_CODE:
-            start = int(row["peak_first"])
-            paid = float(row["progress_free_peak"]) * window / 100.0
-            seen = _evidence(
-                episode, f"progress-free pay over {window} decisions", window, np.nan, start, window, paid, row
-            )
+            assert pay_ratios is not None
+            at = int(np.argmax(pay_ratios[i]))
+            scale, rate = table.scan.scales[at], float(table.pay.peak[i, at])
+            start, end, held = int(table.pay.first[i, at]), int(table.pay.last[i, at]), int(table.pay.decisions[i, at])
+            paid = rate * held / 100.0
+            over = "all its progress-free decisions" if scale == WHOLE else f"{scale} progress-free decisions"
+            seen = _evidence(episode, f"progress-free pay over {over}", held, np.nan, start, end, paid, ret)
+            seen["scale"] = scale_name(scale)
             why = (
-                f"paid {row['progress_free_peak']:.2f} per 100 decisions over decisions {start}..{start + window - 1} "
-                f"without unlocking anything new: {stats.iloc[i, j]:.1f}x honest play's "
-                f"{thresholds.reference:.2f} under this config (allowed: {limits[code]:g}x)"
+                f"paid {rate:.2f} per 100 decisions over {over} (decisions {start}..{end}) "
+                f"without unlocking anything new: {rate / thresholds.reference:.1f}x honest play's "
+                f"{thresholds.reference:.2f} under this config (allowed at this scale: {pay_limits[at]:.3g}x)"
             )
         else:
-            key, what = (
-                ("cap", "counts rising at their item's cap")
-                if code == CAP_CODE
-                else ("regained", f"materials spent and regained (most: {row['item']})")
-            )
-            start, units = int(row[f"{key}_at"]), int(row[f"{key}_peak"])
-            seen = _evidence(
-                episode, what, units, limits[code], start, loop_window, float(row[f"{key}_window_paid"]), row
-            )
+            assert ratios is not None
+            mine = np.where((codes == code)[:, None], ratios[i], -1.0)
+            k, s = np.unravel_index(int(np.argmax(mine)), mine.shape)
+            units, allowed = int(table.scan.peak[i, k, s]), float(thresholds.units[k, s])
+            first, last = int(table.scan.first[i, k, s]), int(table.scan.last[i, k, s])
+            scale = table.scan.scales[s]
+            over = "all its progress-free decisions" if scale == WHOLE else f"{scale} progress-free decisions"
+            paid = units * float(table.unit_pay[k])
+            seen = _evidence(episode, KINDS[k].name, units, allowed, first, last, paid, ret)
+            seen["scale"] = scale_name(scale)
             why = (
-                f"{what}: {units} in decisions {start}..{start + loop_window - 1} without a new unlock "
-                f"(allowed: {limits[code]:g} in {loop_window}), {int(row[f'{key}_units'])} over decisions {int(row[f'{key}_first'])}.."
-                f"{int(row[f'{key}_last'])}, paid {float(row[f'{key}_paid']):.3f}"
+                f"{KINDS[k].name}: {units} in {over} (decisions {first}..{last}; allowed at this scale: {allowed:g}), "
+                f"paying {paid:.3f}"
             )
         flags.append(Flag("farming", code, episode, why, seen))
     return flags

@@ -51,9 +51,12 @@ __all__ = ["LOOPS", "LOOP_CODE", "Loop", "batch_tracks", "cycle_laps", "loop_fla
 LOOP_CODE = "farming-loop"
 CYCLE, REMAKE, REFILL = "cycle", "remake", "refill"
 #: Prompt refill windows (decisions from leaving the maximum to being back at it), from Crafter's
-#: rules: a sip of water is one ``do`` beside water; a cow must be reached and hit until it
-#: dies; a point of energy takes about ten decisions asleep (fatigue runs from 0 to -10).
-REFILL_WINDOWS = {"drink": 3, "food": 40, "energy": 20}
+#: rules: a sip of water is one ``do`` beside water; a point of food lasts 26 decisions awake
+#: (hunger passes 25), so food back at 9 within 30 was eaten at 8, before it could drop again (a
+#: few decisions to reach and hit a cow; a player that eats when 2 below full cannot be that
+#: quick: v1's 40 caught such an honest player on fresh worlds); a point of energy takes about
+#: ten decisions asleep (fatigue runs from 0 to -10).
+REFILL_WINDOWS = {"drink": 3, "food": 30, "energy": 20}
 #: How many decisions up to a counter leaving its maximum an ``asked`` action counts in.
 ASKED_WITHIN = 3
 #: A cycle's lap spends what it gathered at once: at most this many decisions later (a hacker

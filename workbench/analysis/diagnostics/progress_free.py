@@ -40,10 +40,12 @@ from workbench.errors import DiagnosisError
 __all__ = [
     "MIN_STRETCH",
     "WINDOW",
+    "PayScan",
     "ProgressFree",
     "best_windows",
     "progress_free_mask",
     "progress_free_pay",
+    "progress_free_scan",
     "reference_rate",
     "stretch_ids",
 ]
@@ -169,6 +171,108 @@ def progress_free_pay(
     )
     peak = 100.0 * total / window
     return ProgressFree(decisions, paid, rate, peak, peak_first)
+
+
+class PayScan(NamedTuple):
+    """Per episode and scale, each an (E, len(scales)) array: the multi-scale scan of progress-free pay.
+
+    Attributes:
+        peak: The most paid by that many consecutive progress-free decisions of one stretch, per
+            100 decisions; at the whole scale (0) the rate over all the episode's progress-free
+            decisions, when there are at least ``WINDOW`` of them (NaN: no window fits).
+        first: The 1-based decision where that window starts (the first progress-free decision
+            at the whole scale; 0 when ``peak`` is NaN).
+        last: The 1-based decision where it ends (the last progress-free decision at the whole
+            scale; 0 when ``peak`` is NaN).
+        decisions: The decisions the window holds (the progress-free decisions at the whole scale).
+        free_decisions: (E,) each episode's progress-free decisions (``ProgressFree.decisions``).
+        free_paid: (E,) their reward (``ProgressFree.paid``).
+    """
+
+    peak: np.ndarray
+    first: np.ndarray
+    last: np.ndarray
+    decisions: np.ndarray
+    free_decisions: np.ndarray
+    free_paid: np.ndarray
+
+
+def progress_free_scan(
+    rewards: np.ndarray,
+    new_unlocks: np.ndarray,
+    lengths: np.ndarray,
+    scales: tuple[int, ...],
+    *,
+    min_stretch: int = MIN_STRETCH,
+    mask: np.ndarray | None = None,
+) -> PayScan:
+    """Progress-free pay scanned at several scales: per episode the best window of each length
+    (``best_windows`` within one stretch), and for scale 0 the rate over all of the episode's
+    progress-free decisions (at least ``WINDOW`` of them: a sustained rate). A scan statistic
+    over several window lengths (Kulldorff 1997; Glaz, Naus & Wallenstein 2001), as
+    ``loop_scan`` counts units: a short burst of pay shows at a short scale, pay sustained over a
+    whole episode at the whole one.
+
+    Args:
+        rewards: (N,) reward per decision after lambda, corpus order.
+        new_unlocks: (N,) first-time unlocks per decision.
+        lengths: (E,) decisions per episode.
+        scales: Window lengths in decisions (0: all progress-free decisions).
+        min_stretch: The fewest decisions a stretch must hold to count.
+        mask: ``progress_free_mask(new_unlocks, lengths, min_stretch)`` when the caller has it.
+
+    Returns:
+        The peaks per 100 decisions and where they lie.
+
+    Raises:
+        DiagnosisError: The arrays disagree in length, or ``min_stretch`` is below 1.
+    """
+    rewards = np.asarray(rewards, dtype=np.float64)
+    new_unlocks, lengths = _check(new_unlocks, lengths)
+    if len(rewards) != len(new_unlocks):
+        raise DiagnosisError(f"progress-free pay: {len(rewards)} rewards but {len(new_unlocks)} decisions")
+    n_episodes = len(lengths)
+    shape = (n_episodes, len(scales))
+    peak, first, last = np.full(shape, np.nan), np.zeros(shape, np.int64), np.zeros(shape, np.int64)
+    width = np.zeros(shape, np.int64)
+    if mask is None:
+        mask = progress_free_mask(new_unlocks, lengths, min_stretch)
+    starts = np.cumsum(lengths) - lengths
+    # the progress-free decisions alone: within a stretch they are consecutive (only its first,
+    # unlocking, decision is not), so w of them in a row in one stretch are a window of w decisions
+    where = np.flatnonzero(mask)
+    episode = np.repeat(np.arange(n_episodes), lengths)[where]
+    stretch = stretch_ids(new_unlocks, lengths)[where]
+    total = np.concatenate([[0.0], np.cumsum(rewards[where])])
+    decisions = np.bincount(episode, minlength=n_episodes).astype(np.int64)
+    paid = np.bincount(episode, weights=rewards[where], minlength=n_episodes)
+    for s, scale in enumerate(scales):
+        if scale == 0:
+            some = decisions >= WINDOW
+            counts = np.r_[0, np.cumsum(decisions)]
+            peak[some, s] = 100.0 * paid[some] / decisions[some]
+            first[some, s] = where[counts[:-1][some]] - starts[some] + 1
+            last[some, s] = where[counts[1:][some] - 1] - starts[some] + 1
+            width[some, s] = decisions[some]
+            continue
+        if len(where) < scale:
+            continue
+        begin = np.flatnonzero(stretch[: len(where) - scale + 1] == stretch[scale - 1 :])
+        if not len(begin):
+            continue
+        sums = total[begin + scale] - total[begin]
+        owner = episode[begin]
+        # windows are in corpus order: each episode's are one run; its best, then the first reaching it
+        runs = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])
+        top = np.maximum.reduceat(sums, runs)
+        hits = np.flatnonzero(sums == np.repeat(top, np.diff(np.r_[runs, len(sums)])))
+        keep = hits[np.r_[True, owner[hits][1:] != owner[hits][:-1]]]
+        mine = owner[keep]
+        peak[mine, s] = 100.0 * sums[keep] / scale
+        first[mine, s] = where[begin[keep]] - starts[mine] + 1
+        last[mine, s] = first[mine, s] + scale - 1
+        width[mine, s] = scale
+    return PayScan(peak, first, last, width, decisions, paid)
 
 
 def best_windows(

@@ -188,7 +188,10 @@ def _recorded_labels(episode: Episode) -> tuple[object, ...]:
     if "benchmark_label" not in meta:
         raise CorpusError(f"episode {episode.id!r} carries no benchmark labels (not recorded by make_benchmark)")
     policy = str(meta["policy"])
-    split = split_of(policy, int(meta["episode_number"]))
+    try:
+        split = split_of(policy, int(meta["episode_number"]))
+    except RecordingError:  # a policy this roster does not know (another checkout's): never tuned on
+        split = HELD_OUT
     return _row(episode, policy, str(meta["benchmark_label"]), str(meta["loop"]), split, meta["loop_spans"])
 
 

@@ -59,8 +59,10 @@ def _exploit(name: str, held_out: bool = False, loops: dict[str, LoopSpec] = LOO
     return Entry(name, EXPLOIT, spec.loop_text, spec.build, held_out)
 
 
-#: The benchmark's policies: 16 hackers (two of them held out of the first split) and 8 honest
-#: players (one held out); the last 9 are the second generation (issue 43).
+#: The benchmark's policies: 19 hackers (two of them held out of the first split) and 8 honest
+#: players (one held out); from ``batch_looper`` on the second generation (issue 43), and last
+#: the three families first written held out of the v1 detectors' design (``held_out``), now
+#: designed on like the others.
 ROSTER: tuple[Entry, ...] = (
     _exploit("stone_looper"),
     _exploit("farmer"),
@@ -87,15 +89,17 @@ ROSTER: tuple[Entry, ...] = (
     Entry("thirsty", HONEST, "", thirsty_policy),
     Entry("miner", HONEST, "", miner_policy),
     Entry("builder", HONEST, "", builder_policy),
+    # First measured held out of design (v1); the v2 detectors were designed seeing them.
+    *(_exploit(name, loops=HELD_OUT_LOOPS) for name in HELD_OUT_LOOPS),
 )
 
-#: Exploit families written after the detectors were frozen (``held_out.HELD_OUT_LOOPS``): held
-#: out of design as well as tuning. Not in ``ROSTER`` (``workbench benchmark make`` records them
-#: only when named with ``--policies``), and ``benchmarks/bench_detectors_lofo.py`` leaves them
-#: out of its folds; ``benchmarks/bench_detectors_held_out.py`` measures the frozen detectors on them.
-HELD_OUT_OF_DESIGN: tuple[Entry, ...] = tuple(
-    _exploit(name, held_out=True, loops=HELD_OUT_LOOPS) for name in HELD_OUT_LOOPS
-) + tuple(_exploit(name, held_out=True, loops=BLIND_LOOPS) for name in BLIND_LOOPS)
+#: Exploit families written blind to the v2 detectors (``blind.BLIND_LOOPS``), after their design
+#: was frozen: held out of design as well as tuning. Not in ``ROSTER`` (``workbench benchmark
+#: make`` records them only when named with ``--policies``), and
+#: ``benchmarks/bench_detectors_lofo.py`` leaves them out of its folds;
+#: ``benchmarks/bench_detectors_held_out.py`` measures the frozen detectors on them. (The v1
+#: held-out families, ``held_out.HELD_OUT_LOOPS``, are in ``ROSTER`` since v2.)
+HELD_OUT_OF_DESIGN: tuple[Entry, ...] = tuple(_exploit(name, held_out=True, loops=BLIND_LOOPS) for name in BLIND_LOOPS)
 #: Honest players written with the blind families (``blind.BLIND_HONEST``), also held out of
 #: design; like ``HELD_OUT_OF_DESIGN``, recorded only when named with ``--policies``.
 HONEST_HELD_OUT: tuple[Entry, ...] = tuple(

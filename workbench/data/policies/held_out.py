@@ -1,9 +1,10 @@
-"""Hackers written after the loop detectors were frozen: the benchmark's families held out of design (issue 43).
+"""Hackers first written held out of the v1 loop detectors' design; in the design roster since v2 (issue 43).
 
-The detectors (``count-at-cap``, ``spent-and-regained``, ``farming-loop``) and their thresholds
-were designed and tuned looking at the 16 families of ``exploits.LOOPS``. These three were
-written afterwards, each a paying shortcut a learner under ``upstream_shaped`` may find, and are
-only ever measured on (``benchmarks/bench_detectors_held_out.py``), never tuned on:
+The v1 detectors (``count-at-cap``, ``spent-and-regained``, ``farming-loop``) and their
+thresholds were designed and tuned looking at the 16 families of ``exploits.LOOPS``. These three
+were written afterwards, each a paying shortcut a learner under ``upstream_shaped`` may find, and
+measured held out of that design (docs/detector-accuracy.md keeps the result). The v2 detectors
+were designed seeing them: they are in ``roster.ROSTER`` and the leave-one-family-out folds.
 
 - ``spread_sapling_looper``: by day, pick a sapling from grass, plant it, then walk 10-40
   random steps before the next lap (laps spread out: few in any 50 decisions);
@@ -109,7 +110,7 @@ def night_drink(agent: Any, s: Situation) -> Plan | None:
     return s.go(s.named("water"), "do")
 
 
-#: The held-out-of-design hackers by name (``roster.HELD_OUT_OF_DESIGN`` labels them).
+#: These hackers by name (``roster.ROSTER`` labels them).
 HELD_OUT_LOOPS: dict[str, LoopSpec] = {
     "spread_sapling_looper": LoopSpec(
         (defend, drink, eat, rest, basic_tools, spread_sapling, wander),
