@@ -8,6 +8,7 @@ in a fresh interpreter with ``-X importtime``, which lists every module the proc
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -89,3 +90,21 @@ def test_opening_a_corpus_imports_no_writer_importer_or_progress_bar():
     assert not sorted(m for m in modules if m.split(".")[0] in unneeded)
     importers = {"rollouts", "traces", "crafter_recorder", "batch", "toolcalls"}
     assert not {f"workbench.data.importers.{name}" for name in importers} & modules
+
+
+def test_the_audit_imports_no_game():
+    # the audit's loop signs read honest play's episodes from the shipped benchmark
+    # (``benchmarks.honest_episodes``), not through the roster, whose players import Crafter's
+    # game (its world generator's numba: ~0.2 s of CPU per `workbench audit`)
+    done = subprocess.run(
+        [sys.executable, "-c", "import json, sys, workbench.analysis.audit; print(json.dumps(sorted(sys.modules)))"],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    modules = set(json.loads(done.stdout))
+    assert "workbench.analysis.sign_gates" in modules  # the loop signs are part of the audit
+    assert not sorted(m for m in modules if m.split(".")[0] in ("crafter", "numba"))
