@@ -237,19 +237,19 @@ def workshop(agent: BlindPolicy, s: Situation) -> Plan | None:
     def by_fresh(cell: Cell) -> bool:
         return any(abs(cell[0] - t[0]) <= 1 and abs(cell[1] - t[1]) <= 1 for t in fresh)
 
-    wood = needs.get("wood", 0) + (0 if fresh else table_cost)
+    # A fresh table out of reach is no table: this lap then needs the wood for a new one.
+    path = shortest_path(s.grid, s.pos, by_fresh, limit=STATION_RANGE) if fresh else None
+    wood = needs.get("wood", 0) + (0 if path is not None else table_cost)
     if s.inv["wood"] < wood:
         return collect(s, "tree")
     if s.inv["stone"] < needs.get("stone", 0):
         return collect(s, "stone")
-    if fresh:
-        path = shortest_path(s.grid, s.pos, by_fresh, limit=STATION_RANGE)
-        if path is not None:
-            plan = walk(s.grid, s.pos, s.facing, path)[0] + [f"make_{tool}"]
-            if len(plan) <= s.obs.max_actions:  # the make is played now: that table is spent
-                end = path[-1] if path else s.pos
-                used.update(t for t in fresh if abs(end[0] - t[0]) <= 1 and abs(end[1] - t[1]) <= 1)
-            return plan
+    if path is not None:
+        plan = walk(s.grid, s.pos, s.facing, path)[0] + [f"make_{tool}"]
+        if len(plan) <= s.obs.max_actions:  # the make is played now: that table is spent
+            end = path[-1] if path else s.pos
+            used.update(t for t in fresh if abs(end[0] - t[0]) <= 1 and abs(end[1] - t[1]) <= 1)
+        return plan
     return approach_open(s.grid, s.pos, s.facing, s.named(*OPEN), "place_table", limit=STATION_RANGE)
 
 
