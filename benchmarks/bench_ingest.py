@@ -3,6 +3,7 @@
     .venv/bin/python benchmarks/bench_ingest.py                                   # 10k and 100k, 3 repeats
     .venv/bin/python benchmarks/bench_ingest.py --sizes 1000000 --sources rollouts --repeats 1
     .venv/bin/python benchmarks/bench_ingest.py --stages                          # where the time goes, at 10k
+    .venv/bin/python benchmarks/bench_ingest.py --baseline ../main-checkout       # before/after, in turn
 
 Sources are made by copying the real fixtures with new run ids (``ingest_sources.py``): task-app
 rollouts as JSONL, a synth-ai 0.2.24 trace database, crafter.Recorder files. Each measurement
@@ -21,7 +22,9 @@ time waits for a core, the CPU time does not) and decisions per CPU second (per 
 of that CPU time to the floor's (CPU time too, measured in the same process just before), for
 orjson and for ``json``; and the peak resident memory of the importing process and of its
 largest worker (``ru_maxrss``). The load average is printed before and after, and after each
-row. The last line is machine-readable.
+row. With ``--baseline DIR`` each run is made with the package of that checkout (e.g. main's) too,
+in turn with this one's on the same sources, and its rows follow, marked ``baseline``. The last
+line is machine-readable.
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ from pathlib import Path
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
 sys.path.insert(0, str(HERE))
 
 from ingest_sources import make_recorder, make_rollouts, make_traces  # noqa: E402
@@ -143,12 +147,18 @@ def child(source: str, path: str, out: str, workers: int, stages: bool) -> dict:
     return result
 
 
-def measure(source: str, path: Path, workers: int, scratch: Path, stages: bool = False) -> dict:
+def measure(source: str, path: Path, workers: int, scratch: Path, stages: bool = False, package: Path = REPO) -> dict:
+    """One fresh process's measurement, importing with the ``workbench`` package of the checkout ``package``."""
     out = scratch / f"out-{source}-{workers}"
     shutil.rmtree(out, ignore_errors=True)
     call = f"b.child({source!r}, {str(path)!r}, {str(out)!r}, {workers}, {stages!r})"
-    code = f"import json, sys; sys.path.insert(0, {str(HERE)!r}); import bench_ingest as b; print(json.dumps({call}))"
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    code = (
+        f"import json, sys; sys.path[:0] = [{str(package.resolve())!r}, {str(HERE)!r}]; "
+        f"import bench_ingest as b; print(json.dumps({call}))"
+    )
+    # The workers (spawned) find the same package through PYTHONPATH.
+    env = {**os.environ, "PYTHONPATH": str(package.resolve())}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False, env=env)
     shutil.rmtree(out, ignore_errors=True)
     if done.returncode != 0:
         raise SystemExit(done.stderr[-3000:])
@@ -164,6 +174,11 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--stages", action="store_true", help="profile the stages of one 1-worker import a source")
     parser.add_argument("--scratch", type=Path, default=None, help="where sources are made (default: a temp folder)")
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        help="also import with the package of this checkout (e.g. main's), in turn with this one",
+    )
     args = parser.parse_args()
     print(f"load before: {os.getloadavg()}", flush=True)
     scratch = args.scratch or Path(tempfile.mkdtemp(prefix="bench-ingest-"))
@@ -185,38 +200,14 @@ def main() -> None:
                             print(f"  {label:34s} {seconds:7.2f} s  {seconds / found['seconds']:5.0%}", flush=True)
                     (shutil.rmtree if path.is_dir() else Path.unlink)(path)
                     continue
+                packages = [REPO] if args.baseline is None else [args.baseline, REPO]
                 for workers in args.workers:
-                    runs = [measure(source, path, workers, scratch) for _ in range(args.repeats)]
-                    seconds = statistics.median(r["seconds"] for r in runs)
-                    cpu = statistics.median(r["cpu"] for r in runs)
-                    floor = statistics.median(r["floor"] for r in runs)
-                    json_floor = statistics.median(r["json_floor"] for r in runs)
-                    decisions = runs[0]["decisions"]
-                    row = {
-                        "source": source,
-                        "decisions": decisions,
-                        "made": made,
-                        "workers": workers,
-                        "seconds": seconds,
-                        "rate": decisions / seconds,
-                        "cpu": cpu,
-                        "per_cpu": decisions / cpu,
-                        "ratio": cpu / floor,
-                        "ratio_json": cpu / json_floor,
-                        "floor": floor,
-                        "rss_mb": max(r["rss_mb"] for r in runs),
-                        "worker_rss_mb": max(r["worker_rss_mb"] for r in runs),
-                        "errors": runs[0]["errors"],
-                        "load": os.getloadavg()[0],
-                    }
-                    rows.append(row)
-                    print(
-                        f"| {source} | {decisions:,} | {workers} | {seconds:.2f} s | {row['rate']:,.0f} | "
-                        f"{cpu:.2f} s | {row['per_cpu']:,.0f} | {row['ratio']:.1f}x ({floor:.2f} s) | "
-                        f"{row['ratio_json']:.1f}x | "
-                        f"{row['rss_mb']:.0f} / {row['worker_rss_mb']:.0f} MB | {row['load']:.1f} |",
-                        flush=True,
-                    )
+                    every: dict[Path, list[dict]] = {package: [] for package in packages}
+                    for _ in range(args.repeats):  # in turn, so a drift of the load touches each alike
+                        for package in packages:
+                            every[package].append(measure(source, path, workers, scratch, package=package))
+                    for package, runs in every.items():
+                        rows.append(_row(source, made, workers, runs, baseline=package != REPO))
                 (shutil.rmtree if path.is_dir() else Path.unlink)(path)
     finally:
         if args.scratch is None:
@@ -224,9 +215,45 @@ def main() -> None:
     print(f"load after: {os.getloadavg()}")
     print(
         " ".join(
-            f"{r['source']}_{r['decisions']}_w{r['workers']}={r['per_cpu']:.0f}/cpu-s,{r['ratio']:.2f}x" for r in rows
+            f"{r['source'].replace(' (baseline)', '-baseline')}_{r['decisions']}_w{r['workers']}="
+            f"{r['per_cpu']:.0f}/cpu-s,{r['ratio']:.2f}x"
+            for r in rows
         )
     )
+
+
+def _row(source: str, made: int, workers: int, runs: list[dict], *, baseline: bool) -> dict:
+    """The medians of one source, size, worker count and package's runs, printed as a table row."""
+    seconds = statistics.median(r["seconds"] for r in runs)
+    cpu = statistics.median(r["cpu"] for r in runs)
+    floor = statistics.median(r["floor"] for r in runs)
+    json_floor = statistics.median(r["json_floor"] for r in runs)
+    decisions = runs[0]["decisions"]
+    row = {
+        "source": source + (" (baseline)" if baseline else ""),
+        "decisions": decisions,
+        "made": made,
+        "workers": workers,
+        "seconds": seconds,
+        "rate": decisions / seconds,
+        "cpu": cpu,
+        "per_cpu": decisions / cpu,
+        "ratio": cpu / floor,
+        "ratio_json": cpu / json_floor,
+        "floor": floor,
+        "rss_mb": max(r["rss_mb"] for r in runs),
+        "worker_rss_mb": max(r["worker_rss_mb"] for r in runs),
+        "errors": runs[0]["errors"],
+        "load": os.getloadavg()[0],
+    }
+    print(
+        f"| {row['source']} | {decisions:,} | {workers} | {seconds:.2f} s | {row['rate']:,.0f} | "
+        f"{cpu:.2f} s | {row['per_cpu']:,.0f} | {row['ratio']:.1f}x ({floor:.2f} s) | "
+        f"{row['ratio_json']:.1f}x | "
+        f"{row['rss_mb']:.0f} / {row['worker_rss_mb']:.0f} MB | {row['load']:.1f} |",
+        flush=True,
+    )
+    return row
 
 
 if __name__ == "__main__":

@@ -179,3 +179,39 @@ def test_batch_storable_check_names_exactly_what_each_alone_does() -> None:
     assert unstorable_all(episodes, "x.db") == alone
     episodes[1].inventory[3, 0] = 1  # only the row problem left: the batch's value check passes
     assert unstorable_all(episodes, "x.db") == [None, None, None, alone[3], None]
+
+
+def test_checked_items_give_the_texts_a_save_would_make_and_a_save_stores_them(tmp_path) -> None:
+    """``checked_items`` replaces each unstorable episode by its issue in place and gives each
+    kept episode's ``logged`` text as the check made it; a staged save handed those texts writes
+    the same episodes table as a save that encodes them itself (the independent computation)."""
+    import pyarrow.parquet as pq
+    from helpers.episodes import make_episode
+
+    from workbench.data.importers.batch import ImportIssue, checked_items
+    from workbench.data.storage.rows import json_text
+
+    episodes = [make_episode(f"e{k}", decisions=4, seed=k) for k in range(4)]
+    for k, episode in enumerate(episodes):
+        episode.logged = None if k == 2 else {"stepwise": [{"strategy": "consistent", "k": k}], "ratio": 0.1 * k}
+    episodes[1].metadata["bad"] = {1, 2}  # no JSON value: its own issue
+    issue = ImportIssue("f.jsonl", "line 9", "not valid JSON")
+    items, texts = checked_items([episodes[0], issue, episodes[1], episodes[2], episodes[3]], "f.jsonl")
+    assert items[0] is episodes[0] and items[1] is issue and items[3] is episodes[2] and items[4] is episodes[3]
+    assert isinstance(items[2], ImportIssue) and "metadata" in items[2].message
+    kept = [episodes[0], episodes[2], episodes[3]]
+    assert texts == [json_text(e.logged, "", "logged") if e.logged is not None else None for e in kept]
+
+    with staging.staged_save(tmp_path / "given") as save:
+        save.hand_logged_texts(texts)
+        save.add(Corpus(kept))
+    with staging.staged_save(tmp_path / "made") as save:
+        save.add(Corpus(kept))
+    given, made = (pq.read_table(next((tmp_path / name / "episodes").glob("*.parquet"))) for name in ("given", "made"))
+    assert given.equals(made)
+    assert given.column("logged").to_pylist() == texts
+
+    with pytest.raises(ValueError, match="2 texts for 3 episodes"), staging.staged_save(tmp_path / "short") as save:
+        save.hand_logged_texts(texts[:2])
+        save.add(Corpus(kept))
+    assert not list((tmp_path / "short").glob("episodes/*.parquet"))  # nothing committed

@@ -274,6 +274,10 @@ def rule_for(strategy: Any) -> RewardRule:
     return RULES[normalize_strategy(strategy)]
 
 
+#: Per strategy name (as logged), whether its rule logs every rise: asked per decision of an import.
+_LOGS_RISES = {name: rule.pays_resources for name, rule in RULES.items()}
+
+
 def logs_rises(logged: Any) -> bool:
     """Whether a decision's logged ``info.stepwise`` comes from a rule that logs every rise
     (``inventory_deltas``, ``achievement_count_deltas``): its ``strategy`` names, exactly as the
@@ -285,8 +289,7 @@ def logs_rises(logged: Any) -> bool:
     Returns:
         True for a per_achievement log; False for consistent, the indicator-only loop's keys, junk.
     """
-    if not isinstance(logged, Mapping):
+    if type(logged) is not dict and not isinstance(logged, Mapping):  # dict first: no ABC check
         return False
     strategy = logged.get("strategy")
-    rule = RULES.get(strategy) if isinstance(strategy, str) else None
-    return rule is not None and rule.pays_resources
+    return _LOGS_RISES.get(strategy, False) if isinstance(strategy, str) else False

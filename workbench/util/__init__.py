@@ -1,1 +1,1 @@
-"""Internal utilities: atomic writes, child processes, allocator tuning, name suggestions, text diffs."""
+"""Internal utilities: atomic writes, child processes, allocator tuning, the collector paused, name suggestions, text diffs."""

@@ -224,16 +224,21 @@ def unstorable(episode: Episode, file: str | None = None, *, values: bool = True
     Returns:
         The issue, or None.
     """
+    return _checked(episode, file, values)[0]
+
+
+def _checked(episode: Episode, file: str | None, values: bool) -> tuple[ImportIssue | None, str | None]:
+    """``unstorable``'s issue, and the ``logged`` text the check made (None: an issue, or no log)."""
     try:
-        check_storable(episode, values=values)
+        row = check_storable(episode, values=values)
     except EpisodeError as error:
         # Where the counts came from explains most disagreements (estimated from a text
         # inventory that gained an item whose unlock the Achievements line does not show).
         note = episode.metadata.get("counts_note")
         why = f"; counts {episode.metadata.get('counts')}: {note}" if "status_" in str(error) and note else ""
         location = str(episode.metadata.get("location", ""))
-        return ImportIssue(file or "", location, f"cannot be stored: {error}{why}")
-    return None
+        return ImportIssue(file or "", location, f"cannot be stored: {error}{why}"), None
+    return None, row["logged"]
 
 
 def unstorable_all(episodes: Sequence[Episode], file: str | None = None) -> list[ImportIssue | None]:
@@ -248,11 +253,51 @@ def unstorable_all(episodes: Sequence[Episode], file: str | None = None) -> list
     Returns:
         Per episode, its issue or None.
     """
+    return storable_texts(episodes, file)[0]
+
+
+def storable_texts(
+    episodes: Sequence[Episode], file: str | None = None
+) -> tuple[list[ImportIssue | None], list[str | None]]:
+    """``unstorable_all``'s issues, and per episode the ``logged`` text its check made, which a
+    save of the episode unchanged reuses (``StagedSave.add``) instead of encoding it again.
+
+    Args:
+        episodes: Imported episodes.
+        file: The file they came from.
+
+    Returns:
+        Per episode its issue or None, and per episode its ``logged`` text (None for an issue or
+        an episode without a log).
+    """
     try:
         check_values(DecisionArrays.from_episodes(episodes))
+        values = False
     except Exception:  # noqa: BLE001 - any problem (or none to check): each alone says which
-        return [unstorable(e, file) for e in episodes]
-    return [unstorable(e, file, values=False) for e in episodes]
+        values = True
+    checked = [_checked(e, file, values) for e in episodes]
+    return [issue for issue, _ in checked], [text for _, text in checked]
+
+
+def checked_items(
+    items: Sequence[Episode | ImportIssue], file: str
+) -> tuple[list[Episode | ImportIssue], list[str | None]]:
+    """A file's items with each episode that cannot be stored replaced by its issue, in place
+    (``storable_texts``: the episodes checked together), and the ``logged`` text of each episode
+    kept, in order.
+
+    Args:
+        items: Episodes and issues, in the file's order.
+        file: The file.
+
+    Returns:
+        The items for ``keep_items``, and the kept episodes' ``logged`` texts.
+    """
+    episodes = [item for item in items if isinstance(item, Episode)]
+    issues, texts = storable_texts(episodes, file)
+    found = iter(issues)
+    checked = [item if isinstance(item, ImportIssue) else next(found) or item for item in items]
+    return checked, [text for text, issue in zip(texts, issues) if issue is None]
 
 
 def keep_items(collected: Collector, file: str, items: Sequence[Episode | ImportIssue]) -> None:

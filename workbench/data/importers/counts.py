@@ -65,32 +65,35 @@ def logged_counts(
     n = len(stepwise)
     if n == 0 or not all(logs_rises(s) for s in stepwise):
         return None, "not every decision logged a per_achievement info.stepwise"
-    counts = np.zeros((n + 1, len(ACHIEVEMENTS)), dtype=np.int64)
+    # Each decision's rises as a row (a few per decision, read in Python), then summed in one
+    # numpy pass: a per-decision row copy and ``where`` took ~8 us a decision in numpy calls.
+    rises = np.zeros((n, len(ACHIEVEMENTS)), dtype=np.int64)
+    first = None  # decision 1's counts when it follows another episode's end
     for i, logged in enumerate(stepwise, start=1):
         deltas = logged.get("achievement_count_deltas") or {}  # type: ignore[union-attr]
-        if not isinstance(deltas, Mapping):
+        if type(deltas) is not dict and not isinstance(deltas, Mapping):  # dict first: no ABC check
             return None, f"decision {i}: achievement_count_deltas is not an object"
-        before = counts[i - 1] if (i > 1 or start is None) else start
-        row = before.copy()
-        if i == 1 and start is not None:
-            # Not risen above the previous end: 0 if locked, else pinned only by an end of 1.
-            row = np.where(status[1], 1, 0)
-            ambiguous = status[1] & (start > 1)
-        else:
-            ambiguous = np.zeros(len(ACHIEVEMENTS), dtype=bool)
+        row = rises[i - 1]
         for name, delta in deltas.items():
             if name not in _ACHIEVEMENT or not _is_rise(delta):
                 return (
                     None,
                     f"decision {i}: achievement_count_deltas has {name!r}: {delta!r} (a positive rise of a Crafter achievement expected)",
                 )
-            k = _ACHIEVEMENT[name]
-            row[k] = before[k] + int(delta)
-            ambiguous[k] = False
-        if ambiguous.any():
-            names = [ACHIEVEMENTS[k] for k in np.flatnonzero(ambiguous)]
-            return None, f"decision {i} follows another episode's end and does not pin the counts of {names}"
-        counts[i] = row
+            row[_ACHIEVEMENT[name]] = int(delta)
+        if i == 1 and start is not None:
+            # Not risen above the previous end: 0 if locked, else pinned only by an end of 1.
+            rose = row > 0
+            ambiguous = status[1] & (start > 1) & ~rose
+            if ambiguous.any():
+                names = [ACHIEVEMENTS[k] for k in np.flatnonzero(ambiguous)]
+                return None, f"decision {i} follows another episode's end and does not pin the counts of {names}"
+            first = np.where(rose, start + row, np.where(status[1], 1, 0))
+    counts = np.zeros((n + 1, len(ACHIEVEMENTS)), dtype=np.int64)
+    if first is None:
+        counts[1:] = np.cumsum(rises, axis=0)
+    else:
+        counts[1:] = first + np.cumsum(rises, axis=0) - rises[0]  # decision 1's rises are in ``first``
     disagree = np.flatnonzero(((counts > 0) != status).any(axis=1))
     if disagree.size:
         return None, f"the logged rises disagree with the observed achievements at state {int(disagree[0])}"
@@ -143,16 +146,18 @@ def estimated_counts(status: np.ndarray, inventory: np.ndarray, actions: Sequenc
 def inventory_disagreements(inventory: np.ndarray, stepwise: Sequence[Mapping[str, Any] | None]) -> list[int]:
     """Decisions (1-based) whose logged ``inventory_deltas`` differ from the rises the
     observations show; only decisions with a per_achievement log are checked."""
-    bad = []
-    for i, logged in enumerate(stepwise, start=1):
-        if not isinstance(logged, Mapping) or not logs_rises(logged):
-            continue
-        seen = {
-            INVENTORY_ITEMS[k]: int(d) for k, d in enumerate(inventory[i].astype(np.int64) - inventory[i - 1]) if d > 0
-        }
-        deltas = logged.get("inventory_deltas") or {}
+    bad: list[int] = []
+    checked = [i for i, logged in enumerate(stepwise, start=1) if logs_rises(logged)]  # a Mapping, then
+    if not checked:
+        return bad
+    change = (inventory[1:].astype(np.int64) - inventory[:-1]).tolist()  # every decision's at once
+    for i in checked:
+        logged = stepwise[i - 1]
+        seen = {INVENTORY_ITEMS[k]: d for k, d in enumerate(change[i - 1]) if d > 0}
+        deltas = logged.get("inventory_deltas") or {}  # type: ignore[union-attr]
         try:
-            logged_rises = {str(k): int(v) for k, v in deltas.items()} if isinstance(deltas, Mapping) else None
+            is_object = type(deltas) is dict or isinstance(deltas, Mapping)
+            logged_rises = {str(k): int(v) for k, v in deltas.items()} if is_object else None
         except (TypeError, ValueError, OverflowError):
             logged_rises = None
         if logged_rises != seen:

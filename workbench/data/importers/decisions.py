@@ -31,10 +31,15 @@ def decision_actions(tool_calls: Any, where: str, cap: int | None = MAX_ACTIONS)
 def calls_text(tool_calls: Any) -> str:
     """One decision's tool calls as JSON text, as the policy gave them, bounded in size."""
     try:
-        text = json.dumps(tool_calls, default=str, ensure_ascii=False)
+        text = _CALLS_ENCODER.encode(tool_calls)
     except ValueError:
         text = repr(tool_calls)
     return text[:MAX_CALLS_CHARS]
+
+
+#: ``json.dumps(..., default=str, ensure_ascii=False)``'s encoder, made once (``dumps`` with
+#: options builds one per call: a third of the time of a decision's calls).
+_CALLS_ENCODER = json.JSONEncoder(default=str, ensure_ascii=False)
 
 
 def executed_actions(actions: list[str], before: Observed) -> list[str]:

@@ -6,12 +6,13 @@ the task app logged, and what the model said.
 
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from operator import itemgetter
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 
@@ -83,7 +84,7 @@ def _row(values: Mapping[str, Any], getter: itemgetter, names: tuple[str, ...], 
         return [values.get(name, missing) for name in names]
 
 
-def check_step_order(states: list[Observed], places: list[str]) -> None:
+def check_step_order(states: list[Observed], places: Sequence[str]) -> None:
     """Raise ``BadInput`` at the first state whose ``Step: i/max`` counter is below the one
     before it (``places[k]`` names state ``k``; the last state, after the last decision, is named
     after it): states in an order the game never ran, e.g. a file edited or reordered."""
@@ -108,14 +109,22 @@ def rollout_episode(context: RolloutContext, segment: Segment, previous: Episode
     """The episode of ``segment``; its states are its steps' obs plus the state after.
     ``previous`` is the episode before it in the same trajectory (on_done = reset), if any."""
     path, steps = segment.path, segment.steps[segment.start : segment.stop]
-    observed = [observation(step.get("obs"), f"{path}.steps[{i}].obs") for i, step in enumerate(steps, segment.start)]
-    played = [
-        decision_actions(step.get("tool_calls"), f"{path}.steps[{i}].tool_calls", context.producer.action_cap)
-        for i, step in enumerate(steps, segment.start)
-    ]
+    # Each location is spelt out only for an error (a decision's f-strings were ~2% of an import).
+    observed, played = [], []
+    for i, step in enumerate(steps, segment.start):
+        try:
+            observed.append(observation(step.get("obs"), ""))
+        except BadInput as error:
+            raise BadInput(f"{path}.steps[{i}].obs", error.message) from None
+    cap = context.producer.action_cap
+    for i, step in enumerate(steps, segment.start):
+        try:
+            played.append(decision_actions(step.get("tool_calls"), "", cap))
+        except BadInput as error:
+            raise BadInput(f"{path}.steps[{i}].tool_calls", error.message) from None
     actions = [p.actions for p in played]
     infos: list[Mapping[str, Any]] = [as_mapping(step.get("info")) for step in steps]
-    stepwise = [info.get("stepwise") if isinstance(info.get("stepwise"), Mapping) else None for info in infos]
+    stepwise = [s if type(s) is dict or isinstance(s, Mapping) else None for s in (i.get("stepwise") for i in infos)]
     metadata: dict[str, Any] = {}
     last = observed[-1]
     after = _after_last(segment.trajectory, segment.steps, segment.stop, last, f"{path}.final.observation")
@@ -126,11 +135,8 @@ def rollout_episode(context: RolloutContext, segment: Segment, previous: Episode
     if steps[-1].get("done") is True or steps[-1].get("done") == 1:
         actions[-1] = executed_actions(actions[-1], last)
     states = observed + [after]
-    check_step_order(states, [f"{path}.steps[{i}].obs" for i in range(segment.start, segment.stop)])
-    rewards = [
-        finite(step.get("reward") if step.get("reward") is not None else 0.0, f"{path}.steps[{i}]", "reward")
-        for i, step in enumerate(steps, segment.start)
-    ]
+    check_step_order(states, _Places(path, segment.start, segment.stop))
+    rewards = [_reward(step.get("reward"), path, i) for i, step in enumerate(steps, segment.start)]
     metadata.update(_episode_metadata(context, segment, states))
     if previous is not None:
         # The task app scores this episode's first decision against the previous one's end
@@ -164,6 +170,38 @@ def rollout_episode(context: RolloutContext, segment: Segment, previous: Episode
         )
     except (EpisodeError, ValueError, TypeError) as error:
         raise BadInput(path, str(error)) from None
+
+
+class _Places(Sequence[str]):
+    """``[f"{path}.steps[{i}].obs" for i in range(start, stop)]``, each made only when asked for."""
+
+    def __init__(self, path: str, start: int, stop: int) -> None:
+        self.path, self.start, self.stop = path, start, stop
+
+    def __len__(self) -> int:
+        return self.stop - self.start
+
+    @overload
+    def __getitem__(self, k: int) -> str: ...
+
+    @overload
+    def __getitem__(self, k: slice) -> list[str]: ...
+
+    def __getitem__(self, k: int | slice) -> str | list[str]:
+        if isinstance(k, slice):
+            return [self[j] for j in range(len(self))[k]]
+        if not -len(self) <= k < len(self):
+            raise IndexError(k)
+        return f"{self.path}.steps[{self.start + k % len(self)}].obs"
+
+
+def _reward(value: Any, path: str, i: int) -> float:
+    """A step's reward as a finite float (absent or null: 0.0); ``BadInput`` at the step otherwise."""
+    if type(value) is float and math.isfinite(value):
+        return value  # the usual cases, without the general check's calls
+    if type(value) is int and -(2**53) <= value <= 2**53:
+        return float(value)  # exact
+    return finite(value if value is not None else 0.0, f"{path}.steps[{i}]", "reward")
 
 
 def _counts(
@@ -312,12 +350,13 @@ def _logged(
     for info in infos:
         meta = as_mapping(info.get("meta"))
         decision_rewards.append(
-            meta.get("decision_rewards") if isinstance(meta.get("decision_rewards"), Mapping) else None
+            rewards if type(rewards := meta.get("decision_rewards")) is dict or isinstance(rewards, Mapping) else None
         )
     return {
         "config": context.config,
         "config_source": context.config_source,
-        "stepwise": [dict(s) if s is not None else None for s in stepwise],
+        # a parsed file's own dicts kept as they are (nothing else holds or changes them)
+        "stepwise": [s if type(s) is dict else None if s is None else dict(s) for s in stepwise],
         "decision_rewards": decision_rewards,
         "summary": context.summary,
     }

@@ -20,9 +20,9 @@ from workbench.data.importers.batch import (
     ImportIssue,
     ImportResult,
     batch_files,
+    checked_items,
     keep_items,
     unexpected,
-    unstorable,
 )
 from workbench.data.importers.jsonfiles import dig, join_path, read_responses
 from workbench.data.importers.producers import Producer, chosen_producer, producer_for_version, response_producer
@@ -89,13 +89,23 @@ def rollout_file_items(file: Path, told: Producer | None) -> list[Episode | Impo
     Returns:
         Episodes (ids as the file gives them) and issues, for ``keep_items``.
     """
+    return checked_items(rollout_file_read(file, told), str(file))[0]
+
+
+def rollout_file_read(file: Path, told: Producer | None) -> list[Episode | ImportIssue]:
+    """``rollout_file_items`` before the storable check (``checked_items`` makes it).
+
+    Args:
+        file: A ``.json`` or ``.jsonl`` file.
+        told: The producer the user named (None: told from each response's shape).
+
+    Returns:
+        Episodes and issues, in the file's order.
+    """
     items: list[Episode | ImportIssue] = []
     try:
         for item in _file_episodes(file, told):
-            if isinstance(item, Episode):
-                items.append(unstorable(item, str(file)) or item)  # an episode that cannot be stored is its own issue
-            else:
-                items.append(ImportIssue(str(file), item.location, item.message))
+            items.append(item if isinstance(item, Episode) else ImportIssue(str(file), item.location, item.message))
     except Exception as error:  # noqa: BLE001 - whatever a file does, the batch goes on
         items.append(ImportIssue(str(file), "", unexpected(error)))
     return items
@@ -177,7 +187,7 @@ def _trajectory_episodes(context: RolloutContext, t: int, path: str, trajectory:
                 f"has no executed steps (the rollout ended at once: {ended}); an episode needs at least one decision",
             )
     for i, step in enumerate(steps):
-        if not isinstance(step, Mapping):
+        if type(step) is not dict and not isinstance(step, Mapping):  # dict first: no ABC check
             raise BadInput(f"{path}.steps[{i}]", "expected a step object")
     ends = [i for i, step in enumerate(steps) if step_done(step, f"{path}.steps[{i}]")]
     bounds = [0] + [i + 1 for i in ends if i + 1 < len(steps)] + [len(steps)]

@@ -113,9 +113,10 @@ def _call_actions(call: Any, notes: list[str]) -> list[str]:
         if isinstance(listed, (bool, int, float)):
             raise RefusedToolCall(f"interact_many with actions that are a number: {_short(call)}")
         return _entries(list(listed), notes)  # a string iterates its characters, an object its keys
-    if isinstance(args, Mapping) and isinstance(args.get("actions"), list) and args["actions"]:
+    is_object = type(args) is dict or isinstance(args, Mapping)  # dict first: no ABC check
+    if is_object and isinstance(args.get("actions"), list) and args["actions"]:
         return _entries(args["actions"], notes)
-    candidate = args.get("action") if isinstance(args, Mapping) else None
+    candidate = args.get("action") if is_object else None
     if isinstance(candidate, int) or (isinstance(candidate, str) and candidate in _IDS):
         return _entries([candidate], notes)
     return _entries([name], notes)

@@ -12,7 +12,7 @@ columns are decoded whole when first asked for.
 from __future__ import annotations
 
 import secrets
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
@@ -84,7 +84,13 @@ def stored_ids(root: Path) -> dict[str, str]:
 
 
 def append(
-    root: Path, corpus: Corpus, replaces: set[str], *, progress: bool = False, staged: list[Path] | None = None
+    root: Path,
+    corpus: Corpus,
+    replaces: set[str],
+    *,
+    progress: bool = False,
+    staged: list[Path] | None = None,
+    logged_texts: Sequence[str | None] | None = None,
 ) -> str | None:
     """Write ``corpus`` as one new part of ``root`` (under the lock, ids already checked);
     ``replaces`` are ids an earlier part holds; ``progress`` shows a tqdm bar per table. Returns
@@ -92,7 +98,11 @@ def append(
 
     With ``staged`` (a list), the part is written but not committed: its episodes table, the
     commit record, is left under a temporary name, and every file of the part is appended to
-    ``staged`` (the temporary episodes table last) for ``commit_staged`` or ``discard_staged``."""
+    ``staged`` (the temporary episodes table last) for ``commit_staged`` or ``discard_staged``.
+
+    ``logged_texts``: per episode, its ``logged`` document's text as ``check_storable`` made it
+    for this same, unchanged episode (an import checks each episode before it is saved), so it
+    is not encoded again; None (or None for an episode): made here."""
     if len(corpus) == 0:
         return None
     part = new_part_name()
@@ -102,7 +112,10 @@ def append(
     columns = {column: index[column].tolist() for column in index.columns}  # a column at a time, not a cell
     index_rows = [{column: values[i] for column, values in columns.items()} for i in range(len(extras))]
     # Every row built and checked before anything is written (its JSON texts made once).
-    rows = [episode_row(row, e, -1, e.id in replaces) for row, e in zip(index_rows, extras)]
+    given: list[str | None] = [None] * len(extras) if logged_texts is None else list(logged_texts)
+    if len(given) != len(extras):
+        raise ValueError(f"logged_texts: {len(given)} texts for {len(extras)} episodes")
+    rows = [episode_row(row, e, -1, e.id in replaces, text) for row, e, text in zip(index_rows, extras, given)]
     written: list[Path] = []
     try:
         decisions = part_file(root, "decisions", part)

@@ -129,11 +129,21 @@ def _utf8(text: str, where: str, name: str) -> str:
     return text
 
 
-def episode_row(index_row: dict[str, Any], extras: EpisodeExtras, group: int, replaces: bool) -> dict[str, Any]:
+def episode_row(
+    index_row: dict[str, Any], extras: EpisodeExtras, group: int, replaces: bool, logged_text: Any = None
+) -> dict[str, Any]:
     """The episodes-table row of one episode (``index_row``: its ``Corpus.index`` row), checked
     (``EpisodeValueError`` naming the episode and the column). A seed outside int64 is kept in
-    the metadata only (the column is null: a read takes it from there)."""
+    the metadata only (the column is null: a read takes it from there). ``logged_text``: the
+    ``logged`` column's text, when a check of this same episode made it already (a string
+    for a logged document; anything else: made here)."""
     where = f"episode {extras.id!r}"
+    if extras.logged is None:
+        logged = None
+    elif isinstance(logged_text, str):
+        logged = logged_text  # json_text's, made by check_storable: not encoded twice
+    else:
+        logged = json_text(extras.logged, where, "logged")
     seed = index_row["seed"]
     if isinstance(seed, (int, np.integer)) and not isinstance(seed, (bool, np.bool_)):
         seed = int(seed) if INT64[0] <= int(seed) <= INT64[1] else None
@@ -144,7 +154,7 @@ def episode_row(index_row: dict[str, Any], extras: EpisodeExtras, group: int, re
         "seed": seed,
         "unlocked": list(index_row["unlocked"]),
         "metadata": json_text(extras.metadata, where, "metadata"),
-        "logged": None if extras.logged is None else json_text(extras.logged, where, "logged"),
+        "logged": logged,
         "has_frames": group >= 0,
         "has_views": extras.views is not None,
         "has_messages": extras.messages is not None,
@@ -169,7 +179,7 @@ def episode_row(index_row: dict[str, Any], extras: EpisodeExtras, group: int, re
     return row
 
 
-def check_storable(episode: Episode, *, values: bool = True) -> None:
+def check_storable(episode: Episode, *, values: bool = True) -> dict[str, Any]:
     """``EpisodeValueError`` naming ``episode`` and what cannot be stored (a value outside
     Crafter's ranges, a metadata value of no JSON type, an id that is not UTF-8...); what a save
     would refuse, found before it, so a batch can leave this episode out and save the rest.
@@ -178,6 +188,10 @@ def check_storable(episode: Episode, *, values: bool = True) -> None:
         episode: The episode a save would write.
         values: Check its decisions' value ranges too (``check_values``); False when the caller
             has checked them already, for a batch of episodes at once.
+
+    Returns:
+        The episodes-table row checked (its ``logged`` text may be handed to the save that
+        writes this episode unchanged: ``columnar.append``'s ``logged_texts``).
 
     Raises:
         EpisodeValueError: Something in it cannot be stored (named with the episode and column).
@@ -189,6 +203,7 @@ def check_storable(episode: Episode, *, values: bool = True) -> None:
         raise EpisodeValueError(f"episode {episode.id!r}: counts is {row['counts']!r}, expected one of {COUNT_SOURCES}")
     if values:
         check_values(DecisionArrays.from_episodes([episode]))
+    return row
 
 
 # -- reading ----------------------------------------------------------------------------------

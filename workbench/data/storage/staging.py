@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -32,9 +32,21 @@ class StagedSave:
         self.held = set(held)
         self.staged: list[Path] = []
         self.parts: list[str] = []
+        self.logged_texts: Sequence[str | None] | None = None
+
+    # A hand-over of its own, so ``add`` keeps its one argument for whoever calls or wraps it.
+    def hand_logged_texts(self, texts: Sequence[str | None]) -> None:
+        """Give the next ``add`` its episodes' ``logged`` texts as ``check_storable`` made them
+        (the episodes unchanged since), so they are not encoded again.
+
+        Args:
+            texts: Per episode of the next ``add``'s corpus, in order, its text (None: made there).
+        """
+        self.logged_texts = texts
 
     def add(self, corpus: Corpus) -> None:
-        """Write ``corpus`` as one more uncommitted part.
+        """Write ``corpus`` as one more uncommitted part (with the texts ``hand_logged_texts``
+        gave it, if any).
 
         Args:
             corpus: The episodes (ids unique in the whole save).
@@ -43,12 +55,13 @@ class StagedSave:
             TargetExistsError: An id ``root`` already holds, without ``overwrite``.
             EpisodeValueError: A value that cannot be stored (nothing of this part is kept).
         """
+        texts, self.logged_texts = self.logged_texts, None  # for this add only
         clashes = [i for i in corpus.ids if i in self.held]
         if clashes and not self.overwrite:
             raise TargetExistsError(
                 f"{self.root}: already holds episode(s) {clashes[:5]}; pass {self.hint} to replace them"
             )
-        part = columnar.append(self.root, corpus, set(clashes), staged=self.staged)
+        part = columnar.append(self.root, corpus, set(clashes), staged=self.staged, logged_texts=texts)
         if part is not None:
             self.parts.append(part)
 
