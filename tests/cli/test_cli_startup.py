@@ -92,12 +92,21 @@ def test_opening_a_corpus_imports_no_writer_importer_or_progress_bar():
     assert not {f"workbench.data.importers.{name}" for name in importers} & modules
 
 
-def test_the_audit_imports_no_game():
-    # the audit's loop signs read honest play's episodes from the shipped benchmark
-    # (``benchmarks.honest_episodes``), not through the roster, whose players import Crafter's
-    # game (its world generator's numba: ~0.2 s of CPU per `workbench audit`)
+@pytest.mark.parametrize(
+    ("module", "part", "unneeded"),
+    [
+        # the audit's loop signs read honest play's episodes from the shipped benchmark
+        # (``benchmarks.honest_episodes``), not through the roster, whose players import
+        # Crafter's game (its world generator's numba: ~0.2 s of CPU per `workbench audit`)
+        ("workbench.analysis.audit", "workbench.analysis.sign_gates", ("crafter", "numba")),
+        # overoptimisation reads the timeline's unlocked matrix, not its change points
+        # (ruptures and scipy.stats: ~0.8 s of CPU per `workbench overoptimisation`)
+        ("workbench.analysis.overoptimisation", "workbench.analysis.timeline.crafter", ("ruptures", "scipy")),
+    ],
+)
+def test_an_analysis_imports_only_what_it_runs(module, part, unneeded):
     done = subprocess.run(
-        [sys.executable, "-c", "import json, sys, workbench.analysis.audit; print(json.dumps(sorted(sys.modules)))"],
+        [sys.executable, "-c", f"import json, sys, {module}; print(json.dumps(sorted(sys.modules)))"],
         capture_output=True,
         text=True,
         cwd=REPO,
@@ -106,5 +115,5 @@ def test_the_audit_imports_no_game():
     )
     assert done.returncode == 0, done.stderr[-2000:]
     modules = set(json.loads(done.stdout))
-    assert "workbench.analysis.sign_gates" in modules  # the loop signs are part of the audit
-    assert not sorted(m for m in modules if m.split(".")[0] in ("crafter", "numba"))
+    assert part in modules  # the listing is real: the analysis imported its own parts
+    assert not sorted(m for m in modules if m.split(".")[0] in unneeded)
