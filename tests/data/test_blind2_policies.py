@@ -151,8 +151,8 @@ def test_the_honest_players_herd_and_patrol():
 
 
 def test_the_round_2_families_and_players_are_registered_held_out_and_labelled():
-    assert {e.name for e in HELD_OUT_OF_DESIGN} == set(BLIND2_LOOPS)
-    assert {e.name for e in HONEST_HELD_OUT} == set(BLIND2_HONEST)
+    assert {e.name for e in HELD_OUT_OF_DESIGN} >= set(BLIND2_LOOPS)
+    assert {e.name for e in HONEST_HELD_OUT} >= set(BLIND2_HONEST)
     for name in BLIND2_LOOPS:
         assert entry(name).label == EXPLOIT and entry(name).held_out and entry(name).loop
     for name in BLIND2_HONEST:

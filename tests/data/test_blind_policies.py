@@ -6,7 +6,7 @@ import crafter
 import numpy as np
 import pytest
 
-from workbench.data.benchmarks.roster import EXPLOIT, HELD_OUT_OF_DESIGN, HONEST, HONEST_HELD_OUT
+from workbench.data.benchmarks.roster import EXPLOIT, HELD_OUT_OF_DESIGN, HONEST, HONEST_HELD_OUT, entry
 from workbench.data.policies.base import PolicyInput, policy_input_from
 from workbench.data.policies.blind import (
     BLIND_HONEST,
@@ -136,18 +136,19 @@ def test_the_drip_looper_mines_and_lays_back_only_in_a_burst():
     assert drip(agent, situation({(11, 10): "path"}, stone=1)) == ["place_stone"]
 
 
-def test_the_blind_families_and_players_are_no_longer_held_out_of_design():
-    # Round 2 (policies.blind2) replaced them there: the v3 detectors' designer has seen them.
-    assert not {e.name for e in HELD_OUT_OF_DESIGN} & set(BLIND_LOOPS)
-    assert not {e.name for e in HONEST_HELD_OUT} & set(BLIND_HONEST)
-    assert all(e.label == EXPLOIT for e in HELD_OUT_OF_DESIGN) and all(e.label == HONEST for e in HONEST_HELD_OUT)
+def test_the_blind_families_and_players_are_registered_held_out_and_labelled():
+    assert {e.name for e in HELD_OUT_OF_DESIGN} >= set(BLIND_LOOPS)
+    assert {e.name for e in HONEST_HELD_OUT} >= set(BLIND_HONEST)
+    for name in BLIND_LOOPS:
+        assert entry(name).label == EXPLOIT and entry(name).held_out and entry(name).loop
+    for name in BLIND_HONEST:
+        assert entry(name).label == HONEST and entry(name).held_out and not entry(name).loop
 
 
 def play(name: str, seed: int, steps: int) -> tuple[list[dict[str, int]], list[str], list[bool], object]:
     """One real episode of roster policy ``name``: achievement counts after each decision, the actions, the loop flags."""
     env = crafter.Env(length=steps, seed=seed)
-    factory = BLIND_LOOPS[name].build if name in BLIND_LOOPS else BLIND_HONEST[name]
-    policy = factory(np.random.default_rng(seed))
+    policy = entry(name).factory(np.random.default_rng(seed))
     obs, info, step, done = env.reset(), None, 0, False
     counts, actions = [], []
     while not done:
