@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from workbench.data.benchmarks.labels import EXPLOIT, HELD_OUT, HONEST, TUNE
 from workbench.data.policies import Policy, PolicyInput
 from workbench.data.policies.blind import BLIND_HONEST, BLIND_LOOPS
 from workbench.data.policies.blind2 import BLIND2_HONEST, BLIND2_LOOPS
@@ -30,10 +31,6 @@ __all__ = [
     "entry",
     "split_of",
 ]
-
-EXPLOIT, HONEST = "exploit", "honest"
-#: The split thresholds are chosen on; the other one ("held_out") is only reported on.
-TUNE, HELD_OUT = "tune", "held_out"
 
 
 @dataclass(frozen=True)
