@@ -81,6 +81,8 @@ def main() -> None:
     exploit = (labels["label"] == EXPLOIT).to_numpy()
     designed = {e.name for e in ROSTER} - {e.name for e in HELD_OUT_OF_DESIGN}
     families = [name for name in pd.unique(policy[exploit]) if name not in designed]
+    if not families:  # every exploit family was designed on: nothing here is held out of design
+        raise SystemExit(f"{args.path}: no exploit family held out of design (all are in this checkout's ROSTER)")
     honest = ~exploit
     honest_names = sorted(set(policy[honest]))
     new_honest = honest & ~np.isin(policy, list(designed))

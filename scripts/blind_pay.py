@@ -10,7 +10,7 @@ honest one every decision does. Then the pooled honest rate, and each exploit fa
 it, as a markdown table. With ``--episodes``, also a row per exploit episode (its spans, loop
 decisions, pay inside them), so an episode whose loop never ran or never paid shows. Reads the
 labels written by ``workbench benchmark make``; the families of ``workbench.data.policies.blind``
-were measured with it (docs/recording.md).
+and ``blind2`` were measured with it (docs/recording.md).
 """
 
 from __future__ import annotations

@@ -68,6 +68,9 @@ def test_a_tampered_episodes_value_is_refused_naming_file_row_and_column(tmp_pat
     with pytest.raises(CorpusFormatError) as caught:
         corpus = load_corpus(root)
         [corpus.episode_extras(i) for i in range(len(corpus))]  # metadata is parsed when read
+    with pytest.raises(CorpusFormatError) as alone:
+        load_corpus(root).episode_metadata()  # and when it is read alone
+    assert str(alone.value) == str(caught.value)
     message = str(caught.value)
     assert str(path) in message and "row 0" in message and repr(column) in message and words in message, message
     for argv in (("corpus", "info", root), ("score", "--config", RECOMMENDED, root, "--quiet")):

@@ -155,6 +155,9 @@ def test_pair_reward_is_what_scoring_pays():
         np.testing.assert_allclose(
             pair_reward(config)(rows[before], rows[after]), score(corpus, config).reward, atol=1e-12
         )
+        # SRRD hands it int16 states: the very same floats as from int64 ones
+        narrow = pair_reward(config)(rows[before].astype(np.int16), rows[after].astype(np.int16))
+        assert np.array_equal(narrow, pair_reward(config)(rows[before], rows[after]))
 
 
 @pytest.mark.parametrize("kind", ["epic", "starc", "srrd"])

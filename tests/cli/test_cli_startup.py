@@ -8,6 +8,7 @@ in a fresh interpreter with ``-X importtime``, which lists every module the proc
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -77,3 +78,42 @@ def test_the_top_level_names_are_imported_on_first_use():
     assert all(getattr(workbench, name) is not None for name in workbench.__all__)
     with pytest.raises(AttributeError, match="no attribute 'nonesuch'"):
         workbench.nonesuch  # noqa: B018
+
+
+def test_opening_a_corpus_imports_no_writer_importer_or_progress_bar():
+    # `corpus info` opens a corpus (numpy, pandas and pyarrow: its floor) and reads two
+    # importer helpers; it writes nothing and imports nothing: no progress bar (tqdm, which
+    # imports asyncio), no TOML writer (tomlkit), no importer's reader (sqlite3 for traces).
+    modules = imported("corpus", "info", "workbench/data/shipped/sample")
+    assert {"pandas", "pyarrow", "workbench.data.storage"} <= modules  # the listing is real
+    unneeded = ("tqdm", "tomlkit", "sqlite3", "asyncio")
+    assert not sorted(m for m in modules if m.split(".")[0] in unneeded)
+    importers = {"rollouts", "traces", "crafter_recorder", "batch", "toolcalls"}
+    assert not {f"workbench.data.importers.{name}" for name in importers} & modules
+
+
+@pytest.mark.parametrize(
+    ("module", "part", "unneeded"),
+    [
+        # the audit's loop signs read honest play's episodes from the shipped benchmark
+        # (``benchmarks.honest_episodes``), not through the roster, whose players import
+        # Crafter's game (its world generator's numba: ~0.2 s of CPU per `workbench audit`)
+        ("workbench.analysis.audit", "workbench.analysis.sign_gates", ("crafter", "numba")),
+        # overoptimisation reads the timeline's unlocked matrix, not its change points
+        # (ruptures and scipy.stats: ~0.8 s of CPU per `workbench overoptimisation`)
+        ("workbench.analysis.overoptimisation", "workbench.analysis.timeline.crafter", ("ruptures", "scipy")),
+    ],
+)
+def test_an_analysis_imports_only_what_it_runs(module, part, unneeded):
+    done = subprocess.run(
+        [sys.executable, "-c", f"import json, sys, {module}; print(json.dumps(sorted(sys.modules)))"],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    modules = set(json.loads(done.stdout))
+    assert part in modules  # the listing is real: the analysis imported its own parts
+    assert not sorted(m for m in modules if m.split(".")[0] in unneeded)

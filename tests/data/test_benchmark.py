@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers.episodes import assert_same_episode, make_episode
 
 from workbench.cli import main
 from workbench.data.benchmarks import (
@@ -12,12 +13,15 @@ from workbench.data.benchmarks import (
     HONEST,
     ROSTER,
     TUNE,
+    honest_episodes,
     load_benchmark,
     make_benchmark,
 )
 from workbench.data.benchmarks.roster import split_of
+from workbench.data.episodes import Corpus
 from workbench.data.policies.exploits import LOOPS, loop_spans
 from workbench.data.policies.held_out import HELD_OUT_LOOPS
+from workbench.data.storage import save_corpus
 from workbench.errors import CorpusError, RecordingError
 
 #: An action each hacker's loop cannot run without (read off its goals in exploits.py and
@@ -83,6 +87,22 @@ def test_the_shipped_benchmark_is_labelled_by_policy(shipped):
     assert (labels.loc[labels["label"] == EXPLOIT, "loop_decisions"] > 0).all()
     assert set(labels["split"]) == {TUNE, HELD_OUT}
     assert set(shipped.split(HELD_OUT).labels["split"]) == {HELD_OUT}
+
+
+def test_honest_episodes_are_the_benchmarks_honest_episodes_as_stored(tmp_path):
+    # the audit's honest reference reads them without the roster (its players import Crafter)
+    honest = honest_episodes()
+    recorded = load_benchmark(rollouts=False)
+    expected = recorded.corpus[(recorded.labels["label"] == HONEST).to_numpy()]
+    assert honest.ids == expected.ids and len(honest) >= 8
+    for mine, theirs in zip(honest, expected):
+        assert_same_episode(mine, theirs)
+    unlabelled = make_episode("stray")
+    save_corpus(Corpus([unlabelled]), tmp_path / "stray")
+    with pytest.raises(CorpusError, match="'stray' carries no benchmark labels"):
+        honest_episodes(tmp_path / "stray")
+    with pytest.raises(CorpusError, match="holds no benchmark episodes"):
+        honest_episodes(tmp_path / "nothing")
 
 
 def test_spans_lie_in_the_episode_and_hold_the_loops_actions(shipped):

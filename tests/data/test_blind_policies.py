@@ -138,7 +138,7 @@ def test_the_drip_looper_mines_and_lays_back_only_in_a_burst():
 
 def test_the_blind_families_and_players_are_registered_held_out_and_labelled():
     assert {e.name for e in HELD_OUT_OF_DESIGN} >= set(BLIND_LOOPS)
-    assert {e.name for e in HONEST_HELD_OUT} == set(BLIND_HONEST)
+    assert {e.name for e in HONEST_HELD_OUT} >= set(BLIND_HONEST)
     for name in BLIND_LOOPS:
         assert entry(name).label == EXPLOIT and entry(name).held_out and entry(name).loop
     for name in BLIND_HONEST:

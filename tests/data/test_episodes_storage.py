@@ -152,6 +152,25 @@ def test_round_trip_is_lossless(tmp_path):
     assert len(names["episodes"]) == 1 and all(names[table] == names["episodes"] for table in tables)
 
 
+def test_episode_metadata_is_each_episodes_own_and_reads_no_text(tmp_path, monkeypatch):
+    text = make_episode("text", decisions=3, seed=4)
+    text.views, text.messages = ["v0", "v1", "v2", "v3"], ["say 1", "say 2", "say 3"]
+    first, memory, last = make_episode("a", seed=1), make_episode("m", seed=5), make_episode("b", seed=2)
+    first.metadata["policy"] = "farmer"  # the episodes' metadata differ
+    save_corpus(Corpus([first, text]), tmp_path / "one")
+    save_corpus(Corpus([last]), tmp_path / "two")
+    # stored episodes (two stores), an in-memory one between them, and a repeated id renamed
+    corpus = Corpus.concat([load_corpus(tmp_path / "one"), Corpus([memory]), load_corpus(tmp_path / "two")] * 2)
+
+    def no_text(*args):
+        raise AssertionError("episode_metadata read an episode's texts")
+
+    monkeypatch.setattr("workbench.data.storage.extras.PartExtras._text", no_text)
+    assert corpus.episode_metadata() == [e.metadata for e in (first, text, memory, last)] * 2
+    monkeypatch.undo()
+    assert corpus.episode_metadata() == [corpus.episode_extras(k).metadata for k in range(len(corpus))]
+
+
 def test_saving_never_overwrites_silently(tmp_path):
     save_corpus(Corpus([make_episode("a")]), tmp_path)
     with pytest.raises(FileExistsError, match=r"already holds episode\(s\) \['a'\]"):

@@ -14,6 +14,7 @@ import pytest
 from workbench.data.benchmarks.roster import HELD_OUT_OF_DESIGN, ROSTER, entry
 from workbench.data.policies import policy_input_from, resolve_policy
 from workbench.data.policies.blind import BLIND_LOOPS
+from workbench.data.policies.blind2 import BLIND2_LOOPS
 from workbench.data.policies.exploits import LoopPolicy
 from workbench.data.policies.held_out import HELD_OUT_LOOPS, SPREAD, spread_sapling, table_lap
 from workbench.data.policies.scripted import is_night, wander
@@ -56,8 +57,10 @@ def rises(trace: list[dict], name: str) -> list[int]:
 def test_the_former_held_out_families_are_in_the_design_roster():
     names = set(HELD_OUT_LOOPS)
     # seen by the v2 detectors' design: folded into the leave-one-family-out roster; the families
-    # held out of design are the blind ones alone (test_blind_policies)
-    assert names <= {e.name for e in ROSTER} and {e.name for e in HELD_OUT_OF_DESIGN} == set(BLIND_LOOPS)
+    # held out of design are the two blind rounds' (test_blind_policies, test_blind2_policies)
+    assert names <= {e.name for e in ROSTER} and {e.name for e in HELD_OUT_OF_DESIGN} == set(BLIND_LOOPS) | set(
+        BLIND2_LOOPS
+    )
     assert all(entry(name).label == "exploit" and not entry(name).held_out for name in names)
     # `workbench record --policy workbench.data.policies.held_out:NAME_policy` finds each one
     for name in names:

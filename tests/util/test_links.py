@@ -19,3 +19,12 @@ def test_the_dashboard_reads_what_the_audit_writes():
         query = replay_query(episode, decision)[1:]
         assert parse_link(query) == DeepLink("replayer", episode, decision)
         assert parse_qs(query)["episode"] == [episode]
+
+
+def test_the_query_is_urlencode_of_the_pairs():
+    from urllib.parse import urlencode
+
+    # replay_query writes the pairs out itself (an audit builds thousands of links): the same text
+    for episode in ["plain", "a b&c=d", "x+y%z/é", "", "日本#?"]:
+        for decision in [None, 0, 17]:
+            assert replay_query(episode, decision) == "?" + urlencode(replay_pairs(episode, decision))

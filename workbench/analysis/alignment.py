@@ -22,6 +22,8 @@ __all__ = [
     "group_comparison",
     "misranked_overview",
     "misranked_pairs",
+    "misranked_positions",
+    "misranked_table",
     "progress_agreement",
     "progress_summary",
     "returns_by_group",
@@ -71,6 +73,18 @@ def misranked_pairs(scores: Scores) -> pd.DataFrame:
         Columns ``paid_more``, ``progressed_more`` (episode ids), ``return_paid_more``,
         ``return_progressed_more``, ``achievements_paid_more``, ``achievements_progressed_more``.
     """
+    return misranked_table(scores, *misranked_positions(scores))
+
+
+def misranked_positions(scores: Scores) -> tuple[np.ndarray, np.ndarray]:
+    """The positions (in ``scores.episodes``) of ``misranked_pairs``' episodes, in its order.
+
+    Args:
+        scores: A scoring's result.
+
+    Returns:
+        ``(progressed_more, paid_more)``: two int arrays, one entry per misranked pair, worst first.
+    """
     episodes = scores.episodes
     returns = episodes["reward_sum"].to_numpy()
     achievements = episodes["unique_achievements_total"].to_numpy()
@@ -85,21 +99,37 @@ def misranked_pairs(scores: Scores) -> pd.DataFrame:
         paid.append(j)
     i = np.concatenate(progressed) if progressed else np.zeros(0, dtype=np.int64)
     j = np.concatenate(paid) if paid else np.zeros(0, dtype=np.int64)
+    gap = achievements[i] - achievements[j]
+    overpaid = returns[j] - returns[i]
+    order = np.lexsort((-overpaid, -gap))  # stable: ties keep the pairs' (i, j) order
+    return i[order], j[order]
+
+
+def misranked_table(scores: Scores, progressed: np.ndarray, paid: np.ndarray) -> pd.DataFrame:
+    """``misranked_pairs``' table of the pairs at these positions (``misranked_positions``).
+
+    Args:
+        scores: A scoring's result.
+        progressed: Positions of the episodes that progressed more.
+        paid: Positions of the episodes paid more.
+
+    Returns:
+        ``misranked_pairs``' columns, one row per pair, in the order given.
+    """
+    episodes = scores.episodes
+    returns = episodes["reward_sum"].to_numpy()
+    achievements = episodes["unique_achievements_total"].to_numpy()
     ids = episodes["episode"].to_numpy()
-    pairs = pd.DataFrame(
+    return pd.DataFrame(
         {
-            "paid_more": ids[j],
-            "progressed_more": ids[i],
-            "return_paid_more": returns[j],
-            "return_progressed_more": returns[i],
-            "achievements_paid_more": achievements[j],
-            "achievements_progressed_more": achievements[i],
+            "paid_more": ids[paid],
+            "progressed_more": ids[progressed],
+            "return_paid_more": returns[paid],
+            "return_progressed_more": returns[progressed],
+            "achievements_paid_more": achievements[paid],
+            "achievements_progressed_more": achievements[progressed],
         }
     )
-    gap = pairs["achievements_progressed_more"] - pairs["achievements_paid_more"]
-    overpaid = pairs["return_paid_more"] - pairs["return_progressed_more"]
-    order = np.lexsort((-overpaid.to_numpy(), -gap.to_numpy()))
-    return pairs.iloc[order].reset_index(drop=True)
 
 
 def misranked_overview(scores: Scores | pd.DataFrame) -> tuple[int, pd.Series | None]:

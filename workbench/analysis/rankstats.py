@@ -15,6 +15,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from workbench.analysis.bootstrap import MAX_REPS, bootstrap_interval, bootstrap_intervals
+from workbench.analysis.rankcounts import rho_of_sums, tau_b
 
 __all__ = [
     "MAX_REPS",
@@ -205,7 +206,8 @@ def kendall_tau(x: np.ndarray | Sequence[float], y: np.ndarray | Sequence[float]
     pairs, where a pair tied in x or y is neither. Shapes: ``x`` and ``y`` both (n,), giving a
     float, or both (m, n), giving an (m,) array (row r of x against row r of y: e.g. bootstrap
     resamples). NaN where x or y is constant (no order to agree with) or n < 2. O(n log^2 n)
-    per row, so thousands of episodes are cheap.
+    per row, so thousands of episodes are cheap. (A bootstrap reads its resamples' counts of the
+    episodes instead: ``rankcounts.kendall_tau_weighted``, the same floats without a sort each.)
 
     Args:
         x: (n,) or (m, n) values.
@@ -217,11 +219,8 @@ def kendall_tau(x: np.ndarray | Sequence[float], y: np.ndarray | Sequence[float]
     Raises:
         ValueError: Mismatched shapes or NaN values.
     """
-    pairs, ties_x, ties_y, ties_both, discordant, single = _pair_counts(x, y)
-    concordant = pairs - ties_x - ties_y + ties_both - discordant
-    denominator = np.sqrt((pairs - ties_x).astype(np.float64) * (pairs - ties_y))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        tau = np.where(denominator > 0, (concordant - discordant) / denominator, np.nan)
+    *counts, single = _pair_counts(x, y)
+    tau = tau_b(*counts)
     return float(tau[0]) if single else tau
 
 
@@ -350,7 +349,5 @@ def spearman_rho(x: np.ndarray | Sequence[float], y: np.ndarray | Sequence[float
         rx, ry = _sorted_ranks(x2), _sorted_ranks(y2)
     rx -= rx.mean(axis=1, keepdims=True)
     ry -= ry.mean(axis=1, keepdims=True)
-    denominator = np.sqrt((rx * rx).sum(axis=1) * (ry * ry).sum(axis=1))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        rho = np.where(denominator > 0, (rx * ry).sum(axis=1) / denominator, np.nan)
+    rho = rho_of_sums((rx * rx).sum(axis=1), (ry * ry).sum(axis=1), (rx * ry).sum(axis=1))
     return float(rho[0]) if single else rho

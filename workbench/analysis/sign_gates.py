@@ -22,7 +22,7 @@ from workbench.analysis.diagnostics.loop_scan import KINDS, SCALES
 from workbench.analysis.diagnostics.loop_signs import PROGRESS_FREE_CODE, SignThresholds, scale_name
 from workbench.analysis.diagnostics.progress_free import progress_free_pay, reference_rate
 from workbench.core.config import RewardConfig
-from workbench.data.benchmarks import HONEST, load_benchmark
+from workbench.data.benchmarks import honest_episodes
 from workbench.data.episodes import Corpus
 from workbench.errors import CorpusError
 from workbench.scoring import prepare, score
@@ -36,8 +36,7 @@ UNMEASURED = SignThresholds(np.full((len(KINDS), len(SCALES)), np.inf), np.full(
 @cache
 def _honest_corpus() -> Corpus:
     """The shipped benchmark's honest episodes (read once per process)."""
-    bench = load_benchmark(rollouts=False)
-    corpus = bench.corpus[(bench.labels["label"] == HONEST).to_numpy()]
+    corpus = honest_episodes()  # as load_benchmark labels them, without importing its players (Crafter)
     prepare(corpus)  # cached on the corpus: each config's scoring reuses it
     return corpus
 

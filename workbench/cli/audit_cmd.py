@@ -209,7 +209,7 @@ def _with_notes(found: Audit, corpus: Corpus, configs: dict[str, Any]) -> Audit:
     from workbench.data.importers.producers import weights_ignored_line
 
     ignored = weights_ignored_line(
-        (corpus.episode_extras(k).metadata for k in range(len(corpus))),
+        corpus.episode_metadata(),
         {name: config.to_dict() for name, config in configs.items()},
     )
     if not ignored:

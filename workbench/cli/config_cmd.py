@@ -6,7 +6,6 @@ import argparse
 
 from workbench.cli.common import read_config
 from workbench.cli.errors import UsageError
-from workbench.core.config_io import export_table
 from workbench.core.lint import lint
 from workbench.errors import TargetExistsError
 
@@ -149,6 +148,8 @@ def run_convert(args: argparse.Namespace) -> int:
 
 def run_export(args: argparse.Namespace) -> int:
     """Export a config's step_rewards into a training TOML in place; exit status 0."""
+    from workbench.core.config_io import export_table  # tomlkit: only when exporting
+
     config = read_config(args.config)
     result = export_table(
         config.to_task_app_dict(),

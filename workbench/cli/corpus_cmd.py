@@ -75,7 +75,7 @@ def run_info(args: argparse.Namespace) -> int:
     index = corpus.index
     counts = index["counts"].value_counts()
     print("achievement counts: " + ", ".join(f"{source} {n}" for source, n in counts.items()))
-    for line in producer_lines(corpus.episode_extras(k).metadata for k in range(len(corpus))):
+    for line in producer_lines(corpus.episode_metadata()):
         print(line)
     estimated = estimated_counts_line(list(index["episode"]), list(index["counts"])) if len(index) else None
     if estimated:

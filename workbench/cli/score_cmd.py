@@ -323,7 +323,7 @@ def print_weights_note(corpus: Corpus, configs: dict[str, RewardConfig]) -> None
     from workbench.data.importers.producers import weights_ignored_line
 
     line = weights_ignored_line(
-        (corpus.episode_extras(k).metadata for k in range(len(corpus))),
+        corpus.episode_metadata(),
         {name: config.to_dict() for name, config in configs.items()},
     )
     if line:

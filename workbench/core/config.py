@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from workbench.core.config_io import export_table, read_table, table_text, write_table
+from workbench.core.config_io import read_table
 from workbench.core.lint import Finding, lint
 from workbench.core.resource_weights import RESOURCE_OVERRIDE_KEYS, TASK_APP_RESOURCE_WEIGHTS, ResourceWeights
 from workbench.core.reward import STEPWISE_MODE, TABLE_DEFAULTS, coerce_k_limits, coerce_weights, normalize_strategy
@@ -194,6 +194,8 @@ class RewardConfig:
             TargetExistsError: ``path`` exists and ``overwrite`` is False.
             ConfigError: The config would not read back, or the suffix is unknown.
         """
+        from workbench.core.config_io import write_table  # tomlkit: only when writing
+
         return write_table(self.to_dict(), path, overwrite=overwrite)
 
     def to_text(self, path: str | Path) -> str:
@@ -208,6 +210,8 @@ class RewardConfig:
         Raises:
             ConfigError: As ``to_file`` does.
         """
+        from workbench.core.config_io import table_text
+
         return table_text(self.to_dict(), path)
 
     def export_into(self, toml_path: str | Path) -> Path:
@@ -222,6 +226,8 @@ class RewardConfig:
         Raises:
             ConfigError: The file cannot be updated (it is left unchanged).
         """
+        from workbench.core.config_io import export_table
+
         return export_table(self.to_task_app_dict(), toml_path, resource_overrides=bool(self.resource_overrides)).path
 
     def lint(self) -> list[Finding]:

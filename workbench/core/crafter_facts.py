@@ -16,7 +16,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-import yaml
+from workbench.util.yaml_data import load_data
 
 
 def _crafter_data() -> dict[str, Any]:
@@ -25,13 +25,13 @@ def _crafter_data() -> dict[str, Any]:
     if spec is None or not spec.submodule_search_locations:
         raise ImportError("the crafter package is not installed (pip install crafter==1.8.3)")
     path = Path(next(iter(spec.submodule_search_locations))) / "data.yaml"
-    data: dict[str, Any] = yaml.safe_load(path.read_text(encoding="utf-8"))
+    data: dict[str, Any] = load_data(path.read_text(encoding="utf-8"))
     return data
 
 
 def _names() -> dict[str, Any]:
     text = resources.files("workbench").joinpath("core", "achievement_names.yaml").read_text(encoding="utf-8")
-    names: dict[str, Any] = yaml.safe_load(text)
+    names: dict[str, Any] = load_data(text)
     return names
 
 

@@ -12,7 +12,7 @@ from importlib import resources
 from types import MappingProxyType
 from typing import Any
 
-import yaml
+from workbench.util.yaml_data import load_data
 
 #: Keys of a resource-table override (a workbench extension the task app cannot express).
 RESOURCE_OVERRIDE_KEYS = ("inventory", "inventory_default", "achievement_counts", "achievement_count_default")
@@ -80,7 +80,7 @@ class ResourceWeights:
 
 def _load() -> dict[str, Any]:
     text = resources.files("workbench").joinpath("core", "resource_weights.yaml").read_text(encoding="utf-8")
-    table: dict[str, Any] = yaml.safe_load(text)
+    table: dict[str, Any] = load_data(text)
     return table
 
 

@@ -54,6 +54,7 @@ def loop_table(
     and the loop paid something. Episodes in corpus order, loops in ``loops`` order."""
     pays = slot_pay(config)  # what one unit of each slot's rise pays, after lambda
     slots = [_slots(loop) for loop in loops]
+    slot_pays = [pays[loop_slots] for loop_slots in slots]
     policies = corpus.index["policy"].astype(str).tolist() if "policy" in corpus.index.columns else [""] * len(corpus)
     ids = corpus.ids
     rows: list[tuple[Any, ...]] = []
@@ -66,7 +67,7 @@ def loop_table(
         for k, j in zip(*np.nonzero(laps)):  # episode-major, loops in order: the table's order
             episode = offset + int(k)
             lo, hi = int(first[k, j]), int(last[k, j])
-            paid = float((batch.gains(int(k), lo, hi, slots[j]) @ pays[slots[j]]).sum())
+            paid = float((batch.gains(int(k), lo, hi, slots[j]) @ slot_pays[j]).sum())
             share = paid / abs(returns[episode]) if returns[episode] else np.nan
             flagged = int(laps[k, j]) > loops[j].allowed and paid > 0
             row = (ids[episode], policies[episode], loops[j].name, loops[j].kind, int(laps[k, j]), loops[j].allowed)
@@ -91,30 +92,42 @@ class _Batch:
         self._tracks: list[Any] | None = None
 
     def level(self, slot: int) -> np.ndarray:
-        """(R,) int64: one inventory item (slot < 16) or achievement count (16 + its index)
-        per state row: a signed copy (stored columns may be unsigned), as ``loops.tracks`` reads it."""
+        """(R,): one inventory item (slot < 16) or achievement count (16 + its index) per state
+        row: a signed copy (stored columns may be unsigned), as ``loops.tracks`` reads it, in the
+        narrowest signed integers that hold it and its differences (int16 for the stored uint8
+        columns: the passes over a million rows are a quarter of int64's)."""
         if slot not in self._levels:
             column = (
                 self.arrays.inventory[:, slot] if slot < N_ITEMS else self.arrays.achievement_counts[:, slot - N_ITEMS]
             )
-            self._levels[slot] = column.astype(np.int64)
+            signed = {1: np.int16, 2: np.int32}.get(column.dtype.itemsize, np.int64)
+            self._levels[slot] = column.astype(signed)
         return self._levels[slot]
 
     def diffs(self, slot: int) -> np.ndarray:
-        """(R - 1,) int64: the slot's change from each state row to the next."""
+        """(R - 1,): the slot's change from each state row to the next."""
         if slot not in self._diffs:
             self._diffs[slot] = np.diff(self.level(slot))
         return self._diffs[slot]
 
+    def rises(self, slot: int) -> np.ndarray:
+        """(R - 1,): the slot's rise from each state row to the next (0 where it fell or held)."""
+        key = -1 - slot  # beside the differences, under their own keys
+        if key not in self._diffs:
+            self._diffs[key] = np.maximum(self.diffs(slot), 0)
+        return self._diffs[key]
+
     def gains(self, k: int, first: int, last: int, slots: np.ndarray) -> np.ndarray:
         """Episode ``k``'s rises of ``slots`` over decisions ``first .. last`` (1-based): the
-        values of ``np.maximum(np.diff(states), 0)[first - 1 : last][:, slots]`` of its own states."""
+        values of ``np.maximum(np.diff(states), 0)[first - 1 : last][:, slots]`` of its own states
+        (integers; ``loop_table`` pays them as float64, as it did the int64 rises)."""
         start = int(self.starts[k]) + first - 1
-        rows = slice(start, max(int(self.starts[k]) + last + 1, start))
-        states = np.column_stack([self.level(int(slot))[rows] for slot in slots])
-        if len(states) == 0:
-            return np.zeros((0, len(slots)), dtype=np.int64)
-        return np.maximum(np.diff(states, axis=0), 0)
+        stop = max(int(self.starts[k]) + last, start)
+        columns = [self.rises(slot) for slot in slots.tolist()]
+        stacked = np.empty((stop - start, len(columns)), dtype=columns[0].dtype if columns else np.int64)
+        for j, column in enumerate(columns):
+            stacked[:, j] = column[start:stop]
+        return stacked
 
     def laps(self, loop: Loop) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Per episode of the batch: ``loop``'s laps, the first decision of its first lap (the

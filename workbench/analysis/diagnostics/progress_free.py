@@ -302,9 +302,9 @@ def best_windows(
     ok_mask = np.ones(n, dtype=bool) if allowed is None else np.asarray(allowed, dtype=bool)
     pay = np.concatenate([[0.0], np.cumsum(values)])
     free = np.concatenate([[0], np.cumsum(ok_mask)])
-    first = np.arange(n - window + 1)
-    ok = (free[first + window] - free[first] == window) & (groups[first] == groups[first + window - 1])
-    first = first[ok]
+    # window starts 0 .. n - window, compared by slices (views), not gathers of an index array
+    starts_free = free[window:] - free[: n - window + 1] == window
+    first = np.flatnonzero(starts_free & (groups[: n - window + 1] == groups[window - 1 :]))
     if len(first):
         sums = pay[first + window] - pay[first]
         owner = np.repeat(np.arange(n_episodes), lengths)[first]

@@ -12,10 +12,11 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from workbench.analysis.alignment import misranked_pairs
-from workbench.analysis.bootstrap import bootstrap_intervals
+from workbench.analysis.alignment import misranked_positions, misranked_table
+from workbench.analysis.bootstrap import Weighted, bootstrap_intervals
 from workbench.analysis.diagnostics.flags import Flag
-from workbench.analysis.rankstats import kendall_tau, rank_codes, spearman_rho
+from workbench.analysis.rankcounts import kendall_tau_weighted, spearman_rho_weighted
+from workbench.analysis.rankstats import kendall_tau, spearman_rho
 from workbench.scoring import Scores
 
 __all__ = ["PROGRESS_MEASURES", "STATISTICS", "agreement", "misranked", "progress_measures"]
@@ -30,6 +31,11 @@ PROGRESS_MEASURES: Mapping[str, str] = {
 STATISTICS: Mapping[str, Callable[..., float | np.ndarray]] = {
     "spearman": spearman_rho,
     "kendall": kendall_tau,
+}
+#: Each of ``STATISTICS`` of a resample read from its counts of the episodes (the same floats).
+_WEIGHTED: Mapping[str, Callable[..., np.ndarray]] = {
+    "spearman": spearman_rho_weighted,
+    "kendall": kendall_tau_weighted,
 }
 
 
@@ -56,9 +62,10 @@ def progress_measures(scores: Scores) -> pd.DataFrame:
     )
 
 
-def _against(function: Callable[..., float | np.ndarray], i: int) -> Callable[..., float | np.ndarray]:
-    """``function`` of the returns (the first array) and the i-th progress measure (of the rest)."""
-    return lambda returns, *measures: function(returns, measures[i])
+def _against(function: Callable[..., np.ndarray], i: int) -> Weighted:
+    """``function`` of a resample's counts, the returns (the first array) and the i-th progress
+    measure (of the rest)."""
+    return Weighted(lambda weights, returns, *measures: function(weights, returns, measures[i]))
 
 
 def agreement(
@@ -78,20 +85,19 @@ def agreement(
     return is the same for every episode."""
     measures = progress_measures(scores)
     returns = scores.reward_sum
-    # Both statistics read only order and ties: bootstrapped on the values' rank codes (the
-    # same numbers, resamples sorted ~15x faster), every measure and statistic from one draw of
-    # the resamples (each interval exactly its own bootstrap_interval with this seed).
-    coded = {
-        measure: rank_codes(measures[measure].to_numpy()) for measure in progress if not measures[measure].isna().any()
-    }
+    # Both statistics read only order and ties: each resample is read as its counts of the
+    # episodes (``rankcounts``: the same numbers as the statistic of the resampled values, with
+    # no sort per resample), every measure and statistic from one draw of the resamples (each
+    # interval exactly its own bootstrap_interval with this seed).
+    coded = {measure: measures[measure].to_numpy() for measure in progress if not measures[measure].isna().any()}
     columns = list(coded)
     statistics = {
         f"{measure}/{name}": _against(function, i)
         for i, measure in enumerate(columns)
-        for name, function in STATISTICS.items()
+        for name, function in _WEIGHTED.items()
     }
     found = bootstrap_intervals(
-        statistics, [rank_codes(returns), *coded.values()], strata, reps=reps, seed=seed, confidence=confidence
+        statistics, [np.asarray(returns), *coded.values()], strata, reps=reps, seed=seed, confidence=confidence
     )
     rows = []
     for measure in progress:
@@ -116,9 +122,16 @@ def agreement(
 def misranked(scores: Scores, groups: pd.Series, by: str) -> pd.DataFrame:
     """``alignment.misranked_pairs`` with each episode's group (``<by>_paid_more``,
     ``<by>_progressed_more``) after the ids; worst first."""
-    pairs = misranked_pairs(scores)
-    pairs.insert(1, f"{by}_paid_more", pairs["paid_more"].map(groups).to_numpy())
-    pairs.insert(3, f"{by}_progressed_more", pairs["progressed_more"].map(groups).to_numpy())
+    progressed, paid = misranked_positions(scores)
+    pairs = misranked_table(scores, progressed, paid)
+    if groups.index.equals(pd.Index(scores.episodes["episode"])):  # by position: no lookup per pair
+        labels = groups.to_numpy()
+        paid_group, progressed_group = labels[paid], labels[progressed]
+    else:
+        paid_group = pairs["paid_more"].map(groups).to_numpy()
+        progressed_group = pairs["progressed_more"].map(groups).to_numpy()
+    pairs.insert(1, f"{by}_paid_more", paid_group)
+    pairs.insert(3, f"{by}_progressed_more", progressed_group)
     return pairs
 
 

@@ -187,10 +187,10 @@ def inside_cycles(start: np.ndarray, stop: np.ndarray, n_rows: int) -> np.ndarra
     Returns:
         (n_rows,) bool.
     """
-    depth = np.zeros(n_rows + 1, dtype=np.int64)
-    np.add.at(depth, np.asarray(start, dtype=np.int64) + 1, 1)
-    np.add.at(depth, np.asarray(stop, dtype=np.int64) + 1, -1)
-    return np.cumsum(depth[:n_rows]) > 0
+    # +1 where a cycle's rows begin, -1 after its last (counted, not np.add.at: ~10x faster)
+    opened = np.bincount(np.asarray(start, dtype=np.int64) + 1, minlength=n_rows + 1)[:n_rows]
+    closed = np.bincount(np.asarray(stop, dtype=np.int64) + 1, minlength=n_rows + 1)[:n_rows]
+    return np.cumsum(opened - closed) > 0
 
 
 def paid_once(row_reward: np.ndarray, start: np.ndarray, stop: np.ndarray) -> float:

@@ -9,10 +9,25 @@ rows are trailing windows ending at that arrival (the first ones hold fewer epis
 only for what is new. The functions and their rows at a glance: docs/timeline.md.
 """
 
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
 from workbench.analysis.timeline.crafter import crafter_score_series, success_rates, unlocked_matrix, wilson_interval
 from workbench.analysis.timeline.flags import WINDOW_SECTIONS, window_flags
 from workbench.analysis.timeline.frames import X_CHOICES, TimelineError, XAxis, x_axis
-from workbench.analysis.timeline.series import COMPONENT_COLUMNS, component_shares, rolling_mean, series_change_points
+
+if TYPE_CHECKING:  # what the names below resolve to, for type checkers and readers
+    from workbench.analysis.timeline.series import (
+        COMPONENT_COLUMNS,
+        component_shares,
+        rolling_mean,
+        series_change_points,
+    )
+
+#: The series' names, imported on first use (PEP 562): ``series`` imports ``change_points``,
+#: which imports ruptures and scipy.stats (~0.8 s of CPU) with itself; ``overoptimisation``
+#: (``unlocked_matrix``) needs none of it.
+_SERIES = ("COMPONENT_COLUMNS", "component_shares", "rolling_mean", "series_change_points")
 
 __all__ = [
     "COMPONENT_COLUMNS",
@@ -30,3 +45,12 @@ __all__ = [
     "window_flags",
     "x_axis",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """The series' names above, imported from ``timeline.series`` on first use."""
+    if name in _SERIES:
+        value = getattr(import_module("workbench.analysis.timeline.series"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

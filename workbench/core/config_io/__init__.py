@@ -27,10 +27,24 @@ below it reads). Missing keys take the task app's defaults, exactly as ``from_di
 every other key keeps its bytes; see its docstring for the edge cases.
 """
 
-from workbench.core.config_io.export import ExportResult, export_table
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
 from workbench.core.config_io.locate import StepRewardsLocation, find_step_rewards
 from workbench.core.config_io.read import read_table
-from workbench.core.config_io.write import table_text, write_table
+
+if TYPE_CHECKING:
+    from workbench.core.config_io.export import ExportResult, export_table
+    from workbench.core.config_io.write import table_text, write_table
+
+#: The writers, imported on first use (PEP 562): they import tomlkit (~15 ms), which reading a
+#: config and every command that only reads one never needs.
+_HOMES = {
+    "ExportResult": "workbench.core.config_io.export",
+    "export_table": "workbench.core.config_io.export",
+    "table_text": "workbench.core.config_io.write",
+    "write_table": "workbench.core.config_io.write",
+}
 
 __all__ = [
     "ExportResult",
@@ -41,3 +55,12 @@ __all__ = [
     "table_text",
     "write_table",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """The writers' names, imported from their modules on first use."""
+    if name in _HOMES:
+        value = getattr(import_module(_HOMES[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -8,14 +8,26 @@ policy and world) and the ``[start, stop)`` decision spans where the loop ran.
 
 from __future__ import annotations
 
-from workbench.data.benchmarks.corpus import (
-    LABEL_COLUMNS,
-    Benchmark,
-    load_benchmark,
-    make_benchmark,
-    shipped_benchmark_path,
-)
-from workbench.data.benchmarks.roster import EXPLOIT, HELD_OUT, HONEST, ROSTER, TUNE, BenchmarkPolicy, Entry
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+from workbench.data.benchmarks.labels import EXPLOIT, HELD_OUT, HONEST, TUNE, honest_episodes, shipped_benchmark_path
+
+if TYPE_CHECKING:  # what the names below resolve to, for type checkers and readers
+    from workbench.data.benchmarks.corpus import LABEL_COLUMNS, Benchmark, load_benchmark, make_benchmark
+    from workbench.data.benchmarks.roster import ROSTER, BenchmarkPolicy, Entry
+
+#: Each name and its module, imported on first use (PEP 562): the roster's players import
+#: Crafter's game, which the audit (honest play's episodes: ``honest_episodes``) does not need.
+_HOMES = {
+    "LABEL_COLUMNS": "workbench.data.benchmarks.corpus",
+    "Benchmark": "workbench.data.benchmarks.corpus",
+    "load_benchmark": "workbench.data.benchmarks.corpus",
+    "make_benchmark": "workbench.data.benchmarks.corpus",
+    "ROSTER": "workbench.data.benchmarks.roster",
+    "BenchmarkPolicy": "workbench.data.benchmarks.roster",
+    "Entry": "workbench.data.benchmarks.roster",
+}
 
 __all__ = [
     "EXPLOIT",
@@ -27,7 +39,17 @@ __all__ = [
     "Benchmark",
     "BenchmarkPolicy",
     "Entry",
+    "honest_episodes",
     "load_benchmark",
     "make_benchmark",
     "shipped_benchmark_path",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """The names above, imported from their modules on first use."""
+    if name in _HOMES:
+        value = getattr(import_module(_HOMES[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

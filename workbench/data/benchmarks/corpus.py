@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from workbench.data.benchmarks.roster import HELD_OUT, HONEST, ROSTER, TUNE, BenchmarkPolicy, entry, split_of
+from workbench.data.benchmarks.labels import HELD_OUT, HONEST, TUNE, shipped_benchmark_path
+from workbench.data.benchmarks.roster import ROSTER, BenchmarkPolicy, entry, split_of
 from workbench.data.episodes import Corpus, Episode
 from workbench.data.importers import import_rollouts
 from workbench.data.recording import EpisodeScheduler, RecordReport, record
@@ -22,15 +23,6 @@ __all__ = ["LABEL_COLUMNS", "Benchmark", "load_benchmark", "make_benchmark", "sh
 LABEL_COLUMNS = ("episode", "policy", "label", "loop", "split", "spans", "loop_decisions", "decisions")
 #: The shipped benchmark's recipe (``workbench benchmark make`` defaults): small enough to ship.
 SHIPPED_EPISODES, SHIPPED_MAX_STEPS, SHIPPED_SEED = 4, 400, 0
-
-
-def shipped_benchmark_path() -> Path:
-    """The folder of the small benchmark shipped in the package.
-
-    Returns:
-        ``workbench/data/shipped/benchmark`` inside the installed package.
-    """
-    return Path(__file__).resolve().parents[1] / "shipped" / "benchmark"
 
 
 @dataclass(frozen=True)

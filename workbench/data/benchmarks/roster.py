@@ -8,8 +8,10 @@ from typing import Any
 
 import numpy as np
 
+from workbench.data.benchmarks.labels import EXPLOIT, HELD_OUT, HONEST, TUNE
 from workbench.data.policies import Policy, PolicyInput
 from workbench.data.policies.blind import BLIND_HONEST, BLIND_LOOPS
+from workbench.data.policies.blind2 import BLIND2_HONEST, BLIND2_LOOPS
 from workbench.data.policies.busy import builder_policy, miner_policy, thirsty_policy
 from workbench.data.policies.exploits import LOOPS, LoopSpec
 from workbench.data.policies.explorers import Explorer
@@ -29,10 +31,6 @@ __all__ = [
     "entry",
     "split_of",
 ]
-
-EXPLOIT, HONEST = "exploit", "honest"
-#: The split thresholds are chosen on; the other one ("held_out") is only reported on.
-TUNE, HELD_OUT = "tune", "held_out"
 
 
 @dataclass(frozen=True)
@@ -93,17 +91,20 @@ ROSTER: tuple[Entry, ...] = (
     *(_exploit(name, loops=HELD_OUT_LOOPS) for name in HELD_OUT_LOOPS),
 )
 
-#: Exploit families written blind to the v2 detectors (``blind.BLIND_LOOPS``), after their design
-#: was frozen: held out of design as well as tuning. Not in ``ROSTER`` (``workbench benchmark
-#: make`` records them only when named with ``--policies``), and
-#: ``benchmarks/bench_detectors_lofo.py`` leaves them out of its folds;
-#: ``benchmarks/bench_detectors_held_out.py`` measures the frozen detectors on them. (The v1
-#: held-out families, ``held_out.HELD_OUT_LOOPS``, are in ``ROSTER`` since v2.)
-HELD_OUT_OF_DESIGN: tuple[Entry, ...] = tuple(_exploit(name, held_out=True, loops=BLIND_LOOPS) for name in BLIND_LOOPS)
-#: Honest players written with the blind families (``blind.BLIND_HONEST``), also held out of
-#: design; like ``HELD_OUT_OF_DESIGN``, recorded only when named with ``--policies``.
+#: Exploit families written blind to the detectors, by engineers who read no detector code: round 1
+#: (``blind.BLIND_LOOPS``, 6 families) and round 2 (``blind2.BLIND2_LOOPS``, 5 families, written by
+#: someone who saw neither the detectors nor round 1). The shipped detectors (v2) were frozen before
+#: either was recorded, so both are held out of their design as well as of tuning. Not in
+#: ``ROSTER`` (``workbench benchmark make`` records them only when named with ``--policies``), and
+#: ``benchmarks/bench_detectors_lofo.py`` leaves them out of its folds.
+HELD_OUT_OF_DESIGN: tuple[Entry, ...] = (
+    *(_exploit(name, held_out=True, loops=BLIND_LOOPS) for name in BLIND_LOOPS),
+    *(_exploit(name, held_out=True, loops=BLIND2_LOOPS) for name in BLIND2_LOOPS),
+)
+#: Honest players written with those families (``blind.BLIND_HONEST``, ``blind2.BLIND2_HONEST``),
+#: also held out of design; like ``HELD_OUT_OF_DESIGN``, recorded only when named with ``--policies``.
 HONEST_HELD_OUT: tuple[Entry, ...] = tuple(
-    Entry(name, HONEST, "", factory, held_out=True) for name, factory in BLIND_HONEST.items()
+    Entry(name, HONEST, "", factory, held_out=True) for name, factory in (BLIND_HONEST | BLIND2_HONEST).items()
 )
 
 

@@ -263,6 +263,18 @@ class Corpus:
             )
         return extras
 
+    def episode_metadata(self) -> list[dict[str, Any]]:
+        """Every episode's metadata, in corpus order: ``episode_extras(k).metadata`` for each k, without
+        its id's look-up nor, from a columnar store, its log and texts (3,030 episodes: 0.12 -> 0.02 s).
+
+        Returns:
+            One dict per episode.
+        """
+        return [
+            self._load(k).metadata if backing is None else backing[0].metadata(backing[1])
+            for k, backing in enumerate(self._columns)
+        ]
+
     def stored_events(self) -> list[DecisionEvents] | None:
         """The events a columnar store computed on opening, when this corpus is exactly its episodes in order.
 

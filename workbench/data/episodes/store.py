@@ -74,6 +74,8 @@ class ColumnStore:
     Args:
         arrays: All the episodes' rows, or None to read them later with ``load_arrays``.
         extras: Episode k's extras, by position.
+        metadata: Episode k's metadata alone, by position (by default ``extras(k).metadata``;
+            a store opened from disk reads it without the episode's texts).
         load_arrays: Reads ``arrays`` when first asked for (required when ``arrays`` is None).
         ids: The episodes' ids (required when ``arrays`` is None; else taken from it).
         lengths: (E,) each episode's decisions (required when ``arrays`` is None).
@@ -91,6 +93,7 @@ class ColumnStore:
         arrays: DecisionArrays | None,
         extras: Callable[[int], EpisodeExtras],
         *,
+        metadata: Callable[[int], dict[str, Any]] | None = None,
         load_arrays: Callable[[], DecisionArrays] | None = None,
         ids: Sequence[str] | None = None,
         lengths: np.ndarray | None = None,
@@ -105,6 +108,7 @@ class ColumnStore:
         self.row_starts = np.concatenate([[0], np.cumsum(self.lengths + 1)[:-1]]).astype(np.int64)
         self.events = events
         self.extras = extras
+        self.metadata = metadata if metadata is not None else lambda k: extras(k).metadata
         self._shared: weakref.WeakValueDictionary[int, Episode] = weakref.WeakValueDictionary()
         self._recent: OrderedDict[int, Episode] = OrderedDict()
 

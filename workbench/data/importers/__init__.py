@@ -14,11 +14,30 @@ the episodes already read. Nothing here re-simulates Crafter (it is not reproduc
 and actions): every state comes from the file.
 """
 
-from workbench.data.importers.batch import ImportIssue, ImportResult
-from workbench.data.importers.crafter_recorder import RECORDER_ARRAYS, import_crafter_recorder
-from workbench.data.importers.rollouts import import_rollouts
-from workbench.data.importers.toolcalls import PlayedActions, played_actions
-from workbench.data.importers.traces import import_traces, read_trace_sessions
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # what the names below resolve to, for type checkers and readers
+    from workbench.data.importers.batch import ImportIssue, ImportResult
+    from workbench.data.importers.crafter_recorder import RECORDER_ARRAYS, import_crafter_recorder
+    from workbench.data.importers.rollouts import import_rollouts
+    from workbench.data.importers.toolcalls import PlayedActions, played_actions
+    from workbench.data.importers.traces import import_traces, read_trace_sessions
+
+#: Each name and its module, imported on first use (PEP 562): a command that reads one helper
+#: (``corpus info``: ``counts``, ``producers``) does not import every importer (sqlite3, the
+#: rollout parser, the recorder's reader).
+_HOMES = {
+    "ImportIssue": "workbench.data.importers.batch",
+    "ImportResult": "workbench.data.importers.batch",
+    "RECORDER_ARRAYS": "workbench.data.importers.crafter_recorder",
+    "import_crafter_recorder": "workbench.data.importers.crafter_recorder",
+    "import_rollouts": "workbench.data.importers.rollouts",
+    "PlayedActions": "workbench.data.importers.toolcalls",
+    "played_actions": "workbench.data.importers.toolcalls",
+    "import_traces": "workbench.data.importers.traces",
+    "read_trace_sessions": "workbench.data.importers.traces",
+}
 
 __all__ = [
     "RECORDER_ARRAYS",
@@ -31,3 +50,12 @@ __all__ = [
     "played_actions",
     "read_trace_sessions",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """The names above, imported from their modules on first use."""
+    if name in _HOMES:
+        value = getattr(import_module(_HOMES[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -81,9 +81,9 @@ class ImportResult:
 
     def __str__(self) -> str:
         index = self.corpus.index
-        extras = (self.corpus.episode_extras(k).metadata for k in range(len(self.corpus)))
+        metadata = self.corpus.episode_metadata()
         return report_text(
-            self, len(self.corpus), self.corpus.n_decisions, extras, list(index["episode"]), list(index["counts"])
+            self, len(self.corpus), self.corpus.n_decisions, metadata, list(index["episode"]), list(index["counts"])
         )
 
     @property

@@ -22,7 +22,6 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
-from tqdm.auto import tqdm
 
 from workbench.data.episodes import (
     INDEX_COLUMNS,
@@ -126,7 +125,7 @@ def append(
             writer = None
             batches = corpus.decision_batches(WRITE_BATCH)
             first_decision = 0
-            for start, arrays in tqdm(batches, desc="decisions", unit="batch", disable=not progress):
+            for start, arrays in _bar()(batches, desc="decisions", unit="batch", disable=not progress):
                 check_values(arrays)
                 narrowed = narrow(arrays)
                 table = decisions_table(narrowed, None if texts is None else texts[start : start + arrays.n_episodes])
@@ -166,6 +165,14 @@ def append(
     return part
 
 
+def _bar() -> Any:
+    """tqdm's bar, imported when a save runs (tqdm.auto imports asyncio and importlib.metadata:
+    ~25 ms of every command that only opens a corpus)."""
+    from tqdm.auto import tqdm
+
+    return tqdm
+
+
 def _texts(extras: list[EpisodeExtras]) -> list[Texts] | None:
     if all(e.views is None and e.messages is None and e.calls is None for e in extras):
         return None
@@ -181,7 +188,7 @@ def _write_frames(root: Path, part: str, extras: list[EpisodeExtras], written: l
     with atomic_path(path) as tmp:
         writer = frame_codec.FramesWriter(tmp)
         try:
-            for e in tqdm(extras, desc="frames", unit="episode", disable=not progress):
+            for e in _bar()(extras, desc="frames", unit="episode", disable=not progress):
                 groups.append(-1 if e.frames_loader is None else writer.add(e.id, e.frames_loader()))
         finally:
             writer.close()
@@ -201,9 +208,11 @@ def load(root: Path, only: Collection[str] | None = None) -> Corpus:
     if not parts:  # a folder whose only writes failed their checks: an empty corpus
         return Corpus()
     events = read_events(root, parts)
+    extras = PartExtras(root, parts)
     store = ColumnStore(
         None,
-        PartExtras(root, parts).get,
+        extras.get,
+        metadata=extras.metadata,
         load_arrays=partial(_read_arrays, root, parts, rows_seen),
         ids=[i for p in parts for i in p.episodes.column("episode").to_pylist()],
         lengths=np.concatenate([p.episodes.column("decisions").to_numpy() for p in parts]),

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -16,6 +18,9 @@ from workbench.data.storage.layout import open_file, part_file
 from workbench.data.storage.rows import parse_json
 from workbench.errors import CorpusFormatError
 
+#: The columns of a part's episodes table an episode's extras are read from.
+_ROW_COLUMNS = ("episode", "metadata", "logged", "has_views", "has_messages", "frames_group")
+
 
 class PartExtras:
     """``EpisodeExtras`` of a loaded store's episodes, read from the parts' tables on demand.
@@ -27,8 +32,10 @@ class PartExtras:
 
     def __init__(self, root: Path, parts: list[Part]) -> None:
         self.root, self.parts = root, parts
-        self._firsts = np.array([p.first_episode for p in parts])
+        self._firsts = [p.first_episode for p in parts]
         self._texts: dict[str, pa.Table] = {}
+        self._rows: dict[str, dict[str, list[Any]]] = {}
+        self._paths: dict[str, Path] = {}  # each part's episodes table (named in errors)
         self._calls_column: dict[str, bool] = {}
 
     def get(self, k: int) -> EpisodeExtras:
@@ -43,13 +50,9 @@ class PartExtras:
         Raises:
             CorpusFormatError: A table or a JSON document does not read; names the file.
         """
-        part = self.parts[int(np.searchsorted(self._firsts, k, side="right")) - 1]
+        part = self.parts[bisect_right(self._firsts, k) - 1]
         row = k - part.first_episode
-        table = part.episodes
-        value = {
-            name: table.column(name)[row].as_py()
-            for name in ("episode", "metadata", "logged", "has_views", "has_messages", "frames_group")
-        }
+        value = {name: column[row] for name, column in self._columns(part).items()}
         views = messages = calls = None
         if value["has_views"] or value["has_messages"] or self._has_calls(part):
             views, messages, calls = self._text(part, row)
@@ -61,10 +64,36 @@ class PartExtras:
             if group is None or group < 0
             else FramesLoader(part_file(self.root, "frames", part.name), group, value["episode"])
         )
-        path = part_file(self.root, "episodes", part.name)
+        path = self._paths[part.name]
         metadata = parse_json(value["metadata"], path, row, "metadata")
         logged = parse_json(value["logged"], path, row, "logged")
         return EpisodeExtras(value["episode"], metadata or {}, logged, views, messages, loader, calls)
+
+    def metadata(self, k: int) -> dict[str, Any]:
+        """Store episode ``k``'s metadata alone (``get(k).metadata`` without its log and texts).
+
+        Args:
+            k: The episode's position in the store (over every part).
+
+        Returns:
+            Its metadata ({} when the table holds none).
+
+        Raises:
+            CorpusFormatError: The metadata is not a JSON object; names the file and row.
+        """
+        part = self.parts[bisect_right(self._firsts, k) - 1]
+        row = k - part.first_episode
+        return parse_json(self._columns(part)["metadata"][row], self._paths[part.name], row, "metadata") or {}
+
+    def _columns(self, part: Part) -> dict[str, list[Any]]:
+        """The columns of ``part``'s episodes table that ``get`` reads, as Python values, converted
+        once per part (an Arrow scalar per value and call cost ~40 us an episode: 0.12 s of CPU
+        for the metadata of 3,030 episodes, which ``corpus info`` and ``audit`` read)."""
+        if part.name not in self._rows:
+            table = part.episodes
+            self._rows[part.name] = {name: table.column(name).to_pylist() for name in _ROW_COLUMNS}
+            self._paths[part.name] = part_file(self.root, "episodes", part.name)
+        return self._rows[part.name]
 
     def _has_calls(self, part: Part) -> bool:
         """Whether the part's decisions table has a ``calls`` column (parts written before it have none)."""

@@ -46,7 +46,7 @@ def corpus_section(data: ReportData) -> str:
         ("achievement counts", counted("counts") if "counts" in index else "n/a"),
         ("frames", f"{int(index['has_frames'].sum())} of {len(corpus)} episodes"),
     ]
-    producers = producer_lines(corpus.episode_extras(k).metadata for k in range(len(corpus)))
+    producers = producer_lines(corpus.episode_metadata())
     pairs += [("producer", line) for line in producers] or [
         ("producer", "not named (recorded or imported without one)")
     ]

@@ -218,7 +218,7 @@ def producers_note(corpus: Corpus) -> str:
     Returns:
         The HTML, or ''.
     """
-    lines = producer_lines(corpus.episode_extras(k).metadata for k in range(len(corpus)))
+    lines = producer_lines(corpus.episode_metadata())
     return "".join(f"<div>{html.escape(line)}</div>" for line in lines)
 
 

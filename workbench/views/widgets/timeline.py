@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from workbench.analysis import timeline as tl
+from workbench.analysis.timeline import series as _series  # noqa: F401 - ruptures now, not at the first long series mid-run
 from workbench.core.components import KIND_LABELS, KINDS
 from workbench.data.episodes import Corpus
 from workbench.scoring.incremental import LiveScores
