@@ -85,6 +85,9 @@ VALUES = [
     b'"\xff"',
     b"1e999",
     b"18446744073709551616",
+    b"\xef\xbb\xbf",  # a UTF-8 byte order mark
+    b" \n\r\t",
+    b"",
 ]
 
 
@@ -103,6 +106,8 @@ def test_a_value_json_refuses_is_never_read(value):
         b'[{"k": {"x": ' + value + b"}}]",  # inside an unkept object
         b'[{"output_text": ' + value + b"}]",  # a kept field
         b'[{"output_text": "hi"}, {"k": ' + value + b"}]",  # a later record
+        value + b'[{"output_text": "hi"}]',  # before the document (a BOM, whitespace, junk)
+        b'[{"output_text": "hi"}]' + value,  # after it
     ):
         general = _json(text)
         fast = jsonfields.first_fields(text, ("output_text",))

@@ -31,7 +31,8 @@ def first_fields(raw: bytes, keys: tuple[str, ...], *, max_depth: int = MAX_DEPT
 
     Every byte of ``raw`` is checked as ``loads`` checks it: UTF-8, JSON (msgspec refuses all
     that ``json`` refuses, and some that it reads: NaN, a lone surrogate), the depth limit; only
-    the kept values are built, and they are ``json``'s (integers of any size exact). Anything
+    the kept values are built, and they are ``json``'s (integers of any size exact; a float is
+    msgspec's reading, which a caller that must have ``json``'s reads again). Anything
     this cannot tell for sure (not an array of objects, not UTF-8, refused by msgspec) is
     ``UNSURE``: the caller asks ``loads``, which reads or names it.
 
