@@ -122,7 +122,58 @@ def estimated_counts(status: np.ndarray, inventory: np.ndarray, actions: Sequenc
     # decisions and items of its kind (one per tool or item took ~14 us a decision on 12-decision
     # sessions: numpy's per-call cost, not the arithmetic).
     n = len(actions)
-    change = inventory[1:].astype(np.int64) - inventory[:-1]  # (n, 16)
+    rise = _rises(inventory[1:].astype(np.int64) - inventory[:-1], actions)
+    # counts[i] = max(counts[i-1] + rise[i], status[i]) from counts[0] = 0: the rises summed, plus
+    # 1 from the first state unlocked while nothing had risen yet (after it, the sum stays one up).
+    counts = np.zeros((n + 1, len(ACHIEVEMENTS)), dtype=np.int64)
+    counts[1:] = np.cumsum(rise, axis=0)
+    unlocked_unrisen = status.astype(bool) & (counts == 0)
+    unlocked_unrisen[0] = False
+    return counts + np.maximum.accumulate(unlocked_unrisen, axis=0)
+
+
+def estimated_counts_each(
+    status: np.ndarray, inventory: np.ndarray, actions: Sequence[Sequence[str]], lengths: Sequence[int]
+) -> list[np.ndarray]:
+    """``estimated_counts`` of several episodes at once: their arrays stacked, one episode after
+    the other (``lengths``: each one's decisions), so a task of ~64 sessions costs the numpy
+    calls of one (per 12-decision session they were most of its ~100 us).
+
+    Args:
+        status: The episodes' (n_k + 1, 22) achievement flags, stacked.
+        inventory: Their (n_k + 1, 16) inventories, stacked.
+        actions: Their decisions' actions, one episode after the other.
+        lengths: Each episode's decisions n_k (each at least 1).
+
+    Returns:
+        Each episode's (n_k + 1, 22) counts, exactly ``estimated_counts``' of its own arrays.
+    """
+    sizes = np.asarray(lengths, dtype=np.int64)
+    starts = np.concatenate([[0], np.cumsum(sizes + 1)[:-1]])  # each episode's first state row
+    # decision rows: every state row but each episode's last (the state after its last decision)
+    decision = np.ones(len(inventory), dtype=bool)
+    decision[starts + sizes] = False
+    before = inventory[decision].astype(np.int64)
+    after = inventory[np.roll(decision, 1)].astype(np.int64)  # the state row after each decision row
+    rise = _rises(after - before, actions)
+    # each episode's counts start at 0: the rises summed over its own decisions
+    summed = np.zeros((len(rise) + 1, len(ACHIEVEMENTS)), dtype=np.int64)
+    summed[1:] = np.cumsum(rise, axis=0)
+    first_decision = np.concatenate([[0], np.cumsum(sizes)[:-1]])  # each episode's first row of ``rise``
+    state_decision = np.repeat(first_decision - starts, sizes + 1) + np.arange(len(inventory))
+    counts = summed[state_decision] - np.repeat(summed[first_decision], sizes + 1, axis=0)
+    unlocked_unrisen = status.astype(bool) & (counts == 0)
+    unlocked_unrisen[starts] = False
+    seen = np.cumsum(unlocked_unrisen, axis=0, dtype=np.int64)  # per episode: any so far, from its start
+    seen_before = np.repeat(seen[starts], sizes + 1, axis=0)  # its first row is False: none before it
+    every = counts + (seen - seen_before > 0)
+    return np.split(every, starts[1:])
+
+
+def _rises(change: np.ndarray, actions: Sequence[Sequence[str]]) -> np.ndarray:
+    """Each decision's count rises (n, 22) from its inventory change (n, 16) and its actions:
+    ``estimated_counts``' rules, row by row (so any rows, of one episode or of several)."""
+    n = len(actions)
     rise = np.zeros((n, len(ACHIEVEMENTS)), dtype=np.int64)
     made = np.maximum(0, change[:, _MADE_ITEMS])  # (n, tools): a tool's rise is that many makes
     rise[:, _MADE_ACHIEVEMENTS] = made
@@ -134,13 +185,7 @@ def estimated_counts(status: np.ndarray, inventory: np.ndarray, actions: Sequenc
         rise[:, achievement] = placed
         used[:, item] += placed * amount
     rise[:, _COLLECTED_ACHIEVEMENTS] = np.maximum(0, change[:, _COLLECTED_ITEMS] + used[:, _COLLECTED_ITEMS])
-    # counts[i] = max(counts[i-1] + rise[i], status[i]) from counts[0] = 0: the rises summed, plus
-    # 1 from the first state unlocked while nothing had risen yet (after it, the sum stays one up).
-    counts = np.zeros((n + 1, len(ACHIEVEMENTS)), dtype=np.int64)
-    counts[1:] = np.cumsum(rise, axis=0)
-    unlocked_unrisen = status.astype(bool) & (counts == 0)
-    unlocked_unrisen[0] = False
-    return counts + np.maximum.accumulate(unlocked_unrisen, axis=0)
+    return rise
 
 
 def inventory_disagreements(inventory: np.ndarray, stepwise: Sequence[Mapping[str, Any] | None]) -> list[int]:

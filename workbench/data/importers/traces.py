@@ -14,28 +14,22 @@ from contextlib import closing
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from tqdm.auto import tqdm
 
 from workbench.data.episodes import Episode
 from workbench.data.importers import trace_outcomes
 from workbench.data.importers.batch import BadInput, ImportIssue, ImportResult, batch_files, unexpected
-from workbench.data.importers.counts import estimated_counts
-from workbench.data.importers.decisions import calls_text, decision_actions
-from workbench.data.importers.observations import Observed, observation
-from workbench.data.importers.producers import Producer, producer_for_version, weights_ignored
-from workbench.data.importers.rollout_episode import check_step_order, normalised_decisions, state_arrays, views_of
+from workbench.data.importers.producers import Producer, producer_for_version
 from workbench.data.importers.toolcalls import policy_tool_calls
 from workbench.data.importers.trace_batch import TraceBatch, TraceSession, report_batch
+from workbench.data.importers.trace_build import SessionParts, episodes_of, session_parts
 from workbench.data.importers.trace_columns import (
-    cais_model_words,
     cais_tool_calls,
-    json_object,
+    call_records,
     json_value,
     session_metadata,
 )
 from workbench.data.importers.trace_db import Locked, NoTraceTables, connect, is_locked, rows
-from workbench.errors import EpisodeError
 
 
 def trace_sessions(db: str | Path, *, timeout: float | None = None, skip: Collection[str] = ()) -> list[TraceSession]:
@@ -147,30 +141,35 @@ def read_sessions(
         The episodes, one error per bad session and the ids locked past ``timeout``.
     """
     batch = TraceBatch()
-    todo = sessions
+    read: list[tuple[int, TraceSession, SessionParts]] = []
+    problems: list[tuple[int, ImportIssue]] = []  # by the session's place, to keep them in order
     with closing(connect(db, timeout=timeout)) as connection:
-        for session in tqdm(todo, desc="sessions", unit="session", disable=not progress or len(todo) < 2):
+        for place, session in enumerate(
+            tqdm(sessions, desc="sessions", unit="session", disable=not progress or len(sessions) < 2)
+        ):
             if session.problem is not None:
-                batch.errors.append(ImportIssue(str(db), f"session {session.session_id}", session.problem))
+                problems.append((place, ImportIssue(str(db), f"session {session.session_id}", session.problem)))
                 continue
             try:
-                batch.episodes.append(_session_episode(connection, db, session, config, producer))
+                read.append((place, session, _session_parts(connection, db, session, config, producer)))
             except Locked:
                 batch.locked.append(session.session_id)  # transient: never reported as unreadable
             except sqlite3.OperationalError as error:
                 if not is_locked(error):
-                    batch.errors.append(ImportIssue(str(db), f"session {session.session_id}", unexpected(error)))
+                    problems.append((place, _issue(db, session, error)))
                 else:
                     batch.locked.append(session.session_id)
             except trace_outcomes.EmptySession:
                 batch.empty.append(session.session_id)
-            except BadInput as error:
-                # The location is exactly "session <id>" (a follower reads the id from it); the
-                # place inside the session, when known, leads the message.
-                message = f"{error.location}: {error.message}" if error.location else error.message
-                batch.errors.append(ImportIssue(str(db), f"session {session.session_id}", message))
             except Exception as error:  # noqa: BLE001 - one bad session never costs the others
-                batch.errors.append(ImportIssue(str(db), f"session {session.session_id}", unexpected(error)))
+                problems.append((place, _issue(db, session, error)))
+    # the arrays of every session read, built at once (one numpy call a task, not a session)
+    for (place, session, _), made in zip(read, episodes_of([parts for _, _, parts in read]), strict=True):
+        if isinstance(made, Episode):
+            batch.episodes.append(made)
+        else:
+            problems.append((place, _issue(db, session, made)))
+    batch.errors = [issue for _, issue in sorted(problems, key=lambda p: p[0])]
     return batch
 
 
@@ -217,14 +216,26 @@ def import_traces(
     return result
 
 
-def _session_episode(
+def _issue(db: Path, session: TraceSession, error: Exception) -> ImportIssue:
+    """The import's issue for a session that cannot be read: at ``session <id>`` exactly (a
+    follower reads the id from it), the place inside the session, when known, leading the message."""
+    if isinstance(error, BadInput):
+        message = f"{error.location}: {error.message}" if error.location else error.message
+    else:
+        message = unexpected(error)
+    return ImportIssue(str(db), f"session {session.session_id}", message)
+
+
+def _session_parts(
     connection: sqlite3.Connection,
     db: Path,
     session: TraceSession,
     config: Mapping[str, Any] | None,
     told: Producer | None,
-) -> Episode:
-    """One finished session as an episode (``BadInput`` naming the decision when rows are missing).
+) -> SessionParts:
+    """What one finished session's rows give, its metadata complete (``BadInput`` naming the
+    decision when rows are missing); its arrays and episode are made with its task's others
+    (``trace_build.episodes_of``).
 
     The tool calls are the assistant messages' (synth-ai 0.2.14); where the session has none
     (0.2.16-0.2.24 write no messages), they are the policy's reading of each ``cais`` event's
@@ -258,16 +269,7 @@ def _session_episode(
         "assistant message",
         required=False,
     )
-    llm = _per_turn(
-        turns,
-        rows(
-            connection,
-            "SELECT id, timestep_id, call_records FROM events WHERE session_id = ? AND +event_type = 'cais' ORDER BY id",
-            sid,
-        ),
-        "LLM call event",
-        required=False,
-    )
+    llm = _per_turn(turns, _llm_rows(connection, sid), "LLM call event", required=False)
     n = len(environment)
     if n == 0:
         raise trace_outcomes.EmptySession("", trace_outcomes.EMPTY)
@@ -278,7 +280,7 @@ def _session_episode(
         raise BadInput("", f"decision(s) {missing[:5]} have no {what} (rows lost while tracing?)")
     # Each decision's call_records parsed once (the tool calls and the model's words both read it).
     llm = {
-        t: (row[0], row[1], json_value(row[2], f"decision {t + 1} cais event call_records"))
+        t: (row[0], row[1], call_records(row[2], row[3], f"decision {t + 1} cais event call_records"))
         for t, row in llm.items()
         if t < n
     }
@@ -286,13 +288,30 @@ def _session_episode(
         calls = [json_value(assistant[t][2], f"decision {t + 1} assistant message") for t in range(n)]
     else:
         calls = [policy_tool_calls(cais_tool_calls(llm[t], t)) for t in range(n)]
-    episode = _build(db, session, environment, calls, llm, config, producer)
-    episode.metadata["producer_basis"] = basis
-    trace_outcomes.outcome_metadata(connection, sid, episode.metadata)
+    parts = session_parts(db, session, environment, calls, llm, config, producer)
+    parts.metadata["producer_basis"] = basis
+    trace_outcomes.outcome_metadata(connection, sid, parts.metadata)
     partial = trace_outcomes.partial_note(n, len(turns))  # a decision begun but never played: the rollout failed there
     if partial:
-        episode.metadata["partial"] = partial
-    return episode
+        parts.metadata["partial"] = partial
+    return parts
+
+
+def _llm_rows(connection: sqlite3.Connection, sid: str) -> list[tuple[Any, ...]]:
+    """A session's ``cais`` events: ``(id, timestep_id, call_records as UTF-8 bytes when TEXT
+    (else None), call_records as stored when not TEXT (else None))``. Bytes: the ~10 KB a decision
+    is parsed from bytes, with no decode to ``str`` and encode back (``call_records``)."""
+    connection.text_factory = bytes
+    try:
+        return rows(
+            connection,
+            "SELECT id, timestep_id, CASE WHEN typeof(call_records) = 'text' THEN call_records END, "
+            "CASE WHEN typeof(call_records) <> 'text' THEN call_records END FROM events "
+            "WHERE session_id = ? AND +event_type = 'cais' ORDER BY id",
+            sid,
+        )
+    finally:
+        connection.text_factory = str
 
 
 def _per_turn(
@@ -314,65 +333,3 @@ def _per_turn(
         gaps = sorted(set(range(max(by_turn, default=-1) + 1)) - set(by_turn))
         raise BadInput("", f"decision(s) {[g + 1 for g in gaps[:5]]} have no {what} (rows lost while tracing?)")
     return by_turn
-
-
-def _build(
-    db: Path,
-    session: TraceSession,
-    environment: dict[int, tuple[Any, ...]],
-    calls: list[Any],
-    llm: dict[int, tuple[Any, ...]],
-    config: Mapping[str, Any] | None,
-    producer: Producer,
-) -> Episode:
-    """The episode of one session's deduplicated rows, by decision (``calls``: each decision's
-    tool calls as the policy gave them)."""
-    n = len(environment)
-    states: list[Observed] = [
-        observation(json_object(environment[t][3]), f"decision {t + 1}.system_state_before") for t in range(n)
-    ]
-    states.append(observation(json_object(environment[n - 1][4]), f"decision {n}.system_state_after"))
-    check_step_order(states, [f"decision {t + 1}.system_state_before" for t in range(n)])
-    played = [decision_actions(c, f"decision {t + 1} tool calls", producer.action_cap) for t, c in enumerate(calls)]
-    actions = [p.actions for p in played]
-    inventory, status, positions = state_arrays(states)
-    metadata: dict[str, Any] = {
-        "source": "trace",
-        "file": db.name,
-        "location": f"session {session.session_id}",
-        "run_id": session.metadata.get("run_id", session.session_id),
-        "policy": session.metadata.get("policy_id") or session.metadata.get("policy_name") or "unknown",
-        "seed": session.metadata.get("seed"),
-        "observations": "text",
-        "counts": "estimated",
-        "counts_note": "lower bounds from inventory changes, actions and unlocks (the trace database logs no counts)",
-    }
-    if isinstance(session.metadata.get("policy_name"), str):
-        metadata["policy_name"] = session.metadata["policy_name"]  # as a rollout's request names it
-    if states[0].max_steps:
-        metadata["max_steps"] = states[0].max_steps
-    metadata["producer"] = producer.name
-    if config is not None:
-        metadata["step_rewards"] = dict(config)
-        if weights_ignored(producer, config):
-            metadata["weights_ignored"] = True
-    normalised = normalised_decisions([p.notes for p in played])
-    if normalised:
-        metadata["normalised_calls"] = normalised
-    try:
-        return Episode(
-            id=session.session_id,
-            inventory=inventory,
-            achievement_counts=estimated_counts(status, inventory, actions),
-            achievement_status=status,
-            actions=actions,
-            env_reward=np.array([float(environment[t][2] or 0.0) for t in range(n)], dtype=np.float64),
-            done=np.zeros(n, dtype=bool),  # the server never ends a rollout (its JSON's done stays false too)
-            player_pos=positions,
-            metadata=metadata,
-            views=views_of(states),
-            messages=[cais_model_words(llm.get(t)) for t in range(n)],
-            calls=[calls_text(c) for c in calls],
-        )
-    except (EpisodeError, ValueError, TypeError) as error:
-        raise BadInput("", str(error)) from None
