@@ -14,8 +14,9 @@ numpy, pandas and pyarrow before something needs them.
 
 from __future__ import annotations
 
-from importlib import import_module
 from typing import TYPE_CHECKING, Any
+
+from workbench.util.lazy_names import lazy_names
 
 if TYPE_CHECKING:  # what the names below resolve to, for type checkers and readers
     from workbench.core.config import ConfigError, RewardConfig
@@ -69,12 +70,10 @@ def __getattr__(name: str) -> Any:
     """
     if name == "__version__":
         return _version()
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'workbench' has no attribute {name!r}")
-    value = getattr(import_module(home), name)
-    globals()[name] = value
-    return value
+    return _named(name)
+
+
+_named = lazy_names(__name__, _HOMES)
 
 
 def _version() -> str:

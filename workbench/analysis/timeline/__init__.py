@@ -9,12 +9,12 @@ rows are trailing windows ending at that arrival (the first ones hold fewer epis
 only for what is new. The functions and their rows at a glance: docs/timeline.md.
 """
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from workbench.analysis.timeline.crafter import crafter_score_series, success_rates, unlocked_matrix, wilson_interval
 from workbench.analysis.timeline.flags import WINDOW_SECTIONS, window_flags
 from workbench.analysis.timeline.frames import X_CHOICES, TimelineError, XAxis, x_axis
+from workbench.util.lazy_names import lazy_names
 
 if TYPE_CHECKING:  # what the names below resolve to, for type checkers and readers
     from workbench.analysis.timeline.series import (
@@ -47,10 +47,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    """The series' names above, imported from ``timeline.series`` on first use."""
-    if name in _SERIES:
-        value = getattr(import_module("workbench.analysis.timeline.series"), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_names(__name__, dict.fromkeys(_SERIES, "workbench.analysis.timeline.series"))

@@ -27,11 +27,11 @@ below it reads). Missing keys take the task app's defaults, exactly as ``from_di
 every other key keeps its bytes; see its docstring for the edge cases.
 """
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from workbench.core.config_io.locate import StepRewardsLocation, find_step_rewards
 from workbench.core.config_io.read import read_table
+from workbench.util.lazy_names import lazy_names
 
 if TYPE_CHECKING:
     from workbench.core.config_io.export import ExportResult, export_table
@@ -57,10 +57,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    """The writers' names, imported from their modules on first use."""
-    if name in _HOMES:
-        value = getattr(import_module(_HOMES[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_names(__name__, _HOMES)

@@ -8,10 +8,10 @@ policy and world) and the ``[start, stop)`` decision spans where the loop ran.
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from workbench.data.benchmarks.labels import EXPLOIT, HELD_OUT, HONEST, TUNE, honest_episodes, shipped_benchmark_path
+from workbench.util.lazy_names import lazy_names
 
 if TYPE_CHECKING:  # what the names below resolve to, for type checkers and readers
     from workbench.data.benchmarks.corpus import LABEL_COLUMNS, Benchmark, load_benchmark, make_benchmark
@@ -46,10 +46,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    """The names above, imported from their modules on first use."""
-    if name in _HOMES:
-        value = getattr(import_module(_HOMES[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_names(__name__, _HOMES)

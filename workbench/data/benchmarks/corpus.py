@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from workbench.data.benchmarks.labels import HELD_OUT, HONEST, TUNE, shipped_benchmark_path
+from workbench.data.benchmarks.labels import HELD_OUT, HONEST, TUNE, benchmark_root, shipped_benchmark_path
 from workbench.data.benchmarks.roster import ROSTER, BenchmarkPolicy, entry, split_of
 from workbench.data.episodes import Corpus, Episode
 from workbench.data.importers import import_rollouts
@@ -161,10 +161,7 @@ def load_benchmark(path: str | Path | None = None, *, rollouts: bool = True) -> 
         CorpusError: ``path`` holds no episodes, or an episode carries no benchmark labels.
         CorpusFormatError: The corpus at ``path`` cannot be read.
     """
-    root = Path(path) if path is not None else shipped_benchmark_path()
-    if not holds_episodes(root):
-        raise CorpusError(f"{root}: holds no benchmark episodes (make one with `workbench benchmark make`)")
-    episodes = list(load_corpus(root))
+    episodes = list(load_corpus(benchmark_root(path)))
     rows = [_recorded_labels(episode) for episode in episodes]
     if rollouts:
         imported = import_rollouts(sample_imports_path() / "taskapp", progress=False).corpus

@@ -8,7 +8,7 @@ from workbench.data.episodes import Corpus
 from workbench.data.storage import holds_episodes, load_corpus
 from workbench.errors import CorpusError
 
-__all__ = ["EXPLOIT", "HELD_OUT", "HONEST", "TUNE", "honest_episodes", "shipped_benchmark_path"]
+__all__ = ["EXPLOIT", "HELD_OUT", "HONEST", "TUNE", "benchmark_root", "honest_episodes", "shipped_benchmark_path"]
 
 EXPLOIT, HONEST = "exploit", "honest"
 #: The split thresholds are chosen on; the other one ("held_out") is only reported on.
@@ -22,6 +22,24 @@ def shipped_benchmark_path() -> Path:
         ``workbench/data/shipped/benchmark`` inside the installed package.
     """
     return Path(__file__).resolve().parents[1] / "shipped" / "benchmark"
+
+
+def benchmark_root(path: str | Path | None = None) -> Path:
+    """The folder of the benchmark at ``path`` (None: the shipped one), checked to hold episodes.
+
+    Args:
+        path: A folder ``make_benchmark`` recorded into, or None.
+
+    Returns:
+        The folder.
+
+    Raises:
+        CorpusError: It holds no episodes.
+    """
+    root = Path(path) if path is not None else shipped_benchmark_path()
+    if not holds_episodes(root):
+        raise CorpusError(f"{root}: holds no benchmark episodes (make one with `workbench benchmark make`)")
+    return root
 
 
 def honest_episodes(path: str | Path | None = None) -> Corpus:
@@ -39,10 +57,7 @@ def honest_episodes(path: str | Path | None = None) -> Corpus:
         CorpusError: ``path`` holds no episodes, or an episode carries no benchmark labels.
         CorpusFormatError: The corpus at ``path`` cannot be read.
     """
-    root = Path(path) if path is not None else shipped_benchmark_path()
-    if not holds_episodes(root):
-        raise CorpusError(f"{root}: holds no benchmark episodes (make one with `workbench benchmark make`)")
-    corpus = load_corpus(root)
+    corpus = load_corpus(benchmark_root(path))
     labels = []
     for episode, metadata in zip(corpus.ids, corpus.episode_metadata()):
         if "benchmark_label" not in metadata:

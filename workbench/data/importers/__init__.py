@@ -14,8 +14,9 @@ the episodes already read. Nothing here re-simulates Crafter (it is not reproduc
 and actions): every state comes from the file.
 """
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from workbench.util.lazy_names import lazy_names
 
 if TYPE_CHECKING:  # what the names below resolve to, for type checkers and readers
     from workbench.data.importers.batch import ImportIssue, ImportResult
@@ -52,10 +53,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    """The names above, imported from their modules on first use."""
-    if name in _HOMES:
-        value = getattr(import_module(_HOMES[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_names(__name__, _HOMES)
