@@ -94,7 +94,7 @@ ROSTER: tuple[Entry, ...] = (
 #: Exploit families written blind to the detectors, by engineers who read no detector code: round 1
 #: (``blind.BLIND_LOOPS``, 6 families) and round 2 (``blind2.BLIND2_LOOPS``, 5 families, written by
 #: someone who saw neither the detectors nor round 1). The shipped detectors (v2) were frozen before
-#: either was recorded, so both are held out of their design as well as of tuning. Not in
+#: their designer saw either, so both are held out of their design as well as of tuning. Not in
 #: ``ROSTER`` (``workbench benchmark make`` records them only when named with ``--policies``), and
 #: ``benchmarks/bench_detectors_lofo.py`` leaves them out of its folds.
 HELD_OUT_OF_DESIGN: tuple[Entry, ...] = (
