@@ -317,3 +317,48 @@ def test_real_crafter_pays_a_count_at_the_cap(tmp_path):
     units = loop_units(Corpus([episode]))
     drank = units.decision[units.kind == KIND["collect_drink at the cap"]]
     assert set(at_cap) <= set(drank.tolist())
+
+
+def _scan_by_loops(units: Units, quiet: np.ndarray, lengths: np.ndarray, scales: tuple[int, ...]) -> np.ndarray:
+    """The scan's peaks by plain loops: every window of ``width`` consecutive progress-free decisions."""
+    peak = np.zeros((len(lengths), len(KINDS), len(scales)), np.int64)
+    start = 0
+    for e, length in enumerate(lengths):
+        free = [d for d in range(start, start + length) if quiet[d]]
+        for k in range(len(KINDS)):
+            at = dict.fromkeys(free, 0)
+            for d, kind, n in zip(units.decision, units.kind, units.units):
+                if kind == k and d in at:
+                    at[d] += int(n)
+            counts = [at[d] for d in free]
+            for s, width in enumerate(scales):
+                w = len(counts) if width == WHOLE else width
+                peak[e, k, s] = max((sum(counts[i : i + w]) for i in range(len(counts))), default=0)
+        start += length
+    return peak
+
+
+def test_the_scan_agrees_with_plain_loops_over_every_window():
+    # Random sparse units over random progress-free masks: the sparse scan (a binary search per
+    # event) and a loop over every window of progress-free decisions find the same peaks, and
+    # each reported window holds its peak within its scale.
+    rng = np.random.default_rng(7)
+    scales = (3, 5, 10, WHOLE)
+    for _ in range(20):
+        lengths = rng.integers(1, 40, size=3)
+        total = int(lengths.sum())
+        quiet = rng.random(total) < 0.7
+        chosen = rng.choice(total, size=min(total, 12), replace=False)
+        order = np.argsort(chosen, kind="stable")
+        decision = chosen[order]
+        kind = rng.integers(0, 3, size=len(decision))[order]
+        units = Units(decision, kind, rng.integers(1, 4, size=len(decision)))
+        found = scan(units, quiet, lengths, scales)
+        assert np.array_equal(found.peak, _scan_by_loops(units, quiet, lengths, scales))
+        starts = np.cumsum(lengths) - lengths
+        for e, k, s in zip(*np.nonzero(found.peak)):
+            lo, hi = starts[e] + found.first[e, k, s] - 1, starts[e] + found.last[e, k, s] - 1
+            inside = sum(int(n) for d, kk, n in zip(*units) if kk == k and lo <= d <= hi and quiet[d])
+            assert inside == found.peak[e, k, s]
+            if scales[s] != WHOLE:
+                assert int(quiet[lo : hi + 1].sum()) <= scales[s]

@@ -212,8 +212,9 @@ def scan(units: Units, quiet: np.ndarray, lengths: np.ndarray, scales: tuple[int
     sizes = np.diff(np.r_[runs, len(group)])
     free_decisions = np.flatnonzero(quiet)
     for s, width in enumerate(scales):
-        reach = big - 1 if width == WHOLE else width
-        end = np.searchsorted(key, key + reach, side="left")
+        # a window ends within its own (episode, kind): the whole scale at the group's end
+        bound = (group + 1) * big if width == WHOLE else key + width
+        end = np.searchsorted(key, bound, side="left")
         sums = total[end] - total[np.arange(len(key))]
         best = np.maximum.reduceat(sums, runs)
         # the first window per group reaching its best
