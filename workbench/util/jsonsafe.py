@@ -18,6 +18,7 @@ __all__ = [
     "UNSURE",
     "JSONDepthError",
     "holds_float",
+    "holds_long_number",
     "loads",
     "may_nest_past",
     "quick",
@@ -90,6 +91,19 @@ def quick(raw: bytes) -> Any:
         The value, or ``UNSURE``.
     """
     return _quick(raw, raw.translate(_DIGITS_AS_ZERO))
+
+
+def holds_long_number(raw: bytes) -> bool:
+    """Whether ``raw`` holds a run of 19 digits: an integer that orjson and msgspec may read as a
+    float past 64 bits (a silently different value), so its caller asks ``json``.
+
+    Args:
+        raw: JSON text.
+
+    Returns:
+        True when such a run is in it (in a string too: the look is at the bytes).
+    """
+    return raw.translate(_DIGITS_AS_ZERO).find(_LONG_NUMBER) >= 0
 
 
 def _quick(raw: bytes, zeroed: bytes) -> Any:

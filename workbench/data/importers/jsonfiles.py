@@ -8,11 +8,14 @@ from pathlib import Path
 from typing import Any
 
 from workbench.data.importers.batch import BadInput
+from workbench.data.importers.rollout_fields import response_fields
 from workbench.util import jsonsafe
 
 
 def read_responses(file: Path) -> Iterator[tuple[str, Any]]:
-    """(location prefix, parsed response or BadInput) for each response in a JSON/JSONL file."""
+    """(location prefix, parsed response or BadInput) for each response in a JSON/JSONL file:
+    the fields a rollout import reads (``response_fields``), or where those cannot be read
+    exactly, the whole text parsed (``parse_json``)."""
     try:
         data = file.read_bytes()
         data.decode("utf-8")  # the whole file is UTF-8, or none of it is read
@@ -26,14 +29,19 @@ def read_responses(file: Path) -> Iterator[tuple[str, Any]]:
         for number, line in enumerate(data.split(b"\n"), start=1):
             stripped = line.strip()  # ASCII whitespace; a line of other whitespace is blank too
             if stripped and (stripped[0] < 0x80 or line.decode("utf-8").strip()):
-                yield f"line {number}", parse_json(line, offset=number - 1)
+                yield f"line {number}", _response_or_parsed(line, offset=number - 1)
         return
-    document = parse_json(data, offset=0)
+    document = _response_or_parsed(data, offset=0)
     if isinstance(document, list):
         for i, response in enumerate(document):
             yield f"[{i}]", response
     else:
         yield "", document
+
+
+def _response_or_parsed(data: bytes, *, offset: int) -> Any:
+    fields = response_fields(data)
+    return fields if fields is not jsonsafe.UNSURE else parse_json(data, offset=offset)
 
 
 def parse_json(data: bytes, *, offset: int) -> Any:
