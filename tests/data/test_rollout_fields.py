@@ -203,6 +203,11 @@ def test_a_number_past_64_bits_is_left_to_json():
     assert response_fields(eighteen)["trajectories"][0]["steps"][1]["reward"] == 123456789012345678
     overflowing = _with(b"1e400", "read field")  # json reads inf; left to it
     assert response_fields(overflowing) is UNSURE
+    # json refuses an integer of more than 4,300 digits (Python's limit); msgspec would skip it
+    huge = _with(b"9" * 5000, "unread meta field")
+    with pytest.raises(ValueError):
+        json.loads(huge)
+    assert response_fields(huge) is UNSURE
 
 
 def test_a_repeated_key_keeps_its_last_value_as_json_does():

@@ -94,8 +94,9 @@ def quick(raw: bytes) -> Any:
 
 
 def holds_long_number(raw: bytes) -> bool:
-    """Whether ``raw`` holds a run of 19 digits: an integer that orjson and msgspec may read as a
-    float past 64 bits (a silently different value), so its caller asks ``json``.
+    """Whether ``raw`` holds a run of 19 digits, so its caller asks ``json``: orjson reads an
+    integer past 64 bits as a float (a silently different value), and msgspec skips an unbuilt
+    integer of more than 4,300 digits that ``json`` refuses (Python's ``int`` limit).
 
     Args:
         raw: JSON text.

@@ -1,18 +1,19 @@
 """A rollout response read for the fields the import uses: every byte checked as ``json`` checks it, only those fields built.
 
 About 70% of a task-app step's bytes is ``info.meta.inference_request`` (the prompt and the tool
-schema, ~4 KB of 6), and the import never reads it, nor a trajectory's ``decision_samples`` or a
-step's ``timing`` and ``usage``. msgspec validates the whole text (its grammar is ``json``'s or
+schema, ~4 KB of 6), and the import never reads it, nor a trajectory's ``decision_samples`` or
+``info.meta``'s ``timing`` and ``usage``. msgspec validates the whole text (its grammar is ``json``'s or
 stricter) and builds only the fields declared below, each value whole; the rest is skipped
 after it is checked. Everything the import reads of a response is declared here, so a new read
 of a rollout field is a new field below (``tests/data/test_rollout_fields.py`` imports every
 shipped rollout both ways and compares the corpora).
 
 A field the text does not hold reads as ``null`` (the import reads these objects only by
-``.get``, where the two are the same). Anything this cannot read exactly as ``json`` would
-(text that is not UTF-8, a value of another type where an object is declared, NaN, a lone
-surrogate, a number out of range, a run of 19 digits, nesting msgspec refuses) is ``UNSURE``, and the caller parses the
-text whole as before, which reads it or names what is wrong.
+``.get``, where the two are the same). Anything this cannot read exactly as ``json`` would is
+``UNSURE``, and the caller parses the text whole as before, which reads it or names what is
+wrong: text that is not UTF-8, a value of another type where an object is declared, NaN, a lone
+surrogate, a number out of range, nesting msgspec refuses, a run of 19 digits (``json`` refuses
+an integer of more than 4,300 digits, which msgspec would skip unread).
 """
 
 from __future__ import annotations
