@@ -5,6 +5,8 @@ usage), of which the import keeps two fields of the first record. msgspec valida
 text (its grammar is ``json``'s, or stricter) while building only the keys and, for each value,
 a reference to its bytes (``msgspec.Raw``); the kept values are then parsed alone. The depth
 limit is proven on those bytes without building the values (``_fits``).
+``checked_decode`` (the look that the text is UTF-8, then msgspec's decode) also serves the
+rollout import's reader of a response's fields (``data.importers.rollout_fields``).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import msgspec
 
 from workbench.util.jsonsafe import MAX_DEPTH, UNSURE, JSONDepthError
 
-__all__ = ["first_fields"]
+__all__ = ["checked_decode", "first_fields"]
 
 _RECORDS = msgspec.json.Decoder(list[dict[str, msgspec.Raw]])
 _ARRAY = msgspec.json.Decoder(list[msgspec.Raw])
@@ -49,14 +51,8 @@ def first_fields(raw: bytes, keys: tuple[str, ...], *, max_depth: int = MAX_DEPT
     """
     if max_depth < 2:
         return UNSURE
-    if not raw.isascii():
-        try:
-            raw.decode("utf-8")  # msgspec does not look at what it does not build
-        except UnicodeDecodeError:
-            return UNSURE
-    try:
-        records = _RECORDS.decode(raw)
-    except (msgspec.DecodeError, RecursionError):  # ValidationError is a DecodeError
+    records = checked_decode(_RECORDS, raw)
+    if records is UNSURE:
         return UNSURE
     budget = max_depth - 2  # below the array and its object
     longer = (2 * budget + 1).__lt__  # only a value longer than this may nest past the budget
@@ -71,6 +67,29 @@ def first_fields(raw: bytes, keys: tuple[str, ...], *, max_depth: int = MAX_DEPT
     try:
         return [{key: _VALUE.decode(first[key]) for key in keys if key in first}]
     except (msgspec.DecodeError, RecursionError):  # a number out of range: json reads it as inf
+        return UNSURE
+
+
+def checked_decode(decoder: msgspec.json.Decoder[Any], raw: bytes) -> Any:
+    """``raw`` decoded by ``decoder``, after a look that it is UTF-8 (msgspec does not look at
+    the strings it skips), or ``UNSURE`` where either refuses it (not UTF-8, not JSON, not of
+    the decoder's type, nested past msgspec's limit).
+
+    Args:
+        decoder: A msgspec JSON decoder of the type wanted.
+        raw: The JSON text as bytes.
+
+    Returns:
+        The decoded value, or ``UNSURE``.
+    """
+    if not raw.isascii():
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError:
+            return UNSURE
+    try:
+        return decoder.decode(raw)
+    except (msgspec.DecodeError, RecursionError):  # ValidationError is a DecodeError
         return UNSURE
 
 

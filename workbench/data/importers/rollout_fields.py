@@ -23,6 +23,7 @@ from typing import Any
 import msgspec
 from msgspec.structs import asdict
 
+from workbench.util.jsonfields import checked_decode
 from workbench.util.jsonsafe import UNSURE, holds_long_number
 
 __all__ = ["response_fields"]
@@ -77,16 +78,8 @@ def response_fields(raw: bytes) -> Any:
     Returns:
         A response dict, a list of them, or ``UNSURE``: then parse ``raw`` whole.
     """
-    if holds_long_number(raw):
-        return UNSURE
-    if not raw.isascii():
-        try:
-            raw.decode("utf-8")  # msgspec does not look at the strings it skips
-        except UnicodeDecodeError:
-            return UNSURE
-    try:
-        value = _DECODER.decode(raw)
-    except (msgspec.DecodeError, RecursionError):  # ValidationError is a DecodeError
+    value = UNSURE if holds_long_number(raw) else checked_decode(_DECODER, raw)
+    if value is UNSURE:
         return UNSURE
     if isinstance(value, list):
         return [_response(item) for item in value]
