@@ -12,7 +12,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from helpers.episodes import assert_same_episode
+from helpers.episodes import assert_imports_alike
 from helpers.hostile import good_rollout, put
 from helpers.json_cases import VALUES
 from hypothesis import HealthCheck, given, settings
@@ -76,25 +76,7 @@ def test_each_shipped_rollout_reads_as_json_reads_its_fields(file):
         assert _same(fast, expected)
 
 
-def _imported(folder: Path, monkeypatch, *, whole: bool):
-    with monkeypatch.context() as patch:
-        if whole:  # every response parsed whole, as before this reader existed
-            patch.setattr("workbench.data.importers.jsonfiles.response_fields", lambda raw: UNSURE)
-        return import_rollouts(folder, progress=False)
-
-
-def _assert_same_import(folder: Path, monkeypatch) -> None:
-    fast = _imported(folder, monkeypatch, whole=False)
-    whole = _imported(folder, monkeypatch, whole=True)
-    assert fast.errors == whole.errors and fast.warnings == whole.warnings
-    assert fast.normalised == whole.normalised and fast.notes == whole.notes
-    assert list(fast.corpus.index["episode"]) == list(whole.corpus.index["episode"])
-    for a, b in zip(fast.corpus, whole.corpus, strict=True):
-        assert_same_episode(a, b)
-        assert a.calls == b.calls
-
-
-def test_every_shipped_rollout_imports_the_same_read_by_fields_or_whole(tmp_path, monkeypatch):
+def test_every_shipped_rollout_imports_the_same_read_by_fields_or_whole(tmp_path):
     for i, file in enumerate(ROLLOUT_FILES):
         shutil.copyfile(file, tmp_path / f"{i:02d}-{file.name}")
     # and as JSON Lines: a response a line, and a list of them in one document
@@ -103,7 +85,7 @@ def test_every_shipped_rollout_imports_the_same_read_by_fields_or_whole(tmp_path
     (tmp_path / "list.json").write_text(json.dumps([d for d in documents if isinstance(d, dict)][:2]))
     result = import_rollouts(tmp_path, progress=False)
     assert len(result.corpus) > 20 and not result.errors
-    _assert_same_import(tmp_path, monkeypatch)
+    assert_imports_alike(tmp_path)
 
 
 def _with(value: bytes, where: str) -> bytes:
@@ -165,7 +147,7 @@ def test_a_value_json_refuses_is_never_read(value):
         (["trajectories", 0, "steps", 0, "info", "meta"], 3),
     ],
 )
-def test_an_object_of_another_shape_is_left_to_the_whole_parse(tmp_path, monkeypatch, path, value):
+def test_an_object_of_another_shape_is_left_to_the_whole_parse(tmp_path, path, value):
     response = good_rollout()
     response["trajectories"][0]["steps"][0]["info"] = {"meta": {}}
     put(response, path, value)
@@ -173,7 +155,7 @@ def test_an_object_of_another_shape_is_left_to_the_whole_parse(tmp_path, monkeyp
     assert response_fields(text) is UNSURE
     assert response_fields(b"[" + text + b"]") is UNSURE
     (tmp_path / "odd.jsonl").write_bytes(text + b"\n" + json.dumps(good_rollout("next")).encode() + b"\n")
-    _assert_same_import(tmp_path, monkeypatch)
+    assert_imports_alike(tmp_path)
 
 
 def test_floats_read_are_json_floats_bit_for_bit():
@@ -254,7 +236,7 @@ _PATHS = st.sampled_from(
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(edits=st.lists(st.tuples(_PATHS, _JSON), min_size=1, max_size=3))
-def test_any_edit_of_a_rollout_imports_the_same_read_by_fields_or_whole(tmp_path, monkeypatch, edits):
+def test_any_edit_of_a_rollout_imports_the_same_read_by_fields_or_whole(tmp_path, edits):
     response = good_rollout()
     response["trajectories"][0]["steps"][1]["info"] = {"meta": {"raw_response": "ok"}, "stepwise": {}}
     for path, value in edits:
@@ -264,4 +246,4 @@ def test_any_edit_of_a_rollout_imports_the_same_read_by_fields_or_whole(tmp_path
     text = json.dumps(response).encode()
     fast = response_fields(text)
     assert fast is UNSURE or _same(fast, _read_by_json(json.loads(text)))
-    _assert_same_import(folder, monkeypatch)
+    assert_imports_alike(folder)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -26,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers.episodes import assert_imports_alike
 from taskapp.cases import CASES
 from taskapp.produce import Produced, produce
 from taskapp.standin import LOOSE_FORMS
@@ -219,6 +221,34 @@ def test_loose_answers_are_played_as_the_server_played_them(
     report = str(imported)
     assert f"{loose[0].name} decision 1" in report and NORMALISATIONS["cut"] in report
     assert "have estimated counts" in report and "per_achievement under-pays" in report
+
+
+def test_the_servers_rollouts_and_tampered_copies_import_alike_read_by_fields_or_whole(
+    produced: Produced, tmp_path: Path
+) -> None:
+    """The server's responses, loose answers included, import the same whether each is read for
+    the fields the import uses (``rollout_fields``) or parsed whole, and so do tampered copies:
+    cut short, NaN where nothing is read, a step that is a string, a 25-digit integer in the
+    request, a byte order mark, a lone surrogate in what the model said."""
+    assert assert_imports_alike(next(iter(produced.files.values())).parent).ok
+    texts = [path.read_text() for path in produced.files.values()]
+
+    def put(text: str, key: str, added: str) -> str:  # ``added`` first in the first ``key`` object
+        return re.sub(rf'"{key}":\s*\{{', lambda m: m.group(0) + added + ",", text, count=1)
+
+    tampered = {
+        "cut": texts[0][: len(texts[0]) // 2],
+        "nan": put(texts[1], "inference_request", '"junk": NaN'),
+        "string_step": re.sub(r'"steps":\s*\[', lambda m: m.group(0) + '"a step",', texts[2], count=1),
+        "long_integer": put(texts[0], "inference_request", '"n": 1234567890123456789012345'),
+        "bom": "\ufeff" + texts[1],
+        "surrogate": put(texts[2], "raw_response", '"x": "\\ud800"'),
+    }
+    for name, text in tampered.items():
+        assert text not in texts, name  # each edit took place
+        (tmp_path / f"{name}.json").write_text(text)
+    result = assert_imports_alike(tmp_path)
+    assert {issue.file.rsplit("/", 1)[-1] for issue in result.errors} >= {"cut.json", "string_step.json", "bom.json"}
 
 
 def test_import_reads_every_rollout(imported: ImportResult, produced: Produced) -> None:

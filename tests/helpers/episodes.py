@@ -6,9 +6,12 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from workbench.core.crafter_facts import ACHIEVEMENTS, INVENTORY_ITEMS
 from workbench.data.episodes import Episode, Frames, reset_state_arrays
+from workbench.data.importers import ImportResult, import_rollouts
+from workbench.util.jsonsafe import UNSURE
 
 
 def make_episode(
@@ -81,3 +84,24 @@ def open_from_decisions(monkeypatch) -> None:
     from workbench.data.storage import stream
 
     monkeypatch.setattr(stream, "read_part_events", lambda root, part, first_decision: None)
+
+
+def _rollouts_imported(folder: Path, *, whole: bool) -> ImportResult:
+    with pytest.MonkeyPatch.context() as patch:
+        if whole:  # every response parsed whole, as before ``rollout_fields`` existed
+            patch.setattr("workbench.data.importers.jsonfiles.response_fields", lambda raw: UNSURE)
+        return import_rollouts(folder, progress=False)
+
+
+def assert_imports_alike(folder: Path) -> ImportResult:
+    """Import the rollout files of ``folder`` read for their fields and parsed whole, assert the
+    two give the same episodes, errors, warnings and notes, and return the first."""
+    fast = _rollouts_imported(folder, whole=False)
+    whole = _rollouts_imported(folder, whole=True)
+    assert fast.errors == whole.errors and fast.warnings == whole.warnings
+    assert fast.normalised == whole.normalised and fast.notes == whole.notes
+    assert list(fast.corpus.index["episode"]) == list(whole.corpus.index["episode"])
+    for a, b in zip(fast.corpus, whole.corpus, strict=True):
+        assert_same_episode(a, b)
+        assert a.calls == b.calls
+    return fast
